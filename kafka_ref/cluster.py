@@ -1,0 +1,216 @@
+"""A whole Kafka cluster inside one process.
+
+``Cluster(brokers=3, metadata_mode="manual")`` starts brokers on one in-process Network and
+lets the test play the controller: ``await cluster.send(broker_id, request)`` delivers any
+request with the controller's principal. AlterPartition requests from partition leaders
+reach the harness endpoint ``CONTROLLER_NODE``, which by default accepts them (bumping the
+partition epoch) and records them; a test may install its own handler.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+import anyio
+
+from kafka_ref.common.config import KafkaConfig
+from kafka_ref.common.errors import Errors
+from kafka_ref.common.requests.alter_partition import (
+    AlterPartitionRequest,
+    AlterPartitionResponse,
+    AlterPartitionResponsePartitionData,
+    AlterPartitionResponseTopicData,
+)
+from kafka_ref.common.requests.leader_and_isr import (
+    LeaderAndIsrPartitionState,
+    LeaderAndIsrRequest,
+    LeaderAndIsrTopicState,
+)
+from kafka_ref.common.requests.update_metadata import (
+    UpdateMetadataBroker,
+    UpdateMetadataEndpoint,
+    UpdateMetadataPartitionState,
+    UpdateMetadataRequest,
+    UpdateMetadataTopicState,
+)
+from kafka_ref.common.topic_partition import TopicPartition
+from kafka_ref.common.uuid import Uuid
+from kafka_ref.log.disk import Disk
+from kafka_ref.network.network import INTER_BROKER_PRINCIPAL, Envelope, Network, serve_inbox
+from kafka_ref.server.kafka_broker import KafkaBroker
+
+CONTROLLER_NODE = "controller"
+
+
+@dataclass
+class ManualController:
+    """The test's stand-in for the controller in manual mode: epochs and AlterPartition answers."""
+
+    controller_id: int = 3000
+    controller_epoch: int = 1
+    alter_partition_requests: list[AlterPartitionRequest] = field(default_factory=list)
+    handler: Callable[[AlterPartitionRequest], AlterPartitionResponse] | None = None
+
+    def accept(self, request: AlterPartitionRequest) -> AlterPartitionResponse:
+        """Accept every change: same leader and epoch, the proposed ISR, partition epoch + 1."""
+        topics = []
+        for topic in request.topics:
+            topics.append(AlterPartitionResponseTopicData(
+                topic_name=topic.topic_name,
+                topic_id=topic.topic_id,
+                partitions=tuple(
+                    AlterPartitionResponsePartitionData(
+                        partition_index=p.partition_index,
+                        error_code=Errors.NONE.code,
+                        leader_id=request.broker_id,
+                        leader_epoch=p.leader_epoch,
+                        isr=tuple(p.new_isr()),
+                        leader_recovery_state=p.leader_recovery_state,
+                        partition_epoch=p.partition_epoch + 1,
+                    )
+                    for p in topic.partitions
+                ),
+            ))
+        return AlterPartitionResponse(topics=tuple(topics))
+
+    def handle(self, envelope: Envelope) -> None:
+        request = envelope.request
+        if isinstance(request, AlterPartitionRequest):
+            self.alter_partition_requests.append(request)
+            envelope.respond((self.handler or self.accept)(request))
+        else:
+            envelope.respond(request.get_error_response(Errors.UNSUPPORTED_VERSION.code))
+
+
+class Cluster:
+    """A cluster of brokers in one process (this module: ``metadata_mode="manual"``)."""
+
+    def __init__(
+        self,
+        brokers: int = 3,
+        metadata_mode: str = "manual",
+        config: dict[str, Any] | None = None,
+        seed: int = 0,
+    ) -> None:
+        if metadata_mode != "manual":
+            raise ValueError(f"metadata_mode {metadata_mode!r} is not available; use 'manual'")
+        self.num_brokers = brokers
+        self.metadata_mode = metadata_mode
+        self.base_config = dict(config or {})
+        KafkaConfig(self.base_config)  # validate early: ConfigException names a bad key
+        self.rng = random.Random(seed)
+        self.network = Network()
+        self.disks = {b: Disk(b) for b in range(brokers)}
+        self.brokers: dict[int, KafkaBroker] = {}
+        self.controller = ManualController()
+        self._tg: anyio.abc.TaskGroup | None = None
+        self._correlation = 0
+
+    # ------------------------------------------------------------------ life cycle
+
+    async def __aenter__(self) -> "Cluster":
+        self._tg = await anyio.create_task_group().__aenter__()
+        inbox = self.network.register(CONTROLLER_NODE)
+        self._tg.start_soon(serve_inbox, inbox, self.controller.handle)
+        for broker_id in range(self.num_brokers):
+            await self.start_broker(broker_id)
+        return self
+
+    async def __aexit__(self, *exc: Any) -> bool | None:
+        assert self._tg is not None
+        self._tg.cancel_scope.cancel()
+        return await self._tg.__aexit__(*exc)
+
+    def broker_config(self, broker_id: int) -> KafkaConfig:
+        return KafkaConfig({**self.base_config, "broker.id": broker_id})
+
+    async def start_broker(self, broker_id: int) -> KafkaBroker:
+        assert self._tg is not None
+        broker = KafkaBroker(
+            broker_id, self.broker_config(broker_id), self.network, self.disks[broker_id],
+            controller_node_provider=lambda: CONTROLLER_NODE,
+        )
+        self.brokers[broker_id] = broker
+        await self._tg.start(broker.run)
+        return broker
+
+    def broker(self, broker_id: int) -> KafkaBroker:
+        return self.brokers[broker_id]
+
+    def kill_broker(self, broker_id: int) -> None:
+        """Crash a broker: memory state lost, its Disk kept."""
+        self.brokers[broker_id].crash()
+
+    async def restart_broker(self, broker_id: int) -> KafkaBroker:
+        """Start a fresh broker process on the same Disk."""
+        old = self.brokers.get(broker_id)
+        if old is not None and old.is_running:
+            old.crash()
+        return await self.start_broker(broker_id)
+
+    # ------------------------------------------------------------------ playing the controller
+
+    async def send(self, broker_id: int, request: Any, timeout_ms: float = 30000, principal: str = INTER_BROKER_PRINCIPAL) -> Any:
+        """Deliver ``request`` to a broker as the controller (or as ``principal``) and return the answer."""
+        return await self.network.send(CONTROLLER_NODE, broker_id, request, timeout_ms, principal)
+
+    def live_broker_ids(self) -> list[int]:
+        return sorted(b for b, broker in self.brokers.items() if broker.is_running)
+
+    def update_metadata_request(
+        self, partition_states: Iterable[UpdateMetadataPartitionState] = (), topic_ids: dict[str, Uuid] | None = None,
+        live_brokers: Iterable[int] | None = None,
+    ) -> UpdateMetadataRequest:
+        by_topic: dict[str, list[UpdateMetadataPartitionState]] = {}
+        for s in partition_states:
+            by_topic.setdefault(s.topic_name, []).append(s)
+        topic_ids = topic_ids or {}
+        brokers = self.live_broker_ids() if live_brokers is None else list(live_brokers)
+        return UpdateMetadataRequest(
+            controller_id=self.controller.controller_id,
+            controller_epoch=self.controller.controller_epoch,
+            topic_states=tuple(
+                UpdateMetadataTopicState(topic_name=t, topic_id=topic_ids.get(t, Uuid(0, 0)), partition_states=tuple(ps))
+                for t, ps in by_topic.items()
+            ),
+            live_brokers=tuple(
+                UpdateMetadataBroker(id=b, endpoints=(UpdateMetadataEndpoint(host="localhost", port=9092 + b, listener="PLAINTEXT"),))
+                for b in brokers
+            ),
+        )
+
+    async def update_metadata(self, partition_states: Iterable[UpdateMetadataPartitionState] = (),
+                              topic_ids: dict[str, Uuid] | None = None, brokers: Iterable[int] | None = None) -> dict[int, Any]:
+        """Send the same UpdateMetadata to every live broker (or ``brokers``)."""
+        request = self.update_metadata_request(partition_states, topic_ids)
+        targets = self.live_broker_ids() if brokers is None else list(brokers)
+        return {b: await self.send(b, request) for b in targets}
+
+    def leader_and_isr_request(
+        self, states: Iterable[LeaderAndIsrPartitionState], topic_ids: dict[str, Uuid] | None = None
+    ) -> LeaderAndIsrRequest:
+        by_topic: dict[str, list[LeaderAndIsrPartitionState]] = {}
+        for s in states:
+            by_topic.setdefault(s.topic_name, []).append(s)
+        topic_ids = topic_ids or {}
+        return LeaderAndIsrRequest(
+            controller_id=self.controller.controller_id,
+            controller_epoch=self.controller.controller_epoch,
+            topic_states=tuple(
+                LeaderAndIsrTopicState(topic_name=t, topic_id=topic_ids.get(t, Uuid(0, 0)), partition_states=tuple(ps))
+                for t, ps in by_topic.items()
+            ),
+        )
+
+    async def wait_until(self, predicate: Callable[[], bool], timeout_ms: float = 30000, poll_ms: float = 10,
+                         message: str = "condition") -> None:
+        """Wait in loop time until ``predicate()`` holds; TimeoutError after ``timeout_ms``."""
+        with anyio.fail_after(timeout_ms / 1000):
+            while not predicate():
+                await anyio.sleep(poll_ms / 1000)
+
+
+def partition(topic: str, index: int) -> TopicPartition:
+    return TopicPartition(topic, index)

@@ -1,0 +1,1 @@
+"""Kafka's common vocabulary: errors, partitions, ids, records, time, config, requests."""

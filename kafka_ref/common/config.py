@@ -1,0 +1,326 @@
+"""Broker and topic configuration with Kafka's dotted names and defaults.
+
+Mirrors kafka.server.KafkaConfig, org.apache.kafka.common.config.ConfigDef and
+org.apache.kafka.storage.internals.log.LogConfig: a table of typed keys with defaults and
+validators. An unknown key or a value of the wrong type or range raises ``ConfigException``
+naming the key.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import total_ordering
+from typing import Any, Callable, Iterable, Mapping
+
+from kafka_ref.common.errors import ConfigException
+
+
+@total_ordering
+@dataclass(frozen=True, slots=True)
+class MetadataVersion:
+    """Mirrors org.apache.kafka.server.common.MetadataVersion (the IBP part of it).
+
+    ``inter.broker.protocol.version`` selects Kafka-era behaviour (DESIGN.md §1.9). Accepts
+    ``"0.10.2"``, ``"0.11.0"``, ``"2.0"``, ``"2.7-IV2"``, ``"3.8"``; compares by release.
+    """
+
+    release: tuple[int, ...]
+    text: str
+
+    @classmethod
+    def parse(cls, text: str) -> "MetadataVersion":
+        base = str(text).split("-", 1)[0]
+        parts = base.split(".")
+        if not 2 <= len(parts) <= 3 or not all(p.isdigit() for p in parts):
+            raise ValueError(f"not an inter.broker.protocol.version: {text!r}")
+        nums = tuple(int(p) for p in parts)
+        if nums[0] == 0 and len(nums) == 2:
+            raise ValueError(f"0.x versions need three parts, got {text!r}")
+        # 0.x.y releases carry three parts, 1.x and later two: pad to three to compare.
+        release = nums if nums[0] == 0 else (nums[0], nums[1], 0)
+        return cls(release, str(text))
+
+    def is_at_least(self, other: "str | MetadataVersion") -> bool:
+        other_v = other if isinstance(other, MetadataVersion) else MetadataVersion.parse(other)
+        return self.release >= other_v.release
+
+    def __lt__(self, other: "MetadataVersion") -> bool:
+        return self.release < other.release
+
+    # Era switches used across the replication code (DESIGN.md §1.9).
+    @property
+    def uses_leader_epoch_for_truncation(self) -> bool:
+        """KIP-101 (0.11): followers ask OffsetsForLeaderEpoch instead of truncating to HW."""
+        return self.is_at_least("0.11.0")
+
+    @property
+    def uses_kip279_truncation(self) -> bool:
+        """KIP-279 (2.0): OffsetsForLeaderEpoch answers carry the epoch; multi-round truncation."""
+        return self.is_at_least("2.0")
+
+    @property
+    def truncates_on_fetch(self) -> bool:
+        """KIP-320/595 (2.7): the fetch response's diverging epoch drives truncation."""
+        return self.is_at_least("2.7")
+
+    @property
+    def no_hw_advance_below_min_isr(self) -> bool:
+        """KAFKA-15583 (3.7): the leader does not advance HW while the ISR is below min ISR."""
+        return self.is_at_least("3.7")
+
+    def __str__(self) -> str:
+        return self.text
+
+
+LATEST_IBP = "3.8"
+
+
+def _to_int(name: str, value: Any) -> int:
+    if isinstance(value, bool):
+        raise ConfigException(name, value, "Expected value to be a 32-bit integer, but it was a boolean")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value.strip())
+    raise ConfigException(name, value, "Expected value to be an integer")
+
+
+def _to_bool(name: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise ConfigException(name, value, "Expected value to be either true or false")
+
+
+def _to_str(name: str, value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    raise ConfigException(name, value, "Expected value to be a string")
+
+
+def _to_ibp(name: str, value: Any) -> MetadataVersion:
+    try:
+        return MetadataVersion.parse(str(value))
+    except ValueError as exc:
+        raise ConfigException(name, value, str(exc)) from None
+
+
+def _at_least(minimum: int) -> Callable[[str, Any], None]:
+    def check(name: str, value: Any) -> None:
+        if value < minimum:
+            raise ConfigException(name, value, f"Value must be at least {minimum}")
+
+    return check
+
+
+def _one_of(*choices: str) -> Callable[[str, Any], None]:
+    def check(name: str, value: Any) -> None:
+        if value not in choices:
+            raise ConfigException(name, value, f"String must be one of: {', '.join(choices)}")
+
+    return check
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigKey:
+    """Mirrors org.apache.kafka.common.config.ConfigDef.ConfigKey (name, type, default, validator)."""
+
+    name: str
+    convert: Callable[[str, Any], Any]
+    default: Any
+    validator: Callable[[str, Any], None] | None = None
+    doc: str = ""
+
+
+class ConfigDef:
+    """Mirrors org.apache.kafka.common.config.ConfigDef: parse a mapping against typed keys."""
+
+    def __init__(self, keys: Iterable[ConfigKey]) -> None:
+        self.keys = {k.name: k for k in keys}
+
+    def parse(self, props: Mapping[str, Any]) -> dict[str, Any]:
+        # 1. Reject keys this definition does not know.
+        for name in props:
+            if name not in self.keys:
+                raise ConfigException(name, props[name], "Unknown configuration")
+        values: dict[str, Any] = {}
+        # 2. Convert each supplied value (or the default) and validate it.
+        for name, key in self.keys.items():
+            raw = props.get(name, key.default)
+            value = key.convert(name, raw) if raw is not None else None
+            if key.validator is not None and value is not None:
+                key.validator(name, value)
+            values[name] = value
+        return values
+
+
+def _k(name, convert, default, validator=None, doc=""):
+    return ConfigKey(name, convert, default, validator, doc)
+
+
+# Topic-level keys (LogConfig). Broker keys of the same meaning carry these as defaults.
+LOG_CONFIG_KEYS = [
+    _k("min.insync.replicas", _to_int, 1, _at_least(1), "Acks=all needs this many ISR members."),
+    _k("unclean.leader.election.enable", _to_bool, False, None, "Allow an out-of-sync replica to lead."),
+    _k("max.message.bytes", _to_int, 1048588, _at_least(0), "Largest record batch the log accepts."),
+    _k("retention.ms", _to_int, 604800000, _at_least(-1)),
+    _k("retention.bytes", _to_int, -1),
+    _k("segment.bytes", _to_int, 1073741824, _at_least(14)),
+    _k("cleanup.policy", _to_str, "delete", _one_of("delete", "compact", "compact,delete", "delete,compact")),
+    _k("message.timestamp.type", _to_str, "CreateTime", _one_of("CreateTime", "LogAppendTime")),
+    _k("compression.type", _to_str, "producer", _one_of("producer", "none", "gzip", "snappy", "lz4", "zstd", "uncompressed")),
+]
+
+# Broker-level names of topic-level keys (KafkaConfig's names differ for some).
+_BROKER_NAME_FOR_TOPIC_KEY = {
+    "max.message.bytes": "message.max.bytes",
+    "retention.ms": "log.retention.ms",
+    "retention.bytes": "log.retention.bytes",
+    "segment.bytes": "log.segment.bytes",
+    "cleanup.policy": "log.cleanup.policy",
+    "message.timestamp.type": "log.message.timestamp.type",
+}
+
+KAFKA_CONFIG_KEYS = [
+    _k("broker.id", _to_int, -1, _at_least(-1)),
+    _k("node.id", _to_int, -1, _at_least(-1)),
+    _k("process.roles", _to_str, ""),
+    _k("log.dir", _to_str, "/tmp/kafka-logs"),
+    _k("inter.broker.protocol.version", _to_ibp, LATEST_IBP),
+    # Replication (seed 004 §2.3; defaults from Kafka 3.x).
+    _k("replica.lag.time.max.ms", _to_int, 30000, _at_least(1)),
+    _k("replica.fetch.max.bytes", _to_int, 1048576, _at_least(0)),
+    _k("replica.fetch.response.max.bytes", _to_int, 10485760, _at_least(0)),
+    _k("replica.fetch.min.bytes", _to_int, 1, _at_least(1)),
+    _k("replica.fetch.wait.max.ms", _to_int, 500, _at_least(0)),
+    _k("replica.fetch.backoff.ms", _to_int, 1000, _at_least(0)),
+    _k("replica.socket.timeout.ms", _to_int, 30000),
+    _k("replica.high.watermark.checkpoint.interval.ms", _to_int, 5000, _at_least(1)),
+    _k("num.replica.fetchers", _to_int, 1, _at_least(1)),
+    _k("max.incremental.fetch.session.cache.slots", _to_int, 1000, _at_least(0)),
+    _k("fetch.max.bytes", _to_int, 57671680, _at_least(1024)),
+    _k("producer.purgatory.purge.interval.requests", _to_int, 1000),
+    _k("fetch.purgatory.purge.interval.requests", _to_int, 1000),
+    _k("request.timeout.ms", _to_int, 30000, _at_least(0)),
+    # Topic defaults.
+    _k("num.partitions", _to_int, 1, _at_least(1)),
+    _k("default.replication.factor", _to_int, 1, _at_least(1)),
+    _k("auto.create.topics.enable", _to_bool, True),
+    _k("delete.topic.enable", _to_bool, True),
+    # Controller (seed 001).
+    _k("zookeeper.session.timeout.ms", _to_int, 18000, _at_least(1)),
+    _k("controller.socket.timeout.ms", _to_int, 30000),
+    _k("auto.leader.rebalance.enable", _to_bool, True),
+    _k("leader.imbalance.check.interval.seconds", _to_int, 300, _at_least(1)),
+    _k("leader.imbalance.per.broker.percentage", _to_int, 10, _at_least(0)),
+    _k("controlled.shutdown.enable", _to_bool, True),
+    _k("controlled.shutdown.max.retries", _to_int, 3),
+    _k("controlled.shutdown.retry.backoff.ms", _to_int, 5000),
+    # KRaft.
+    _k("broker.session.timeout.ms", _to_int, 9000, _at_least(1)),
+    _k("broker.heartbeat.interval.ms", _to_int, 2000, _at_least(1)),
+    # Group coordinator (seed 000).
+    _k("offsets.topic.num.partitions", _to_int, 50, _at_least(1)),
+    _k("offsets.topic.replication.factor", _to_int, 3, _at_least(1)),
+    _k("offsets.load.buffer.size", _to_int, 5242880, _at_least(1)),
+    _k("offsets.commit.timeout.ms", _to_int, 5000, _at_least(1)),
+    _k("offsets.commit.required.acks", _to_int, -1),
+    _k("offsets.retention.minutes", _to_int, 10080, _at_least(1)),
+    _k("group.min.session.timeout.ms", _to_int, 6000),
+    _k("group.max.session.timeout.ms", _to_int, 1800000),
+    _k("group.initial.rebalance.delay.ms", _to_int, 3000),
+] + [
+    ConfigKey(_BROKER_NAME_FOR_TOPIC_KEY.get(k.name, k.name), k.convert, k.default, k.validator, k.doc)
+    for k in LOG_CONFIG_KEYS
+] + [_k("log.retention.hours", _to_int, 168)]
+
+_KAFKA_DEF = ConfigDef(KAFKA_CONFIG_KEYS)
+_LOG_DEF = ConfigDef(LOG_CONFIG_KEYS)
+
+
+class _Typed:
+    _values: dict[str, Any]
+
+    def get(self, name: str) -> Any:
+        try:
+            return self._values[name]
+        except KeyError:
+            raise ConfigException(name, None, "Unknown configuration") from None
+
+    __getitem__ = get
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self._values)
+
+
+class KafkaConfig(_Typed):
+    """Mirrors kafka.server.KafkaConfig: the broker's typed configuration.
+
+    ``KafkaConfig({"broker.id": 1, "replica.lag.time.max.ms": 10000})``; read values with
+    ``config.get("replica.lag.time.max.ms")`` or the snake_case properties for hot keys.
+    """
+
+    def __init__(self, props: Mapping[str, Any] | None = None) -> None:
+        self.originals = dict(props or {})
+        self._values = _KAFKA_DEF.parse(self.originals)
+
+    def copy_with(self, props: Mapping[str, Any]) -> "KafkaConfig":
+        merged = dict(self.originals)
+        merged.update(props)
+        return KafkaConfig(merged)
+
+    @property
+    def broker_id(self) -> int:
+        return self._values["broker.id"]
+
+    @property
+    def inter_broker_protocol_version(self) -> MetadataVersion:
+        return self._values["inter.broker.protocol.version"]
+
+    @property
+    def replica_lag_time_max_ms(self) -> int:
+        return self._values["replica.lag.time.max.ms"]
+
+    @property
+    def num_replica_fetchers(self) -> int:
+        return self._values["num.replica.fetchers"]
+
+    @property
+    def offsets_topic_partitions(self) -> int:
+        return self._values["offsets.topic.num.partitions"]
+
+    def log_config_defaults(self) -> dict[str, Any]:
+        """The broker's defaults for topic-level keys (what an unset topic key falls back to)."""
+        return {k.name: self._values[_BROKER_NAME_FOR_TOPIC_KEY.get(k.name, k.name)] for k in LOG_CONFIG_KEYS}
+
+
+class LogConfig(_Typed):
+    """Mirrors org.apache.kafka.storage.internals.log.LogConfig: per-topic overrides on broker defaults."""
+
+    def __init__(self, overrides: Mapping[str, Any] | None = None, defaults: Mapping[str, Any] | None = None) -> None:
+        self.overrides = dict(overrides or {})
+        merged = dict(defaults or {})
+        merged.update(self.overrides)
+        self._values = _LOG_DEF.parse(merged)
+
+    @classmethod
+    def from_broker(cls, config: KafkaConfig, overrides: Mapping[str, Any] | None = None) -> "LogConfig":
+        return cls(overrides, config.log_config_defaults())
+
+    @property
+    def min_in_sync_replicas(self) -> int:
+        return self._values["min.insync.replicas"]
+
+    @property
+    def unclean_leader_election_enable(self) -> bool:
+        return self._values["unclean.leader.election.enable"]
+
+    @property
+    def max_message_size(self) -> int:
+        return self._values["max.message.bytes"]
+
+    @staticmethod
+    def validate(overrides: Mapping[str, Any]) -> None:
+        """Mirrors LogConfig#validate: raise ConfigException for an unknown key or bad value."""
+        _LOG_DEF.parse(overrides)

@@ -1,0 +1,334 @@
+"""The broker's log manager.
+
+Mirrors kafka.log.LogManager (Kafka 3.x) for one log directory (the broker's Disk).
+
+The LogManager is in-memory broker state: it is rebuilt by ``startup`` from what the Disk
+holds. A clean ``shutdown`` flushes every log, writes the recovery-point and log-start-offset
+checkpoints and leaves the clean-shutdown marker; a crash is simply the broker dropping this
+object, so whatever was not checkpointed is gone while the logs themselves stay on the Disk.
+Kafka's periodic tasks (flush, checkpoint, retention) are plain methods here; the broker's
+scheduler calls them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import structlog
+
+from kafka_ref.common.config import LogConfig
+from kafka_ref.common.errors import InconsistentTopicIdException, KafkaStorageException
+from kafka_ref.common.time import MockTime, Time
+from kafka_ref.common.topic_partition import TopicPartition
+from kafka_ref.common.uuid import Uuid
+from kafka_ref.log.disk import Disk
+from kafka_ref.log.unified_log import DEFAULT_MAX_MESSAGE_BYTES, UnifiedLog
+
+_log = structlog.get_logger("kafka.log.LogManager")
+
+
+class LogManager:
+    """Mirrors kafka.log.LogManager.
+
+    ``default_config`` supplies max.message.bytes and retention.bytes for every log,
+    ``topic_configs`` per-topic overrides (Kafka's ConfigRepository); ``max_message_bytes``
+    overrides the default's value when given.
+    """
+
+    def __init__(
+        self,
+        disk: Disk,
+        time: Time | None = None,
+        *,
+        default_config: LogConfig | None = None,
+        max_message_bytes: int | None = None,
+        topic_configs: Mapping[str, LogConfig] | None = None,
+    ) -> None:
+        self.disk = disk
+        self.time = time if time is not None else MockTime()
+        self.default_config = default_config
+        self.max_message_bytes = max_message_bytes
+        self.topic_configs: dict[str, LogConfig] = dict(topic_configs or {})
+        self.current_logs: dict[TopicPartition, UnifiedLog] = {}
+        self.future_logs: dict[TopicPartition, UnifiedLog] = {}
+        self.had_clean_shutdown: bool | None = None
+        self.started = False
+
+    # -- configuration -----------------------------------------------------------------------
+
+    def fetch_log_config(self, topic: str) -> LogConfig | None:
+        """Mirrors LogManager#fetchLogConfig: the topic's overrides, else the default."""
+        return self.topic_configs.get(topic, self.default_config)
+
+    def _limits_for(self, topic: str) -> tuple[int, int]:
+        config = self.fetch_log_config(topic)
+        max_bytes = config.max_message_size if config is not None else DEFAULT_MAX_MESSAGE_BYTES
+        if self.max_message_bytes is not None and topic not in self.topic_configs:
+            max_bytes = self.max_message_bytes
+        retention = config.get("retention.bytes") if config is not None else -1
+        return max_bytes, retention
+
+    def update_topic_config(self, topic: str, config: LogConfig) -> None:
+        """Mirrors LogManager#updateTopicConfig: apply new limits to the topic's logs."""
+        self.topic_configs[topic] = config
+        max_bytes, retention = self._limits_for(topic)
+        for log in self.logs_by_topic(topic):
+            log.max_message_bytes = max_bytes
+            log.retention_bytes = retention
+
+    # -- startup and shutdown ----------------------------------------------------------------
+
+    def startup(self) -> None:
+        """Mirrors LogManager#startup / #loadLogs: load every log found on the disk.
+
+        Each log gets its log start offset and recovery point from the checkpoints (a
+        missing or unreadable checkpoint counts as 0) and its high watermark from
+        replication-offset-checkpoint, clamped into range. In Kafka the HW is applied by
+        Partition#createLog right after; doing it here gives the same result.
+        """
+        # 1. A failed directory cannot be loaded.
+        disk = self.disk
+        if disk.offline:
+            raise KafkaStorageException(f"Can not load logs: log directory {disk.log_dir} is offline")
+        # 2. Was the last shutdown clean? The marker is consumed by loading.
+        self.had_clean_shutdown = disk.clean_shutdown
+        disk.clean_shutdown = False
+        # 3. Read the checkpoints, tolerating unreadable ones as Kafka does.
+        recovery_points = self._read_checkpoint_leniently(disk.recovery_point_checkpoint)
+        log_start_offsets = self._read_checkpoint_leniently(disk.log_start_offset_checkpoint)
+        high_watermarks = self._read_checkpoint_leniently(disk.replication_offset_checkpoint)
+        # 4. Load each partition's log (current and future).
+        for is_future, local_logs, target in ((False, disk.logs, self.current_logs), (True, disk.future_logs, self.future_logs)):
+            for tp, local_log in sorted(local_logs.items()):
+                max_bytes, retention = self._limits_for(tp.topic)
+                log = UnifiedLog.load(
+                    tp,
+                    local_log,
+                    time=self.time,
+                    max_message_bytes=max_bytes,
+                    log_start_offset_checkpoint=log_start_offsets.get(tp, 0),
+                    recovery_point_checkpoint=recovery_points.get(tp, 0),
+                    high_watermark=0 if is_future else high_watermarks.get(tp, 0),
+                    had_clean_shutdown=bool(self.had_clean_shutdown),
+                )
+                log.retention_bytes = retention
+                target[tp] = log
+        self.started = True
+        _log.info("logs_loaded", broker_id=disk.broker_id, logs=len(self.current_logs), clean=self.had_clean_shutdown)
+
+    @staticmethod
+    def _read_checkpoint_leniently(checkpoint) -> dict[TopicPartition, int]:
+        try:
+            return checkpoint.read()
+        except KafkaStorageException as exc:
+            _log.warning("checkpoint_unreadable", path=checkpoint.path, error=str(exc))
+            return {}
+
+    def shutdown(self) -> None:
+        """Mirrors LogManager#shutdown: flush and close every log, checkpoint, mark clean."""
+        # 1. An offline directory is skipped entirely (no checkpoints, no marker).
+        if self.disk.offline:
+            self.current_logs.clear()
+            self.future_logs.clear()
+            self.started = False
+            return
+        # 2. Flush and close each log.
+        for log in self.all_logs():
+            log.flush()
+            log.close()
+        # 3. Write recovery points and log start offsets.
+        self.checkpoint_recovery_offsets()
+        self.checkpoint_log_start_offsets()
+        # 4. Leave the clean-shutdown marker.
+        self.disk.clean_shutdown = True
+        self.started = False
+        _log.info("log_manager_shut_down", broker_id=self.disk.broker_id)
+
+    # -- lookups -----------------------------------------------------------------------------
+
+    def get_log(self, topic_partition: TopicPartition, is_future: bool = False) -> UnifiedLog | None:
+        """Mirrors LogManager#getLog."""
+        return (self.future_logs if is_future else self.current_logs).get(topic_partition)
+
+    def all_logs(self) -> list[UnifiedLog]:
+        """Mirrors LogManager#allLogs: current and future logs."""
+        return list(self.current_logs.values()) + list(self.future_logs.values())
+
+    def logs_by_topic(self, topic: str) -> list[UnifiedLog]:
+        """Mirrors LogManager#logsByTopic."""
+        return [log for tp, log in self.current_logs.items() if tp.topic == topic]
+
+    @property
+    def live_log_dirs(self) -> list[str]:
+        """Mirrors LogManager#liveLogDirs."""
+        return [] if self.disk.offline else [self.disk.log_dir]
+
+    def get_or_create_log(
+        self,
+        topic_partition: TopicPartition,
+        is_new: bool = False,
+        is_future: bool = False,
+        topic_id: Uuid | None = None,
+    ) -> UnifiedLog:
+        """Mirrors LogManager#getOrCreateLog.
+
+        The existing log, or a new empty one on the disk. A topic id given here is assigned to
+        a log that has none; a different id than the log's raises InconsistentTopicIdException.
+        """
+        log = self.get_log(topic_partition, is_future)
+        if log is None:
+            # 1. Creating needs an online directory.
+            if self.disk.offline:
+                if not is_new:
+                    raise KafkaStorageException(
+                        f"Can not create log for {topic_partition} because log directories {self.disk.log_dir} are offline"
+                    )
+                raise KafkaStorageException(f"No log directories available. Tried {self.disk.log_dir}")
+            # 2. Create the log on the disk with the topic's limits.
+            max_bytes, retention = self._limits_for(topic_partition.topic)
+            log = UnifiedLog.create(
+                topic_partition,
+                self.disk,
+                time=self.time,
+                topic_id=topic_id,
+                max_message_bytes=max_bytes,
+                is_future=is_future,
+            )
+            log.retention_bytes = retention
+            (self.future_logs if is_future else self.current_logs)[topic_partition] = log
+            _log.info("created_log", topic_partition=str(topic_partition), is_future=is_future)
+        # 3. Give a log without a topic id the one we were told; refuse a conflicting one.
+        if topic_id is not None:
+            if log.topic_id is None:
+                log.assign_topic_id(topic_id)
+            elif log.topic_id != topic_id:
+                raise InconsistentTopicIdException(
+                    f"Tried to assign topic ID {topic_id} to log for topic partition {topic_partition},"
+                    f"but log already contained topic ID {log.topic_id}"
+                )
+        return log
+
+    # -- deletion ----------------------------------------------------------------------------
+
+    def async_delete(
+        self,
+        topic_partition: TopicPartition,
+        is_future: bool = False,
+        throw_if_not_found: bool = True,
+    ) -> UnifiedLog | None:
+        """Mirrors LogManager#asyncDelete.
+
+        Forget the log and remove its directory from the disk. Kafka renames the directory and
+        deletes the files later; the data is gone here at once.
+        """
+        # 1. Remove it from the manager.
+        logs = self.future_logs if is_future else self.current_logs
+        removed = logs.pop(topic_partition, None)
+        if removed is None:
+            if throw_if_not_found:
+                raise KafkaStorageException(
+                    f"Failed to delete log for {'future' if is_future else ''}{topic_partition} because it may be "
+                    "in one of the offline directories"
+                )
+            return None
+        # 2. Delete the data and the directory.
+        if not self.disk.offline:
+            removed.delete()
+            self.disk.delete_local_log(topic_partition, is_future)
+            # 3. Rewrite the checkpoints without it.
+            self.checkpoint_recovery_offsets()
+            self.checkpoint_log_start_offsets()
+        _log.info("deleted_log", topic_partition=str(topic_partition), is_future=is_future)
+        return removed
+
+    def delete_log(self, topic_partition: TopicPartition, is_future: bool = False) -> UnifiedLog | None:
+        """Delete a log if present (async_delete without the not-found error)."""
+        return self.async_delete(topic_partition, is_future, throw_if_not_found=False)
+
+    # -- truncation --------------------------------------------------------------------------
+
+    def truncate_to(self, partition_offsets: Mapping[TopicPartition, int], is_future: bool = False) -> bool:
+        """Mirrors LogManager#truncateTo: truncate several logs; checkpoint recovery points after."""
+        # 1. Truncate each log that exists.
+        truncated = False
+        for tp, offset in partition_offsets.items():
+            log = self.get_log(tp, is_future)
+            if log is not None and log.truncate_to(offset):
+                truncated = True
+        # 2. Recovery points may have moved back.
+        if truncated:
+            self.checkpoint_recovery_offsets()
+        return truncated
+
+    def truncate_fully_and_start_at(
+        self,
+        topic_partition: TopicPartition,
+        new_offset: int,
+        is_future: bool = False,
+        log_start_offset: int | None = None,
+    ) -> None:
+        """Mirrors LogManager#truncateFullyAndStartAt."""
+        log = self.get_log(topic_partition, is_future)
+        if log is not None:
+            log.truncate_fully_and_start_at(new_offset, log_start_offset)
+            self.checkpoint_recovery_offsets()
+
+    # -- checkpoints and periodic work -------------------------------------------------------
+
+    def checkpoint_recovery_offsets(self) -> None:
+        """Mirrors LogManager#checkpointLogRecoveryOffsets: write every log's recovery point."""
+        if self.disk.offline:
+            return
+        self.disk.recovery_point_checkpoint.write({tp: log.recovery_point for tp, log in self.current_logs.items()})
+
+    checkpoint_log_recovery_offsets = checkpoint_recovery_offsets
+
+    def checkpoint_log_start_offsets(self) -> None:
+        """Mirrors LogManager#checkpointLogStartOffsets.
+
+        Only logs whose log start offset lies past their first retained data are written;
+        the others can recover it from the data itself.
+        """
+        if self.disk.offline:
+            return
+        self.disk.log_start_offset_checkpoint.write(
+            {
+                tp: log.log_start_offset
+                for tp, log in self.current_logs.items()
+                if log.log_start_offset > log.local_log.first_segment_base_offset
+            }
+        )
+
+    def checkpoint_high_watermarks(self) -> None:
+        """Mirrors ReplicaManager#checkpointHighWatermarks for the logs managed here.
+
+        Writes every current log's HW to replication-offset-checkpoint (ReplicaManager calls
+        this on its timer and at a clean shutdown).
+        """
+        if self.disk.offline:
+            return
+        self.disk.replication_offset_checkpoint.write({tp: log.high_watermark for tp, log in self.current_logs.items()})
+
+    def flush_dirty_logs(self) -> None:
+        """Mirrors LogManager#flushDirtyLogs: every log's recovery point moves to its end."""
+        for log in self.all_logs():
+            log.flush()
+
+    def cleanup_logs(self) -> int:
+        """Mirrors LogManager#cleanupLogs: run retention on every log; returns batches deleted."""
+        return sum(log.delete_old_segments() for log in self.current_logs.values())
+
+    def handle_log_dir_failure(self, reason: str = "log directory failure") -> list[TopicPartition]:
+        """Mirrors LogManager#handleLogDirFailure: the disk goes offline, its logs are dropped."""
+        # 1. Mark the directory offline (closes every LocalLog's handlers).
+        self.disk.mark_offline(reason)
+        # 2. Forget the logs on it and return their partitions.
+        offline = sorted(self.current_logs)
+        for log in self.all_logs():
+            log.close_handlers()
+        self.current_logs.clear()
+        self.future_logs.clear()
+        return offline
+
+    def __repr__(self) -> str:
+        return f"LogManager(broker_id={self.disk.broker_id}, logs={len(self.current_logs)}, started={self.started})"

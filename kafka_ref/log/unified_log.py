@@ -1,0 +1,845 @@
+"""A partition replica's log, in memory.
+
+Mirrors kafka.log.UnifiedLog (Kafka 3.x; the tiered-storage half is left out, so the "unified"
+view is just the local log) together with the parts of kafka.log.LogLoader that run when a
+broker loads a log it already has.
+
+UnifiedLog owns the offsets a replica reasons about: the log start offset, the high watermark
+(HW), the log end offset (LEO, from the LocalLog) and the leader epoch cache. The batches
+themselves live in the LocalLog on the broker's Disk. Appends either assign offsets (leader)
+or keep the leader's offsets (follower); reads return whole batches by reference. The
+invariants log_start <= HW <= LEO and "batches never overlap" are checked after every change
+and raise AssertionError with the log's state.
+
+All methods are synchronous and run atomically on the one event loop (Kafka holds the log's
+lock for the same sections).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import structlog
+
+from kafka_ref.common.errors import (
+    CorruptRecordException,
+    InconsistentTopicIdException,
+    InvalidRecordException,
+    OffsetOutOfRangeException,
+    RecordTooLargeException,
+)
+from kafka_ref.common.records import MAGIC_VALUE_V2, MemoryRecords, RecordBatch
+from kafka_ref.common.time import MockTime, Time
+from kafka_ref.common.topic_partition import TopicPartition
+from kafka_ref.common.uuid import Uuid
+from kafka_ref.log.exceptions import OffsetsOutOfOrderException, UnexpectedAppendOffsetException
+from kafka_ref.log.fetch_data import (
+    NO_TIMESTAMP,
+    UNIFIED_LOG_UNKNOWN_OFFSET,
+    AppendOrigin,
+    FetchDataInfo,
+    FetchIsolation,
+    LogAppendInfo,
+    LogOffsetMetadata,
+    LogOffsetSnapshot,
+    LogStartOffsetIncrementReason,
+    OffsetAndEpoch,
+    TimestampAndOffset,
+)
+from kafka_ref.log.leader_epoch_file_cache import UNDEFINED_EPOCH_OFFSET, LeaderEpochFileCache
+from kafka_ref.log.local_log import BatchView, LocalLog
+
+if TYPE_CHECKING:
+    from kafka_ref.log.disk import Disk
+
+# Mirrors kafka.log.Defaults / LogConfig: max.message.bytes.
+DEFAULT_MAX_MESSAGE_BYTES = 1048588
+
+# Mirrors org.apache.kafka.common.requests.ListOffsetsRequest's special timestamps.
+EARLIEST_TIMESTAMP = -2
+LATEST_TIMESTAMP = -1
+MAX_TIMESTAMP = -3
+EARLIEST_LOCAL_TIMESTAMP = -4
+LATEST_TIERED_TIMESTAMP = -5
+
+_log = structlog.get_logger("kafka.log.UnifiedLog")
+
+
+class UnifiedLog:
+    """Mirrors kafka.log.UnifiedLog.
+
+    ``high_watermark`` is the value to start from (Partition passes the checkpointed one); it
+    is clamped into [log_start_offset, log_end_offset]. ``log_start_offset`` defaults to where
+    the local data begins.
+    """
+
+    UNKNOWN_OFFSET = UNIFIED_LOG_UNKNOWN_OFFSET
+
+    def __init__(
+        self,
+        topic_partition: TopicPartition,
+        local_log: LocalLog,
+        *,
+        log_start_offset: int | None = None,
+        high_watermark: int = 0,
+        time: Time | None = None,
+        topic_id: Uuid | None = None,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        retention_bytes: int = -1,
+        leader_epoch_cache: LeaderEpochFileCache | None = None,
+    ) -> None:
+        self.topic_partition = topic_partition
+        self.local_log = local_log
+        self.time = time if time is not None else MockTime()
+        self.max_message_bytes = max_message_bytes
+        self.retention_bytes = retention_bytes
+        # 1. The epoch cache reads its checkpoint, which lives with the local log on the disk.
+        self.leader_epoch_cache = (
+            leader_epoch_cache
+            if leader_epoch_cache is not None
+            else LeaderEpochFileCache(topic_partition, local_log.leader_epoch_checkpoint)
+        )
+        start = 0 if log_start_offset is None else log_start_offset
+        self.log_start_offset = start
+        self._high_watermark_metadata = LogOffsetMetadata(start)
+        self._last_flush_time = self.time.milliseconds()
+        self._topic_id: Uuid | None = None
+        # 2. Apply the log start offset (moving HW and recovery point up to it if needed).
+        self._update_log_start_offset(start)
+        # 3. The local log start can only be at or after the first retained batch.
+        local_start = max(start, local_log.first_segment_base_offset)
+        self._update_log_start_offset(local_start)
+        # 4. Topic id: the partition.metadata file wins; a different given id is an error.
+        self._initialize_topic_id(topic_id)
+        # 5. Start from the given high watermark, clamped into range.
+        self.update_high_watermark(high_watermark)
+        self._check_invariants()
+
+    # -- construction ------------------------------------------------------------------------
+
+    @classmethod
+    def create(
+        cls,
+        topic_partition: TopicPartition,
+        disk: "Disk",
+        *,
+        time: Time | None = None,
+        topic_id: Uuid | None = None,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        log_start_offset_checkpoint: int = 0,
+        recovery_point_checkpoint: int = 0,
+        high_watermark: int = 0,
+        had_clean_shutdown: bool = True,
+        is_future: bool = False,
+    ) -> "UnifiedLog":
+        """Mirrors kafka.log.UnifiedLog#apply: open (or create) the partition's log on ``disk``."""
+        # 1. Find the local log on the disk, or create its directory.
+        local_log = disk.get_or_create_local_log(topic_partition, is_future=is_future)
+        # 2. Load it.
+        return cls.load(
+            topic_partition,
+            local_log,
+            time=time,
+            topic_id=topic_id,
+            max_message_bytes=max_message_bytes,
+            log_start_offset_checkpoint=log_start_offset_checkpoint,
+            recovery_point_checkpoint=recovery_point_checkpoint,
+            high_watermark=high_watermark,
+            had_clean_shutdown=had_clean_shutdown,
+        )
+
+    @classmethod
+    def load(
+        cls,
+        topic_partition: TopicPartition,
+        local_log: LocalLog,
+        *,
+        time: Time | None = None,
+        topic_id: Uuid | None = None,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        log_start_offset_checkpoint: int = 0,
+        recovery_point_checkpoint: int = 0,
+        high_watermark: int = 0,
+        had_clean_shutdown: bool = True,
+    ) -> "UnifiedLog":
+        """Mirrors kafka.log.LogLoader#load followed by the UnifiedLog constructor.
+
+        In memory every batch is intact, so "recovery" only reconciles the checkpoints with
+        the data: the epoch cache is trimmed to the data, and the recovery point is the log
+        end after a clean shutdown or the checkpointed one otherwise.
+        """
+        # 1. Open the log's handlers again (a previous failure may have closed them).
+        local_log.reopen()
+        # 2. A log ending before the checkpointed log start offset is emptied and restarted there.
+        if local_log.log_end_offset < log_start_offset_checkpoint:
+            local_log.truncate_fully_and_start_at(log_start_offset_checkpoint)
+            local_log.leader_epoch_checkpoint.write([])
+        # 3. The epoch cache may hold entries past the data (a truncation not yet flushed).
+        cache = LeaderEpochFileCache(topic_partition, local_log.leader_epoch_checkpoint)
+        cache.truncate_from_end(local_log.log_end_offset)
+        # 4. The log start offset is the checkpointed one, or where the data begins if later.
+        new_log_start_offset = max(log_start_offset_checkpoint, local_log.first_segment_base_offset)
+        cache.truncate_from_start(new_log_start_offset)
+        # 5. Recovery point: everything is recovered after a clean shutdown.
+        if had_clean_shutdown:
+            local_log.update_recovery_point(local_log.log_end_offset)
+        else:
+            local_log.update_recovery_point(min(recovery_point_checkpoint, local_log.log_end_offset))
+        # 6. Build the log.
+        return cls(
+            topic_partition,
+            local_log,
+            log_start_offset=new_log_start_offset,
+            high_watermark=high_watermark,
+            time=time,
+            topic_id=topic_id,
+            max_message_bytes=max_message_bytes,
+            leader_epoch_cache=cache,
+        )
+
+    # -- simple accessors --------------------------------------------------------------------
+
+    @property
+    def dir(self) -> str:
+        return self.local_log.dir
+
+    @property
+    def parent_dir(self) -> str:
+        return self.local_log.parent_dir
+
+    @property
+    def name(self) -> str:
+        return self.local_log.dir.rsplit("/", 1)[-1]
+
+    @property
+    def is_future(self) -> bool:
+        return self.local_log.is_future
+
+    @property
+    def recovery_point(self) -> int:
+        return self.local_log.recovery_point
+
+    @property
+    def log_end_offset(self) -> int:
+        """Mirrors UnifiedLog#logEndOffset."""
+        return self.local_log.log_end_offset
+
+    @property
+    def log_end_offset_metadata(self) -> LogOffsetMetadata:
+        """Mirrors UnifiedLog#logEndOffsetMetadata."""
+        return self.local_log.log_end_offset_metadata
+
+    @property
+    def high_watermark(self) -> int:
+        """Mirrors UnifiedLog#highWatermark."""
+        return self._high_watermark_metadata.message_offset
+
+    @property
+    def batches(self) -> BatchView:
+        """A read-only view of the batches (no copy)."""
+        return self.local_log.batches
+
+    @property
+    def size(self) -> int:
+        """Mirrors UnifiedLog#size: bytes held."""
+        return self.local_log.size_in_bytes
+
+    @property
+    def last_flush_time(self) -> int:
+        return self._last_flush_time
+
+    @property
+    def latest_epoch(self) -> int | None:
+        """Mirrors UnifiedLog#latestEpoch."""
+        return self.leader_epoch_cache.latest_epoch
+
+    def is_empty(self) -> bool:
+        """Mirrors UnifiedLog#isEmpty."""
+        return self.log_start_offset == self.log_end_offset
+
+    # -- topic id ----------------------------------------------------------------------------
+
+    @property
+    def topic_id(self) -> Uuid | None:
+        return self._topic_id
+
+    @topic_id.setter
+    def topic_id(self, topic_id: Uuid) -> None:
+        self.assign_topic_id(topic_id)
+
+    def _initialize_topic_id(self, topic_id: Uuid | None) -> None:
+        """Mirrors UnifiedLog#initializeTopicId (partition.metadata kept, as in KRaft / IBP >= 2.8)."""
+        # 1. A recorded id wins; a different requested id is a conflict.
+        file_topic_id = self.local_log.partition_metadata_topic_id
+        if file_topic_id is not None:
+            if topic_id is not None and topic_id != file_topic_id:
+                raise InconsistentTopicIdException(
+                    f"Tried to assign topic ID {topic_id} to log for topic partition {self.topic_partition},"
+                    f"but log already contained topic ID {file_topic_id}"
+                )
+            self._topic_id = file_topic_id
+        # 2. Otherwise record the given id, if any.
+        elif topic_id is not None:
+            self._topic_id = topic_id
+            self.local_log.partition_metadata_topic_id = topic_id
+
+    def assign_topic_id(self, topic_id: Uuid) -> None:
+        """Mirrors UnifiedLog#assignTopicId: set once; a different id later is a conflict."""
+        # 1. Same id again is fine, a different one is not.
+        if self._topic_id is not None:
+            if self._topic_id != topic_id:
+                raise InconsistentTopicIdException(
+                    f"Tried to assign topic ID {topic_id} to log for topic partition {self.topic_partition},"
+                    f"but log already contained topic ID {self._topic_id}"
+                )
+            return
+        # 2. Record it in memory and in partition.metadata.
+        self._topic_id = topic_id
+        self.local_log.partition_metadata_topic_id = topic_id
+
+    # -- high watermark ----------------------------------------------------------------------
+
+    def update_high_watermark(self, hw: int | LogOffsetMetadata) -> int:
+        """Mirrors UnifiedLog#updateHighWatermark: set HW clamped to [log start, LEO]; may go down."""
+        # 1. Clamp: below the log start -> log start; at or past the end -> the end's metadata.
+        metadata = hw if isinstance(hw, LogOffsetMetadata) else LogOffsetMetadata(hw)
+        end = self.local_log.log_end_offset_metadata
+        if metadata.message_offset < self.log_start_offset:
+            new = LogOffsetMetadata(self.log_start_offset)
+        elif metadata.message_offset >= end.message_offset:
+            new = end
+        else:
+            new = metadata
+        # 2. Store it.
+        self._update_high_watermark_metadata(new)
+        return new.message_offset
+
+    def maybe_increment_high_watermark(self, new_high_watermark: int | LogOffsetMetadata) -> LogOffsetMetadata | None:
+        """Mirrors UnifiedLog#maybeIncrementHighWatermark (leader side).
+
+        Moves HW forward only; returns the old HW metadata when it moved, else None. A value
+        beyond the log end offset is a caller bug (ValueError, Kafka's IllegalArgumentException).
+        """
+        if isinstance(new_high_watermark, LogOffsetMetadata):
+            new = new_high_watermark
+        else:
+            new = LogOffsetMetadata(new_high_watermark)
+        # 1. Never beyond the log end.
+        if new.message_offset > self.log_end_offset:
+            raise ValueError(
+                f"High watermark {new} update exceeds current log end offset {self.log_end_offset_metadata}"
+            )
+        if new.message_offset_only():
+            new = self.maybe_convert_to_offset_metadata(new.message_offset)
+        # 2. Move only forward (or onto a newer segment at the same offset).
+        old = self.fetch_high_watermark_metadata()
+        if old.message_offset < new.message_offset or (
+            old.message_offset == new.message_offset and old.on_older_segment(new)
+        ):
+            self._update_high_watermark_metadata(new)
+            return old
+        return None
+
+    def maybe_update_high_watermark(self, hw: int) -> int | None:
+        """Mirrors UnifiedLog#maybeUpdateHighWatermark (follower side): the new HW if it changed."""
+        old = self.high_watermark
+        new = self.update_high_watermark(hw)
+        return None if new == old else new
+
+    def fetch_high_watermark_metadata(self) -> LogOffsetMetadata:
+        """Mirrors UnifiedLog#fetchHighWatermarkMetadata: HW with its position, looked up once."""
+        self.local_log.check_if_memory_mapped_buffer_closed()
+        metadata = self._high_watermark_metadata
+        if metadata.message_offset_only():
+            full = self.maybe_convert_to_offset_metadata(metadata.message_offset)
+            self._update_high_watermark_metadata(full)
+            return full
+        return metadata
+
+    def _update_high_watermark_metadata(self, new: LogOffsetMetadata) -> None:
+        """Mirrors UnifiedLog#updateHighWatermarkMetadata."""
+        # 1. Negative is a bug.
+        if new.message_offset < 0:
+            raise ValueError("High watermark offset should be non-negative")
+        # 2. A decrease is allowed (truncation, a new leader) but worth a warning.
+        if new.message_offset < self._high_watermark_metadata.message_offset:
+            _log.warning(
+                "non_monotonic_high_watermark_update",
+                topic_partition=str(self.topic_partition),
+                old=self._high_watermark_metadata.message_offset,
+                new=new.message_offset,
+            )
+        self._high_watermark_metadata = new
+
+    def _update_high_watermark_with_log_end_offset(self) -> None:
+        """Mirrors UnifiedLog#updateHighWatermarkWithLogEndOffset: HW at the end moves with it."""
+        if self.high_watermark >= self.local_log.log_end_offset:
+            self._update_high_watermark_metadata(self.local_log.log_end_offset_metadata)
+
+    @property
+    def last_stable_offset(self) -> int:
+        """Mirrors UnifiedLog#lastStableOffset: the HW, as this log holds no transactions."""
+        return self.high_watermark
+
+    @property
+    def last_stable_offset_lag(self) -> int:
+        """Mirrors UnifiedLog#lastStableOffsetLag."""
+        return self.high_watermark - self.last_stable_offset
+
+    def fetch_last_stable_offset_metadata(self) -> LogOffsetMetadata:
+        """Mirrors UnifiedLog#fetchLastStableOffsetMetadata (no open transactions: the HW)."""
+        return self.fetch_high_watermark_metadata()
+
+    def fetch_offset_snapshot(self) -> LogOffsetSnapshot:
+        """Mirrors UnifiedLog#fetchOffsetSnapshot."""
+        last_stable = self.fetch_last_stable_offset_metadata()
+        high_watermark = self.fetch_high_watermark_metadata()
+        return LogOffsetSnapshot(self.log_start_offset, self.log_end_offset_metadata, high_watermark, last_stable)
+
+    def maybe_convert_to_offset_metadata(self, offset: int) -> LogOffsetMetadata:
+        """Mirrors UnifiedLog#maybeConvertToOffsetMetadata: position if in range, else offset only."""
+        try:
+            return self.local_log.convert_to_offset_metadata_or_throw(offset)
+        except OffsetOutOfRangeException:
+            return LogOffsetMetadata(offset)
+
+    # -- log start offset --------------------------------------------------------------------
+
+    def _update_log_start_offset(self, offset: int) -> None:
+        """Mirrors UnifiedLog#updateLogStartOffset: HW and recovery point follow it up."""
+        self.log_start_offset = offset
+        if self.high_watermark < offset:
+            self.update_high_watermark(offset)
+        if self.local_log.recovery_point < offset:
+            self.local_log.update_recovery_point(offset)
+
+    def maybe_increment_log_start_offset(
+        self,
+        new_log_start_offset: int,
+        reason: LogStartOffsetIncrementReason | str = LogStartOffsetIncrementReason.CLIENT_RECORD_DELETION,
+    ) -> bool:
+        """Mirrors UnifiedLog#maybeIncrementLogStartOffset.
+
+        Raise the log start offset (DeleteRecords, a leader's log start seen by a follower,
+        retention); it may not pass the HW. Returns whether it moved. The batches below it
+        stay until ``delete_old_segments`` runs, as in Kafka.
+        """
+        # 1. Never beyond the high watermark.
+        if new_log_start_offset > self.high_watermark:
+            raise OffsetOutOfRangeException(
+                f"Cannot increment the log start offset to {new_log_start_offset} of partition "
+                f"{self.topic_partition} since it is larger than the high watermark {self.high_watermark}"
+            )
+        self.local_log.check_if_memory_mapped_buffer_closed()
+        # 2. Only forward: update it and drop epoch entries wholly before it.
+        if new_log_start_offset > self.log_start_offset:
+            self._update_log_start_offset(new_log_start_offset)
+            _log.info(
+                "incremented_log_start_offset",
+                topic_partition=str(self.topic_partition),
+                log_start_offset=new_log_start_offset,
+                reason=str(reason),
+            )
+            self.leader_epoch_cache.truncate_from_start(self.log_start_offset)
+            self._check_invariants()
+            return True
+        return False
+
+    # -- append ------------------------------------------------------------------------------
+
+    def append_as_leader(
+        self,
+        records: MemoryRecords,
+        leader_epoch: int,
+        origin: AppendOrigin | str = AppendOrigin.CLIENT,
+    ) -> LogAppendInfo:
+        """Mirrors UnifiedLog#appendAsLeader: validate, assign offsets from the LEO and stamp the epoch."""
+        origin = AppendOrigin(origin)
+        validate_and_assign_offsets = origin != AppendOrigin.RAFT_LEADER
+        return self._append(records, origin, validate_and_assign_offsets, leader_epoch, ignore_record_size=False)
+
+    def append_as_follower(self, records: MemoryRecords) -> LogAppendInfo:
+        """Mirrors UnifiedLog#appendAsFollower: keep the leader's offsets and epochs."""
+        return self._append(records, AppendOrigin.REPLICATION, False, -1, ignore_record_size=True)
+
+    def _append(
+        self,
+        records: MemoryRecords,
+        origin: AppendOrigin,
+        validate_and_assign_offsets: bool,
+        leader_epoch: int,
+        ignore_record_size: bool,
+    ) -> LogAppendInfo:
+        """Mirrors UnifiedLog#append."""
+        # 1. Validate the batches and gather what the append covers.
+        append_info = self._analyze_and_validate_records(
+            records, origin, ignore_record_size, not validate_and_assign_offsets, leader_epoch
+        )
+        # 2. Nothing valid: nothing to do.
+        if append_info.valid_bytes <= 0:
+            return append_info
+        self.local_log.check_if_memory_mapped_buffer_closed()
+        batches: Sequence[RecordBatch] = records.batches
+        if validate_and_assign_offsets:
+            # 3a. Leader: the LogValidator checks each batch, then offsets run on from the LEO
+            #     and the leader's epoch is stamped; only the batch header is rewritten.
+            offset = self.local_log.log_end_offset
+            append_info.first_offset = offset
+            validated: list[RecordBatch] = []
+            max_timestamp, offset_of_max = NO_TIMESTAMP, -1
+            for batch in batches:
+                self._validate_batch(batch, origin)
+                stamped = batch.with_offset_and_epoch(offset, leader_epoch)
+                offset = stamped.last_offset + 1
+                if stamped.max_timestamp > max_timestamp:
+                    max_timestamp, offset_of_max = stamped.max_timestamp, stamped.last_offset
+                validated.append(stamped)
+            batches = validated
+            append_info.max_timestamp = max_timestamp
+            append_info.shallow_offset_of_max_timestamp = offset_of_max
+            append_info.last_offset = offset - 1
+            append_info.last_offset_of_first_batch = validated[0].last_offset
+            append_info.last_leader_epoch = leader_epoch
+        else:
+            # 3b. Follower: the leader's offsets must continue from our end.
+            log_end_offset = self.local_log.log_end_offset
+            if append_info.first_or_last_offset_of_first_batch < log_end_offset:
+                first_offset = append_info.first_offset
+                first_ten = [record.offset for record in itertools.islice(records.records(), 10)]
+                raise UnexpectedAppendOffsetException(
+                    f"Unexpected offset in append to {self.topic_partition}. First offset "
+                    f"{append_info.first_or_last_offset_of_first_batch} is less than the next offset "
+                    f"{log_end_offset}. First 10 offsets in append: {first_ten}, last offset in append: "
+                    f"{append_info.last_offset}. Log start offset = {self.log_start_offset}",
+                    first_offset,
+                    append_info.last_offset,
+                )
+        # 4. Record in the epoch cache the epoch each batch was written under.
+        for batch in batches:
+            self.maybe_assign_epoch_start_offset(batch.partition_leader_epoch, batch.base_offset)
+        # 5. Append; a HW that sat at the end keeps pointing at the (moved) end.
+        self.local_log.append(append_info.last_offset, batches)
+        self._update_high_watermark_with_log_end_offset()
+        append_info.log_start_offset = self.log_start_offset
+        self._check_invariants()
+        return append_info
+
+    def _analyze_and_validate_records(
+        self,
+        records: MemoryRecords,
+        origin: AppendOrigin,
+        ignore_record_size: bool,
+        require_offsets_monotonic: bool,
+        leader_epoch: int,
+    ) -> LogAppendInfo:
+        """Mirrors UnifiedLog#analyzeAndValidateRecords.
+
+        Checks every batch (format, size, CRC) and, for a follower, that offsets only grow.
+        This model keeps only v2 batches, so any other magic is rejected as corrupt. It is also
+        stricter than Kafka about overlap: each batch must start after the previous one ended.
+        """
+        valid_bytes = 0
+        first_offset = UNIFIED_LOG_UNKNOWN_OFFSET
+        last_offset = -1
+        last_leader_epoch: int | None = None
+        source_compression = "none"
+        monotonic = True
+        max_timestamp = NO_TIMESTAMP
+        offset_of_max_timestamp = -1
+        read_first_message = False
+        last_offset_of_first_batch = -1
+        tp = self.topic_partition
+        for batch in records:
+            # 1. A raft leader must already have stamped its epoch.
+            if origin == AppendOrigin.RAFT_LEADER and batch.partition_leader_epoch != leader_epoch:
+                raise InvalidRecordException("Append from Raft leader did not set the batch epoch correctly")
+            # 2. Only magic v2 exists in this model.
+            if batch.magic != MAGIC_VALUE_V2:
+                raise CorruptRecordException(
+                    f"Invalid magic {batch.magic} in the append to {tp}: only record batches of "
+                    f"magic {MAGIC_VALUE_V2} are supported"
+                )
+            # 3. A client's v2 batch comes with base offset 0.
+            if origin == AppendOrigin.CLIENT and batch.base_offset != 0:
+                raise InvalidRecordException(
+                    f"The baseOffset of the record batch in the append to {tp} should be 0, but it is {batch.base_offset}"
+                )
+            # 4. Remember where the first batch starts and ends.
+            if not read_first_message:
+                first_offset = batch.base_offset
+                last_offset_of_first_batch = batch.last_offset
+                read_first_message = True
+            # 5. Offsets must increase from batch to batch.
+            if last_offset >= batch.last_offset or (valid_bytes > 0 and batch.base_offset <= last_offset):
+                monotonic = False
+            last_offset = batch.last_offset
+            last_leader_epoch = batch.partition_leader_epoch if batch.partition_leader_epoch >= 0 else None
+            # 6. Size limit (the follower skips it: the leader already accepted the batch).
+            batch_size = batch.size_in_bytes
+            if not ignore_record_size and batch_size > self.max_message_bytes:
+                raise RecordTooLargeException(
+                    f"The record batch size in the append to {tp} is {batch_size} bytes which exceeds "
+                    f"the maximum configured value of {self.max_message_bytes}."
+                )
+            # 7. CRC.
+            if not batch.is_valid():
+                raise CorruptRecordException(f"Record is corrupt (stored crc = {batch.checksum}) in topic partition {tp}.")
+            # 8. Track the maximum timestamp and the batch holding it.
+            if batch.max_timestamp > max_timestamp:
+                max_timestamp = batch.max_timestamp
+                offset_of_max_timestamp = last_offset
+            valid_bytes += batch_size
+            compression = str(getattr(batch, "compression_type", "none"))
+            if compression != "none":
+                source_compression = compression
+        # 9. A follower append must carry increasing offsets.
+        if require_offsets_monotonic and not monotonic:
+            ranges = [(batch.base_offset, batch.last_offset) for batch in records]
+            raise OffsetsOutOfOrderException(f"Out of order offsets found in append to {tp}: {ranges}")
+        return LogAppendInfo(
+            first_offset=first_offset,
+            last_offset=last_offset,
+            last_leader_epoch=last_leader_epoch,
+            max_timestamp=max_timestamp,
+            shallow_offset_of_max_timestamp=offset_of_max_timestamp,
+            log_append_time=NO_TIMESTAMP,
+            log_start_offset=self.log_start_offset,
+            source_compression=source_compression,
+            valid_bytes=valid_bytes,
+            last_offset_of_first_batch=last_offset_of_first_batch,
+        )
+
+    def _validate_batch(self, batch: RecordBatch, origin: AppendOrigin) -> None:
+        """Mirrors org.apache.kafka.storage.internals.log.LogValidator#validateBatch (client checks)."""
+        if origin != AppendOrigin.CLIENT:
+            return
+        tp = self.topic_partition
+        # 1. The offset range the header claims must be positive and match the record count.
+        count_from_offsets = batch.last_offset - batch.base_offset + 1
+        if count_from_offsets <= 0:
+            raise InvalidRecordException(
+                f"Batch has an invalid offset range: [{batch.base_offset}, {batch.last_offset}] in partition {tp}"
+            )
+        if batch.record_count <= 0:
+            raise InvalidRecordException(f"Invalid reported count for record batch: {batch.record_count} in partition {tp}")
+        if count_from_offsets != batch.record_count:
+            raise InvalidRecordException(
+                f"Inconsistent batch offset range [{batch.base_offset}, {batch.last_offset}] and count of "
+                f"records {batch.record_count} in partition {tp}"
+            )
+        # 2. Clients may not write control batches.
+        if getattr(batch, "is_control_batch", False):
+            raise InvalidRecordException(f"Clients are not allowed to write control records in partition {tp}")
+
+    # -- epochs ------------------------------------------------------------------------------
+
+    def maybe_assign_epoch_start_offset(self, leader_epoch: int, start_offset: int) -> None:
+        """Mirrors UnifiedLog#maybeAssignEpochStartOffset."""
+        self.leader_epoch_cache.assign(leader_epoch, start_offset)
+
+    def end_offset_for_epoch(self, leader_epoch: int) -> OffsetAndEpoch | None:
+        """Mirrors UnifiedLog#endOffsetForEpoch: None when the cache cannot answer."""
+        found_epoch, found_offset = self.leader_epoch_cache.end_offset_for(leader_epoch, self.log_end_offset)
+        if found_offset == UNDEFINED_EPOCH_OFFSET:
+            return None
+        return OffsetAndEpoch(found_offset, found_epoch)
+
+    # -- read --------------------------------------------------------------------------------
+
+    def read(
+        self,
+        fetch_offset: int,
+        max_length: int,
+        isolation: FetchIsolation = FetchIsolation.LOG_END,
+        min_one_message: bool = False,
+    ) -> FetchDataInfo:
+        """Mirrors UnifiedLog#read.
+
+        Whole batches from the one holding ``fetch_offset`` up to the isolation's bound (LEO,
+        HW or LSO), within ``max_length`` bytes except that with ``min_one_message`` the first
+        batch comes anyway. A batch reaching past the bound is not returned; reading at the
+        bound returns no batch. Offsets outside [log start, LEO] raise OffsetOutOfRangeException.
+        """
+        # 1. The offset must be in range.
+        if fetch_offset < self.log_start_offset or fetch_offset > self.log_end_offset:
+            raise OffsetOutOfRangeException(
+                f"Received request for offset {fetch_offset} for partition {self.topic_partition}, "
+                f"but we only have log segments in the range {self.log_start_offset} to {self.log_end_offset}."
+            )
+        # 2. The bound for this isolation level.
+        if isolation is FetchIsolation.LOG_END:
+            max_offset_metadata = self.local_log.log_end_offset_metadata
+        elif isolation is FetchIsolation.HIGH_WATERMARK:
+            max_offset_metadata = self.fetch_high_watermark_metadata()
+        else:
+            max_offset_metadata = self.fetch_last_stable_offset_metadata()
+        # 3. Read the local log.
+        return self.local_log.read(
+            fetch_offset, max_length, min_one_message, max_offset_metadata, isolation is FetchIsolation.TXN_COMMITTED
+        )
+
+    def fetch_offset_by_timestamp(self, target_timestamp: int) -> TimestampAndOffset | None:
+        """Mirrors UnifiedLog#fetchOffsetByTimestamp (ListOffsets).
+
+        -2 earliest, -1 latest, -3 the record with the largest timestamp, otherwise the first
+        record at or after the log start with a timestamp >= the target (None if none).
+        """
+        cache = self.leader_epoch_cache
+        # 1. Earliest: the log start offset, with its epoch when the cache reaches that far back.
+        if target_timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
+            earliest = cache.earliest_entry
+            epoch = earliest.epoch if earliest is not None and earliest.start_offset <= self.log_start_offset else None
+            return TimestampAndOffset(NO_TIMESTAMP, self.log_start_offset, epoch)
+        # 2. Latest: the log end offset and the latest epoch.
+        if target_timestamp == LATEST_TIMESTAMP:
+            return TimestampAndOffset(NO_TIMESTAMP, self.log_end_offset, cache.latest_epoch)
+        # 3. Latest tiered: no remote storage here.
+        if target_timestamp == LATEST_TIERED_TIMESTAMP:
+            return TimestampAndOffset(NO_TIMESTAMP, -1, -1)
+        batches = self.local_log.batches
+        # 4. Max timestamp: the first batch reaching the largest timestamp, and its record.
+        if target_timestamp == MAX_TIMESTAMP:
+            best: RecordBatch | None = None
+            for batch in batches:
+                if best is None or batch.max_timestamp > best.max_timestamp:
+                    best = batch
+            if best is None:
+                return None
+            for record in best:
+                if record.timestamp == best.max_timestamp:
+                    epoch = best.partition_leader_epoch if best.partition_leader_epoch >= 0 else None
+                    return TimestampAndOffset(best.max_timestamp, record.offset, epoch)
+            return None
+        # 5. A timestamp: first batch whose max timestamp reaches it, then the record inside.
+        for batch in batches:
+            if batch.last_offset < self.log_start_offset or batch.max_timestamp < target_timestamp:
+                continue
+            for record in batch:
+                if record.timestamp >= target_timestamp and record.offset >= self.log_start_offset:
+                    epoch = batch.partition_leader_epoch if batch.partition_leader_epoch >= 0 else None
+                    return TimestampAndOffset(record.timestamp, record.offset, epoch)
+        return None
+
+    # -- retention ---------------------------------------------------------------------------
+
+    def delete_old_segments(self) -> int:
+        """Mirrors UnifiedLog#deleteOldSegments (log-start-offset breach and retention.bytes).
+
+        Each batch plays the part of a segment: batches wholly below the log start offset are
+        dropped, and with ``retention_bytes`` >= 0 the oldest batches below the HW are dropped
+        until the log fits. Returns how many batches went. Time-based retention is left out.
+        """
+        self.local_log.check_if_memory_mapped_buffer_closed()
+        deleted = 0
+        # 1. Retention by size: move the log start past the oldest batches while too large.
+        if self.retention_bytes >= 0 and self.size >= self.retention_bytes:
+            diff = self.size - self.retention_bytes
+            new_start = None
+            for batch in self.local_log.batches:
+                if diff - batch.size_in_bytes < 0 or batch.next_offset > self.high_watermark:
+                    break
+                diff -= batch.size_in_bytes
+                new_start = batch.next_offset
+            if new_start is not None:
+                self.maybe_increment_log_start_offset(new_start, LogStartOffsetIncrementReason.SEGMENT_DELETION)
+        # 2. Log start breach: drop batches that end at or before the log start offset.
+        deleted += len(self.local_log.remove_batches_below(min(self.log_start_offset, self.high_watermark)))
+        # 3. If that rolled a new segment, the HW's position refers to the old one: look it up again.
+        hw = self._high_watermark_metadata
+        if not hw.message_offset_only() and hw.segment_base_offset < self.local_log.segment_base_offset:
+            self._high_watermark_metadata = LogOffsetMetadata(hw.message_offset)
+        self._check_invariants()
+        return deleted
+
+    # -- flush -------------------------------------------------------------------------------
+
+    def flush(self, offset: int | None = None) -> None:
+        """Mirrors UnifiedLog#flush(offset, includingOffset=false): the recovery point moves to ``offset``.
+
+        Without an offset, flushes to the log end (Kafka's flush(forceFlushActiveSegment)).
+        """
+        # 1. Nothing to do unless it moves the recovery point.
+        target = self.log_end_offset if offset is None else offset
+        if target > self.local_log.recovery_point:
+            # 2. Data is already durable in memory; mark it flushed.
+            self.local_log.mark_flushed(target)
+            self._last_flush_time = self.time.milliseconds()
+
+    def flush_upto_offset_exclusive(self, offset: int) -> None:
+        """Mirrors UnifiedLog#flushUptoOffsetExclusive."""
+        self.flush(offset)
+
+    # -- truncation --------------------------------------------------------------------------
+
+    def truncate_to(self, target_offset: int) -> bool:
+        """Mirrors UnifiedLog#truncateTo: make the log end at ``target_offset``.
+
+        Batches with offsets at or past the target go (a batch straddling it goes whole); the
+        LEO becomes the target, HW is clamped, and the epoch cache loses entries starting at
+        or past it. Returns whether anything was truncated.
+        """
+        # 1. Negative targets are a bug.
+        if target_offset < 0:
+            raise ValueError(f"Cannot truncate partition {self.topic_partition} to a negative offset ({target_offset}).")
+        # 2. Nothing to cut: still trim epoch entries a failed leader may have left past the end.
+        if target_offset >= self.local_log.log_end_offset:
+            self.leader_epoch_cache.truncate_from_end(self.log_end_offset)
+            return False
+        _log.info("truncating_log", topic_partition=str(self.topic_partition), target_offset=target_offset)
+        self.local_log.check_if_memory_mapped_buffer_closed()
+        # 3. Below all data: start over at the target.
+        if self.local_log.first_segment_base_offset > target_offset:
+            self.truncate_fully_and_start_at(target_offset)
+        else:
+            # 4. Cut the data and the epoch cache; the log start and HW follow.
+            self.local_log.truncate_to(target_offset)
+            self.leader_epoch_cache.truncate_from_end(target_offset)
+            self.log_start_offset = min(target_offset, self.log_start_offset)
+            if self.high_watermark >= self.local_log.log_end_offset:
+                self.update_high_watermark(self.local_log.log_end_offset_metadata)
+        self._check_invariants()
+        return True
+
+    def truncate_fully_and_start_at(self, new_offset: int, log_start_offset: int | None = None) -> None:
+        """Mirrors UnifiedLog#truncateFullyAndStartAt: drop all data and start at ``new_offset``."""
+        _log.info("truncating_log_fully", topic_partition=str(self.topic_partition), new_offset=new_offset)
+        # 1. Empty the local log and the epoch cache.
+        self.local_log.truncate_fully_and_start_at(new_offset)
+        self.leader_epoch_cache.clear_and_flush()
+        # 2. The log start offset and HW follow.
+        self.log_start_offset = new_offset if log_start_offset is None else log_start_offset
+        self.update_high_watermark(self.local_log.log_end_offset_metadata)
+        self._check_invariants()
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Mirrors UnifiedLog#close: nothing to release in memory beyond the handlers check."""
+        self.local_log.check_if_memory_mapped_buffer_closed()
+
+    def close_handlers(self) -> None:
+        """Mirrors UnifiedLog#closeHandlers: after a log directory failure every I/O fails."""
+        self.local_log.close_handlers()
+
+    def delete(self) -> None:
+        """Mirrors UnifiedLog#delete: drop the data and the epoch cache."""
+        self.local_log.check_if_memory_mapped_buffer_closed()
+        self.leader_epoch_cache.clear()
+        self.local_log.delete_all_segments()
+
+    # -- invariants --------------------------------------------------------------------------
+
+    def _check_invariants(self) -> None:
+        """Assert log_start <= HW <= LEO (the design's invariant 8); batch order is checked on append."""
+        if not (self.log_start_offset <= self.high_watermark <= self.log_end_offset):
+            raise AssertionError(f"log offsets out of order: {self!r}")
+
+    def __repr__(self) -> str:
+        return (
+            f"UnifiedLog(dir={self.dir}, topicId={self._topic_id}, topic={self.topic_partition.topic}, "
+            f"partition={self.topic_partition.partition}, highWatermark={self.high_watermark}, "
+            f"lastStableOffset={self.last_stable_offset}, logStartOffset={self.log_start_offset}, "
+            f"logEndOffset={self.log_end_offset}, latestEpoch={self.latest_epoch}, batches={len(self.local_log)})"
+        )

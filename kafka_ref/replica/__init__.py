@@ -1,0 +1,1 @@
+"""The broker's replica layer: ReplicaManager, Partition, Replica and the fetchers."""

@@ -1,0 +1,226 @@
+"""The read side of ReplicaManager: fetches, offsets by timestamp, epoch end offsets.
+
+Mirrors kafka.server.ReplicaManager#fetchMessages, #readFromLog, #fetchOffsetForTimestamp and
+#lastOffsetForLeaderEpoch. Kept apart from replica_manager.py only for size; these are
+methods of ReplicaManager (a mixin), not a separate Kafka class.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+from kafka_ref.common.errors import (
+    ApiException,
+    Errors,
+    FencedLeaderEpochException,
+    InconsistentTopicIdException,
+    KafkaStorageException,
+    NotLeaderOrFollowerException,
+    OffsetOutOfRangeException,
+    ReplicaNotAvailableException,
+    UnknownLeaderEpochException,
+    UnknownTopicOrPartitionException,
+)
+from kafka_ref.common.topic_partition import TopicPartition
+from kafka_ref.common.uuid import ZERO_UUID, Uuid
+from kafka_ref.log.fetch_data import FetchDataInfo, LogOffsetMetadata, UNKNOWN_OFFSET_METADATA
+from kafka_ref.replica.fetch_params import FetchParams
+from kafka_ref.replica.read_info import EpochEndOffset, LogReadResult
+from kafka_ref.server.delayed_fetch import DelayedFetch, FetchPartitionStatus
+from kafka_ref.server.delayed_operation import TopicPartitionOperationKey
+
+_EXPECTED_READ_ERRORS = (
+    UnknownTopicOrPartitionException,
+    NotLeaderOrFollowerException,
+    UnknownLeaderEpochException,
+    FencedLeaderEpochException,
+    ReplicaNotAvailableException,
+    KafkaStorageException,
+    InconsistentTopicIdException,
+)
+
+
+class ReadPath:
+    """Read-side methods of kafka.server.ReplicaManager."""
+
+    def fetch_messages(
+        self,
+        params: FetchParams,
+        fetch_infos: Sequence[tuple[TopicPartition, Any]],
+        response_callback: Callable[[list[tuple[TopicPartition, LogReadResult]]], None],
+        topic_ids: dict[str, Uuid] | None = None,
+    ) -> None:
+        """Mirrors kafka.server.ReplicaManager#fetchMessages.
+
+        Read at once; answer now if the fetch does not want to wait, asked for nothing, has
+        min bytes, hit an error, or found a diverging epoch; otherwise park a DelayedFetch
+        keyed by its partitions.
+        """
+        # 1. Read (this updates follower fetch state on the leader).
+        results = self.read_from_log(params, fetch_infos, read_from_purgatory=False, topic_ids=topic_ids)
+        bytes_readable = 0
+        error_reading = False
+        has_diverging = False
+        for _, result in results:
+            if result.error is not Errors.NONE:
+                error_reading = True
+            if result.diverging_epoch is not None:
+                has_diverging = True
+            bytes_readable += result.bytes
+        # 2. Answer at once when there is no reason to wait.
+        if params.max_wait_ms <= 0 or not fetch_infos or bytes_readable >= params.min_bytes or error_reading or has_diverging:
+            response_callback(results)
+            return
+        # 3. Otherwise wait in the purgatory, keyed by partition.
+        statuses = []
+        by_tp = dict(results)
+        for tp, info in fetch_infos:
+            result = by_tp.get(tp)
+            if result is not None and result.info is not None:
+                statuses.append((tp, FetchPartitionStatus(result.info.fetch_offset_metadata, info)))
+        op = DelayedFetch(params, statuses, self, response_callback)
+        keys = [TopicPartitionOperationKey.of(tp) for tp, _ in statuses]
+        if not keys:
+            response_callback(results)
+            return
+        self.delayed_fetch_purgatory.try_complete_else_watch(op, keys)
+
+    def read_from_log(
+        self,
+        params: FetchParams,
+        fetch_infos: Sequence[tuple[TopicPartition, Any]],
+        read_from_purgatory: bool,
+        topic_ids: dict[str, Uuid] | None = None,
+    ) -> list[tuple[TopicPartition, LogReadResult]]:
+        """Mirrors kafka.server.ReplicaManager#readFromLog.
+
+        The response budget ``max_bytes`` is shared across partitions in order; the first
+        non-empty partition may exceed it (min one message) unless the limit is hard.
+        """
+        limit_bytes = params.max_bytes
+        min_one_message = not params.hard_max_bytes_limit
+        results: list[tuple[TopicPartition, LogReadResult]] = []
+        for tp, info in fetch_infos:
+            result = self._read(params, tp, info, limit_bytes, min_one_message, read_from_purgatory, topic_ids)
+            size = result.bytes
+            if size > 0:
+                min_one_message = False
+            limit_bytes = max(0, limit_bytes - size)
+            results.append((tp, result))
+        return results
+
+    def _read(
+        self,
+        params: FetchParams,
+        tp: TopicPartition,
+        info: Any,
+        limit_bytes: int,
+        min_one_message: bool,
+        read_from_purgatory: bool,
+        topic_ids: dict[str, Uuid] | None,
+    ) -> LogReadResult:
+        """Mirrors the ``read`` closure inside kafka.server.ReplicaManager#readFromLog."""
+        adjusted_max_bytes = min(info.partition_max_bytes, limit_bytes)
+        fetch_time_ms = self.time.milliseconds()
+        partition = None
+        try:
+            # 1. Hosting and topic id checks.
+            partition = self.get_partition_or_exception(tp)
+            request_topic_id = (topic_ids or {}).get(tp.topic)
+            if request_topic_id not in (None, ZERO_UUID) and partition.topic_id is not None and request_topic_id != partition.topic_id:
+                raise InconsistentTopicIdException("Topic ID in the fetch session did not match the topic ID in the log.")
+            # 2. The read, with epoch validation and (for followers) fetch-state update.
+            read_info = partition.fetch_records(
+                replica_id=params.replica_id,
+                fetch_only_leader=params.fetch_only_leader,
+                isolation=params.isolation,
+                fetch_offset=info.fetch_offset,
+                current_leader_epoch=info.current_leader_epoch,
+                last_fetched_epoch=info.last_fetched_epoch,
+                log_start_offset=info.log_start_offset,
+                fetch_time_ms=fetch_time_ms,
+                max_bytes=adjusted_max_bytes,
+                min_one_message=min_one_message,
+                update_fetch_state=not read_from_purgatory,
+                replica_epoch=params.replica_epoch,
+            )
+            return LogReadResult(
+                info=read_info.fetched_data,
+                diverging_epoch=read_info.diverging_epoch,
+                high_watermark=read_info.high_watermark,
+                leader_log_start_offset=read_info.log_start_offset,
+                leader_log_end_offset=read_info.log_end_offset,
+                follower_log_start_offset=info.log_start_offset,
+                fetch_time_ms=fetch_time_ms,
+                last_stable_offset=read_info.last_stable_offset,
+            )
+        except _EXPECTED_READ_ERRORS as exc:
+            return _error_result(exc, fetch_time_ms)
+        except OffsetOutOfRangeException as exc:
+            # 3. Out of range: the follower/consumer resolves it (reset or truncate).
+            return self._handle_offset_out_of_range_error(tp, params, info, partition, fetch_time_ms, exc)
+        except ApiException as exc:
+            return _error_result(exc, fetch_time_ms)
+
+    def _handle_offset_out_of_range_error(
+        self, tp: TopicPartition, params: FetchParams, info: Any, partition: Any, fetch_time_ms: int, exc: Exception
+    ) -> LogReadResult:
+        """Mirrors kafka.server.ReplicaManager#handleOffsetOutOfRangeError (no tiered storage here)."""
+        log = partition.log if partition is not None else None
+        return LogReadResult(
+            info=FetchDataInfo(UNKNOWN_OFFSET_METADATA, _empty()),
+            diverging_epoch=None,
+            high_watermark=log.high_watermark if log is not None else -1,
+            leader_log_start_offset=log.log_start_offset if log is not None else -1,
+            leader_log_end_offset=log.log_end_offset if log is not None else -1,
+            follower_log_start_offset=info.log_start_offset,
+            fetch_time_ms=fetch_time_ms,
+            last_stable_offset=log.last_stable_offset if log is not None else -1,
+            error=Errors.OFFSET_OUT_OF_RANGE,
+            exception=exc,
+        )
+
+    def fetch_offset_for_timestamp(
+        self, tp: TopicPartition, timestamp: int, isolation_level: int | None, current_leader_epoch: int, fetch_only_from_leader: bool
+    ) -> Any:
+        """Mirrors kafka.server.ReplicaManager#fetchOffsetForTimestamp."""
+        partition = self.get_partition_or_exception(tp)
+        return partition.fetch_offset_for_timestamp(timestamp, isolation_level, current_leader_epoch, fetch_only_from_leader)
+
+    def last_offset_for_leader_epoch(self, requested: dict[TopicPartition, tuple[int, int]]) -> dict[TopicPartition, EpochEndOffset]:
+        """Mirrors kafka.server.ReplicaManager#lastOffsetForLeaderEpoch.
+
+        ``requested`` maps a partition to (current_leader_epoch, leader_epoch).
+        """
+        out: dict[TopicPartition, EpochEndOffset] = {}
+        for tp, (current_leader_epoch, leader_epoch) in requested.items():
+            result = self.get_partition_or_error(tp)
+            if isinstance(result, Errors):
+                out[tp] = EpochEndOffset(error_code=result.code, partition=tp.partition, leader_epoch=-1, end_offset=-1)
+            else:
+                out[tp] = result.last_offset_for_leader_epoch(current_leader_epoch, leader_epoch, fetch_only_from_leader=True)
+        return out
+
+
+def _empty() -> Any:
+    from kafka_ref.common.records import MemoryRecords
+
+    return MemoryRecords.EMPTY
+
+
+def _error_result(exc: BaseException, fetch_time_ms: int) -> LogReadResult:
+    return LogReadResult(
+        info=FetchDataInfo(UNKNOWN_OFFSET_METADATA, _empty()),
+        diverging_epoch=None,
+        high_watermark=-1,
+        leader_log_start_offset=-1,
+        leader_log_end_offset=-1,
+        follower_log_start_offset=-1,
+        fetch_time_ms=fetch_time_ms,
+        last_stable_offset=-1,
+        error=Errors.for_exception(exc),
+        exception=exc,
+    )
+
+
+_ = LogOffsetMetadata

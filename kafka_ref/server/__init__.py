@@ -1,0 +1,1 @@
+"""The broker: KafkaBroker, KafkaApis, MetadataCache, purgatories, delayed operations."""

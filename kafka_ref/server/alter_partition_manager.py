@@ -1,0 +1,161 @@
+"""Sends the leader's ISR changes to the controller, at most one request in flight.
+
+Mirrors kafka.server.DefaultAlterPartitionManager (KIP-497, Kafka 3.x). Partitions submit a
+proposed LeaderAndIsr; at most one pending change per partition; pending changes are batched
+into one AlterPartitionRequest; while one is in flight, new ones wait. Partitions without an
+answer (a timeout, a disconnect, a top-level error) are sent again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Hashable
+
+import anyio
+
+from kafka_ref.common.errors import Errors
+from kafka_ref.common.requests.alter_partition import (
+    AlterPartitionPartitionData,
+    AlterPartitionRequest,
+    AlterPartitionResponse,
+    AlterPartitionTopicData,
+    BrokerState,
+)
+from kafka_ref.common.state_change import state_change_logger
+from kafka_ref.common.topic_partition import TopicPartition
+from kafka_ref.common.uuid import ZERO_UUID, Uuid
+from kafka_ref.network.network import DisconnectException, NetworkTimeoutException
+from kafka_ref.zk.zk_data import LeaderAndIsr
+
+Callback = Callable[[LeaderAndIsr | None, Errors | None], None]
+RETRY_BACKOFF_MS = 50
+
+
+@dataclass(slots=True)
+class AlterPartitionItem:
+    """Mirrors kafka.server.AlterPartitionItem: one proposed change and who waits for it."""
+
+    topic_partition: TopicPartition
+    topic_id: Uuid | None
+    leader_and_isr: LeaderAndIsr
+    controller_epoch: int
+    callback: Callback
+
+
+class AlterPartitionManager:
+    """Mirrors kafka.server.DefaultAlterPartitionManager."""
+
+    def __init__(
+        self,
+        broker_id: int,
+        network: Any,
+        controller_node_provider: Callable[[], Hashable | None],
+        broker_epoch_supplier: Callable[[], int],
+        request_timeout_ms: int = 30000,
+    ) -> None:
+        self.broker_id = broker_id
+        self.network = network
+        self.controller_node_provider = controller_node_provider
+        self.broker_epoch_supplier = broker_epoch_supplier
+        self.request_timeout_ms = request_timeout_ms
+        self.unsent_isr_updates: dict[TopicPartition, AlterPartitionItem] = {}
+        self.in_flight = False
+        self.requests_sent = 0
+        self._task_group: anyio.abc.TaskGroup | None = None
+        self._log = state_change_logger(broker_id=broker_id)
+
+    def start(self, task_group: anyio.abc.TaskGroup) -> None:
+        self._task_group = task_group
+        self.maybe_propagate_isr_changes()
+
+    def submit(
+        self, tp: TopicPartition, topic_id: Uuid | None, leader_and_isr: LeaderAndIsr, controller_epoch: int, callback: Callback
+    ) -> None:
+        """Mirrors kafka.server.DefaultAlterPartitionManager#submit.
+
+        A partition with a change already queued gets OPERATION_NOT_ATTEMPTED for the new one.
+        """
+        if tp in self.unsent_isr_updates:
+            callback(None, Errors.OPERATION_NOT_ATTEMPTED)
+            return
+        self.unsent_isr_updates[tp] = AlterPartitionItem(tp, topic_id, leader_and_isr, controller_epoch, callback)
+        self.maybe_propagate_isr_changes()
+
+    def maybe_propagate_isr_changes(self) -> None:
+        """Mirrors kafka.server.DefaultAlterPartitionManager#maybePropagateIsrChanges."""
+        if self.in_flight or not self.unsent_isr_updates or self._task_group is None:
+            return
+        items = list(self.unsent_isr_updates.values())
+        self.unsent_isr_updates.clear()
+        self.in_flight = True
+        self._task_group.start_soon(self._send_request, items)
+
+    def build_request(self, items: list[AlterPartitionItem]) -> AlterPartitionRequest:
+        """Mirrors kafka.server.DefaultAlterPartitionManager#buildRequest."""
+        by_topic: dict[str, list[AlterPartitionItem]] = {}
+        for item in items:
+            by_topic.setdefault(item.topic_partition.topic, []).append(item)
+        topics = []
+        for topic, topic_items in by_topic.items():
+            topic_id = topic_items[0].topic_id or ZERO_UUID
+            topics.append(AlterPartitionTopicData(
+                topic_name=topic,
+                topic_id=topic_id,
+                partitions=tuple(
+                    AlterPartitionPartitionData(
+                        partition_index=i.topic_partition.partition,
+                        leader_epoch=i.leader_and_isr.leader_epoch,
+                        new_isr_with_epochs=tuple(BrokerState(broker_id=b, broker_epoch=-1) for b in i.leader_and_isr.isr),
+                        leader_recovery_state=i.leader_and_isr.leader_recovery_state,
+                        partition_epoch=i.leader_and_isr.partition_epoch,
+                    )
+                    for i in topic_items
+                ),
+            ))
+        return AlterPartitionRequest(broker_id=self.broker_id, broker_epoch=self.broker_epoch_supplier(), topics=tuple(topics))
+
+    async def _send_request(self, items: list[AlterPartitionItem]) -> None:
+        """Mirrors kafka.server.DefaultAlterPartitionManager#sendRequest and its completion handler."""
+        answered: dict[TopicPartition, tuple[LeaderAndIsr | None, Errors | None]] = {}
+        controller = self.controller_node_provider()
+        try:
+            if controller is None:
+                raise DisconnectException("no controller known")
+            self.requests_sent += 1
+            response = await self.network.send(self.broker_id, controller, self.build_request(items), self.request_timeout_ms)
+            answered = self.handle_alter_partition_response(response)
+        except (DisconnectException, NetworkTimeoutException) as exc:
+            self._log.info("alter_partition_no_response_retrying", reason=str(exc))
+        # Complete what was answered; put the rest back in the queue.
+        self.in_flight = False
+        retry = False
+        for item in items:
+            result = answered.get(item.topic_partition)
+            if result is None:
+                self.unsent_isr_updates.setdefault(item.topic_partition, item)
+                retry = True
+            else:
+                item.callback(*result)
+        if retry:
+            await anyio.sleep(RETRY_BACKOFF_MS / 1000)
+        self.maybe_propagate_isr_changes()
+
+    def handle_alter_partition_response(
+        self, response: AlterPartitionResponse
+    ) -> dict[TopicPartition, tuple[LeaderAndIsr | None, Errors | None]]:
+        """Mirrors kafka.server.DefaultAlterPartitionManager#handleAlterPartitionResponse."""
+        error = Errors.for_code(response.error_code)
+        if error is not Errors.NONE:
+            # STALE_BROKER_EPOCH, NOT_CONTROLLER, CLUSTER_AUTHORIZATION_FAILED...: nothing answered; retry.
+            self._log.warning("alter_partition_top_level_error", error=error.name)
+            return {}
+        out: dict[TopicPartition, tuple[LeaderAndIsr | None, Errors | None]] = {}
+        for topic in response.topics:
+            for p in topic.partitions:
+                tp = TopicPartition(topic.topic_name, p.partition_index)
+                perr = Errors.for_code(p.error_code)
+                if perr is Errors.NONE:
+                    out[tp] = (LeaderAndIsr(p.leader_id, p.leader_epoch, tuple(p.isr), p.leader_recovery_state, p.partition_epoch), None)
+                else:
+                    out[tp] = (None, perr)
+        return out

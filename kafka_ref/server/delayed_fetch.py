@@ -1,0 +1,99 @@
+"""A fetch waiting for min bytes, max wait, or a reason to answer early.
+
+Mirrors kafka.server.DelayedFetch (Kafka 3.x), including its lettered cases.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from kafka_ref.common.errors import (
+    Errors,
+    FencedLeaderEpochException,
+    KafkaStorageException,
+    NotLeaderOrFollowerException,
+    UnknownLeaderEpochException,
+    UnknownTopicOrPartitionException,
+)
+from kafka_ref.common.topic_partition import TopicPartition
+from kafka_ref.log.fetch_data import UNKNOWN_OFFSET_METADATA, FetchIsolation, LogOffsetMetadata
+from kafka_ref.server.delayed_operation import DelayedOperation
+
+
+@dataclass(frozen=True, slots=True)
+class FetchPartitionStatus:
+    """Mirrors kafka.server.FetchPartitionStatus: where the read started, and what was asked."""
+
+    start_offset_metadata: LogOffsetMetadata
+    fetch_info: Any  # the request's FetchPartition
+
+
+class DelayedFetch(DelayedOperation):
+    """Mirrors kafka.server.DelayedFetch."""
+
+    def __init__(
+        self,
+        params: Any,
+        fetch_partition_status: list[tuple[TopicPartition, FetchPartitionStatus]],
+        replica_manager: Any,
+        response_callback: Callable[[list[tuple[TopicPartition, Any]]], None],
+    ) -> None:
+        super().__init__(params.max_wait_ms)
+        self.params = params
+        self.fetch_partition_status = fetch_partition_status
+        self.replica_manager = replica_manager
+        self.response_callback = response_callback
+
+    def try_complete(self) -> bool:
+        """Mirrors kafka.server.DelayedFetch#tryComplete (cases A–H)."""
+        accumulated = 0
+        for tp, status in self.fetch_partition_status:
+            fetch_offset = status.start_offset_metadata
+            leader_epoch = status.fetch_info.current_leader_epoch
+            try:
+                if fetch_offset == UNKNOWN_OFFSET_METADATA:
+                    continue
+                partition = self.replica_manager.get_partition_or_exception(tp)
+                snapshot = partition.fetch_offset_snapshot(leader_epoch, self.params.fetch_only_leader)
+                if self.params.isolation is FetchIsolation.LOG_END:
+                    end = snapshot.log_end_offset
+                elif self.params.isolation is FetchIsolation.HIGH_WATERMARK:
+                    end = snapshot.high_watermark
+                else:
+                    end = snapshot.last_stable_offset
+                # Case F: the log was truncated below the fetch offset, or the fetch is on an older segment.
+                if fetch_offset.message_offset > end.message_offset:
+                    return self.force_complete()
+                if fetch_offset.message_offset < end.message_offset:
+                    if fetch_offset.on_older_segment(end):
+                        return self.force_complete()
+                    if fetch_offset.on_same_segment(end):
+                        # Case G accumulation: bytes available, capped by the partition's max.
+                        accumulated += min(end.position_diff(fetch_offset), status.fetch_info.partition_max_bytes)
+                # Case H: truncation while waiting made the epochs diverge.
+                last_fetched_epoch = status.fetch_info.last_fetched_epoch
+                if last_fetched_epoch >= 0:
+                    epoch_end = partition.last_offset_for_leader_epoch(leader_epoch, last_fetched_epoch, False)
+                    if (
+                        epoch_end.error_code != Errors.NONE.code
+                        or epoch_end.end_offset == -1
+                        or epoch_end.leader_epoch == -1
+                    ):
+                        return self.force_complete()
+                    if epoch_end.leader_epoch < last_fetched_epoch or epoch_end.end_offset < status.fetch_info.fetch_offset:
+                        return self.force_complete()
+            except (NotLeaderOrFollowerException, UnknownTopicOrPartitionException, KafkaStorageException,
+                    UnknownLeaderEpochException, FencedLeaderEpochException):
+                # Cases A–E: leadership or the partition changed: answer now.
+                return self.force_complete()
+        # Case G: enough bytes.
+        if accumulated >= self.params.min_bytes:
+            return self.force_complete()
+        return False
+
+    def on_complete(self) -> None:
+        """Mirrors kafka.server.DelayedFetch#onComplete: read again (without updating follower state)."""
+        infos = [(tp, status.fetch_info) for tp, status in self.fetch_partition_status]
+        results = self.replica_manager.read_from_log(self.params, infos, read_from_purgatory=True)
+        self.response_callback(results)

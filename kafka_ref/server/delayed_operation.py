@@ -1,0 +1,154 @@
+"""Operations that wait in a purgatory until they can complete or time out.
+
+Mirrors kafka.server.DelayedOperation and kafka.server.DelayedOperationPurgatory. An operation
+is watched under one or more keys (``TopicPartitionOperationKey``); whoever changes the state
+behind a key calls ``check_and_complete(key)``. Everything runs on one event loop, so Kafka's
+per-operation lock is not needed: a sync call cannot interleave with another.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Generic, Hashable, Iterable, TypeVar
+
+from kafka_ref.common.topic_partition import TopicPartition
+from kafka_ref.server.timer import SystemTimer, TimerTask
+
+
+@dataclass(frozen=True, slots=True)
+class TopicPartitionOperationKey:
+    """Mirrors kafka.server.TopicPartitionOperationKey."""
+
+    topic: str
+    partition: int
+
+    @classmethod
+    def of(cls, tp: TopicPartition) -> "TopicPartitionOperationKey":
+        return cls(tp.topic, tp.partition)
+
+    @property
+    def key_label(self) -> str:
+        return f"{self.topic}-{self.partition}"
+
+
+class DelayedOperation(TimerTask):
+    """Mirrors kafka.server.DelayedOperation.
+
+    Subclasses define ``try_complete`` (return ``self.force_complete()`` when done),
+    ``on_complete`` (send the response) and ``on_expiration``.
+    """
+
+    def __init__(self, delay_ms: int) -> None:
+        super().__init__(delay_ms)
+        self._completed = False
+
+    def force_complete(self) -> bool:
+        """Mirrors kafka.server.DelayedOperation#forceComplete: complete exactly once."""
+        if self._completed:
+            return False
+        self._completed = True
+        self.cancel()
+        self.on_complete()
+        return True
+
+    @property
+    def is_completed(self) -> bool:
+        return self._completed
+
+    def try_complete(self) -> bool:
+        raise TypeError(f"{type(self).__name__} must override try_complete()")
+
+    def on_complete(self) -> None:
+        raise TypeError(f"{type(self).__name__} must override on_complete()")
+
+    def on_expiration(self) -> None:
+        """Called after a completion forced by the timeout."""
+
+    def safe_try_complete(self) -> bool:
+        """Mirrors kafka.server.DelayedOperation#safeTryComplete (no lock needed on one loop)."""
+        return self.try_complete()
+
+    def run(self) -> None:
+        """Mirrors kafka.server.DelayedOperation#run: the timer fired."""
+        if self.force_complete():
+            self.on_expiration()
+
+
+T = TypeVar("T", bound=DelayedOperation)
+
+
+class DelayedOperationPurgatory(Generic[T]):
+    """Mirrors kafka.server.DelayedOperationPurgatory."""
+
+    def __init__(self, purgatory_name: str, timer: SystemTimer, broker_id: int = 0) -> None:
+        self.purgatory_name = purgatory_name
+        self.timer = timer
+        self.broker_id = broker_id
+        self._watchers: dict[Hashable, list[T]] = defaultdict(list)
+        self.completed_count = 0
+        self.expired_count = 0
+
+    def try_complete_else_watch(self, operation: T, watch_keys: Iterable[Hashable]) -> bool:
+        """Mirrors kafka.server.DelayedOperationPurgatory#tryCompleteElseWatch.
+
+        1. Try to complete at once; 2. otherwise watch under every key; 3. arm the timeout.
+        """
+        keys = list(watch_keys)
+        assert keys, "The watch key list can't be empty"
+        # 1. A first attempt: most operations can complete right away.
+        if operation.safe_try_complete():
+            self.completed_count += 1
+            return True
+        # 2. Watch the operation under each key (one loop: no need to retry between keys).
+        for key in keys:
+            if operation.is_completed:
+                return False
+            self._watchers[key].append(operation)
+        # 3. Arm the expiration timer if still pending.
+        if not operation.is_completed:
+            self.timer.add(operation)
+        return False
+
+    def check_and_complete(self, key: Hashable) -> int:
+        """Mirrors kafka.server.DelayedOperationPurgatory#checkAndComplete; returns how many completed."""
+        watchers = self._watchers.get(key)
+        if not watchers:
+            return 0
+        completed = 0
+        remaining: list[T] = []
+        for op in list(watchers):
+            if op.is_completed:
+                continue
+            if op.safe_try_complete():
+                completed += 1
+            else:
+                remaining.append(op)
+        if remaining:
+            self._watchers[key] = remaining
+        else:
+            self._watchers.pop(key, None)
+        self.completed_count += completed
+        return completed
+
+    def watched(self) -> int:
+        """Number of watch entries still pending (Kafka's ``watched``)."""
+        return sum(1 for ops in self._watchers.values() for op in ops if not op.is_completed)
+
+    def num_delayed(self) -> int:
+        """Mirrors kafka.server.DelayedOperationPurgatory#numDelayed."""
+        return len({id(op) for ops in self._watchers.values() for op in ops if not op.is_completed})
+
+    def cancel_for_key(self, key: Hashable) -> list[T]:
+        ops = self._watchers.pop(key, [])
+        for op in ops:
+            op.cancel()
+        return ops
+
+    def purge_completed(self) -> None:
+        for key in list(self._watchers):
+            pending = [op for op in self._watchers[key] if not op.is_completed]
+            if pending:
+                self._watchers[key] = pending
+            else:
+                del self._watchers[key]

@@ -1,0 +1,695 @@
+"""Incremental fetch sessions (KIP-227), both ends.
+
+Mirrors org.apache.kafka.clients.FetchSessionHandler and org.apache.kafka.common.requests.
+FetchMetadata (the fetching side: which partitions to list in the next request), and
+kafka.server.FetchSession.scala of Kafka 3.8 (the serving side: CachedPartition, FetchSession,
+the FetchContext kinds, FetchSessionCache and FetchManager).
+
+Why: a follower fetching 10,000 partitions would otherwise list all of them in every request
+and get all of them back in every response. With a session the first (full) fetch creates a
+session on the leader; later (incremental) fetches list only partitions whose request changed
+(usually the fetch offset after an append) and get back only partitions whose answer changed.
+
+Differences from Kafka, all deliberate:
+
+* one cache shard (Kafka 3.8 shards the cache to cut lock contention; one event loop has none);
+* eviction keeps Kafka's rule and ordering (stale first, then the least valuable entry by
+  (privileged, size, id)) but finds entries by a linear scan instead of three sorted trees;
+* session ids come from a ``random.Random`` the broker passes, so a seeded cluster repeats;
+* a partition is also re-sent when its last stable offset changed (Kafka's CachedPartition
+  does not track the LSO; a read_committed consumer in a session could otherwise miss it);
+* a partition re-added with a different topic id simply replaces the cached one.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+
+from kafka_ref.common.errors import Errors
+from kafka_ref.common.requests.fetch import FetchPartition, FetchRequest, FetchResponse, PartitionData
+from kafka_ref.common.time import Time
+from kafka_ref.common.topic_partition import TopicIdPartition, TopicPartition
+from kafka_ref.common.uuid import ZERO_UUID, Uuid
+
+log = logging.getLogger("kafka.server.FetchSession")
+
+INVALID_SESSION_ID = 0
+INITIAL_EPOCH = 0
+FINAL_EPOCH = -1
+_INT_MAX = 0x7FFFFFFF
+# Mirrors KafkaServer.MIN_INCREMENTAL_FETCH_SESSION_EVICTION_MS.
+MIN_INCREMENTAL_FETCH_SESSION_EVICTION_MS = 120_000
+
+
+@dataclass(frozen=True, slots=True)
+class FetchMetadata:
+    """Mirrors org.apache.kafka.common.requests.FetchMetadata: (session id, session epoch).
+
+    Epoch 0 opens a session (a full fetch), -1 closes it (a full fetch without a session),
+    any other epoch is the next incremental fetch of session ``session_id``.
+    """
+
+    session_id: int
+    epoch: int
+
+    @property
+    def is_full(self) -> bool:
+        """Mirrors FetchMetadata#isFull: initial or final epoch means every partition is listed."""
+        return self.epoch in (INITIAL_EPOCH, FINAL_EPOCH)
+
+    @staticmethod
+    def next_epoch(prev_epoch: int) -> int:
+        """Mirrors FetchMetadata#nextEpoch: +1, wrapping from Integer.MAX_VALUE to 1."""
+        if prev_epoch < 0:
+            return FINAL_EPOCH
+        if prev_epoch == _INT_MAX:
+            return 1
+        return prev_epoch + 1
+
+    def next_close_existing(self) -> "FetchMetadata":
+        """Mirrors FetchMetadata#nextCloseExisting."""
+        return FetchMetadata(self.session_id, FINAL_EPOCH)
+
+    def next_close_existing_attempt_new(self) -> "FetchMetadata":
+        """Mirrors FetchMetadata#nextCloseExistingAttemptNew."""
+        return FetchMetadata(self.session_id, INITIAL_EPOCH)
+
+    @classmethod
+    def new_incremental(cls, session_id: int) -> "FetchMetadata":
+        """Mirrors FetchMetadata#newIncremental."""
+        return cls(session_id, cls.next_epoch(INITIAL_EPOCH))
+
+    def next_incremental(self) -> "FetchMetadata":
+        """Mirrors FetchMetadata#nextIncremental."""
+        return FetchMetadata(self.session_id, self.next_epoch(self.epoch))
+
+    @classmethod
+    def of(cls, request: FetchRequest) -> "FetchMetadata":
+        return cls(request.session_id, request.session_epoch)
+
+
+FetchMetadata.INITIAL = FetchMetadata(INVALID_SESSION_ID, INITIAL_EPOCH)  # type: ignore[attr-defined]
+FetchMetadata.LEGACY = FetchMetadata(INVALID_SESSION_ID, FINAL_EPOCH)  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True, slots=True)
+class FetchRequestPartitionData:
+    """Mirrors org.apache.kafka.common.requests.FetchRequest.PartitionData.
+
+    What a fetcher asks for one partition. Equality is what decides whether an incremental
+    request must list the partition again. ``None`` epochs are Kafka's empty Optionals.
+    """
+
+    topic_id: Uuid
+    fetch_offset: int
+    log_start_offset: int
+    max_bytes: int
+    current_leader_epoch: int | None = None
+    last_fetched_epoch: int | None = None
+
+    def to_fetch_partition(self, partition: int) -> FetchPartition:
+        """The wire form (FetchRequestData.FetchPartition); -1 stands for an empty epoch."""
+        return FetchPartition(
+            partition=partition,
+            current_leader_epoch=-1 if self.current_leader_epoch is None else self.current_leader_epoch,
+            fetch_offset=self.fetch_offset,
+            last_fetched_epoch=-1 if self.last_fetched_epoch is None else self.last_fetched_epoch,
+            log_start_offset=self.log_start_offset,
+            partition_max_bytes=self.max_bytes,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class FetchRequestData:
+    """Mirrors org.apache.kafka.clients.FetchSessionHandler.FetchRequestData."""
+
+    to_send: dict[TopicPartition, FetchRequestPartitionData]
+    to_forget: list[TopicIdPartition]
+    to_replace: list[TopicIdPartition]
+    session_partitions: dict[TopicPartition, FetchRequestPartitionData]
+    metadata: FetchMetadata
+    can_use_topic_ids: bool
+
+
+class FetchSessionHandler:
+    """Mirrors org.apache.kafka.clients.FetchSessionHandler: the fetching side of a session.
+
+    Tracks which partitions the leader has in our session and builds each request: a full
+    one listing everything when there is no session, else an incremental one listing only
+    added or changed partitions and the partitions to forget.
+    """
+
+    def __init__(self, node: int, log_prefix: str = "") -> None:
+        self.node = node
+        self.log_prefix = log_prefix
+        self.next_metadata: FetchMetadata = FetchMetadata.INITIAL  # type: ignore[attr-defined]
+        self.session_partitions: dict[TopicPartition, FetchRequestPartitionData] = {}
+        self.session_topic_names: dict[Uuid, str] = {}
+
+    @property
+    def session_id(self) -> int:
+        return self.next_metadata.session_id
+
+    def new_builder(self, size: int = 0, copy_session_partitions: bool = True) -> "FetchSessionHandler.Builder":
+        """Mirrors FetchSessionHandler#newBuilder (the size hint is irrelevant for a dict)."""
+        return FetchSessionHandler.Builder(self, copy_session_partitions)
+
+    class Builder:
+        """Mirrors org.apache.kafka.clients.FetchSessionHandler.Builder."""
+
+        def __init__(self, handler: "FetchSessionHandler", copy_session_partitions: bool) -> None:
+            self.handler = handler
+            self.copy_session_partitions = copy_session_partitions
+            self.next: dict[TopicPartition, FetchRequestPartitionData] = {}
+            self.topic_names: dict[Uuid, str] = {}
+            self.partitions_without_topic_ids = 0
+
+        def add(self, topic_partition: TopicPartition, data: FetchRequestPartitionData) -> None:
+            """Mirrors FetchSessionHandler.Builder#add: we want this partition in the next fetch."""
+            self.next[topic_partition] = data
+            if data.topic_id == ZERO_UUID:
+                self.partitions_without_topic_ids += 1
+            else:
+                self.topic_names.setdefault(data.topic_id, topic_partition.topic)
+
+        def build(self) -> FetchRequestData:
+            """Mirrors FetchSessionHandler.Builder#build."""
+            h = self.handler
+            can_use_topic_ids = self.partitions_without_topic_ids == 0
+            next_parts = self.next
+            # 1. No session yet (or closing one): the request lists every partition.
+            if h.next_metadata.is_full:
+                h.session_partitions = next_parts
+                h.session_topic_names = self.topic_names if can_use_topic_ids else {}
+                to_send = dict(next_parts)
+                return FetchRequestData(to_send, [], [], to_send, h.next_metadata, can_use_topic_ids)
+            # 2. Incremental: walk the session; changed partitions move to the back of `next`,
+            #    unchanged ones drop out of it, missing ones are forgotten.
+            added: list[TopicIdPartition] = []
+            removed: list[TopicIdPartition] = []
+            altered: list[TopicIdPartition] = []
+            replaced: list[TopicIdPartition] = []
+            for tp, prev in list(h.session_partitions.items()):
+                nxt = next_parts.pop(tp, None)
+                if nxt is not None:
+                    if prev.topic_id != nxt.topic_id and prev.topic_id != ZERO_UUID and nxt.topic_id != ZERO_UUID:
+                        next_parts[tp] = nxt
+                        h.session_partitions[tp] = nxt
+                        replaced.append(TopicIdPartition(prev.topic_id, tp))
+                    elif prev != nxt:
+                        next_parts[tp] = nxt
+                        h.session_partitions[tp] = nxt
+                        altered.append(TopicIdPartition(nxt.topic_id, tp))
+                else:
+                    del h.session_partitions[tp]
+                    removed.append(TopicIdPartition(prev.topic_id, tp))
+                    if can_use_topic_ids and prev.topic_id == ZERO_UUID:
+                        can_use_topic_ids = False
+            # 3. Partitions never seen before join the session (they sit before the re-added
+            #    changed ones, so the first known partition ends the scan).
+            for tp, nxt in next_parts.items():
+                if tp in h.session_partitions:
+                    break
+                h.session_partitions[tp] = nxt
+                added.append(TopicIdPartition(nxt.topic_id, tp))
+            h.session_topic_names = self.topic_names if can_use_topic_ids else {}
+            log.debug("%sBuilt incremental fetch %s for node %s. Added %d, altered %d, removed %d, replaced %d out of %d",
+                      h.log_prefix, h.next_metadata, h.node, len(added), len(altered), len(removed), len(replaced),
+                      len(h.session_partitions))
+            session = dict(h.session_partitions) if self.copy_session_partitions else h.session_partitions
+            return FetchRequestData(next_parts, removed, replaced, session, h.next_metadata, can_use_topic_ids)
+
+    def _verify_full_fetch_response_partitions(self, topic_partitions: set[TopicPartition]) -> str | None:
+        """Mirrors FetchSessionHandler#verifyFullFetchResponsePartitions."""
+        extra = topic_partitions - self.session_partitions.keys()
+        omitted = self.session_partitions.keys() - topic_partitions
+        if extra or omitted:
+            return f"omittedPartitions={sorted(map(str, omitted))}, extraPartitions={sorted(map(str, extra))}"
+        return None
+
+    def _verify_incremental_fetch_response_partitions(self, topic_partitions: set[TopicPartition]) -> str | None:
+        """Mirrors FetchSessionHandler#verifyIncrementalFetchResponsePartitions."""
+        extra = topic_partitions - self.session_partitions.keys()
+        return f"extraPartitions={sorted(map(str, extra))}" if extra else None
+
+    def handle_response(self, response: FetchResponse) -> bool:
+        """Mirrors FetchSessionHandler#handleResponse.
+
+        Returns False when the response cannot be used (a session error, or partitions that
+        do not match the session); the next request is then a full fetch.
+        """
+        # 1. A top-level error: FETCH_SESSION_ID_NOT_FOUND starts over without a session id,
+        #    anything else (e.g. INVALID_FETCH_SESSION_EPOCH) closes the session and opens anew.
+        error = Errors.for_code(response.error_code)
+        if error is not Errors.NONE:
+            log.info("%sNode %s was unable to process the fetch request with %s: %s.",
+                     self.log_prefix, self.node, self.next_metadata, error.name)
+            if error is Errors.FETCH_SESSION_ID_NOT_FOUND:
+                self.next_metadata = FetchMetadata.INITIAL  # type: ignore[attr-defined]
+            else:
+                self.next_metadata = self.next_metadata.next_close_existing_attempt_new()
+            return False
+        topic_partitions = set(response.response_data(self.session_topic_names))
+        if self.next_metadata.is_full:
+            # 2. Full fetch: a throttled empty answer or a partition mismatch cannot be used.
+            if not topic_partitions and response.throttle_time_ms > 0:
+                self.next_metadata = FetchMetadata.INITIAL  # type: ignore[attr-defined]
+                return False
+            problem = self._verify_full_fetch_response_partitions(topic_partitions)
+            if problem is not None:
+                log.info("%sNode %s sent an invalid full fetch response with %s", self.log_prefix, self.node, problem)
+                self.next_metadata = FetchMetadata.INITIAL  # type: ignore[attr-defined]
+                return False
+            # 3. No session id: the leader keeps no session (cache full or sessions off).
+            if response.session_id == INVALID_SESSION_ID:
+                self.next_metadata = FetchMetadata.INITIAL  # type: ignore[attr-defined]
+            else:
+                self.next_metadata = FetchMetadata.new_incremental(response.session_id)
+            return True
+        # 4. Incremental: only partitions of the session may come back.
+        problem = self._verify_incremental_fetch_response_partitions(topic_partitions)
+        if problem is not None:
+            log.info("%sNode %s sent an invalid incremental fetch response with %s", self.log_prefix, self.node, problem)
+            self.next_metadata = self.next_metadata.next_close_existing_attempt_new()
+            return False
+        if response.session_id == INVALID_SESSION_ID:
+            self.next_metadata = FetchMetadata.INITIAL  # type: ignore[attr-defined]
+        else:
+            self.next_metadata = self.next_metadata.next_incremental()
+        return True
+
+    def notify_close(self) -> None:
+        """Mirrors FetchSessionHandler#notifyClose: close the session on the next request."""
+        self.next_metadata = self.next_metadata.next_close_existing()
+
+    def handle_error(self, exc: BaseException) -> None:
+        """Mirrors FetchSessionHandler#handleError: after a send failure, start a new session."""
+        log.info("%sError sending fetch request %s to node %s: %r", self.log_prefix, self.next_metadata, self.node, exc)
+        self.next_metadata = self.next_metadata.next_close_existing_attempt_new()
+
+    def session_topic_partitions(self) -> set[TopicPartition]:
+        """Mirrors FetchSessionHandler#sessionTopicPartitions."""
+        return set(self.session_partitions)
+
+
+# ----------------------------------------------------------------------------------------
+# The serving side
+# ----------------------------------------------------------------------------------------
+
+
+class CachedPartition:
+    """Mirrors kafka.server.CachedPartition: what the leader remembers of one session partition.
+
+    The request side (fetch offset, max bytes, epochs, the fetcher's log start offset) lets an
+    incremental request omit the partition; the response side (HW, LSO, local log start
+    offset) lets an incremental response omit it when nothing changed.
+    """
+
+    __slots__ = ("topic", "partition", "topic_id", "max_bytes", "fetch_offset", "high_watermark",
+                 "last_stable_offset", "leader_epoch", "fetcher_log_start_offset", "local_log_start_offset",
+                 "last_fetched_epoch")
+
+    def __init__(self, tip: TopicIdPartition, req: FetchPartition, resp: PartitionData | None = None) -> None:
+        self.topic = tip.topic
+        self.partition = tip.partition
+        self.topic_id = tip.topic_id
+        self.high_watermark = resp.high_watermark if resp is not None else -1
+        self.last_stable_offset = resp.last_stable_offset if resp is not None else -1
+        self.local_log_start_offset = resp.log_start_offset if resp is not None else -1
+        self.update_request_params(req)
+
+    @property
+    def topic_partition(self) -> TopicPartition:
+        return TopicPartition(self.topic, self.partition)
+
+    def req_data(self) -> FetchPartition:
+        """Mirrors CachedPartition#reqData: the cached request for this partition."""
+        return FetchPartition(partition=self.partition, current_leader_epoch=self.leader_epoch,
+                              fetch_offset=self.fetch_offset, last_fetched_epoch=self.last_fetched_epoch,
+                              log_start_offset=self.fetcher_log_start_offset, partition_max_bytes=self.max_bytes)
+
+    def update_request_params(self, req: FetchPartition) -> None:
+        """Mirrors CachedPartition#updateRequestParams."""
+        self.max_bytes = req.partition_max_bytes
+        self.fetch_offset = req.fetch_offset
+        self.fetcher_log_start_offset = req.log_start_offset
+        self.leader_epoch = req.current_leader_epoch
+        self.last_fetched_epoch = req.last_fetched_epoch
+
+    def maybe_update_response_data(self, resp: PartitionData, update_response_data: bool) -> bool:
+        """Mirrors CachedPartition#maybeUpdateResponseData: must this partition be sent back?
+
+        Yes if it has records, its HW / LSO / log start offset changed, it has a preferred
+        read replica, an error or a diverging epoch. An error also resets the cached HW to -1
+        so the partition is sent again once the error clears.
+        """
+        must_respond = FetchResponse.records_size(resp) > 0
+        if self.high_watermark != resp.high_watermark:
+            must_respond = True
+            if update_response_data:
+                self.high_watermark = resp.high_watermark
+        if self.last_stable_offset != resp.last_stable_offset:
+            must_respond = True
+            if update_response_data:
+                self.last_stable_offset = resp.last_stable_offset
+        if self.local_log_start_offset != resp.log_start_offset:
+            must_respond = True
+            if update_response_data:
+                self.local_log_start_offset = resp.log_start_offset
+        if FetchResponse.is_preferred_replica(resp):
+            must_respond = True
+        if resp.error_code != Errors.NONE.code:
+            if update_response_data:
+                self.high_watermark = -1
+            must_respond = True
+        if FetchResponse.is_diverging_epoch(resp):
+            must_respond = True
+        return must_respond
+
+    def __repr__(self) -> str:
+        return (f"CachedPartition(topicPartition={self.topic}-{self.partition}, maxBytes={self.max_bytes}, "
+                f"fetchOffset={self.fetch_offset}, highWatermark={self.high_watermark}, "
+                f"fetcherLogStartOffset={self.fetcher_log_start_offset}, localLogStartOffset={self.local_log_start_offset})")
+
+
+class FetchSession:
+    """Mirrors kafka.server.FetchSession: one session's partitions, epoch and timestamps."""
+
+    def __init__(self, session_id: int, privileged: bool, partition_map: dict[TopicPartition, CachedPartition],
+                 creation_ms: int, last_used_ms: int, epoch: int) -> None:
+        self.id = session_id
+        self.privileged = privileged
+        self.partition_map = partition_map
+        self.creation_ms = creation_ms
+        self.last_used_ms = last_used_ms
+        self.epoch = epoch
+        # The size last accounted in the cache (-1: not in the cache).
+        self.cached_size = -1
+
+    @property
+    def size(self) -> int:
+        return len(self.partition_map)
+
+    def is_empty(self) -> bool:
+        return not self.partition_map
+
+    def evictable_key(self) -> tuple[bool, int, int]:
+        """Mirrors FetchSession#evictableKey: (privileged, size, id) orders eviction value."""
+        return (self.privileged, self.cached_size, self.id)
+
+    @property
+    def metadata(self) -> FetchMetadata:
+        return FetchMetadata(self.id, self.epoch)
+
+    def get_fetch_offset(self, tp: TopicPartition) -> int | None:
+        cached = self.partition_map.get(tp)
+        return cached.fetch_offset if cached is not None else None
+
+    def update(self, fetch_data: Mapping[TopicIdPartition, FetchPartition],
+               to_forget: Iterable[TopicIdPartition]) -> tuple[list[TopicIdPartition], list[TopicIdPartition], list[TopicIdPartition]]:
+        """Mirrors FetchSession#update: apply an incremental request (returns added, updated, removed)."""
+        added, updated, removed = [], [], []
+        # 1. Listed partitions are added or get their request parameters refreshed.
+        for tip, req in fetch_data.items():
+            cached = self.partition_map.get(tip.topic_partition)
+            if cached is None or cached.topic_id != tip.topic_id:
+                self.partition_map[tip.topic_partition] = CachedPartition(tip, req)
+                added.append(tip)
+            else:
+                cached.update_request_params(req)
+                updated.append(tip)
+        # 2. Forgotten partitions leave the session (a forget naming an old topic id does not
+        #    remove the partition re-added above under its new id).
+        for tip in to_forget:
+            cached = self.partition_map.get(tip.topic_partition)
+            if cached is not None and (tip.topic_id == ZERO_UUID or cached.topic_id == tip.topic_id):
+                del self.partition_map[tip.topic_partition]
+                removed.append(tip)
+        return added, updated, removed
+
+    def __repr__(self) -> str:
+        return (f"FetchSession(id={self.id}, privileged={self.privileged}, partitionMap.size={self.size}, "
+                f"creationMs={self.creation_ms}, lastUsedMs={self.last_used_ms}, epoch={self.epoch})")
+
+
+class FetchContext:
+    """Mirrors kafka.server.FetchContext: how one fetch request relates to a session."""
+
+    def get_fetch_offset(self, tp: TopicPartition) -> int | None:
+        """Mirrors FetchContext#getFetchOffset."""
+        return None
+
+    def foreach_partition(self, fun: Callable[[TopicIdPartition, FetchPartition], None]) -> None:
+        """Mirrors FetchContext#foreachPartition: every partition this fetch covers."""
+
+    def update_and_generate_response_data(self, updates: Mapping[TopicIdPartition, PartitionData]) -> FetchResponse:
+        """Mirrors FetchContext#updateAndGenerateResponseData."""
+        return FetchResponse.of(Errors.NONE.code, 0, INVALID_SESSION_ID, updates)
+
+
+class SessionErrorContext(FetchContext):
+    """Mirrors kafka.server.SessionErrorContext: the request named a bad session; answer the error."""
+
+    def __init__(self, error: Errors, req_metadata: FetchMetadata) -> None:
+        self.error = error
+        self.req_metadata = req_metadata
+
+    def update_and_generate_response_data(self, updates: Mapping[TopicIdPartition, PartitionData]) -> FetchResponse:
+        """Mirrors SessionErrorContext#updateAndGenerateResponseData: the error, no partitions."""
+        return FetchResponse.of(self.error.code, 0, INVALID_SESSION_ID, {})
+
+
+class SessionlessFetchContext(FetchContext):
+    """Mirrors kafka.server.SessionlessFetchContext: a full fetch that keeps no session."""
+
+    def __init__(self, fetch_data: Mapping[TopicIdPartition, FetchPartition]) -> None:
+        self.fetch_data = dict(fetch_data)
+
+    def get_fetch_offset(self, tp: TopicPartition) -> int | None:
+        for tip, req in self.fetch_data.items():
+            if tip.topic_partition == tp:
+                return req.fetch_offset
+        return None
+
+    def foreach_partition(self, fun: Callable[[TopicIdPartition, FetchPartition], None]) -> None:
+        for tip, req in self.fetch_data.items():
+            fun(tip, req)
+
+
+class FullFetchContext(SessionlessFetchContext):
+    """Mirrors kafka.server.FullFetchContext: a full fetch that tries to open a session."""
+
+    def __init__(self, time: Time, cache: "FetchSessionCache", req_metadata: FetchMetadata,
+                 fetch_data: Mapping[TopicIdPartition, FetchPartition], is_from_follower: bool) -> None:
+        super().__init__(fetch_data)
+        self.time = time
+        self.cache = cache
+        self.req_metadata = req_metadata
+        self.is_from_follower = is_from_follower
+
+    def update_and_generate_response_data(self, updates: Mapping[TopicIdPartition, PartitionData]) -> FetchResponse:
+        """Mirrors FullFetchContext#updateAndGenerateResponseData: all partitions, plus a session id."""
+        def create_partitions() -> dict[TopicPartition, CachedPartition]:
+            # 1. Remember every partition's request and the answer being sent.
+            cached: dict[TopicPartition, CachedPartition] = {}
+            for tip, resp in updates.items():
+                req = self.fetch_data.get(tip) or FetchPartition(partition=tip.partition)
+                cached[tip.topic_partition] = CachedPartition(tip, req, resp)
+            return cached
+
+        # 2. The cache may refuse (full, or sessions disabled): then the id is 0.
+        session_id = self.cache.maybe_create_session(self.time.milliseconds(), self.is_from_follower,
+                                                     len(updates), create_partitions)
+        return FetchResponse.of(Errors.NONE.code, 0, session_id, updates)
+
+
+class IncrementalFetchContext(FetchContext):
+    """Mirrors kafka.server.IncrementalFetchContext: a fetch within an existing session."""
+
+    def __init__(self, time: Time, req_metadata: FetchMetadata, session: FetchSession) -> None:
+        self.time = time
+        self.req_metadata = req_metadata
+        self.session = session
+
+    def get_fetch_offset(self, tp: TopicPartition) -> int | None:
+        return self.session.get_fetch_offset(tp)
+
+    def foreach_partition(self, fun: Callable[[TopicIdPartition, FetchPartition], None]) -> None:
+        """Every partition of the session, listed in the request or not."""
+        for cached in list(self.session.partition_map.values()):
+            fun(TopicIdPartition(cached.topic_id, cached.topic_partition), cached.req_data())
+
+    def update_and_generate_response_data(self, updates: Mapping[TopicIdPartition, PartitionData]) -> FetchResponse:
+        """Mirrors IncrementalFetchContext#updateAndGenerateResponseData: only what changed."""
+        session = self.session
+        # 1. A concurrent request on the session moved its epoch: this one is a duplicate.
+        expected_epoch = FetchMetadata.next_epoch(self.req_metadata.epoch)
+        if session.epoch != expected_epoch:
+            log.info("Incremental fetch session %s expected epoch %s, but got %s. Possible duplicate request.",
+                     session.id, expected_epoch, session.epoch)
+            return FetchResponse.of(Errors.INVALID_FETCH_SESSION_EPOCH.code, 0, session.id, {})
+        # 2. Keep partitions whose answer changed; each kept one moves to the back of the
+        #    session (round-robin when a response is size-limited).
+        selected: dict[TopicIdPartition, PartitionData] = {}
+        for tip, resp in updates.items():
+            cached = session.partition_map.get(tip.topic_partition)
+            if cached is None:
+                continue
+            if cached.maybe_update_response_data(resp, True):
+                selected[tip] = resp
+                del session.partition_map[tip.topic_partition]
+                session.partition_map[tip.topic_partition] = cached
+        return FetchResponse.of(Errors.NONE.code, 0, session.id, selected)
+
+
+class FetchSessionCache:
+    """Mirrors kafka.server.FetchSessionCache (one shard).
+
+    At most ``max_entries`` sessions (``max.incremental.fetch.session.cache.slots``; 0 turns
+    sessions off). A new session may evict an existing one if it is stale (unused for longer
+    than ``eviction_ms``), or, failing that, if the least valuable evictable session is worth
+    less than the new one by (privileged, size, id): followers beat consumers, bigger beats
+    smaller. Sessions younger than ``eviction_ms`` are evictable only by privileged sessions,
+    and a privileged session only once it is that old.
+    """
+
+    def __init__(self, max_entries: int, eviction_ms: int = MIN_INCREMENTAL_FETCH_SESSION_EVICTION_MS,
+                 rng: random.Random | None = None) -> None:
+        self.max_entries = max_entries
+        self.eviction_ms = eviction_ms
+        self.rng = rng if rng is not None else random.Random(0)
+        self.sessions: dict[int, FetchSession] = {}
+        self.num_partitions = 0
+        self.evictions = 0
+        # Sessions evictable by any new session / by privileged new sessions only.
+        self._evictable_by_all: set[int] = set()
+        self._evictable_by_privileged: set[int] = set()
+
+    def get(self, session_id: int) -> FetchSession | None:
+        return self.sessions.get(session_id)
+
+    @property
+    def size(self) -> int:
+        return len(self.sessions)
+
+    @property
+    def total_partitions(self) -> int:
+        return self.num_partitions
+
+    def new_session_id(self) -> int:
+        """Mirrors FetchSessionCache#newSessionId: a positive id not in use."""
+        while True:
+            session_id = self.rng.randint(1, _INT_MAX - 1)
+            if session_id not in self.sessions and session_id != INVALID_SESSION_ID:
+                return session_id
+
+    def maybe_create_session(self, now: int, privileged: bool, size: int,
+                             create_partitions: Callable[[], dict[TopicPartition, CachedPartition]]) -> int:
+        """Mirrors FetchSessionCache#maybeCreateSession: the new id, or 0 when there is no room."""
+        # 1. Room, or room made by evicting someone less valuable.
+        if len(self.sessions) < self.max_entries or self.try_evict(privileged, (privileged, size, 0), now):
+            session = FetchSession(self.new_session_id(), privileged, create_partitions(), now, now,
+                                   FetchMetadata.next_epoch(INITIAL_EPOCH))
+            self.sessions[session.id] = session
+            self.touch(session, now)
+            return session.id
+        # 2. No session: the fetcher will keep sending full requests.
+        return INVALID_SESSION_ID
+
+    def try_evict(self, privileged: bool, key: tuple[bool, int, int], now: int) -> bool:
+        """Mirrors FetchSessionCache#tryEvict."""
+        if not self.sessions:
+            return False
+        # 1. The least recently used session goes if it is stale.
+        oldest = min(self.sessions.values(), key=lambda s: (s.last_used_ms, s.id))
+        if now - oldest.last_used_ms > self.eviction_ms:
+            self.remove(oldest)
+            self.evictions += 1
+            return True
+        # 2. Else the least valuable evictable session goes if it is worth less than the new one.
+        candidates = self._evictable_by_privileged if privileged else self._evictable_by_all
+        if not candidates:
+            return False
+        victim = min((self.sessions[i] for i in candidates), key=FetchSession.evictable_key)
+        if key < victim.evictable_key():
+            return False
+        self.remove(victim)
+        self.evictions += 1
+        return True
+
+    def remove(self, session: FetchSession | int) -> FetchSession | None:
+        """Mirrors FetchSessionCache#remove (by session or by id)."""
+        if isinstance(session, int):
+            found = self.sessions.get(session)
+            if found is None:
+                return None
+            session = found
+        self._evictable_by_all.discard(session.id)
+        self._evictable_by_privileged.discard(session.id)
+        removed = self.sessions.pop(session.id, None)
+        if removed is not None:
+            self.num_partitions -= session.cached_size
+            session.cached_size = -1
+        return removed
+
+    def touch(self, session: FetchSession, now: int) -> None:
+        """Mirrors FetchSessionCache#touch: update last use, size accounting and evictability."""
+        # 1. Last used time.
+        session.last_used_ms = now
+        # 2. Re-account the session's size.
+        if session.cached_size != -1:
+            self.num_partitions -= session.cached_size
+        session.cached_size = session.size
+        self.num_partitions += session.cached_size
+        # 3. Old enough sessions (and any consumer session, for followers) become evictable.
+        old_enough = now - session.creation_ms > self.eviction_ms
+        if not session.privileged or old_enough:
+            self._evictable_by_privileged.add(session.id)
+        else:
+            self._evictable_by_privileged.discard(session.id)
+        if old_enough:
+            self._evictable_by_all.add(session.id)
+        else:
+            self._evictable_by_all.discard(session.id)
+
+
+class FetchManager:
+    """Mirrors kafka.server.FetchManager: picks the FetchContext for each fetch request."""
+
+    def __init__(self, time: Time, cache: FetchSessionCache) -> None:
+        self.time = time
+        self.cache = cache
+
+    def new_context(self, req_metadata: FetchMetadata, fetch_data: Mapping[TopicIdPartition, FetchPartition],
+                    to_forget: Iterable[TopicIdPartition], is_follower: bool) -> FetchContext:
+        """Mirrors FetchManager#newContext."""
+        if req_metadata.is_full:
+            # 1. A full fetch closes any session it names.
+            if req_metadata.session_id != INVALID_SESSION_ID:
+                self.cache.remove(req_metadata.session_id)
+            # 2. FINAL_EPOCH: the fetcher wants no session.
+            if req_metadata.epoch == FINAL_EPOCH:
+                return SessionlessFetchContext(fetch_data)
+            return FullFetchContext(self.time, self.cache, req_metadata, fetch_data, is_follower)
+        # 3. Incremental: the session must exist and be at the request's epoch.
+        session = self.cache.get(req_metadata.session_id)
+        if session is None:
+            return SessionErrorContext(Errors.FETCH_SESSION_ID_NOT_FOUND, req_metadata)
+        if session.epoch != req_metadata.epoch:
+            return SessionErrorContext(Errors.INVALID_FETCH_SESSION_EPOCH, req_metadata)
+        # 4. Apply the changes; an emptied session is closed.
+        session.update(fetch_data, to_forget)
+        if session.is_empty():
+            self.cache.remove(session)
+            return SessionlessFetchContext(fetch_data)
+        self.cache.touch(session, self.time.milliseconds())
+        session.epoch = FetchMetadata.next_epoch(session.epoch)
+        return IncrementalFetchContext(self.time, req_metadata, session)
+
+    def new_context_for_request(self, request: FetchRequest, topic_names: Mapping[Uuid, str] | None = None) -> FetchContext:
+        """``new_context`` fed straight from a FetchRequest (what KafkaApis#handleFetchRequest does)."""
+        return self.new_context(FetchMetadata.of(request), request.fetch_data(topic_names),
+                                request.forgotten_topics(topic_names), request.is_from_follower())

@@ -1,0 +1,312 @@
+"""Request dispatch and authorization on a broker.
+
+Mirrors kafka.server.KafkaApis (Kafka 3.x, ZooKeeper mode). Each handler validates, calls the
+ReplicaManager and answers through ``envelope.respond``; produce and fetch may answer later
+from a purgatory. Any exception a handler lets escape is turned into the request's error
+response (Kafka's ``handleError``): a broker never crashes on a request.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from kafka_ref.common.errors import ApiException, Errors
+from kafka_ref.common.requests.fetch import FetchRequest, FetchResponse, PartitionData, EpochEndOffset as DivergingEpoch
+from kafka_ref.common.requests.leader_and_isr import LeaderAndIsrRequest
+from kafka_ref.common.requests.list_offsets import (
+    ListOffsetsPartitionResponse,
+    ListOffsetsRequest,
+    ListOffsetsResponse,
+    ListOffsetsTopicResponse,
+)
+from kafka_ref.common.requests.metadata import MetadataRequest
+from kafka_ref.common.requests.offsets_for_leader_epoch import (
+    OffsetForLeaderEpochRequest,
+    OffsetForLeaderEpochResponse,
+    OffsetForLeaderTopicResult,
+)
+from kafka_ref.common.requests.produce import PartitionProduceResponse, ProduceRequest, ProduceResponse
+from kafka_ref.common.requests.stop_replica import StopReplicaPartitionError, StopReplicaRequest, StopReplicaResponse
+from kafka_ref.common.requests.update_metadata import UpdateMetadataRequest, UpdateMetadataResponse
+from kafka_ref.common.state_change import state_change_logger
+from kafka_ref.common.topic_partition import TopicPartition
+from kafka_ref.network.network import Envelope
+from kafka_ref.server.authorizer import Authorizer
+
+OFFSETS_TOPIC = "__consumer_offsets"
+
+
+class KafkaApis:
+    """Mirrors kafka.server.KafkaApis."""
+
+    def __init__(self, broker: Any, authorizer: Authorizer) -> None:
+        self.broker = broker
+        self.replica_manager = broker.replica_manager
+        self.metadata_cache = broker.metadata_cache
+        self.fetch_manager = broker.fetch_manager
+        self.authorizer = authorizer
+        self.broker_id = broker.broker_id
+        self.extra_handlers: dict[type, Callable[[Envelope], None]] = {}
+        self._handlers: dict[type, Callable[[Envelope], None]] = {
+            LeaderAndIsrRequest: self.handle_leader_and_isr_request,
+            StopReplicaRequest: self.handle_stop_replica_request,
+            UpdateMetadataRequest: self.handle_update_metadata_request,
+            ProduceRequest: self.handle_produce_request,
+            FetchRequest: self.handle_fetch_request,
+            ListOffsetsRequest: self.handle_list_offsets_request,
+            OffsetForLeaderEpochRequest: self.handle_offset_for_leader_epoch_request,
+            MetadataRequest: self.handle_topic_metadata_request,
+        }
+        self._log = state_change_logger(broker_id=self.broker_id)
+
+    def register(self, request_type: type, handler: Callable[[Envelope], None]) -> None:
+        """Let another component (the group coordinator, the controller) serve an API here."""
+        self.extra_handlers[request_type] = handler
+
+    def handle(self, envelope: Envelope) -> None:
+        """Mirrors kafka.server.KafkaApis#handle: dispatch by request type, answer errors."""
+        request = envelope.request
+        handler = self._handlers.get(type(request)) or self.extra_handlers.get(type(request))
+        try:
+            if handler is None:
+                self._respond_error(envelope, Errors.UNSUPPORTED_VERSION)
+                return
+            handler(envelope)
+        except ApiException as exc:
+            self._respond_error(envelope, Errors.for_exception(exc))
+        except Exception as exc:  # a bug or unexpected input: answer, keep serving
+            self._log.error("request_handler_error", request=type(request).__name__, error=repr(exc))
+            self._respond_error(envelope, Errors.UNKNOWN_SERVER_ERROR)
+
+    def _respond_error(self, envelope: Envelope, error: Errors) -> None:
+        """Mirrors kafka.server.KafkaApis#handleError (the request's own error response)."""
+        builder = getattr(envelope.request, "get_error_response", None)
+        envelope.respond(builder(error.code) if builder is not None else error)
+
+    def _authorize_cluster_action(self, envelope: Envelope) -> bool:
+        return self.authorizer.authorize_cluster_action(envelope.principal)
+
+    def _is_broker_epoch_stale(self, broker_epoch_in_request: int) -> bool:
+        """Mirrors kafka.server.KafkaApis#isBrokerEpochStale: -1 (old request versions) is never stale."""
+        if broker_epoch_in_request == -1:
+            return False
+        return broker_epoch_in_request < self.broker.broker_epoch
+
+    # ------------------------------------------------------------------ controller requests
+
+    def handle_leader_and_isr_request(self, envelope: Envelope) -> None:
+        """Mirrors kafka.server.KafkaApis#handleLeaderAndIsrRequest (seed 002)."""
+        request: LeaderAndIsrRequest = envelope.request
+        # 1. Only the controller (ClusterAction) may send it.
+        if not self._authorize_cluster_action(envelope):
+            envelope.respond(request.get_error_response(Errors.CLUSTER_AUTHORIZATION_FAILED.code))
+            return
+        # 2. A request meant for an older incarnation of this broker is refused.
+        if self._is_broker_epoch_stale(request.broker_epoch):
+            envelope.respond(request.get_error_response(Errors.STALE_BROKER_EPOCH.code))
+            return
+        # 3. Become leader or follower; the coordinator hears about __consumer_offsets changes.
+        response = self.replica_manager.become_leader_or_follower(
+            envelope.correlation_id, request, self.broker.on_leadership_change
+        )
+        envelope.respond(response)
+
+    def handle_stop_replica_request(self, envelope: Envelope) -> None:
+        """Mirrors kafka.server.KafkaApis#handleStopReplicaRequest (seed 002 §StopReplicaRequest)."""
+        request: StopReplicaRequest = envelope.request
+        if not self._authorize_cluster_action(envelope):
+            envelope.respond(request.get_error_response(Errors.CLUSTER_AUTHORIZATION_FAILED.code))
+            return
+        if self._is_broker_epoch_stale(request.broker_epoch):
+            envelope.respond(StopReplicaResponse(error_code=Errors.STALE_BROKER_EPOCH.code))
+            return
+        partition_states = request.partition_states()
+        # 1. Stop (and maybe delete) the replicas.
+        result, error = self.replica_manager.stop_replicas(
+            envelope.correlation_id, request.controller_id, request.controller_epoch, partition_states
+        )
+        # 2. Deleted __consumer_offsets partitions: the coordinator resigns them.
+        for tp, perror in result.items():
+            state = partition_states[tp]
+            if tp.topic == OFFSETS_TOPIC and state.delete_partition and perror is Errors.NONE:
+                self.broker.on_offsets_partition_resignation(tp.partition, state.leader_epoch)
+        # 3. Answer, then let idle fetchers go.
+        envelope.respond(StopReplicaResponse(
+            error_code=error.code,
+            partition_errors=tuple(
+                StopReplicaPartitionError(topic_name=tp.topic, partition_index=tp.partition, error_code=e.code)
+                for tp, e in result.items()
+            ),
+        ))
+        self.replica_manager.replica_fetcher_manager.shutdown_idle_fetcher_threads()
+
+    def handle_update_metadata_request(self, envelope: Envelope) -> None:
+        """Mirrors kafka.server.KafkaApis#handleUpdateMetadataRequest."""
+        request: UpdateMetadataRequest = envelope.request
+        if not self._authorize_cluster_action(envelope):
+            envelope.respond(request.get_error_response(Errors.CLUSTER_AUTHORIZATION_FAILED.code))
+            return
+        if self._is_broker_epoch_stale(request.broker_epoch):
+            envelope.respond(UpdateMetadataResponse(error_code=Errors.STALE_BROKER_EPOCH.code))
+            return
+        deleted = self.replica_manager.maybe_update_metadata_cache(envelope.correlation_id, request)
+        if deleted:
+            self.broker.on_deleted_partitions(deleted)
+        envelope.respond(UpdateMetadataResponse(error_code=Errors.NONE.code))
+
+    # ------------------------------------------------------------------ client requests
+
+    def handle_produce_request(self, envelope: Envelope) -> None:
+        """Mirrors kafka.server.KafkaApis#handleProduceRequest."""
+        request: ProduceRequest = envelope.request
+        unknown: dict[TopicPartition, PartitionProduceResponse] = {}
+        authorized: dict[TopicPartition, Any] = {}
+        # 1. Unknown partitions answer UNKNOWN_TOPIC_OR_PARTITION without touching the logs.
+        for tp, records in request.partition_records().items():
+            if not self.metadata_cache.contains(tp):
+                unknown[tp] = PartitionProduceResponse(index=tp.partition, error_code=Errors.UNKNOWN_TOPIC_OR_PARTITION.code, base_offset=-1)
+            else:
+                authorized[tp] = records
+
+        def send_response_callback(statuses: dict[TopicPartition, Any]) -> None:
+            merged = dict(unknown)
+            for tp, status in statuses.items():
+                merged[tp] = PartitionProduceResponse(
+                    index=tp.partition,
+                    error_code=status.error.code,
+                    base_offset=status.base_offset,
+                    log_append_time_ms=status.log_append_time_ms,
+                    log_start_offset=status.log_start_offset,
+                    error_message=status.error_message,
+                )
+            # acks=0: the producer does not wait for an answer.
+            if request.acks != 0:
+                envelope.respond(ProduceResponse.of(merged))
+
+        # 2. Append (acks=-1 may wait in the produce purgatory).
+        if not authorized:
+            send_response_callback({})
+            return
+        self.replica_manager.append_records(
+            timeout_ms=request.timeout_ms,
+            required_acks=request.acks,
+            internal_topics_allowed=False,
+            origin="client",
+            entries_per_partition=authorized,
+            response_callback=send_response_callback,
+        )
+
+    def handle_fetch_request(self, envelope: Envelope) -> None:
+        """Mirrors kafka.server.KafkaApis#handleFetchRequest (with KIP-227 fetch sessions)."""
+        request: FetchRequest = envelope.request
+        topic_names = {tid: name for name, tid in self.metadata_cache.topic_ids.items()}
+        # 1. The fetch context: full, incremental, sessionless, or a session error.
+        context = self.fetch_manager.new_context_for_request(request, topic_names)
+        erroneous: list[tuple[Any, PartitionData]] = []
+        interesting: list[tuple[Any, Any]] = []
+        is_from_follower = request.is_from_follower()
+        # 2. Followers need ClusterAction; everyone needs partitions the cache knows.
+        if is_from_follower and not self._authorize_cluster_action(envelope):
+            context.foreach_partition(lambda tip, data: erroneous.append(
+                (tip, FetchResponse.partition_response(tip.partition, Errors.TOPIC_AUTHORIZATION_FAILED.code))))
+        else:
+            def classify(tip: Any, data: Any) -> None:
+                if not tip.topic:
+                    erroneous.append((tip, FetchResponse.partition_response(tip.partition, Errors.UNKNOWN_TOPIC_ID.code)))
+                elif not self.metadata_cache.contains(tip.topic_partition):
+                    erroneous.append((tip, FetchResponse.partition_response(tip.partition, Errors.UNKNOWN_TOPIC_OR_PARTITION.code)))
+                else:
+                    interesting.append((tip, data))
+            context.foreach_partition(classify)
+
+        def process_response_callback(results: list[tuple[TopicPartition, Any]]) -> None:
+            by_tp = dict(results)
+            updates: dict[Any, PartitionData] = {}
+            for tip, data in erroneous:
+                updates[tip] = data
+            for tip, _ in interesting:
+                r = by_tp[tip.topic_partition]
+                diverging = (
+                    DivergingEpoch(epoch=r.diverging_epoch.leader_epoch, end_offset=r.diverging_epoch.end_offset)
+                    if r.diverging_epoch is not None else DivergingEpoch()
+                )
+                updates[tip] = PartitionData(
+                    partition_index=tip.partition,
+                    error_code=r.error.code,
+                    high_watermark=r.high_watermark,
+                    last_stable_offset=r.last_stable_offset,
+                    log_start_offset=r.leader_log_start_offset,
+                    diverging_epoch=diverging,
+                    records=r.info.records if r.info is not None else FetchResponse.partition_response(0, 0).records,
+                )
+            envelope.respond(context.update_and_generate_response_data(updates))
+
+        # 3. Read (maybe waiting in the fetch purgatory).
+        if not interesting:
+            process_response_callback([])
+            return
+        params = self.replica_manager.fetch_params(request)
+        topic_ids = {tip.topic: tip.topic_id for tip, _ in interesting}
+        self.replica_manager.fetch_messages(
+            params, [(tip.topic_partition, data) for tip, data in interesting], process_response_callback, topic_ids
+        )
+
+    def handle_list_offsets_request(self, envelope: Envelope) -> None:
+        """Mirrors kafka.server.KafkaApis#handleListOffsetRequest (v1+)."""
+        request: ListOffsetsRequest = envelope.request
+        replica_id = request.replica_id
+        isolation = None if replica_id >= 0 else request.isolation_level
+        fetch_only_leader = replica_id != -2
+        by_topic: dict[str, list[ListOffsetsPartitionResponse]] = {}
+        duplicates = request.duplicate_partitions()
+        for tp, p in request.partition_timestamps().items():
+            if tp in duplicates:
+                resp = ListOffsetsPartitionResponse(partition_index=tp.partition, error_code=Errors.INVALID_REQUEST.code)
+            else:
+                try:
+                    found = self.replica_manager.fetch_offset_for_timestamp(
+                        tp, p.timestamp, isolation, p.current_leader_epoch, fetch_only_leader
+                    )
+                    if found is None:
+                        resp = ListOffsetsPartitionResponse(partition_index=tp.partition, error_code=Errors.NONE.code)
+                    else:
+                        resp = ListOffsetsPartitionResponse(
+                            partition_index=tp.partition, error_code=Errors.NONE.code, timestamp=found.timestamp,
+                            offset=found.offset, leader_epoch=found.leader_epoch if found.leader_epoch is not None else -1,
+                        )
+                except ApiException as exc:
+                    resp = ListOffsetsPartitionResponse(partition_index=tp.partition, error_code=Errors.for_exception(exc).code)
+            by_topic.setdefault(tp.topic, []).append(resp)
+        envelope.respond(ListOffsetsResponse(
+            topics=tuple(ListOffsetsTopicResponse(name=t, partitions=tuple(ps)) for t, ps in by_topic.items())
+        ))
+
+    def handle_offset_for_leader_epoch_request(self, envelope: Envelope) -> None:
+        """Mirrors kafka.server.KafkaApis#handleOffsetForLeaderEpochRequest."""
+        request: OffsetForLeaderEpochRequest = envelope.request
+        from_follower = request.replica_id >= 0
+        requested: dict[TopicPartition, tuple[int, int]] = {}
+        for topic in request.topics:
+            for p in topic.partitions:
+                requested[TopicPartition(topic.topic, p.partition)] = (p.current_leader_epoch, p.leader_epoch)
+        if from_follower and not self._authorize_cluster_action(envelope):
+            results = {tp: _epoch_end_error(tp, Errors.CLUSTER_AUTHORIZATION_FAILED) for tp in requested}
+        else:
+            results = self.replica_manager.last_offset_for_leader_epoch(requested)
+        by_topic: dict[str, list[Any]] = {}
+        for tp, r in results.items():
+            by_topic.setdefault(tp.topic, []).append(r)
+        envelope.respond(OffsetForLeaderEpochResponse(
+            topics=tuple(OffsetForLeaderTopicResult(topic=t, partitions=tuple(ps)) for t, ps in by_topic.items())
+        ))
+
+    def handle_topic_metadata_request(self, envelope: Envelope) -> None:
+        """Mirrors kafka.server.KafkaApis#handleTopicMetadataRequest (no auto-creation here)."""
+        request: MetadataRequest = envelope.request
+        envelope.respond(self.metadata_cache.get_topic_metadata(request.topic_names()))
+
+
+def _epoch_end_error(tp: TopicPartition, error: Errors) -> Any:
+    from kafka_ref.common.requests.offsets_for_leader_epoch import EpochEndOffset
+
+    return EpochEndOffset(error_code=error.code, partition=tp.partition, leader_epoch=-1, end_offset=-1)

@@ -1,0 +1,146 @@
+"""A broker: its components wired together and run as one anyio task group.
+
+Mirrors kafka.server.KafkaServer (the ZooKeeper-mode broker) and BrokerServer's life cycle in
+the parts replication needs. ``run`` starts the request loop, the purgatory timer, the
+scheduler, the fetchers and the AlterPartition sender inside one task group. ``crash`` cancels
+that group at once (all memory state is lost; the ``Disk`` object survives, as files would);
+``shutdown`` is the clean path: HW and recovery checkpoints are written first.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Hashable, Iterable
+
+import anyio
+
+from kafka_ref.common.config import KafkaConfig, LogConfig
+from kafka_ref.common.state_change import state_change_logger
+from kafka_ref.common.time import Time
+from kafka_ref.common.topic_partition import TopicPartition
+from kafka_ref.log.disk import Disk
+from kafka_ref.log.log_manager import LogManager
+from kafka_ref.network.network import Network, serve_inbox
+from kafka_ref.replica.fetcher.replica_fetcher_manager import ReplicaFetcherManager
+from kafka_ref.replica.replica_manager import ReplicaManager
+from kafka_ref.server.alter_partition_manager import AlterPartitionManager
+from kafka_ref.server.authorizer import Authorizer
+from kafka_ref.server.fetch_session import FetchManager, FetchSessionCache
+from kafka_ref.server.kafka_apis import KafkaApis
+from kafka_ref.server.metadata_cache import MetadataCache
+from kafka_ref.server.timer import KafkaScheduler, SystemTimer
+
+
+class KafkaBroker:
+    """Mirrors kafka.server.KafkaServer: one broker on the in-process network."""
+
+    def __init__(
+        self,
+        broker_id: int,
+        config: KafkaConfig,
+        network: Network,
+        disk: Disk,
+        *,
+        controller_node_provider: Callable[[], Hashable | None] | None = None,
+        authorizer: Authorizer | None = None,
+        time: Time | None = None,
+    ) -> None:
+        self.broker_id = broker_id
+        self.config = config if config.broker_id == broker_id else config.copy_with({"broker.id": broker_id})
+        self.network = network
+        self.disk = disk
+        self.time = time or Time()
+        self.broker_epoch = -1
+        self.is_running = False
+        self.leadership_listeners: list[Callable[[Iterable[Any], Iterable[Any]], None]] = []
+        self.resignation_listeners: list[Callable[[int, int], None]] = []
+        self.deleted_partition_listeners: list[Callable[[list[TopicPartition]], None]] = []
+        self._cancel_scope: anyio.CancelScope | None = None
+        self._log = state_change_logger(broker_id=broker_id)
+        # Components (rebuilt on every start: memory state does not survive a crash).
+        self.metadata_cache = MetadataCache(broker_id)
+        self.scheduler = KafkaScheduler(self.time)
+        self.timer = SystemTimer(self.time)
+        self.log_manager = LogManager(disk, self.time, default_config=LogConfig.from_broker(self.config))
+        self.alter_partition_manager = AlterPartitionManager(
+            broker_id,
+            network,
+            controller_node_provider or (lambda: self.metadata_cache.controller_id),
+            lambda: self.broker_epoch,
+            request_timeout_ms=self.config.get("request.timeout.ms"),
+        )
+        self.replica_manager = ReplicaManager(
+            config=self.config,
+            time=self.time,
+            log_manager=self.log_manager,
+            metadata_cache=self.metadata_cache,
+            alter_partition_manager=self.alter_partition_manager,
+            scheduler=self.scheduler,
+            timer=self.timer,
+            disk=disk,
+            replica_fetcher_manager_factory=lambda rm: ReplicaFetcherManager(
+                self.config, rm, network,
+                metadata_version_supplier=lambda: self.config.inter_broker_protocol_version,
+                broker_epoch_supplier=lambda: self.broker_epoch,
+            ),
+        )
+        self.fetch_manager = FetchManager(
+            self.time, FetchSessionCache(self.config.get("max.incremental.fetch.session.cache.slots"), 120000)
+        )
+        self.apis = KafkaApis(self, authorizer or Authorizer())
+
+    # ------------------------------------------------------------------ hooks for other components
+
+    def on_leadership_change(self, leaders: Iterable[Any], followers: Iterable[Any]) -> None:
+        """The ``onLeadershipChange`` callback KafkaApis hands to becomeLeaderOrFollower (seed 000 step 9)."""
+        leaders, followers = list(leaders), list(followers)
+        for listener in self.leadership_listeners:
+            listener(leaders, followers)
+
+    def on_offsets_partition_resignation(self, partition: int, leader_epoch: int) -> None:
+        for listener in self.resignation_listeners:
+            listener(partition, leader_epoch)
+
+    def on_deleted_partitions(self, partitions: list[TopicPartition]) -> None:
+        for listener in self.deleted_partition_listeners:
+            listener(partitions)
+
+    # ------------------------------------------------------------------ life cycle
+
+    async def run(self, *, task_status: anyio.abc.TaskStatus = anyio.TASK_STATUS_IGNORED) -> None:
+        """Mirrors kafka.server.KafkaServer#startup; runs until shut down or crashed."""
+        with anyio.CancelScope() as scope:
+            self._cancel_scope = scope
+            async with anyio.create_task_group() as tg:
+                # 1. Logs from disk (HWs from the checkpoint).
+                self.log_manager.startup()
+                # 2. Timers, scheduler, ISR expiration, fetchers, AlterPartition sender.
+                tg.start_soon(self.timer.run, name=f"broker-{self.broker_id}-timer")
+                self.scheduler.startup(tg)
+                self.replica_manager.startup()
+                self.replica_manager.replica_fetcher_manager.start(tg)
+                self.alter_partition_manager.start(tg)
+                # 3. Open for requests.
+                inbox = self.network.register(self.broker_id)
+                tg.start_soon(serve_inbox, inbox, self.apis.handle, name=f"broker-{self.broker_id}-requests")
+                self.is_running = True
+                self._log.info("broker_started")
+                task_status.started(self)
+        self.is_running = False
+
+    def crash(self) -> None:
+        """Kill the broker at once: no checkpoints, tasks cancelled, in-flight requests fail."""
+        self._log.info("broker_crashed")
+        self.network.unregister(self.broker_id)
+        self.is_running = False
+        if self._cancel_scope is not None:
+            self._cancel_scope.cancel()
+
+    def shutdown(self) -> None:
+        """Mirrors kafka.server.KafkaServer#shutdown (the clean path, after any controlled shutdown)."""
+        self._log.info("broker_shutting_down")
+        self.network.unregister(self.broker_id)
+        self.replica_manager.shutdown(checkpoint_hw=True)
+        self.log_manager.shutdown()
+        self.is_running = False
+        if self._cancel_scope is not None:
+            self._cancel_scope.cancel()
