@@ -488,3 +488,12 @@ async def test_expiry_loop_wakes_for_a_shorter_new_session() -> None:
         await anyio.sleep(10)
         assert expired_at == [(KeeperState.SYNC_CONNECTED, 1.0), (KeeperState.EXPIRED, 6.0)]
         tg.cancel_scope.cancel()
+
+
+def test_draining_an_ended_session_twice_is_harmless(zk: ZooKeeper) -> None:
+    log: list = []
+    session = zk.open_session(18_000, Recorder(log))
+    session.close()
+    assert session.process_pending_events() == 2
+    assert session.process_pending_events() == 0
+    assert [e[1].state for e in log] == [KeeperState.SYNC_CONNECTED, KeeperState.CLOSED]

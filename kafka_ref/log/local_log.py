@@ -239,10 +239,14 @@ class LocalLog:
             return FetchDataInfo(max_offset_metadata, MemoryRecords.EMPTY, False, aborted)
         if start_offset > max_offset_metadata.message_offset:
             return FetchDataInfo(self.convert_to_offset_metadata_or_throw(start_offset), MemoryRecords.EMPTY, False, aborted)
-        # 3. Find the batch holding the offset (translateOffset); none means the data is gone.
+        # 3. Find the batch holding the offset (translateOffset). None means no data lies
+        #    between it and the LEO (possible after a truncation inside a batch): Kafka answers
+        #    with the LEO's metadata; we keep the asked offset, placed at the end position, so
+        #    converting a HW there never moves it.
         index = self._index_of_batch_for(start_offset)
         if index >= len(self._batches):
-            return FetchDataInfo(self.log_end_offset_metadata, MemoryRecords.EMPTY, False, aborted)
+            at_end = LogOffsetMetadata(start_offset, self.segment_base_offset, self._end_position)
+            return FetchDataInfo(at_end, MemoryRecords.EMPTY, False, aborted)
         start_position = self._positions[index]
         offset_metadata = LogOffsetMetadata(start_offset, self.segment_base_offset, start_position)
         first_size = self._batches[index].size_in_bytes

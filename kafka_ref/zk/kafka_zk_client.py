@@ -71,6 +71,7 @@ class KafkaZkClient:
 
     @property
     def session_id(self) -> int:
+        """The current ZooKeeper session id (the owner of this client's ephemeral znodes)."""
         return self.zoo_keeper_client.session_id
 
     async def run(self) -> None:
@@ -78,6 +79,7 @@ class KafkaZkClient:
         await self.zoo_keeper_client.run()
 
     def process_pending_events(self) -> int:
+        """Deliver queued watch events synchronously (tests and REPL use, no event loop)."""
         return self.zoo_keeper_client.process_pending_events()
 
     def close(self) -> None:

@@ -112,6 +112,13 @@ class LeaderAndIsr:
     EPOCH_DURING_DELETE = -2
     INITIAL_LEADER_EPOCH = 0
     INITIAL_PARTITION_EPOCH = 0
+    # Kafka's own spellings of the same constants (kafka.api.LeaderAndIsr$).
+    NoLeader = NO_LEADER
+    NoEpoch = NO_EPOCH
+    LeaderDuringDelete = LEADER_DURING_DELETE
+    EpochDuringDelete = EPOCH_DURING_DELETE
+    InitialLeaderEpoch = INITIAL_LEADER_EPOCH
+    InitialPartitionEpoch = INITIAL_PARTITION_EPOCH
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "isr", tuple(self.isr))
@@ -216,6 +223,7 @@ class BrokerInfo:
 
     @property
     def path(self) -> str:
+        """Mirrors kafka.zk.BrokerInfo#path."""
         return BrokerIdZNode.path(self.broker_id)
 
     def to_json_bytes(self, timestamp_ms: int) -> bytes:
@@ -228,6 +236,7 @@ class ControllerZNode:
 
     @staticmethod
     def path() -> str:
+        """Mirrors kafka.zk.ControllerZNode#path."""
         return "/controller"
 
     @staticmethod
@@ -247,14 +256,17 @@ class ControllerEpochZNode:
 
     @staticmethod
     def path() -> str:
+        """Mirrors kafka.zk.ControllerEpochZNode#path."""
         return "/controller_epoch"
 
     @staticmethod
     def encode(epoch: int) -> bytes:
+        """Mirrors kafka.zk.ControllerEpochZNode#encode."""
         return str(epoch).encode("utf-8")
 
     @staticmethod
     def decode(data: bytes) -> int:
+        """Mirrors kafka.zk.ControllerEpochZNode#decode."""
         return int(data.decode("utf-8"))
 
 
@@ -263,6 +275,7 @@ class BrokersZNode:
 
     @staticmethod
     def path() -> str:
+        """Mirrors kafka.zk.BrokersZNode#path."""
         return "/brokers"
 
 
@@ -271,6 +284,7 @@ class BrokerIdsZNode:
 
     @staticmethod
     def path() -> str:
+        """Mirrors kafka.zk.BrokerIdsZNode#path."""
         return "/brokers/ids"
 
 
@@ -279,6 +293,7 @@ class BrokerIdZNode:
 
     @staticmethod
     def path(broker_id: int) -> str:
+        """Mirrors kafka.zk.BrokerIdZNode#path."""
         return f"{BrokerIdsZNode.path()}/{broker_id}"
 
     @staticmethod
@@ -325,6 +340,7 @@ class TopicsZNode:
 
     @staticmethod
     def path() -> str:
+        """Mirrors kafka.zk.TopicsZNode#path."""
         return f"{BrokersZNode.path()}/topics"
 
 
@@ -333,6 +349,7 @@ class TopicZNode:
 
     @staticmethod
     def path(topic: str) -> str:
+        """Mirrors kafka.zk.TopicZNode#path."""
         return f"{TopicsZNode.path()}/{topic}"
 
     @staticmethod
@@ -388,6 +405,7 @@ class TopicPartitionsZNode:
 
     @staticmethod
     def path(topic: str) -> str:
+        """Mirrors kafka.zk.TopicPartitionsZNode#path."""
         return f"{TopicZNode.path(topic)}/partitions"
 
 
@@ -396,6 +414,7 @@ class TopicPartitionZNode:
 
     @staticmethod
     def path(partition: TopicPartition) -> str:
+        """Mirrors kafka.zk.TopicPartitionZNode#path."""
         return f"{TopicPartitionsZNode.path(partition.topic)}/{partition.partition}"
 
 
@@ -410,6 +429,7 @@ class TopicPartitionStateZNode:
 
     @staticmethod
     def path(partition: TopicPartition) -> str:
+        """Mirrors kafka.zk.TopicPartitionStateZNode#path."""
         return f"{TopicPartitionZNode.path(partition)}/state"
 
     @classmethod
@@ -451,6 +471,7 @@ class ConfigZNode:
 
     @staticmethod
     def path() -> str:
+        """Mirrors kafka.zk.ConfigZNode#path."""
         return "/config"
 
 
@@ -459,6 +480,7 @@ class ConfigEntityTypeZNode:
 
     @staticmethod
     def path(entity_type: str) -> str:
+        """Mirrors kafka.zk.ConfigEntityTypeZNode#path."""
         return f"{ConfigZNode.path()}/{entity_type}"
 
 
@@ -471,14 +493,17 @@ class ConfigEntityZNode:
 
     @staticmethod
     def path(entity_type: str, entity_name: str) -> str:
+        """Mirrors kafka.zk.ConfigEntityZNode#path."""
         return f"{ConfigEntityTypeZNode.path(entity_type)}/{entity_name}"
 
     @staticmethod
     def encode(config: Mapping[str, str]) -> bytes:
+        """Mirrors kafka.zk.ConfigEntityZNode#encode."""
         return _json_bytes({"version": 1, "config": {k: str(config[k]) for k in sorted(config)}})
 
     @staticmethod
     def decode(data: bytes | None) -> dict[str, str]:
+        """Mirrors kafka.zk.ConfigEntityZNode#decode."""
         js = _parse(data)
         if not isinstance(js, dict) or not isinstance(js.get("config"), dict):
             return {}
@@ -490,6 +515,7 @@ class ConfigEntityChangeNotificationZNode:
 
     @staticmethod
     def path() -> str:
+        """Mirrors kafka.zk.ConfigEntityChangeNotificationZNode#path."""
         return f"{ConfigZNode.path()}/changes"
 
 
@@ -500,10 +526,12 @@ class ConfigEntityChangeNotificationSequenceZNode:
 
     @classmethod
     def create_path(cls) -> str:
+        """Mirrors kafka.zk.ConfigEntityChangeNotificationSequenceZNode#createPath."""
         return f"{ConfigEntityChangeNotificationZNode.path()}/{cls.SEQUENCE_NUMBER_PREFIX}"
 
     @staticmethod
     def encode(sanitized_entity_path: str) -> bytes:
+        """Mirrors kafka.zk.ConfigEntityChangeNotificationSequenceZNode#encode."""
         return _json_bytes({"version": 2, "entity_path": sanitized_entity_path})
 
 
@@ -523,6 +551,7 @@ class IsrChangeNotificationZNode:
 
     @staticmethod
     def path() -> str:
+        """Mirrors kafka.zk.IsrChangeNotificationZNode#path."""
         return "/isr_change_notification"
 
 
@@ -534,19 +563,25 @@ class IsrChangeNotificationSequenceZNode:
 
     @classmethod
     def path(cls, sequence_number: str = "") -> str:
+        """Mirrors kafka.zk.IsrChangeNotificationSequenceZNode#path."""
         return f"{IsrChangeNotificationZNode.path()}/{cls.SEQUENCE_NUMBER_PREFIX}{sequence_number}"
 
     @classmethod
     def encode(cls, partitions: Iterable[TopicPartition]) -> bytes:
-        """``{"version":1,"partitions":[{"topic":..,"partition":..}]}``, partitions in the given order."""
+        """Mirrors kafka.zk.IsrChangeNotificationSequenceZNode#encode.
+
+        ``{"version":1,"partitions":[{"topic":..,"partition":..}]}``, partitions in the given order.
+        """
         return _json_bytes({"version": cls.VERSION, "partitions": _encode_partition_list(partitions)})
 
     @staticmethod
     def decode(data: bytes | None) -> set[TopicPartition]:
+        """Mirrors kafka.zk.IsrChangeNotificationSequenceZNode#decode."""
         return _decode_partition_list(data)
 
     @classmethod
     def sequence_number(cls, path: str) -> str:
+        """Mirrors kafka.zk.IsrChangeNotificationSequenceZNode#sequenceNumber."""
         return path[path.rfind(cls.SEQUENCE_NUMBER_PREFIX) + len(cls.SEQUENCE_NUMBER_PREFIX):]
 
 
@@ -555,6 +590,7 @@ class LogDirEventNotificationZNode:
 
     @staticmethod
     def path() -> str:
+        """Mirrors kafka.zk.LogDirEventNotificationZNode#path."""
         return "/log_dir_event_notification"
 
 
@@ -563,6 +599,7 @@ class AdminZNode:
 
     @staticmethod
     def path() -> str:
+        """Mirrors kafka.zk.AdminZNode#path."""
         return "/admin"
 
 
@@ -571,6 +608,7 @@ class DeleteTopicsZNode:
 
     @staticmethod
     def path() -> str:
+        """Mirrors kafka.zk.DeleteTopicsZNode#path."""
         return f"{AdminZNode.path()}/delete_topics"
 
 
@@ -579,6 +617,7 @@ class DeleteTopicsTopicZNode:
 
     @staticmethod
     def path(topic: str) -> str:
+        """Mirrors kafka.zk.DeleteTopicsTopicZNode#path."""
         return f"{DeleteTopicsZNode.path()}/{topic}"
 
 
@@ -587,17 +626,22 @@ class ReassignPartitionsZNode:
 
     @staticmethod
     def path() -> str:
+        """Mirrors kafka.zk.ReassignPartitionsZNode#path."""
         return f"{AdminZNode.path()}/reassign_partitions"
 
     @staticmethod
     def encode(reassignment: Mapping[TopicPartition, Sequence[int]]) -> bytes:
-        """``{"version":1,"partitions":[{"topic":..,"partition":..,"replicas":[..]}]}``."""
+        """Mirrors kafka.zk.ReassignPartitionsZNode#encode.
+
+        ``{"version":1,"partitions":[{"topic":..,"partition":..,"replicas":[..]}]}``.
+        """
         partitions = [{"topic": tp.topic, "partition": tp.partition, "replicas": list(replicas)}
                       for tp, replicas in reassignment.items()]
         return _json_bytes({"version": 1, "partitions": partitions})
 
     @staticmethod
     def decode(data: bytes) -> dict[TopicPartition, tuple[int, ...]]:
+        """Mirrors kafka.zk.ReassignPartitionsZNode#decode."""
         js = _parse(data) or {"partitions": []}
         return {TopicPartition(p["topic"], int(p["partition"])): tuple(p["replicas"]) for p in js["partitions"]}
 
@@ -607,15 +651,20 @@ class PreferredReplicaElectionZNode:
 
     @staticmethod
     def path() -> str:
+        """Mirrors kafka.zk.PreferredReplicaElectionZNode#path."""
         return f"{AdminZNode.path()}/preferred_replica_election"
 
     @staticmethod
     def encode(partitions: Iterable[TopicPartition]) -> bytes:
-        """``{"version":1,"partitions":[{"topic":..,"partition":..}]}``, partitions in the given order."""
+        """Mirrors kafka.zk.PreferredReplicaElectionZNode#encode.
+
+        ``{"version":1,"partitions":[{"topic":..,"partition":..}]}``, partitions in the given order.
+        """
         return _json_bytes({"version": 1, "partitions": _encode_partition_list(partitions)})
 
     @staticmethod
     def decode(data: bytes | None) -> set[TopicPartition]:
+        """Mirrors kafka.zk.PreferredReplicaElectionZNode#decode."""
         return _decode_partition_list(data)
 
 
@@ -624,6 +673,7 @@ class ConsumerPathZNode:
 
     @staticmethod
     def path() -> str:
+        """Mirrors kafka.zk.ConsumerPathZNode#path."""
         return "/consumers"
 
 
@@ -632,14 +682,17 @@ class ClusterIdZNode:
 
     @staticmethod
     def path() -> str:
+        """Mirrors kafka.zk.ClusterIdZNode#path."""
         return "/cluster/id"
 
     @staticmethod
     def to_json(cluster_id: str) -> bytes:
+        """Mirrors kafka.zk.ClusterIdZNode#toJson."""
         return _json_bytes({"version": "1", "id": cluster_id})
 
     @staticmethod
     def from_json(data: bytes) -> str:
+        """Mirrors kafka.zk.ClusterIdZNode#fromJson."""
         return str(_parse(data)["id"])
 
 
@@ -648,6 +701,7 @@ class BrokerSequenceIdZNode:
 
     @staticmethod
     def path() -> str:
+        """Mirrors kafka.zk.BrokerSequenceIdZNode#path."""
         return f"{BrokersZNode.path()}/seqid"
 
 
@@ -656,6 +710,7 @@ class ProducerIdBlockZNode:
 
     @staticmethod
     def path() -> str:
+        """Mirrors kafka.zk.ProducerIdBlockZNode#path."""
         return "/latest_producer_id_block"
 
 

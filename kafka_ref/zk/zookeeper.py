@@ -26,6 +26,8 @@ the loop clock, so with trio's MockClock an 18 s session timeout costs nothing.
 
 from __future__ import annotations
 
+from kafka_ref.common.errors import ControllerMovedException  # noqa: F401 (re-exported for KafkaZkClient)
+
 import inspect
 import math
 from typing import Any, Callable, Iterable, Sequence
@@ -155,14 +157,6 @@ _EXCEPTION_BY_CODE: dict[Code, type[KeeperException]] = {
 }
 
 
-class ControllerMovedException(Exception):
-    """Mirrors org.apache.kafka.common.errors.ControllerMovedException.
-
-    Raised by KafkaZkClient when a write fenced by the controller epoch's zkVersion finds that
-    another broker has become controller, or when this broker loses the controller election.
-    """
-
-
 class _ZNode:
     """Mirrors org.apache.zookeeper.server.DataNode: data, stat fields and child names."""
 
@@ -178,6 +172,7 @@ class _ZNode:
         self.children: set[str] = set()
 
     def stat(self) -> Stat:
+        """Mirrors org.apache.zookeeper.server.DataNode#copyStat: a snapshot of the stat."""
         return Stat(self.czxid, self.mzxid, self.ctime, self.mtime, self.version, self.cversion,
                     self.aversion, self.ephemeral_owner, len(self.data), len(self.children),
                     self.pzxid)
@@ -230,6 +225,7 @@ class ZkSession:
 
     @property
     def is_alive(self) -> bool:
+        """Mirrors org.apache.zookeeper.ZooKeeper.States#isAlive: not closed, expired or failed."""
         return self.state not in (KeeperState.CLOSED, KeeperState.EXPIRED, KeeperState.AUTH_FAILED)
 
     # ---- keep-alive -------------------------------------------------------------------
@@ -256,13 +252,17 @@ class ZkSession:
         Callbacks may be plain functions or coroutine functions. Returns once the session has
         ended and its last (Expired/Closed) event has been delivered.
         """
-        async for watcher, event in self._receive:
-            try:
-                result = watcher(event)
-                if inspect.isawaitable(result):
-                    await result
-            except Exception as exc:  # ZooKeeper's event thread logs and carries on
-                self.callback_errors.append(exc)
+        try:
+            async for watcher, event in self._receive:
+                try:
+                    result = watcher(event)
+                    if inspect.isawaitable(result):
+                        await result
+                except Exception as exc:  # ZooKeeper's event thread logs and carries on
+                    self.callback_errors.append(exc)
+        except anyio.ClosedResourceError:  # already drained to the end before
+            return
+        self._receive.close()
 
     def process_pending_events(self) -> int:
         """Deliver queued events now, synchronously (for code running without an event loop)."""
@@ -270,7 +270,10 @@ class ZkSession:
         while True:
             try:
                 watcher, event = self._receive.receive_nowait()
-            except (anyio.WouldBlock, anyio.EndOfStream):
+            except (anyio.WouldBlock, anyio.ClosedResourceError):
+                return delivered
+            except anyio.EndOfStream:
+                self._receive.close()
                 return delivered
             delivered += 1
             try:

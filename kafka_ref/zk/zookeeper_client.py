@@ -124,13 +124,22 @@ class StateChangeHandler:
     name: str = ""
 
     def before_initializing_session(self) -> None:
-        """Called before the expired session is replaced. Default: nothing to do."""
+        """Mirrors kafka.zookeeper.StateChangeHandler#beforeInitializingSession.
+
+        Called before the expired session is replaced. Default: nothing to do.
+        """
 
     def after_initializing_session(self) -> None:
-        """Called once the new session is open. Default: nothing to do."""
+        """Mirrors kafka.zookeeper.StateChangeHandler#afterInitializingSession.
+
+        Called once the new session is open. Default: nothing to do.
+        """
 
     def on_auth_failure(self) -> None:
-        """Called on an authentication failure. Default: nothing to do."""
+        """Mirrors kafka.zookeeper.StateChangeHandler#onAuthFailure.
+
+        Called on an authentication failure. Default: nothing to do.
+        """
 
 
 class ZNodeChangeHandler:
@@ -139,13 +148,13 @@ class ZNodeChangeHandler:
     path: str = ""
 
     def handle_creation(self) -> None:
-        """Default: nothing to do."""
+        """Mirrors kafka.zookeeper.ZNodeChangeHandler#handleCreation. Default: nothing to do."""
 
     def handle_deletion(self) -> None:
-        """Default: nothing to do."""
+        """Mirrors kafka.zookeeper.ZNodeChangeHandler#handleDeletion. Default: nothing to do."""
 
     def handle_data_change(self) -> None:
-        """Default: nothing to do."""
+        """Mirrors kafka.zookeeper.ZNodeChangeHandler#handleDataChange. Default: nothing to do."""
 
 
 class ZNodeChildChangeHandler:
@@ -154,7 +163,7 @@ class ZNodeChildChangeHandler:
     path: str = ""
 
     def handle_child_change(self) -> None:
-        """Default: nothing to do."""
+        """Mirrors kafka.zookeeper.ZNodeChildChangeHandler#handleChildChange. Default: nothing to do."""
 
 
 class ZooKeeperClient:
@@ -185,6 +194,7 @@ class ZooKeeperClient:
 
     @property
     def session(self) -> ZkSession:
+        """The current session (a new one after each expiry)."""
         return self._session
 
     @property

@@ -1,0 +1,34 @@
+"""The ``kafka-ref`` command."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="kafka-ref",
+        description="kafka_ref: an executable, annotated specification of Apache Kafka's broker internals.",
+    )
+    sub = parser.add_subparsers(dest="command")
+    demo = sub.add_parser("demo", help="narrated run of a three-broker cluster in virtual time")
+    demo.add_argument("flow", nargs="?", default="failover", help="which flow to narrate (default: failover)")
+    demo.add_argument("--seed", type=int, default=7)
+    demo.add_argument("--backend", choices=("trio", "asyncio"), default="trio")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "demo":
+        from kafka_ref.demo import run_demo
+
+        return run_demo(args.flow, seed=args.seed, backend=args.backend)
+    parser.print_help()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
