@@ -1,10 +1,15 @@
 """A whole Kafka cluster inside one process.
 
-``Cluster(brokers=3, metadata_mode="manual")`` starts brokers on one in-process Network and
-lets the test play the controller: ``await cluster.send(broker_id, request)`` delivers any
-request with the controller's principal. AlterPartition requests from partition leaders
-reach the harness endpoint ``CONTROLLER_NODE``, which by default accepts them (bumping the
-partition epoch) and records them; a test may install its own handler.
+Two metadata modes:
+
+- ``Cluster(brokers=3, metadata_mode="zk")``: an in-memory ZooKeeper, brokers that register in
+  it, elect a controller and follow its LeaderAndIsr / UpdateMetadata / StopReplica requests —
+  Kafka's ZooKeeper-era cluster. Topics are created with CreateTopics sent to the controller.
+- ``Cluster(brokers=3, metadata_mode="manual")``: no controller; the test plays it.
+  ``await cluster.send(broker_id, request)`` delivers any request with the controller's
+  principal; AlterPartition requests from partition leaders reach the harness endpoint
+  ``CONTROLLER_NODE``, which by default accepts them (bumping the partition epoch) and records
+  them; a test may install its own handler (``cluster.controller.handler``).
 """
 
 from __future__ import annotations
@@ -40,6 +45,8 @@ from kafka_ref.common.uuid import Uuid
 from kafka_ref.log.disk import Disk
 from kafka_ref.network.network import INTER_BROKER_PRINCIPAL, Envelope, Network, serve_inbox
 from kafka_ref.server.kafka_broker import KafkaBroker
+from kafka_ref.common.time import Time
+from kafka_ref.zk.zookeeper import ZooKeeper
 
 CONTROLLER_NODE = "controller"
 
@@ -94,8 +101,8 @@ class Cluster:
         config: dict[str, Any] | None = None,
         seed: int = 0,
     ) -> None:
-        if metadata_mode != "manual":
-            raise ValueError(f"metadata_mode {metadata_mode!r} is not available; use 'manual'")
+        if metadata_mode not in ("manual", "zk"):
+            raise ValueError(f"metadata_mode {metadata_mode!r} is not available; use 'zk' or 'manual'")
         self.num_brokers = brokers
         self.metadata_mode = metadata_mode
         self.base_config = dict(config or {})
@@ -105,6 +112,7 @@ class Cluster:
         self.disks = {b: Disk(b) for b in range(brokers)}
         self.brokers: dict[int, KafkaBroker] = {}
         self.controller = ManualController()
+        self.zookeeper: ZooKeeper | None = None
         self._tg: anyio.abc.TaskGroup | None = None
         self._correlation = 0
 
@@ -112,10 +120,17 @@ class Cluster:
 
     async def __aenter__(self) -> "Cluster":
         self._tg = await anyio.create_task_group().__aenter__()
-        inbox = self.network.register(CONTROLLER_NODE)
-        self._tg.start_soon(serve_inbox, inbox, self.controller.handle)
+        if self.metadata_mode == "zk":
+            self.zookeeper = ZooKeeper(time=Time())
+            self._tg.start_soon(self.zookeeper.run, name="zookeeper")
+        else:
+            inbox = self.network.register(CONTROLLER_NODE)
+            self._tg.start_soon(serve_inbox, inbox, self.controller.handle)
         for broker_id in range(self.num_brokers):
             await self.start_broker(broker_id)
+        if self.metadata_mode == "zk":
+            await self.wait_until(lambda: self.controller_id() is not None and self._all_registered(),
+                                  message="controller elected and brokers registered")
         return self
 
     async def __aexit__(self, *exc: Any) -> bool | None:
@@ -128,10 +143,16 @@ class Cluster:
 
     async def start_broker(self, broker_id: int) -> KafkaBroker:
         assert self._tg is not None
-        broker = KafkaBroker(
-            broker_id, self.broker_config(broker_id), self.network, self.disks[broker_id],
-            controller_node_provider=lambda: CONTROLLER_NODE,
-        )
+        if self.metadata_mode == "zk":
+            broker = KafkaBroker(
+                broker_id, self.broker_config(broker_id), self.network, self.disks[broker_id],
+                zookeeper=self.zookeeper, rng=random.Random(self.rng.getrandbits(64)),
+            )
+        else:
+            broker = KafkaBroker(
+                broker_id, self.broker_config(broker_id), self.network, self.disks[broker_id],
+                controller_node_provider=lambda: CONTROLLER_NODE,
+            )
         self.brokers[broker_id] = broker
         await self._tg.start(broker.run)
         return broker
@@ -144,11 +165,84 @@ class Cluster:
         self.brokers[broker_id].crash()
 
     async def restart_broker(self, broker_id: int) -> KafkaBroker:
-        """Start a fresh broker process on the same Disk."""
+        """Start a fresh broker process on the same Disk.
+
+        In ZooKeeper mode the new process can only register once the old session's ephemeral
+        /brokers/ids node is gone (Kafka refuses to start otherwise), so this waits for that.
+        """
         old = self.brokers.get(broker_id)
         if old is not None and old.is_running:
             old.crash()
+        if self.zookeeper is not None:
+            timeout = self.broker_config(broker_id).get("zookeeper.session.timeout.ms") * 2
+            await self.wait_until(lambda: self.zookeeper.exists(f"/brokers/ids/{broker_id}") is None, timeout_ms=timeout,
+                                  message=f"old registration of broker {broker_id} expired")
         return await self.start_broker(broker_id)
+
+    def shutdown_broker_uncontrolled(self, broker_id: int) -> None:
+        """A clean process stop without controlled shutdown (checkpoints written, session closed)."""
+        self.brokers[broker_id].shutdown()
+
+    # ------------------------------------------------------------------ ZooKeeper-mode views
+
+    def _zk_json(self, path: str) -> Any:
+        import json
+
+        assert self.zookeeper is not None
+        if self.zookeeper.exists(path) is None:
+            return None
+        data, _stat = self.zookeeper.get_data(path)
+        return json.loads(data) if data else None
+
+    def _all_registered(self) -> bool:
+        return all(self.zookeeper.exists(f"/brokers/ids/{b}") is not None for b, br in self.brokers.items() if br.is_running)
+
+    def controller_id(self) -> int | None:
+        """The broker id in /controller (ZooKeeper mode), or None."""
+        data = self._zk_json("/controller")
+        return data["brokerid"] if data else None
+
+    def controller_epoch(self) -> int | None:
+        data = self._zk_json("/controller_epoch")
+        return int(data) if data is not None else None
+
+    def active_controller(self) -> Any:
+        cid = self.controller_id()
+        return self.brokers[cid].controller if cid is not None and cid in self.brokers else None
+
+    def partition_state(self, topic: str, partition: int) -> dict[str, Any] | None:
+        """leader, leader_epoch, isr, controller_epoch and partition_epoch (the znode version) from ZooKeeper."""
+        assert self.zookeeper is not None
+        path = f"/brokers/topics/{topic}/partitions/{partition}/state"
+        if self.zookeeper.exists(path) is None:
+            return None
+        data, stat = self.zookeeper.get_data(path)
+        import json
+
+        state = json.loads(data)
+        return {"leader": state["leader"], "leader_epoch": state["leader_epoch"], "isr": list(state["isr"]),
+                "controller_epoch": state["controller_epoch"], "partition_epoch": stat.version}
+
+    def leader_for(self, topic: str, partition: int) -> int:
+        state = self.partition_state(topic, partition)
+        return state["leader"] if state else -1
+
+    async def create_topic(self, name: str, partitions: int = 1, replication_factor: int = 1,
+                           config: dict[str, str] | None = None, timeout_ms: int = 30000) -> Any:
+        """Create a topic through CreateTopics sent to the controller; waits for leaders."""
+        from kafka_ref.common.requests.create_topics import CreatableTopic, CreateableTopicConfig, CreateTopicsRequest
+
+        request = CreateTopicsRequest(
+            topics=(CreatableTopic(name=name, num_partitions=partitions, replication_factor=replication_factor,
+                                   configs=tuple(CreateableTopicConfig(name=k, value=str(v)) for k, v in (config or {}).items())),),
+            timeout_ms=timeout_ms,
+        )
+        await self.wait_until(lambda: self.controller_id() is not None)
+        response = await self.network.send("admin", self.controller_id(), request, timeout_ms + 1000)
+        result = response.topics[0]
+        Errors.for_code(result.error_code).maybe_raise(result.error_message)
+        await self.wait_until(lambda: all(self.leader_for(name, p) >= 0 for p in range(partitions)), timeout_ms)
+        return result
 
     # ------------------------------------------------------------------ playing the controller
 
@@ -207,9 +301,12 @@ class Cluster:
     async def wait_until(self, predicate: Callable[[], bool], timeout_ms: float = 30000, poll_ms: float = 10,
                          message: str = "condition") -> None:
         """Wait in loop time until ``predicate()`` holds; TimeoutError after ``timeout_ms``."""
-        with anyio.fail_after(timeout_ms / 1000):
-            while not predicate():
-                await anyio.sleep(poll_ms / 1000)
+        try:
+            with anyio.fail_after(timeout_ms / 1000):
+                while not predicate():
+                    await anyio.sleep(poll_ms / 1000)
+        except TimeoutError:
+            raise TimeoutError(f"timed out after {timeout_ms} ms of loop time waiting for {message}") from None
 
 
 def partition(topic: str, index: int) -> TopicPartition:

@@ -35,17 +35,14 @@ from kafka_ref.common.time import MockTime, Time
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.common.uuid import Uuid
 from kafka_ref.log.fetch_data import LogAppendInfo, OffsetAndEpoch
-from kafka_ref.replica.fetcher.abstract_fetcher_thread import (
-    AbstractFetcherThread,
-    IllegalStateException,
-    ResultWithPartitions,
-)
-from kafka_ref.replica.fetcher.leader_end_point import LeaderEndPoint, ReplicaFetch
+from kafka_ref.replica.fetcher.abstract_fetcher_thread import AbstractFetcherThread
+from kafka_ref.replica.fetcher.leader_end_point import LeaderEndPoint, ReplicaFetch, ResultWithPartitions
 from kafka_ref.replica.fetcher.partition_fetch_state import (
     FETCHING,
     TRUNCATING,
     BrokerEndPoint,
     FailedPartitions,
+    IllegalStateException,
     InitialFetchState,
     OffsetTruncationState,
     PartitionFetchState,

@@ -148,7 +148,7 @@ def _records(*values: bytes) -> MemoryRecords:
     ],
 )
 def test_api_key_ids(key: ApiKeys, api_id: int, api_name: str) -> None:
-    """Kafka's permanent ids (mirrors ApiKeysTest#testForIdWithInvalidIdLow's table lookups)."""
+    """Kafka's permanent ids, looked up both ways."""
     assert key == api_id
     assert key.id == api_id
     assert key.api_name == api_name
@@ -433,7 +433,7 @@ def test_leader_and_isr_response_error_counts_without_top_level_error() -> None:
 
 
 def test_stop_replica_request_and_error_response() -> None:
-    """Mirrors StopReplicaRequestTest#testGetErrorResponse and StopReplicaResponseTest#testErrorCounts."""
+    """Mirrors StopReplicaRequestTest#testGetErrorResponse and StopReplicaResponseTest#testErrorCountsWithTopLevelError."""
     request = StopReplicaRequest(
         controller_id=0,
         controller_epoch=2,
@@ -518,7 +518,7 @@ def test_update_metadata_flattened_partition_states() -> None:
 
 
 def test_produce_request_build_sizes_and_error_response() -> None:
-    """Mirrors ProduceRequestTest#testPartitionSize and RequestResponseTest's produce error response."""
+    """Mirrors ProduceRequestTest#testPartitionSize; the error response covers every partition."""
     one = _records(b"abc")
     two = _records(b"x", b"yz")
     request = ProduceRequest.build(
@@ -659,7 +659,7 @@ def test_fetch_request_sessions_and_forgotten_topics() -> None:
 
 
 def test_fetch_error_response_covers_every_partition() -> None:
-    """Mirrors FetchRequestTest / RequestResponseTest fetch getErrorResponse."""
+    """The error reaches the top level and every requested partition (FetchRequest#getErrorResponse)."""
     request = FetchRequest(
         session_id=9,
         topics=(
@@ -687,7 +687,7 @@ def test_fetch_error_response_covers_every_partition() -> None:
 
 
 def test_fetch_response_of_and_lookups() -> None:
-    """Mirrors FetchResponseTest (partition order kept; helpers read partition results)."""
+    """FetchResponse.of keeps the partition order; the helpers read partition results."""
     records = _records(b"abc")
     foo0 = TopicIdPartition(FOO_ID, TopicPartition("foo", 0))
     bar0 = TopicIdPartition(BAR_ID, TopicPartition("bar", 0))
@@ -769,7 +769,7 @@ def test_list_offsets_request_and_error_response() -> None:
 
 
 def test_offset_for_leader_epoch_request_and_error_response() -> None:
-    """Mirrors OffsetsForLeaderEpochRequestTest and the getErrorResponse of RequestResponseTest."""
+    """Grouping by topic (Builder#forFollower) and an error for every partition (getErrorResponse)."""
     request = OffsetForLeaderEpochRequest.for_follower(
         2,
         {
@@ -822,7 +822,7 @@ def test_offset_for_leader_epoch_request_and_error_response() -> None:
 
 
 def test_metadata_request_and_response() -> None:
-    """Mirrors MetadataRequestTest#testEmptyMeansAllTopicsV0 ... and MetadataResponse#errors."""
+    """None means all topics (MetadataRequestTest#testEmptyMeansEmptyForVersionsAboveV0); errors and lookups."""
     assert MetadataRequest.all_topics().is_all_topics()
     assert MetadataRequest.all_topics().topic_names() is None
     request = MetadataRequest.for_topics(["foo", "bar"], allow_auto_topic_creation=False)
@@ -870,7 +870,7 @@ def test_metadata_request_and_response() -> None:
 
 
 def test_alter_partition_request_and_responses() -> None:
-    """Mirrors AlterPartitionRequestTest / AlterPartitionResponse#errorCounts."""
+    """new_isr derived from the epochs; top-level-only error response; errorCounts counts every level."""
     request = AlterPartitionRequest(
         broker_id=1,
         broker_epoch=100,
@@ -980,7 +980,8 @@ def test_find_coordinator_error_response_covers_every_key() -> None:
 
 
 def test_api_versions() -> None:
-    """Mirrors ApiVersionsRequestTest#testValidRequest / #testGetErrorResponse."""
+    """Software name validation; UNSUPPORTED_VERSION lists the ApiVersions range
+    (mirrors ApiVersionsRequestTest#testApiVersionsRequestWithUnsupportedVersion)."""
     assert ApiVersionsRequest(client_software_name="kafka-ref", client_software_version="0.1.0").is_valid()
     assert not ApiVersionsRequest(client_software_name="kafka ref", client_software_version="1").is_valid()
     assert not ApiVersionsRequest(client_software_name="-bad", client_software_version="1").is_valid()

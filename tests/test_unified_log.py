@@ -1,7 +1,7 @@
 """Tests for UnifiedLog / LocalLog (in memory).
 
-Mirrors cases of kafka.log.UnifiedLogTest (core/src/test/scala/unit/kafka/log/UnifiedLogTest.scala)
-and LocalLogTest where named; the rest pin the behaviour described in UnifiedLog's docstrings.
+Where a test mirrors one of kafka.log.UnifiedLogTest (LogTest before 3.0) it says which; the
+others pin behaviour described in UnifiedLog's docstrings.
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ def filled(log: UnifiedLog, *counts: int, epoch: int = 0) -> UnifiedLog:
 
 
 def test_append_as_leader_assigns_offsets_from_leo_and_stamps_epoch(log):
-    """Mirrors UnifiedLogTest#testAppendAsLeaderWithRaftLeader-style offset assignment (client origin)."""
+    """Mirrors UnifiedLogTest#testAppendInfoFirstOffset: offsets continue from the LEO."""
     first = log.append_as_leader(recs(3), leader_epoch=5)
     second = log.append_as_leader(recs(2), leader_epoch=5)
     assert (first.first_offset, first.last_offset, first.num_messages) == (0, 2, 3)
@@ -110,7 +110,7 @@ def test_leader_append_rewrites_only_the_header(log):
 
 
 def test_new_leader_epoch_adds_an_epoch_entry(log):
-    """Mirrors UnifiedLogTest#testLeaderEpochCacheCreatedAfterMessageFormatUpgrade's assignment part."""
+    """A leader append in a new epoch records where that epoch starts."""
     filled(log, 2, epoch=0)
     log.append_as_leader(recs(1), 0)
     log.append_as_leader(recs(4), 3)
@@ -125,7 +125,7 @@ def test_empty_append_does_nothing(log):
 
 
 def test_corrupt_batch_is_rejected(log):
-    """Mirrors UnifiedLogTest#testCorruptLog / testAppendWithCorruptedRecords: a bad CRC raises."""
+    """A batch whose CRC does not match its bytes is rejected (analyzeAndValidateRecords)."""
     good = recs(2).batches[0]
     buffer = bytearray(good.buffer)
     buffer[-1] ^= 0xFF
@@ -145,7 +145,7 @@ def test_wrong_magic_is_rejected(log):
 
 
 def test_batch_larger_than_max_message_bytes_is_rejected():
-    """Mirrors UnifiedLogTest#testMessageSetSizeCheck / testMessageSizeCheck."""
+    """Mirrors UnifiedLogTest#testMessageSizeCheck (leader side; the follower skips the check)."""
     log = make_log(max_message_bytes=100)
     big = recs(1, size=200)
     with pytest.raises(RecordTooLargeException, match=f"is {big.size_in_bytes} bytes which exceeds the maximum configured value of 100"):
@@ -158,7 +158,7 @@ def test_batch_larger_than_max_message_bytes_is_rejected():
 
 
 def test_client_batch_must_start_at_offset_zero(log):
-    """Mirrors UnifiedLogTest#testAppendAsLeaderWithNonZeroBaseOffset (v2 client batches)."""
+    """A client's v2 batch must come with base offset 0 (analyzeAndValidateRecords)."""
     with pytest.raises(InvalidRecordException, match="should be 0, but it is 7"):
         log.append_as_leader(recs(1, base_offset=7), 0)
     # A coordinator's append is not held to that.
@@ -170,7 +170,7 @@ def test_client_batch_must_start_at_offset_zero(log):
 
 
 def test_append_as_follower_keeps_leader_offsets_and_epochs(log):
-    """Mirrors UnifiedLogTest#testAppendAsFollowerUpdatesLeaderEpochCache-like behaviour."""
+    """The follower keeps the leader's offsets and learns epochs from the batches."""
     info = log.append_as_follower(follower_recs((0, 3, 1), (3, 2, 1), (5, 1, 4)))
     assert (info.first_offset, info.last_offset, info.last_leader_epoch) == (0, 5, 4)
     assert offsets_of(MemoryRecords.of(log.batches)) == [(0, 2), (3, 4), (5, 5)]
@@ -179,9 +179,13 @@ def test_append_as_follower_keeps_leader_offsets_and_epochs(log):
 
 
 def test_follower_append_rejects_non_monotonic_offsets(log):
-    """Mirrors UnifiedLogTest#testNonSequentialAppend / testAppendWithOutOfOrderOffsetsThrowsException."""
-    with pytest.raises(OffsetsOutOfOrderException, match=r"Out of order offsets found in append to topic-0: \[\(5, 6\), \(0, 1\)\]"):
-        log.append_as_follower(follower_recs((5, 2, 0), (0, 2, 0)))
+    """Mirrors UnifiedLogTest#testAppendWithOutOfOrderOffsetsThrowsException (plus overlapping batches)."""
+    out_of_order = follower_recs(*[(offset, 1, 0) for offset in (0, 1, 3, 2, 4)])
+    with pytest.raises(
+        OffsetsOutOfOrderException,
+        match=r"Out of order offsets found in append to topic-0: \[\(0, 0\), \(1, 1\), \(3, 3\), \(2, 2\), \(4, 4\)\]",
+    ):
+        log.append_as_follower(out_of_order)
     with pytest.raises(OffsetsOutOfOrderException):
         log.append_as_follower(follower_recs((0, 3, 0), (2, 3, 0)))  # overlapping batches
     assert log.log_end_offset == 0
@@ -213,7 +217,7 @@ def test_follower_append_may_leave_a_gap(log):
 
 
 def test_read_from_middle_of_batch_returns_whole_batch(log):
-    """Mirrors UnifiedLogTest#testReadAtLogGap-style batch alignment: Kafka reads from batch boundaries."""
+    """Kafka reads from batch boundaries: the batch holding the offset comes whole."""
     filled(log, 5, 5)
     info = log.read(7, 10_000, FetchIsolation.LOG_END, min_one_message=False)
     assert offsets_of(info.records) == [(5, 9)]
@@ -223,7 +227,7 @@ def test_read_from_middle_of_batch_returns_whole_batch(log):
 
 
 def test_min_one_message_returns_oversized_first_batch(log):
-    """Mirrors UnifiedLogTest#testReadWithMinMessage / testReadWithTooSmallMaxLength."""
+    """Mirrors UnifiedLogTest#testReadWithTooSmallMaxLength."""
     filled(log, 3, 3)
     first_size = log.batches[0].size_in_bytes
     with_min = log.read(0, first_size - 1, FetchIsolation.LOG_END, min_one_message=True)
@@ -246,7 +250,7 @@ def test_read_stops_before_exceeding_max_length(log):
 
 
 def test_read_is_bounded_by_isolation(log):
-    """Mirrors UnifiedLogTest#testReadOutOfRange companion: HW bounds consumers, LEO bounds followers."""
+    """HW bounds consumers, LSO read_committed ones, LEO followers."""
     filled(log, 2, 2, 2)
     log.update_high_watermark(4)
     assert offsets_of(log.read(0, 10_000, FetchIsolation.HIGH_WATERMARK, True).records) == [(0, 1), (2, 3)]
@@ -268,7 +272,7 @@ def test_batch_crossing_the_bound_is_not_returned(log):
 
 
 def test_read_at_log_end_is_empty(log):
-    """Mirrors UnifiedLogTest#testReadAtLogEnd-style case: reading at the LEO returns no data."""
+    """Reading at the LEO returns no data and the LEO's metadata."""
     filled(log, 3)
     info = log.read(3, 10_000, FetchIsolation.LOG_END, True)
     assert info.records.batches == ()
@@ -309,7 +313,7 @@ def test_update_high_watermark_clamps_and_may_go_down(log):
 
 
 def test_maybe_increment_high_watermark_only_moves_forward(log):
-    """Mirrors UnifiedLogTest#testHighWatermarkMetadataUpdatedAfterSegmentRoll-like checks."""
+    """Leader side: HW only moves forward and never past the LEO; follower side returns the new HW."""
     filled(log, 2, 2)
     old = log.maybe_increment_high_watermark(2)
     assert old == LogOffsetMetadata(0, 0, 0)
@@ -341,7 +345,7 @@ def test_fetch_offset_snapshot(log):
 
 
 def test_log_start_offset_cannot_pass_high_watermark(log):
-    """Mirrors UnifiedLogTest#testLogStartOffsetCannotIncrementBeyondHighWatermark (deleteRecords)."""
+    """DeleteRecords cannot move the log start offset past the HW."""
     filled(log, 5)
     log.update_high_watermark(3)
     with pytest.raises(OffsetOutOfRangeException, match="Cannot increment the log start offset to 4 of partition topic-0 since it is larger than the high watermark 3"):
@@ -353,7 +357,7 @@ def test_log_start_offset_cannot_pass_high_watermark(log):
 
 
 def test_log_start_offset_truncates_epoch_cache_and_old_batches(log):
-    """Mirrors UnifiedLogTest#testLogStartOffsetMovementDeletesSnapshots-like retention of segments."""
+    """Mirrors UnifiedLogTest#testRetentionIdempotency's log-start part: data goes only when retention runs."""
     filled(log, 2, epoch=0)
     filled(log, 2, epoch=1)
     filled(log, 2, epoch=2)
@@ -404,7 +408,7 @@ def test_truncate_to_inside_a_batch_removes_it_whole(log):
 
 
 def test_truncate_below_first_batch_truncates_fully(log):
-    """Mirrors UnifiedLogTest#testTruncateFullyAndStartBelowFirstSegmentOffset."""
+    """Truncating below the first retained offset starts the log over at the target."""
     filled(log, 3, 3)
     log.update_high_watermark(6)
     log.maybe_increment_log_start_offset(3)
@@ -419,16 +423,72 @@ def test_truncate_to_negative_offset_is_a_bug(log):
         log.truncate_to(-1)
 
 
-def test_truncate_to_log_end_trims_dangling_epoch_entry(log):
+@pytest.mark.parametrize(("epoch", "beyond"), [(20, 0), (24, 1)])
+def test_truncate_to_end_offset_clears_epoch_cache(log, epoch, beyond):
     """Mirrors UnifiedLogTest#testTruncateToEndOffsetClearsEpochCache."""
-    filled(log, 2, epoch=0)
-    log.maybe_assign_epoch_start_offset(1, 2)  # a leader that never appended in epoch 1
-    assert log.truncate_to(2) is False
-    assert log.leader_epoch_cache.epoch_entries == [EpochEntry(0, 0)]
+    log.append_as_follower(follower_recs((27, 2, 19)))
+    assert (log.leader_epoch_cache.latest_entry, log.log_end_offset) == (EpochEntry(19, 27), 29)
+    # Becoming leader records the new epoch at the LEO before any data is written...
+    log.maybe_assign_epoch_start_offset(epoch, log.log_end_offset)
+    assert log.leader_epoch_cache.latest_entry == EpochEntry(epoch, 29)
+    # ...and becoming follower again truncates at or past the LEO: the empty epoch goes.
+    assert log.truncate_to(log.log_end_offset + beyond) is False
+    assert (log.leader_epoch_cache.latest_entry, log.log_end_offset) == (EpochEntry(19, 27), 29)
+
+
+def test_append_empty_log_below_log_start_offset_throws(log):
+    """Mirrors UnifiedLogTest#testAppendEmptyLogBelowLogStartOffsetThrowsException."""
+    log.truncate_fully_and_start_at(7)
+    assert (log.log_start_offset, log.log_end_offset) == (7, 7)
+    with pytest.raises(UnexpectedAppendOffsetException) as excinfo:
+        log.append_as_follower(follower_recs((4, 3, 0)))
+    assert (excinfo.value.first_offset, excinfo.value.last_offset) == (4, 6)
+
+
+def test_fetch_up_to_log_end_offset(log):
+    """Mirrors UnifiedLogTest#testFetchUpToLogEndOffset (3.x: the metadata keeps the fetch offset)."""
+    log.append_as_leader(recs(3), 0)
+    log.append_as_leader(recs(2), 0)
+    for offset in range(log.log_start_offset, log.log_end_offset):
+        info = log.read(offset, 2**31 - 1, FetchIsolation.LOG_END, True)
+        assert info.first_entry_incomplete is False
+        assert info.records.size_in_bytes > 0
+        assert all(record.offset < log.log_end_offset for record in info.records.records())
+        assert info.fetch_offset_metadata.message_offset == offset
+
+
+def test_fetch_up_to_high_watermark(log):
+    """Mirrors UnifiedLogTest#testFetchUpToHighWatermark."""
+    log.append_as_leader(recs(3), 0)
+    log.append_as_leader(recs(2), 0)
+
+    def assert_high_watermark_bounded_fetches() -> None:
+        for offset in range(log.log_start_offset, log.high_watermark):
+            info = log.read(offset, 2**31 - 1, FetchIsolation.HIGH_WATERMARK, True)
+            assert info.records.size_in_bytes > 0 and info.first_entry_incomplete is False
+            assert all(record.offset < log.high_watermark for record in info.records.records())
+            assert info.fetch_offset_metadata.message_offset == offset
+        for offset in range(log.high_watermark, log.log_end_offset + 1):
+            info = log.read(offset, 2**31 - 1, FetchIsolation.HIGH_WATERMARK, True)
+            assert info.records.size_in_bytes == 0 and info.first_entry_incomplete is False
+            assert info.fetch_offset_metadata.message_offset == offset
+
+    assert_high_watermark_bounded_fetches()
+    log.update_high_watermark(3)
+    assert_high_watermark_bounded_fetches()
+    log.update_high_watermark(5)
+    assert_high_watermark_bounded_fetches()
+
+
+def test_log_reinitialize_after_manual_delete():
+    """Mirrors UnifiedLogTest#testLogReinitializeAfterManualDelete: no data but a log start offset."""
+    disk = Disk(0)
+    log = UnifiedLog.load(TP, disk.get_or_create_local_log(TP), log_start_offset_checkpoint=500)
+    assert (log.log_start_offset, log.log_end_offset, log.high_watermark) == (500, 500, 500)
 
 
 def test_truncate_fully_and_start_at(log):
-    """Mirrors UnifiedLogTest#testTruncateFullyAndStartAt."""
+    """Mirrors the end of UnifiedLogTest#testHighWatermarkMaintenance (full truncation resets HW)."""
     filled(log, 4)
     log.update_high_watermark(4)
     log.truncate_fully_and_start_at(10)
@@ -442,7 +502,7 @@ def test_truncate_fully_and_start_at(log):
 
 
 def test_end_offset_for_epoch(log):
-    """Mirrors UnifiedLogTest#testEndOffsetForEpoch."""
+    """end_offset_for_epoch answers from the epoch cache with the LEO for the latest epoch."""
     log.append_as_follower(follower_recs((0, 2, 1), (2, 3, 3), (5, 2, 5)))
     assert log.end_offset_for_epoch(5) == OffsetAndEpoch(7, 5)
     assert log.end_offset_for_epoch(4) == OffsetAndEpoch(5, 3)
@@ -493,7 +553,7 @@ def test_flush_moves_recovery_point(log):
 
 
 def test_offline_disk_fails_every_operation():
-    """Mirrors UnifiedLogTest#testLogOperationsAfterCloseHandlers-style behaviour after a dir failure."""
+    """Mirrors UnifiedLogTest#testAppendToOrReadFromLogInFailedLogDir."""
     disk = Disk(0)
     log = UnifiedLog.create(TP, disk)
     filled(log, 2)
@@ -509,7 +569,7 @@ def test_offline_disk_fails_every_operation():
 
 
 def test_load_reconciles_checkpoints_with_data():
-    """Mirrors LogLoaderTest: epoch cache trimmed to the data, log start at least the first batch."""
+    """LogLoader#load: epoch cache trimmed to the data, recovery point from the checkpoint."""
     disk = Disk(0)
     log = UnifiedLog.create(TP, disk)
     filled(log, 2, epoch=0)

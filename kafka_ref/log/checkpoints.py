@@ -47,26 +47,32 @@ class _MalformedCheckpoint(Exception):
     """A parse failure inside a checkpoint file (Kafka's IOException); never escapes this module."""
 
 
+class EntryFormatter(Protocol[T]):
+    """Mirrors org.apache.kafka.server.common.CheckpointFile.EntryFormatter: one entry <-> one line."""
+
+    def to_string(self, entry: T) -> str: ...
+
+    def from_string(self, line: str) -> T: ...
+
+
 class CheckpointFile(Generic[T]):
     """Mirrors org.apache.kafka.server.common.CheckpointFile with CheckpointFileWithFailureHandler.
 
-    The shared format: version, count, entries. Subclasses say how one entry is written and
-    parsed. ``content`` is the file's text, or None while the file does not exist.
+    The shared format: version, count, entries, one per line as the formatter writes them.
+    ``content`` is the file's text, or None while the file does not exist.
     """
 
-    def __init__(self, path: str, log_dir_failure_channel: LogDirFailureChannel | None = None) -> None:
+    def __init__(
+        self,
+        path: str,
+        formatter: EntryFormatter[T],
+        log_dir_failure_channel: LogDirFailureChannel | None = None,
+    ) -> None:
         self.path = path
+        self.formatter = formatter
         self.log_dir_failure_channel = log_dir_failure_channel
         self.content: str | None = None
         self.write_count = 0
-
-    # -- format hooks ------------------------------------------------------------------------
-
-    def _format_entry(self, entry: T) -> str:
-        raise TypeError(f"{type(self).__name__} does not define an entry format")
-
-    def _parse_entry(self, line: str) -> T:
-        raise TypeError(f"{type(self).__name__} does not define an entry format")
 
     # -- file operations ---------------------------------------------------------------------
 
@@ -78,19 +84,19 @@ class CheckpointFile(Generic[T]):
         self.content = None
 
     def write_entries(self, entries: Iterable[T]) -> None:
-        """Mirrors CheckpointFile#write: replace the file atomically with the given entries."""
+        """Mirrors org.apache.kafka.server.common.CheckpointFile#write: replace the file atomically with the given entries."""
         # 1. A failed log directory cannot be written to.
         self._check_writable()
         # 2. Render version, count, then one line per entry.
         items = list(entries)
         lines = [str(CURRENT_VERSION), str(len(items))]
-        lines.extend(self._format_entry(item) for item in items)
+        lines.extend(self.formatter.to_string(item) for item in items)
         # 3. Swap the new text in whole (Kafka writes a .tmp file and renames it).
         self.content = "\n".join(lines) + "\n"
         self.write_count += 1
 
     def read_entries(self) -> list[T]:
-        """Mirrors CheckpointFile#read: parse the file; a missing file reads as empty."""
+        """Mirrors org.apache.kafka.server.common.CheckpointFile#read: parse the file; a missing file reads as empty."""
         # 1. No file yet: nothing was checkpointed.
         if self.content is None:
             return []
@@ -127,7 +133,7 @@ class CheckpointFile(Generic[T]):
 
     def _parse_line(self, line: str) -> T:
         try:
-            return self._parse_entry(line)
+            return self.formatter.from_string(line)
         except (ValueError, IndexError):
             raise _MalformedCheckpoint(f"Malformed line in checkpoint file ({self.path}): '{line}'") from None
 
@@ -137,6 +143,20 @@ class CheckpointFile(Generic[T]):
             raise KafkaStorageException(f"Error while writing to checkpoint file {self.path}: the log directory is offline")
 
 
+class _OffsetFormatter:
+    """Mirrors OffsetCheckpointFile.Formatter: ``<topic> <partition> <offset>``."""
+
+    def to_string(self, entry: tuple[TopicPartition, int]) -> str:
+        tp, offset = entry
+        return f"{tp.topic} {tp.partition} {offset}"
+
+    def from_string(self, line: str) -> tuple[TopicPartition, int]:
+        parts = line.split()
+        if len(parts) != 3:
+            raise ValueError(line)
+        return TopicPartition(parts[0], int(parts[1])), int(parts[2])
+
+
 class OffsetCheckpointFile(CheckpointFile[tuple[TopicPartition, int]]):
     """Mirrors org.apache.kafka.storage.internals.checkpoint.OffsetCheckpointFile.
 
@@ -144,22 +164,15 @@ class OffsetCheckpointFile(CheckpointFile[tuple[TopicPartition, int]]):
     watermarks), recovery-point-offset-checkpoint and log-start-offset-checkpoint.
     """
 
-    def _format_entry(self, entry: tuple[TopicPartition, int]) -> str:
-        tp, offset = entry
-        return f"{tp.topic} {tp.partition} {offset}"
-
-    def _parse_entry(self, line: str) -> tuple[TopicPartition, int]:
-        parts = line.split()
-        if len(parts) != 3:
-            raise ValueError(line)
-        return TopicPartition(parts[0], int(parts[1])), int(parts[2])
+    def __init__(self, path: str, log_dir_failure_channel: LogDirFailureChannel | None = None) -> None:
+        super().__init__(path, _OffsetFormatter(), log_dir_failure_channel)
 
     def write(self, offsets: Mapping[TopicPartition, int]) -> None:
-        """Mirrors OffsetCheckpointFile#write: one line per partition, in a stable order."""
+        """Mirrors org.apache.kafka.storage.internals.checkpoint.OffsetCheckpointFile#write: one line per partition, in a stable order."""
         self.write_entries(sorted(offsets.items()))
 
     def read(self) -> dict[TopicPartition, int]:
-        """Mirrors OffsetCheckpointFile#read."""
+        """Mirrors org.apache.kafka.storage.internals.checkpoint.OffsetCheckpointFile#read."""
         return dict(self.read_entries())
 
 
@@ -171,6 +184,19 @@ class LeaderEpochCheckpoint(Protocol):
     def read(self) -> list[EpochEntry]: ...
 
 
+class _EpochEntryFormatter:
+    """Mirrors LeaderEpochCheckpointFile.Formatter: ``<epoch> <start offset>``."""
+
+    def to_string(self, entry: EpochEntry) -> str:
+        return f"{entry.epoch} {entry.start_offset}"
+
+    def from_string(self, line: str) -> EpochEntry:
+        parts = line.split()
+        if len(parts) != 2:
+            raise ValueError(line)
+        return EpochEntry(int(parts[0]), int(parts[1]))
+
+
 class LeaderEpochCheckpointFile(CheckpointFile[EpochEntry]):
     """Mirrors org.apache.kafka.storage.internals.checkpoint.LeaderEpochCheckpointFile.
 
@@ -180,21 +206,15 @@ class LeaderEpochCheckpointFile(CheckpointFile[EpochEntry]):
 
     LEADER_EPOCH_CHECKPOINT_FILENAME = "leader-epoch-checkpoint"
 
-    def _format_entry(self, entry: EpochEntry) -> str:
-        return f"{entry.epoch} {entry.start_offset}"
-
-    def _parse_entry(self, line: str) -> EpochEntry:
-        parts = line.split()
-        if len(parts) != 2:
-            raise ValueError(line)
-        return EpochEntry(int(parts[0]), int(parts[1]))
+    def __init__(self, path: str, log_dir_failure_channel: LogDirFailureChannel | None = None) -> None:
+        super().__init__(path, _EpochEntryFormatter(), log_dir_failure_channel)
 
     def write(self, epochs: Iterable[EpochEntry]) -> None:
-        """Mirrors LeaderEpochCheckpointFile#write."""
+        """Mirrors org.apache.kafka.storage.internals.checkpoint.LeaderEpochCheckpointFile#write."""
         self.write_entries(epochs)
 
     def read(self) -> list[EpochEntry]:
-        """Mirrors LeaderEpochCheckpointFile#read."""
+        """Mirrors org.apache.kafka.storage.internals.checkpoint.LeaderEpochCheckpointFile#read."""
         return self.read_entries()
 
 

@@ -25,9 +25,10 @@ CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"  # LogLoader.CleanShutdownFile
 
 
 class Disk:
-    """Mirrors a Kafka log directory plus its LogDirFailureChannel entry.
+    """One Kafka log directory (an entry of ``log.dirs``) and its failure state.
 
-    ``logs`` maps each partition to its LocalLog; ``offline`` is set when the directory fails
+    Kafka has no class for this: it is the directory on disk plus the directory's entry in
+    org.apache.kafka.storage.internals.log.LogDirFailureChannel. ``logs`` maps each partition to its LocalLog; ``offline`` is set when the directory fails
     (I/O errors, an unreadable checkpoint), after which its logs refuse every operation.
     """
 
@@ -98,7 +99,7 @@ class Disk:
     # -- failure -----------------------------------------------------------------------------
 
     def mark_offline(self, reason: str) -> None:
-        """Mirrors LogDirFailureChannel#maybeAddOfflineLogDir: the directory fails.
+        """Mirrors org.apache.kafka.storage.internals.log.LogDirFailureChannel#maybeAddOfflineLogDir: the directory fails.
 
         Every log on it closes its handlers, so later reads, appends and truncations raise
         KafkaStorageException.
@@ -112,8 +113,10 @@ class Disk:
             local_log.close_handlers()
 
     def files(self) -> dict[str, str]:
-        """The text of every checkpoint file that exists, by path (for tests and debugging)."""
+        """The text of every file this model keeps, by path (for tests and debugging)."""
         result = {f.path: f.content for f in self._checkpoint_files.values() if f.content is not None}
+        if self.clean_shutdown:
+            result[f"{self.log_dir}/{CLEAN_SHUTDOWN_FILE}"] = ""
         for local_log in list(self.logs.values()) + list(self.future_logs.values()):
             checkpoint = local_log.leader_epoch_checkpoint
             if checkpoint.content is not None:

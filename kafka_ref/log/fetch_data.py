@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 UNKNOWN_OFFSET = -1
 UNKNOWN_FILE_POSITION = -1
-# Mirrors UnifiedLog.UnknownOffset: "no first offset known" in a LogAppendInfo.
+# Mirrors kafka.log.UnifiedLog.UnknownOffset: "no first offset known" in a LogAppendInfo.
 UNIFIED_LOG_UNKNOWN_OFFSET = -1
 NO_TIMESTAMP = -1
 
@@ -102,14 +102,14 @@ class LogOffsetMetadata:
     relative_position_in_segment: int = UNKNOWN_FILE_POSITION
 
     def message_offset_only(self) -> bool:
-        """Mirrors LogOffsetMetadata#messageOffsetOnly."""
+        """Mirrors org.apache.kafka.storage.internals.log.LogOffsetMetadata#messageOffsetOnly."""
         return (
             self.segment_base_offset == UNKNOWN_OFFSET
             and self.relative_position_in_segment == UNKNOWN_FILE_POSITION
         )
 
     def on_older_segment(self, that: "LogOffsetMetadata") -> bool:
-        """Mirrors LogOffsetMetadata#onOlderSegment."""
+        """Mirrors org.apache.kafka.storage.internals.log.LogOffsetMetadata#onOlderSegment."""
         # 1. Without a segment we cannot say.
         if self.message_offset_only():
             raise KafkaException(f"{self} cannot compare its segment info with {that} since it only has message offset info")
@@ -117,11 +117,11 @@ class LogOffsetMetadata:
         return self.segment_base_offset < that.segment_base_offset
 
     def on_same_segment(self, that: "LogOffsetMetadata") -> bool:
-        """Mirrors LogOffsetMetadata#onSameSegment."""
+        """Mirrors org.apache.kafka.storage.internals.log.LogOffsetMetadata#onSameSegment."""
         return self.segment_base_offset == that.segment_base_offset
 
     def position_diff(self, that: "LogOffsetMetadata") -> int:
-        """Mirrors LogOffsetMetadata#positionDiff: bytes between two offsets of one segment."""
+        """Mirrors org.apache.kafka.storage.internals.log.LogOffsetMetadata#positionDiff: bytes between two offsets of one segment."""
         # 1. Both must have positions, in the same segment.
         if self.message_offset_only():
             raise KafkaException(f"{self} cannot compare its segment position with {that} since it only has message offset info")
@@ -213,19 +213,19 @@ class LogAppendInfo:
 
     @property
     def first_or_last_offset_of_first_batch(self) -> int:
-        """Mirrors LogAppendInfo#firstOrLastOffsetOfFirstBatch."""
+        """Mirrors org.apache.kafka.storage.internals.log.LogAppendInfo#firstOrLastOffsetOfFirstBatch."""
         return self.first_offset if self.first_offset >= 0 else self.last_offset_of_first_batch
 
     @property
     def num_messages(self) -> int:
-        """Mirrors LogAppendInfo#numMessages: offsets covered by the append (0 if unknown)."""
+        """Mirrors org.apache.kafka.storage.internals.log.LogAppendInfo#numMessages: offsets covered by the append (0 if unknown)."""
         if self.first_offset >= 0 and self.last_offset >= 0:
             return self.last_offset - self.first_offset + 1
         return 0
 
     @classmethod
     def unknown_log_append_info_with_log_start_offset(cls, log_start_offset: int) -> "LogAppendInfo":
-        """Mirrors LogAppendInfo#unknownLogAppendInfoWithLogStartOffset."""
+        """Mirrors org.apache.kafka.storage.internals.log.LogAppendInfo#unknownLogAppendInfoWithLogStartOffset."""
         return cls(
             first_offset=UNIFIED_LOG_UNKNOWN_OFFSET,
             last_offset=-1,

@@ -21,7 +21,7 @@ from kafka_ref.log.checkpoints import EpochEntry, LeaderEpochCheckpoint
 
 __all__ = ["EpochEntry", "LeaderEpochFileCache", "UNDEFINED_EPOCH", "UNDEFINED_EPOCH_OFFSET"]
 
-# Mirrors OffsetsForLeaderEpochResponse.UNDEFINED_EPOCH / UNDEFINED_EPOCH_OFFSET.
+# Mirrors org.apache.kafka.common.requests.OffsetsForLeaderEpochResponse.UNDEFINED_EPOCH / UNDEFINED_EPOCH_OFFSET.
 UNDEFINED_EPOCH = -1
 UNDEFINED_EPOCH_OFFSET = -1
 
@@ -36,7 +36,7 @@ class LeaderEpochFileCache:
     """
 
     def __init__(self, topic_partition: TopicPartition, checkpoint: LeaderEpochCheckpoint) -> None:
-        """Mirrors LeaderEpochFileCache#<init>: load the entries found in the checkpoint."""
+        """Mirrors org.apache.kafka.storage.internals.epoch.LeaderEpochFileCache#<init>: load the entries found in the checkpoint."""
         self.topic_partition = topic_partition
         self.checkpoint = checkpoint
         self._epochs: list[int] = []
@@ -48,7 +48,7 @@ class LeaderEpochFileCache:
     # -- assignment --------------------------------------------------------------------------
 
     def assign(self, epoch: int, start_offset: int) -> None:
-        """Mirrors LeaderEpochFileCache#assign(int, long).
+        """Mirrors org.apache.kafka.storage.internals.epoch.LeaderEpochFileCache#assign(int, long).
 
         Record that ``epoch`` starts at ``start_offset``; a no-op when the latest entry already
         has this epoch at the same or an earlier offset. Writes the checkpoint when it changed.
@@ -58,14 +58,14 @@ class LeaderEpochFileCache:
             self.flush()
 
     def assign_entries(self, entries: list[EpochEntry]) -> None:
-        """Mirrors LeaderEpochFileCache#assign(List<EpochEntry>): several entries, one write."""
+        """Mirrors org.apache.kafka.storage.internals.epoch.LeaderEpochFileCache#assign(List<EpochEntry>): several entries, one write."""
         for entry in entries:
             self._assign(entry)
         if entries:
             self.flush()
 
     def _is_update_needed(self, entry: EpochEntry) -> bool:
-        """Mirrors LeaderEpochFileCache#isUpdateNeeded."""
+        """Mirrors org.apache.kafka.storage.internals.epoch.LeaderEpochFileCache#isUpdateNeeded."""
         # 1. Needed unless the latest entry is this epoch at an offset no later than this one.
         latest = self.latest_entry
         if latest is None:
@@ -73,7 +73,7 @@ class LeaderEpochFileCache:
         return entry.epoch != latest.epoch or entry.start_offset < latest.start_offset
 
     def _assign(self, entry: EpochEntry) -> bool:
-        """Mirrors LeaderEpochFileCache#assign(EpochEntry): returns whether the cache changed."""
+        """Mirrors org.apache.kafka.storage.internals.epoch.LeaderEpochFileCache#assign(EpochEntry): returns whether the cache changed."""
         # 1. Negative epochs or offsets are a caller bug (IllegalArgumentException in Kafka).
         if entry.epoch < 0 or entry.start_offset < 0:
             raise ValueError(f"Received invalid partition leader epoch entry {entry}")
@@ -88,7 +88,7 @@ class LeaderEpochFileCache:
         return True
 
     def _maybe_truncate_non_monotonic_entries(self, new_entry: EpochEntry) -> None:
-        """Mirrors LeaderEpochFileCache#maybeTruncateNonMonotonicEntries.
+        """Mirrors org.apache.kafka.storage.internals.epoch.LeaderEpochFileCache#maybeTruncateNonMonotonicEntries.
 
         Walk back from the newest entry removing every entry whose epoch is not below the new
         epoch or whose start offset is not below the new start offset.
@@ -116,53 +116,53 @@ class LeaderEpochFileCache:
     # -- queries -----------------------------------------------------------------------------
 
     def non_empty(self) -> bool:
-        """Mirrors LeaderEpochFileCache#nonEmpty."""
+        """Mirrors org.apache.kafka.storage.internals.epoch.LeaderEpochFileCache#nonEmpty."""
         return bool(self._entries)
 
     @property
     def latest_entry(self) -> EpochEntry | None:
-        """Mirrors LeaderEpochFileCache#latestEntry."""
+        """Mirrors org.apache.kafka.storage.internals.epoch.LeaderEpochFileCache#latestEntry."""
         return self._entries[-1] if self._entries else None
 
     @property
     def latest_epoch(self) -> int | None:
-        """Mirrors LeaderEpochFileCache#latestEpoch: the newest epoch, or None when empty."""
+        """Mirrors org.apache.kafka.storage.internals.epoch.LeaderEpochFileCache#latestEpoch: the newest epoch, or None when empty."""
         return self._entries[-1].epoch if self._entries else None
 
     @property
     def earliest_entry(self) -> EpochEntry | None:
-        """Mirrors LeaderEpochFileCache#earliestEntry."""
+        """Mirrors org.apache.kafka.storage.internals.epoch.LeaderEpochFileCache#earliestEntry."""
         return self._entries[0] if self._entries else None
 
     @property
     def previous_epoch(self) -> int | None:
-        """Mirrors LeaderEpochFileCache#previousEpoch(): the epoch before the latest one."""
+        """Mirrors org.apache.kafka.storage.internals.epoch.LeaderEpochFileCache#previousEpoch(): the epoch before the latest one."""
         return self._entries[-2].epoch if len(self._entries) >= 2 else None
 
     def previous_epoch_of(self, epoch: int) -> int | None:
-        """Mirrors LeaderEpochFileCache#previousEpoch(int): the largest known epoch below ``epoch``."""
+        """Mirrors org.apache.kafka.storage.internals.epoch.LeaderEpochFileCache#previousEpoch(int): the largest known epoch below ``epoch``."""
         index = bisect.bisect_left(self._epochs, epoch)
         return self._epochs[index - 1] if index > 0 else None
 
     def previous_entry(self, epoch: int) -> EpochEntry | None:
-        """Mirrors LeaderEpochFileCache#previousEntry."""
+        """Mirrors org.apache.kafka.storage.internals.epoch.LeaderEpochFileCache#previousEntry."""
         index = bisect.bisect_left(self._epochs, epoch)
         return self._entries[index - 1] if index > 0 else None
 
     def next_epoch(self, epoch: int) -> int | None:
-        """Mirrors LeaderEpochFileCache#nextEpoch: the smallest known epoch above ``epoch``."""
+        """Mirrors org.apache.kafka.storage.internals.epoch.LeaderEpochFileCache#nextEpoch: the smallest known epoch above ``epoch``."""
         index = bisect.bisect_right(self._epochs, epoch)
         return self._epochs[index] if index < len(self._epochs) else None
 
     def epoch_entry(self, epoch: int) -> EpochEntry | None:
-        """Mirrors LeaderEpochFileCache#epochEntry."""
+        """Mirrors org.apache.kafka.storage.internals.epoch.LeaderEpochFileCache#epochEntry."""
         index = bisect.bisect_left(self._epochs, epoch)
         if index < len(self._epochs) and self._epochs[index] == epoch:
             return self._entries[index]
         return None
 
     def end_offset_for(self, requested_epoch: int, log_end_offset: int) -> tuple[int, int]:
-        """Mirrors LeaderEpochFileCache#endOffsetFor.
+        """Mirrors org.apache.kafka.storage.internals.epoch.LeaderEpochFileCache#endOffsetFor.
 
         Returns ``(epoch, end offset)``: the largest known epoch not above the requested one,
         and the start offset of the next higher epoch as its end (the log end offset when the
@@ -192,7 +192,7 @@ class LeaderEpochFileCache:
         return result
 
     def epoch_for_offset(self, offset: int) -> int | None:
-        """Mirrors LeaderEpochFileCache#epochForOffset: the epoch that wrote ``offset``, if known."""
+        """Mirrors org.apache.kafka.storage.internals.epoch.LeaderEpochFileCache#epochForOffset: the epoch that wrote ``offset``, if known."""
         # 1. Walk entries in order; the last one starting at or before the offset wins.
         previous: int | None = None
         for entry in self._entries:
@@ -206,7 +206,7 @@ class LeaderEpochFileCache:
     # -- truncation --------------------------------------------------------------------------
 
     def truncate_from_end(self, end_offset: int) -> None:
-        """Mirrors LeaderEpochFileCache#truncateFromEnd (3.x; truncateFromEndAsyncFlush later).
+        """Mirrors org.apache.kafka.storage.internals.epoch.LeaderEpochFileCache#truncateFromEnd (3.x; truncateFromEndAsyncFlush later).
 
         Remove every entry starting at or after ``end_offset``; an undefined (negative) offset
         does nothing.
@@ -221,7 +221,7 @@ class LeaderEpochFileCache:
             self.flush()
 
     def truncate_from_start(self, start_offset: int) -> None:
-        """Mirrors LeaderEpochFileCache#truncateFromStart (3.x; truncateFromStartAsyncFlush later).
+        """Mirrors org.apache.kafka.storage.internals.epoch.LeaderEpochFileCache#truncateFromStart (3.x; truncateFromStartAsyncFlush later).
 
         Remove the entries starting at or before ``start_offset`` and re-add the last of them
         as starting at ``start_offset``, so the epoch of the new first offset stays known.
@@ -239,13 +239,13 @@ class LeaderEpochFileCache:
             self.flush()
 
     def clear_and_flush(self) -> None:
-        """Mirrors LeaderEpochFileCache#clearAndFlush."""
+        """Mirrors org.apache.kafka.storage.internals.epoch.LeaderEpochFileCache#clearAndFlush."""
         self._entries.clear()
         self._epochs.clear()
         self.flush()
 
     def clear(self) -> None:
-        """Mirrors LeaderEpochFileCache#clear (no checkpoint write)."""
+        """Mirrors org.apache.kafka.storage.internals.epoch.LeaderEpochFileCache#clear (no checkpoint write)."""
         self._entries.clear()
         self._epochs.clear()
 
@@ -253,15 +253,15 @@ class LeaderEpochFileCache:
 
     @property
     def epoch_entries(self) -> list[EpochEntry]:
-        """Mirrors LeaderEpochFileCache#epochEntries: a copy, oldest first."""
+        """Mirrors org.apache.kafka.storage.internals.epoch.LeaderEpochFileCache#epochEntries: a copy, oldest first."""
         return list(self._entries)
 
     def epoch_with_offsets(self) -> dict[int, int]:
-        """Mirrors LeaderEpochFileCache#epochWithOffsets."""
+        """Mirrors org.apache.kafka.storage.internals.epoch.LeaderEpochFileCache#epochWithOffsets."""
         return {entry.epoch: entry.start_offset for entry in self._entries}
 
     def flush(self) -> None:
-        """Mirrors LeaderEpochFileCache#flush (writeToFile): persist every entry."""
+        """Mirrors org.apache.kafka.storage.internals.epoch.LeaderEpochFileCache#flush (writeToFile): persist every entry."""
         self.checkpoint.write(self._entries)
 
     def __repr__(self) -> str:

@@ -97,12 +97,12 @@ class LocalLog:
     # -- state -------------------------------------------------------------------------------
 
     def check_if_memory_mapped_buffer_closed(self) -> None:
-        """Mirrors LocalLog#checkIfMemoryMappedBufferClosed: no I/O once handlers are closed."""
+        """Mirrors kafka.log.LocalLog#checkIfMemoryMappedBufferClosed: no I/O once handlers are closed."""
         if self.is_memory_mapped_buffer_closed:
             raise KafkaStorageException(f"The memory mapped buffer for log of {self.topic_partition} is already closed")
 
     def close_handlers(self) -> None:
-        """Mirrors LocalLog#closeHandlers: called when the log directory goes offline."""
+        """Mirrors kafka.log.LocalLog#closeHandlers: called when the log directory goes offline."""
         self.is_memory_mapped_buffer_closed = True
 
     def reopen(self) -> None:
@@ -115,17 +115,17 @@ class LocalLog:
 
     @property
     def log_end_offset(self) -> int:
-        """Mirrors LocalLog#logEndOffset: the offset the next appended record gets."""
+        """Mirrors kafka.log.LocalLog#logEndOffset: the offset the next appended record gets."""
         return self._next_offset
 
     @property
     def log_end_offset_metadata(self) -> LogOffsetMetadata:
-        """Mirrors LocalLog#logEndOffsetMetadata."""
+        """Mirrors kafka.log.LocalLog#logEndOffsetMetadata."""
         return LogOffsetMetadata(self._next_offset, self.segment_base_offset, self._end_position)
 
     @property
     def first_segment_base_offset(self) -> int:
-        """Mirrors LogSegments#firstSegmentBaseOffset: where the retained data begins.
+        """Mirrors org.apache.kafka.storage.internals.log.LogSegments#firstSegmentBaseOffset: where the retained data begins.
 
         It starts where the log was created (or started over), moves up as old batches are
         removed, and does not move when the log is truncated at its end.
@@ -134,12 +134,12 @@ class LocalLog:
 
     @property
     def size_in_bytes(self) -> int:
-        """Mirrors LogSegments#sizeInBytes."""
+        """Mirrors org.apache.kafka.storage.internals.log.LogSegments#sizeInBytes."""
         return self._end_position - self._positions[0] if self._positions else 0
 
     @property
     def unflushed_messages(self) -> int:
-        """Mirrors LocalLog#unflushedMessages."""
+        """Mirrors kafka.log.LocalLog#unflushedMessages."""
         return self._next_offset - self.recovery_point
 
     def __len__(self) -> int:
@@ -148,17 +148,17 @@ class LocalLog:
     # -- recovery point ----------------------------------------------------------------------
 
     def update_recovery_point(self, new_recovery_point: int) -> None:
-        """Mirrors LocalLog#updateRecoveryPoint."""
+        """Mirrors kafka.log.LocalLog#updateRecoveryPoint."""
         self.recovery_point = new_recovery_point
 
     def mark_flushed(self, offset: int) -> None:
-        """Mirrors LocalLog#markFlushed: move the recovery point up to ``offset``."""
+        """Mirrors kafka.log.LocalLog#markFlushed: move the recovery point up to ``offset``."""
         self.check_if_memory_mapped_buffer_closed()
         if offset > self.recovery_point:
             self.update_recovery_point(offset)
 
     def _update_log_end_offset(self, end_offset: int) -> None:
-        """Mirrors LocalLog#updateLogEndOffset: the recovery point never exceeds the end."""
+        """Mirrors kafka.log.LocalLog#updateLogEndOffset: the recovery point never exceeds the end."""
         self._next_offset = end_offset
         if self.recovery_point > end_offset:
             self.update_recovery_point(end_offset)
@@ -166,7 +166,7 @@ class LocalLog:
     # -- append and read ---------------------------------------------------------------------
 
     def append(self, last_offset: int, batches: Sequence[RecordBatch]) -> None:
-        """Mirrors LocalLog#append: add already-validated batches and move the end offset.
+        """Mirrors kafka.log.LocalLog#append: add already-validated batches and move the end offset.
 
         The caller (UnifiedLog) has checked the offsets; this only asserts they do not overlap.
         """
@@ -204,7 +204,7 @@ class LocalLog:
         return self._positions[index] if index < len(self._positions) else self._end_position
 
     def convert_to_offset_metadata_or_throw(self, offset: int) -> LogOffsetMetadata:
-        """Mirrors LocalLog#convertToOffsetMetadataOrThrow.
+        """Mirrors kafka.log.LocalLog#convertToOffsetMetadataOrThrow.
 
         The segment position of ``offset`` (the start of the batch holding it); raises
         OffsetOutOfRangeException beyond the log end.
@@ -219,7 +219,7 @@ class LocalLog:
         max_offset_metadata: LogOffsetMetadata,
         include_aborted_txns: bool = False,
     ) -> FetchDataInfo:
-        """Mirrors LocalLog#read and LogSegment#read.
+        """Mirrors kafka.log.LocalLog#read and org.apache.kafka.storage.internals.log.LogSegment#read.
 
         Whole batches from the one holding ``start_offset``, none reaching past the position
         of ``max_offset_metadata``, at most ``max_length`` bytes (the first batch regardless
@@ -274,7 +274,7 @@ class LocalLog:
     # -- removal -----------------------------------------------------------------------------
 
     def truncate_to(self, target_offset: int) -> list[RecordBatch]:
-        """Mirrors LocalLog#truncateTo and LogSegment#truncateTo.
+        """Mirrors kafka.log.LocalLog#truncateTo and org.apache.kafka.storage.internals.log.LogSegment#truncateTo.
 
         Remove every batch whose last offset is at or above ``target_offset`` (a batch
         straddling the target goes whole, as a segment is cut at a batch boundary) and set the
@@ -293,7 +293,7 @@ class LocalLog:
         return removed
 
     def truncate_fully_and_start_at(self, new_offset: int) -> list[RecordBatch]:
-        """Mirrors LocalLog#truncateFullyAndStartAt: drop everything, start a new segment."""
+        """Mirrors kafka.log.LocalLog#truncateFullyAndStartAt: drop everything, start a new segment."""
         # 1. Check the handlers are open.
         self.check_if_memory_mapped_buffer_closed()
         # 2. Remove all batches; the new segment begins at new_offset, position 0.
@@ -309,7 +309,7 @@ class LocalLog:
         return removed
 
     def remove_batches_below(self, offset: int) -> list[RecordBatch]:
-        """Mirrors LocalLog#removeAndDeleteSegments for segments entirely below ``offset``.
+        """Mirrors kafka.log.LocalLog#removeAndDeleteSegments for segments entirely below ``offset``.
 
         Drops batches whose next offset is at or below ``offset`` (each batch plays the part
         of a segment here). Positions of the remaining batches do not change.
@@ -335,7 +335,7 @@ class LocalLog:
         return removed
 
     def delete_all_segments(self) -> list[RecordBatch]:
-        """Mirrors LocalLog#deleteAllSegments: drop every batch and close the handlers."""
+        """Mirrors kafka.log.LocalLog#deleteAllSegments: drop every batch and close the handlers."""
         removed = self._batches
         self._batches = []
         self._base_offsets = []

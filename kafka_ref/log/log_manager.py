@@ -57,7 +57,7 @@ class LogManager:
     # -- configuration -----------------------------------------------------------------------
 
     def fetch_log_config(self, topic: str) -> LogConfig | None:
-        """Mirrors LogManager#fetchLogConfig: the topic's overrides, else the default."""
+        """Mirrors kafka.log.LogManager#fetchLogConfig: the topic's overrides, else the default."""
         return self.topic_configs.get(topic, self.default_config)
 
     def _limits_for(self, topic: str) -> tuple[int, int]:
@@ -69,7 +69,7 @@ class LogManager:
         return max_bytes, retention
 
     def update_topic_config(self, topic: str, config: LogConfig) -> None:
-        """Mirrors LogManager#updateTopicConfig: apply new limits to the topic's logs."""
+        """Mirrors kafka.log.LogManager#updateTopicConfig: apply new limits to the topic's logs."""
         self.topic_configs[topic] = config
         max_bytes, retention = self._limits_for(topic)
         for log in self.logs_by_topic(topic):
@@ -79,7 +79,7 @@ class LogManager:
     # -- startup and shutdown ----------------------------------------------------------------
 
     def startup(self) -> None:
-        """Mirrors LogManager#startup / #loadLogs: load every log found on the disk.
+        """Mirrors kafka.log.LogManager#startup / #loadLogs: load every log found on the disk.
 
         Each log gets its log start offset and recovery point from the checkpoints (a
         missing or unreadable checkpoint counts as 0) and its high watermark from
@@ -125,7 +125,7 @@ class LogManager:
             return {}
 
     def shutdown(self) -> None:
-        """Mirrors LogManager#shutdown: flush and close every log, checkpoint, mark clean."""
+        """Mirrors kafka.log.LogManager#shutdown: flush and close every log, checkpoint, mark clean."""
         # 1. An offline directory is skipped entirely (no checkpoints, no marker).
         if self.disk.offline:
             self.current_logs.clear()
@@ -147,30 +147,30 @@ class LogManager:
     # -- lookups -----------------------------------------------------------------------------
 
     def get_log(self, topic_partition: TopicPartition, is_future: bool = False) -> UnifiedLog | None:
-        """Mirrors LogManager#getLog."""
+        """Mirrors kafka.log.LogManager#getLog."""
         return (self.future_logs if is_future else self.current_logs).get(topic_partition)
 
     def all_logs(self) -> list[UnifiedLog]:
-        """Mirrors LogManager#allLogs: current and future logs."""
+        """Mirrors kafka.log.LogManager#allLogs: current and future logs."""
         return list(self.current_logs.values()) + list(self.future_logs.values())
 
     def logs_by_topic(self, topic: str) -> list[UnifiedLog]:
-        """Mirrors LogManager#logsByTopic."""
+        """Mirrors kafka.log.LogManager#logsByTopic."""
         return [log for tp, log in self.current_logs.items() if tp.topic == topic]
 
     @property
     def live_log_dirs(self) -> list[str]:
-        """Mirrors LogManager#liveLogDirs."""
+        """Mirrors kafka.log.LogManager#liveLogDirs."""
         return [] if self.disk.offline else [self.disk.log_dir]
 
     def get_or_create_log(
         self,
         topic_partition: TopicPartition,
         is_new: bool = False,
-        is_future: bool = False,
         topic_id: Uuid | None = None,
+        is_future: bool = False,
     ) -> UnifiedLog:
-        """Mirrors LogManager#getOrCreateLog.
+        """Mirrors kafka.log.LogManager#getOrCreateLog.
 
         The existing log, or a new empty one on the disk. A topic id given here is assigned to
         a log that has none; a different id than the log's raises InconsistentTopicIdException.
@@ -210,25 +210,22 @@ class LogManager:
 
     # -- deletion ----------------------------------------------------------------------------
 
-    def async_delete(
-        self,
-        topic_partition: TopicPartition,
-        is_future: bool = False,
-        throw_if_not_found: bool = True,
-    ) -> UnifiedLog | None:
+    def async_delete(self, topic_partition: TopicPartition, is_future: bool = False) -> UnifiedLog | None:
         """Mirrors LogManager#asyncDelete.
 
-        Forget the log and remove its directory from the disk. Kafka renames the directory and
-        deletes the files later; the data is gone here at once.
+        Forget the log and remove its directory from the disk; returns the removed log, or
+        None if there was none. Kafka renames the directory and deletes the files later; the
+        data is gone here at once. A missing log is an error only while the directory is
+        offline (the log may be there, unreachable).
         """
         # 1. Remove it from the manager.
         logs = self.future_logs if is_future else self.current_logs
         removed = logs.pop(topic_partition, None)
         if removed is None:
-            if throw_if_not_found:
+            if self.disk.offline:
                 raise KafkaStorageException(
-                    f"Failed to delete log for {'future' if is_future else ''}{topic_partition} because it may be "
-                    "in one of the offline directories"
+                    f"Failed to delete log for {'future ' if is_future else ''}{topic_partition} because it may be "
+                    f"in one of the offline directories {self.disk.log_dir}"
                 )
             return None
         # 2. Delete the data and the directory.
@@ -242,13 +239,13 @@ class LogManager:
         return removed
 
     def delete_log(self, topic_partition: TopicPartition, is_future: bool = False) -> UnifiedLog | None:
-        """Delete a log if present (async_delete without the not-found error)."""
-        return self.async_delete(topic_partition, is_future, throw_if_not_found=False)
+        """Delete a log if present (the same as async_delete here)."""
+        return self.async_delete(topic_partition, is_future)
 
     # -- truncation --------------------------------------------------------------------------
 
     def truncate_to(self, partition_offsets: Mapping[TopicPartition, int], is_future: bool = False) -> bool:
-        """Mirrors LogManager#truncateTo: truncate several logs; checkpoint recovery points after."""
+        """Mirrors kafka.log.LogManager#truncateTo: truncate several logs; checkpoint recovery points after."""
         # 1. Truncate each log that exists.
         truncated = False
         for tp, offset in partition_offsets.items():
@@ -267,7 +264,7 @@ class LogManager:
         is_future: bool = False,
         log_start_offset: int | None = None,
     ) -> None:
-        """Mirrors LogManager#truncateFullyAndStartAt."""
+        """Mirrors kafka.log.LogManager#truncateFullyAndStartAt."""
         log = self.get_log(topic_partition, is_future)
         if log is not None:
             log.truncate_fully_and_start_at(new_offset, log_start_offset)
@@ -276,7 +273,7 @@ class LogManager:
     # -- checkpoints and periodic work -------------------------------------------------------
 
     def checkpoint_recovery_offsets(self) -> None:
-        """Mirrors LogManager#checkpointLogRecoveryOffsets: write every log's recovery point."""
+        """Mirrors kafka.log.LogManager#checkpointLogRecoveryOffsets: write every log's recovery point."""
         if self.disk.offline:
             return
         self.disk.recovery_point_checkpoint.write({tp: log.recovery_point for tp, log in self.current_logs.items()})
@@ -284,7 +281,7 @@ class LogManager:
     checkpoint_log_recovery_offsets = checkpoint_recovery_offsets
 
     def checkpoint_log_start_offsets(self) -> None:
-        """Mirrors LogManager#checkpointLogStartOffsets.
+        """Mirrors kafka.log.LogManager#checkpointLogStartOffsets.
 
         Only logs whose log start offset lies past their first retained data are written;
         the others can recover it from the data itself.
@@ -300,7 +297,7 @@ class LogManager:
         )
 
     def checkpoint_high_watermarks(self) -> None:
-        """Mirrors ReplicaManager#checkpointHighWatermarks for the logs managed here.
+        """Mirrors kafka.server.ReplicaManager#checkpointHighWatermarks for the logs managed here.
 
         Writes every current log's HW to replication-offset-checkpoint (ReplicaManager calls
         this on its timer and at a clean shutdown).
@@ -310,16 +307,16 @@ class LogManager:
         self.disk.replication_offset_checkpoint.write({tp: log.high_watermark for tp, log in self.current_logs.items()})
 
     def flush_dirty_logs(self) -> None:
-        """Mirrors LogManager#flushDirtyLogs: every log's recovery point moves to its end."""
+        """Mirrors kafka.log.LogManager#flushDirtyLogs: every log's recovery point moves to its end."""
         for log in self.all_logs():
             log.flush()
 
     def cleanup_logs(self) -> int:
-        """Mirrors LogManager#cleanupLogs: run retention on every log; returns batches deleted."""
+        """Mirrors kafka.log.LogManager#cleanupLogs: run retention on every log; returns batches deleted."""
         return sum(log.delete_old_segments() for log in self.current_logs.values())
 
     def handle_log_dir_failure(self, reason: str = "log directory failure") -> list[TopicPartition]:
-        """Mirrors LogManager#handleLogDirFailure: the disk goes offline, its logs are dropped."""
+        """Mirrors kafka.log.LogManager#handleLogDirFailure: the disk goes offline, its logs are dropped."""
         # 1. Mark the directory offline (closes every LocalLog's handlers).
         self.disk.mark_offline(reason)
         # 2. Forget the logs on it and return their partitions.

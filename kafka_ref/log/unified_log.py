@@ -23,18 +23,12 @@ from typing import TYPE_CHECKING
 
 import structlog
 
-from kafka_ref.common.errors import (
-    CorruptRecordException,
-    InconsistentTopicIdException,
-    InvalidRecordException,
-    OffsetOutOfRangeException,
-    RecordTooLargeException,
-)
-from kafka_ref.common.records import MAGIC_VALUE_V2, MemoryRecords, RecordBatch
+from kafka_ref.common.errors import InconsistentTopicIdException, OffsetOutOfRangeException
+from kafka_ref.common.records import MemoryRecords, RecordBatch
 from kafka_ref.common.time import MockTime, Time
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.common.uuid import Uuid
-from kafka_ref.log.exceptions import OffsetsOutOfOrderException, UnexpectedAppendOffsetException
+from kafka_ref.log.exceptions import UnexpectedAppendOffsetException
 from kafka_ref.log.fetch_data import (
     NO_TIMESTAMP,
     UNIFIED_LOG_UNKNOWN_OFFSET,
@@ -50,6 +44,7 @@ from kafka_ref.log.fetch_data import (
 )
 from kafka_ref.log.leader_epoch_file_cache import UNDEFINED_EPOCH_OFFSET, LeaderEpochFileCache
 from kafka_ref.log.local_log import BatchView, LocalLog
+from kafka_ref.log.log_validator import analyze_and_validate_records, validate_batch
 
 if TYPE_CHECKING:
     from kafka_ref.log.disk import Disk
@@ -164,7 +159,7 @@ class UnifiedLog:
         high_watermark: int = 0,
         had_clean_shutdown: bool = True,
     ) -> "UnifiedLog":
-        """Mirrors kafka.log.LogLoader#load followed by the UnifiedLog constructor.
+        """Mirrors kafka.log.LogLoader#load followed by the kafka.log.UnifiedLog constructor.
 
         In memory every batch is intact, so "recovery" only reconciles the checkpoints with
         the data: the epoch cache is trimmed to the data, and the recovery point is the log
@@ -203,37 +198,42 @@ class UnifiedLog:
 
     @property
     def dir(self) -> str:
+        """Mirrors kafka.log.UnifiedLog#dir: the partition directory."""
         return self.local_log.dir
 
     @property
     def parent_dir(self) -> str:
+        """Mirrors kafka.log.UnifiedLog#parentDir: the log directory holding it."""
         return self.local_log.parent_dir
 
     @property
     def name(self) -> str:
+        """Mirrors kafka.log.UnifiedLog#name: the partition directory name."""
         return self.local_log.dir.rsplit("/", 1)[-1]
 
     @property
     def is_future(self) -> bool:
+        """Mirrors kafka.log.UnifiedLog#isFuture (an AlterReplicaLogDirs copy)."""
         return self.local_log.is_future
 
     @property
     def recovery_point(self) -> int:
+        """Mirrors kafka.log.UnifiedLog#recoveryPoint: offsets below it are flushed."""
         return self.local_log.recovery_point
 
     @property
     def log_end_offset(self) -> int:
-        """Mirrors UnifiedLog#logEndOffset."""
+        """Mirrors kafka.log.UnifiedLog#logEndOffset."""
         return self.local_log.log_end_offset
 
     @property
     def log_end_offset_metadata(self) -> LogOffsetMetadata:
-        """Mirrors UnifiedLog#logEndOffsetMetadata."""
+        """Mirrors kafka.log.UnifiedLog#logEndOffsetMetadata."""
         return self.local_log.log_end_offset_metadata
 
     @property
     def high_watermark(self) -> int:
-        """Mirrors UnifiedLog#highWatermark."""
+        """Mirrors kafka.log.UnifiedLog#highWatermark."""
         return self._high_watermark_metadata.message_offset
 
     @property
@@ -243,26 +243,28 @@ class UnifiedLog:
 
     @property
     def size(self) -> int:
-        """Mirrors UnifiedLog#size: bytes held."""
+        """Mirrors kafka.log.UnifiedLog#size: bytes held."""
         return self.local_log.size_in_bytes
 
     @property
     def last_flush_time(self) -> int:
+        """Mirrors kafka.log.UnifiedLog#lastFlushTime."""
         return self._last_flush_time
 
     @property
     def latest_epoch(self) -> int | None:
-        """Mirrors UnifiedLog#latestEpoch."""
+        """Mirrors kafka.log.UnifiedLog#latestEpoch."""
         return self.leader_epoch_cache.latest_epoch
 
     def is_empty(self) -> bool:
-        """Mirrors UnifiedLog#isEmpty."""
+        """Mirrors kafka.log.UnifiedLog#isEmpty."""
         return self.log_start_offset == self.log_end_offset
 
     # -- topic id ----------------------------------------------------------------------------
 
     @property
     def topic_id(self) -> Uuid | None:
+        """Mirrors kafka.log.UnifiedLog#topicId; assigning calls assign_topic_id."""
         return self._topic_id
 
     @topic_id.setter
@@ -270,7 +272,7 @@ class UnifiedLog:
         self.assign_topic_id(topic_id)
 
     def _initialize_topic_id(self, topic_id: Uuid | None) -> None:
-        """Mirrors UnifiedLog#initializeTopicId (partition.metadata kept, as in KRaft / IBP >= 2.8)."""
+        """Mirrors kafka.log.UnifiedLog#initializeTopicId (partition.metadata kept, as in KRaft / IBP >= 2.8)."""
         # 1. A recorded id wins; a different requested id is a conflict.
         file_topic_id = self.local_log.partition_metadata_topic_id
         if file_topic_id is not None:
@@ -286,7 +288,7 @@ class UnifiedLog:
             self.local_log.partition_metadata_topic_id = topic_id
 
     def assign_topic_id(self, topic_id: Uuid) -> None:
-        """Mirrors UnifiedLog#assignTopicId: set once; a different id later is a conflict."""
+        """Mirrors kafka.log.UnifiedLog#assignTopicId: set once; a different id later is a conflict."""
         # 1. Same id again is fine, a different one is not.
         if self._topic_id is not None:
             if self._topic_id != topic_id:
@@ -302,7 +304,7 @@ class UnifiedLog:
     # -- high watermark ----------------------------------------------------------------------
 
     def update_high_watermark(self, hw: int | LogOffsetMetadata) -> int:
-        """Mirrors UnifiedLog#updateHighWatermark: set HW clamped to [log start, LEO]; may go down."""
+        """Mirrors kafka.log.UnifiedLog#updateHighWatermark: set HW clamped to [log start, LEO]; may go down."""
         # 1. Clamp: below the log start -> log start; at or past the end -> the end's metadata.
         metadata = hw if isinstance(hw, LogOffsetMetadata) else LogOffsetMetadata(hw)
         end = self.local_log.log_end_offset_metadata
@@ -317,7 +319,7 @@ class UnifiedLog:
         return new.message_offset
 
     def maybe_increment_high_watermark(self, new_high_watermark: int | LogOffsetMetadata) -> LogOffsetMetadata | None:
-        """Mirrors UnifiedLog#maybeIncrementHighWatermark (leader side).
+        """Mirrors kafka.log.UnifiedLog#maybeIncrementHighWatermark (leader side).
 
         Moves HW forward only; returns the old HW metadata when it moved, else None. A value
         beyond the log end offset is a caller bug (ValueError, Kafka's IllegalArgumentException).
@@ -343,13 +345,13 @@ class UnifiedLog:
         return None
 
     def maybe_update_high_watermark(self, hw: int) -> int | None:
-        """Mirrors UnifiedLog#maybeUpdateHighWatermark (follower side): the new HW if it changed."""
+        """Mirrors kafka.log.UnifiedLog#maybeUpdateHighWatermark (follower side): the new HW if it changed."""
         old = self.high_watermark
         new = self.update_high_watermark(hw)
         return None if new == old else new
 
     def fetch_high_watermark_metadata(self) -> LogOffsetMetadata:
-        """Mirrors UnifiedLog#fetchHighWatermarkMetadata: HW with its position, looked up once."""
+        """Mirrors kafka.log.UnifiedLog#fetchHighWatermarkMetadata: HW with its position, looked up once."""
         self.local_log.check_if_memory_mapped_buffer_closed()
         metadata = self._high_watermark_metadata
         if metadata.message_offset_only():
@@ -359,7 +361,7 @@ class UnifiedLog:
         return metadata
 
     def _update_high_watermark_metadata(self, new: LogOffsetMetadata) -> None:
-        """Mirrors UnifiedLog#updateHighWatermarkMetadata."""
+        """Mirrors kafka.log.UnifiedLog#updateHighWatermarkMetadata."""
         # 1. Negative is a bug.
         if new.message_offset < 0:
             raise ValueError("High watermark offset should be non-negative")
@@ -374,32 +376,32 @@ class UnifiedLog:
         self._high_watermark_metadata = new
 
     def _update_high_watermark_with_log_end_offset(self) -> None:
-        """Mirrors UnifiedLog#updateHighWatermarkWithLogEndOffset: HW at the end moves with it."""
+        """Mirrors kafka.log.UnifiedLog#updateHighWatermarkWithLogEndOffset: HW at the end moves with it."""
         if self.high_watermark >= self.local_log.log_end_offset:
             self._update_high_watermark_metadata(self.local_log.log_end_offset_metadata)
 
     @property
     def last_stable_offset(self) -> int:
-        """Mirrors UnifiedLog#lastStableOffset: the HW, as this log holds no transactions."""
+        """Mirrors kafka.log.UnifiedLog#lastStableOffset: the HW, as this log holds no transactions."""
         return self.high_watermark
 
     @property
     def last_stable_offset_lag(self) -> int:
-        """Mirrors UnifiedLog#lastStableOffsetLag."""
+        """Mirrors kafka.log.UnifiedLog#lastStableOffsetLag."""
         return self.high_watermark - self.last_stable_offset
 
     def fetch_last_stable_offset_metadata(self) -> LogOffsetMetadata:
-        """Mirrors UnifiedLog#fetchLastStableOffsetMetadata (no open transactions: the HW)."""
+        """Mirrors kafka.log.UnifiedLog#fetchLastStableOffsetMetadata (no open transactions: the HW)."""
         return self.fetch_high_watermark_metadata()
 
     def fetch_offset_snapshot(self) -> LogOffsetSnapshot:
-        """Mirrors UnifiedLog#fetchOffsetSnapshot."""
+        """Mirrors kafka.log.UnifiedLog#fetchOffsetSnapshot."""
         last_stable = self.fetch_last_stable_offset_metadata()
         high_watermark = self.fetch_high_watermark_metadata()
         return LogOffsetSnapshot(self.log_start_offset, self.log_end_offset_metadata, high_watermark, last_stable)
 
     def maybe_convert_to_offset_metadata(self, offset: int) -> LogOffsetMetadata:
-        """Mirrors UnifiedLog#maybeConvertToOffsetMetadata: position if in range, else offset only."""
+        """Mirrors kafka.log.UnifiedLog#maybeConvertToOffsetMetadata: position if in range, else offset only."""
         try:
             return self.local_log.convert_to_offset_metadata_or_throw(offset)
         except OffsetOutOfRangeException:
@@ -408,7 +410,7 @@ class UnifiedLog:
     # -- log start offset --------------------------------------------------------------------
 
     def _update_log_start_offset(self, offset: int) -> None:
-        """Mirrors UnifiedLog#updateLogStartOffset: HW and recovery point follow it up."""
+        """Mirrors kafka.log.UnifiedLog#updateLogStartOffset: HW and recovery point follow it up."""
         self.log_start_offset = offset
         if self.high_watermark < offset:
             self.update_high_watermark(offset)
@@ -420,7 +422,7 @@ class UnifiedLog:
         new_log_start_offset: int,
         reason: LogStartOffsetIncrementReason | str = LogStartOffsetIncrementReason.CLIENT_RECORD_DELETION,
     ) -> bool:
-        """Mirrors UnifiedLog#maybeIncrementLogStartOffset.
+        """Mirrors kafka.log.UnifiedLog#maybeIncrementLogStartOffset.
 
         Raise the log start offset (DeleteRecords, a leader's log start seen by a follower,
         retention); it may not pass the HW. Returns whether it moved. The batches below it
@@ -455,13 +457,13 @@ class UnifiedLog:
         leader_epoch: int,
         origin: AppendOrigin | str = AppendOrigin.CLIENT,
     ) -> LogAppendInfo:
-        """Mirrors UnifiedLog#appendAsLeader: validate, assign offsets from the LEO and stamp the epoch."""
+        """Mirrors kafka.log.UnifiedLog#appendAsLeader: validate, assign offsets from the LEO and stamp the epoch."""
         origin = AppendOrigin(origin)
         validate_and_assign_offsets = origin != AppendOrigin.RAFT_LEADER
         return self._append(records, origin, validate_and_assign_offsets, leader_epoch, ignore_record_size=False)
 
     def append_as_follower(self, records: MemoryRecords) -> LogAppendInfo:
-        """Mirrors UnifiedLog#appendAsFollower: keep the leader's offsets and epochs."""
+        """Mirrors kafka.log.UnifiedLog#appendAsFollower: keep the leader's offsets and epochs."""
         return self._append(records, AppendOrigin.REPLICATION, False, -1, ignore_record_size=True)
 
     def _append(
@@ -472,10 +474,17 @@ class UnifiedLog:
         leader_epoch: int,
         ignore_record_size: bool,
     ) -> LogAppendInfo:
-        """Mirrors UnifiedLog#append."""
+        """Mirrors kafka.log.UnifiedLog#append."""
         # 1. Validate the batches and gather what the append covers.
-        append_info = self._analyze_and_validate_records(
-            records, origin, ignore_record_size, not validate_and_assign_offsets, leader_epoch
+        append_info = analyze_and_validate_records(
+            records,
+            self.topic_partition,
+            origin,
+            ignore_record_size,
+            not validate_and_assign_offsets,
+            leader_epoch,
+            self.max_message_bytes,
+            self.log_start_offset,
         )
         # 2. Nothing valid: nothing to do.
         if append_info.valid_bytes <= 0:
@@ -490,7 +499,7 @@ class UnifiedLog:
             validated: list[RecordBatch] = []
             max_timestamp, offset_of_max = NO_TIMESTAMP, -1
             for batch in batches:
-                self._validate_batch(batch, origin)
+                validate_batch(batch, self.topic_partition, origin)
                 stamped = batch.with_offset_and_epoch(offset, leader_epoch)
                 offset = stamped.last_offset + 1
                 if stamped.max_timestamp > max_timestamp:
@@ -526,121 +535,14 @@ class UnifiedLog:
         self._check_invariants()
         return append_info
 
-    def _analyze_and_validate_records(
-        self,
-        records: MemoryRecords,
-        origin: AppendOrigin,
-        ignore_record_size: bool,
-        require_offsets_monotonic: bool,
-        leader_epoch: int,
-    ) -> LogAppendInfo:
-        """Mirrors UnifiedLog#analyzeAndValidateRecords.
-
-        Checks every batch (format, size, CRC) and, for a follower, that offsets only grow.
-        This model keeps only v2 batches, so any other magic is rejected as corrupt. It is also
-        stricter than Kafka about overlap: each batch must start after the previous one ended.
-        """
-        valid_bytes = 0
-        first_offset = UNIFIED_LOG_UNKNOWN_OFFSET
-        last_offset = -1
-        last_leader_epoch: int | None = None
-        source_compression = "none"
-        monotonic = True
-        max_timestamp = NO_TIMESTAMP
-        offset_of_max_timestamp = -1
-        read_first_message = False
-        last_offset_of_first_batch = -1
-        tp = self.topic_partition
-        for batch in records:
-            # 1. A raft leader must already have stamped its epoch.
-            if origin == AppendOrigin.RAFT_LEADER and batch.partition_leader_epoch != leader_epoch:
-                raise InvalidRecordException("Append from Raft leader did not set the batch epoch correctly")
-            # 2. Only magic v2 exists in this model.
-            if batch.magic != MAGIC_VALUE_V2:
-                raise CorruptRecordException(
-                    f"Invalid magic {batch.magic} in the append to {tp}: only record batches of "
-                    f"magic {MAGIC_VALUE_V2} are supported"
-                )
-            # 3. A client's v2 batch comes with base offset 0.
-            if origin == AppendOrigin.CLIENT and batch.base_offset != 0:
-                raise InvalidRecordException(
-                    f"The baseOffset of the record batch in the append to {tp} should be 0, but it is {batch.base_offset}"
-                )
-            # 4. Remember where the first batch starts and ends.
-            if not read_first_message:
-                first_offset = batch.base_offset
-                last_offset_of_first_batch = batch.last_offset
-                read_first_message = True
-            # 5. Offsets must increase from batch to batch.
-            if last_offset >= batch.last_offset or (valid_bytes > 0 and batch.base_offset <= last_offset):
-                monotonic = False
-            last_offset = batch.last_offset
-            last_leader_epoch = batch.partition_leader_epoch if batch.partition_leader_epoch >= 0 else None
-            # 6. Size limit (the follower skips it: the leader already accepted the batch).
-            batch_size = batch.size_in_bytes
-            if not ignore_record_size and batch_size > self.max_message_bytes:
-                raise RecordTooLargeException(
-                    f"The record batch size in the append to {tp} is {batch_size} bytes which exceeds "
-                    f"the maximum configured value of {self.max_message_bytes}."
-                )
-            # 7. CRC.
-            if not batch.is_valid():
-                raise CorruptRecordException(f"Record is corrupt (stored crc = {batch.checksum}) in topic partition {tp}.")
-            # 8. Track the maximum timestamp and the batch holding it.
-            if batch.max_timestamp > max_timestamp:
-                max_timestamp = batch.max_timestamp
-                offset_of_max_timestamp = last_offset
-            valid_bytes += batch_size
-            compression = str(getattr(batch, "compression_type", "none"))
-            if compression != "none":
-                source_compression = compression
-        # 9. A follower append must carry increasing offsets.
-        if require_offsets_monotonic and not monotonic:
-            ranges = [(batch.base_offset, batch.last_offset) for batch in records]
-            raise OffsetsOutOfOrderException(f"Out of order offsets found in append to {tp}: {ranges}")
-        return LogAppendInfo(
-            first_offset=first_offset,
-            last_offset=last_offset,
-            last_leader_epoch=last_leader_epoch,
-            max_timestamp=max_timestamp,
-            shallow_offset_of_max_timestamp=offset_of_max_timestamp,
-            log_append_time=NO_TIMESTAMP,
-            log_start_offset=self.log_start_offset,
-            source_compression=source_compression,
-            valid_bytes=valid_bytes,
-            last_offset_of_first_batch=last_offset_of_first_batch,
-        )
-
-    def _validate_batch(self, batch: RecordBatch, origin: AppendOrigin) -> None:
-        """Mirrors org.apache.kafka.storage.internals.log.LogValidator#validateBatch (client checks)."""
-        if origin != AppendOrigin.CLIENT:
-            return
-        tp = self.topic_partition
-        # 1. The offset range the header claims must be positive and match the record count.
-        count_from_offsets = batch.last_offset - batch.base_offset + 1
-        if count_from_offsets <= 0:
-            raise InvalidRecordException(
-                f"Batch has an invalid offset range: [{batch.base_offset}, {batch.last_offset}] in partition {tp}"
-            )
-        if batch.record_count <= 0:
-            raise InvalidRecordException(f"Invalid reported count for record batch: {batch.record_count} in partition {tp}")
-        if count_from_offsets != batch.record_count:
-            raise InvalidRecordException(
-                f"Inconsistent batch offset range [{batch.base_offset}, {batch.last_offset}] and count of "
-                f"records {batch.record_count} in partition {tp}"
-            )
-        # 2. Clients may not write control batches.
-        if getattr(batch, "is_control_batch", False):
-            raise InvalidRecordException(f"Clients are not allowed to write control records in partition {tp}")
-
     # -- epochs ------------------------------------------------------------------------------
 
     def maybe_assign_epoch_start_offset(self, leader_epoch: int, start_offset: int) -> None:
-        """Mirrors UnifiedLog#maybeAssignEpochStartOffset."""
+        """Mirrors kafka.log.UnifiedLog#maybeAssignEpochStartOffset."""
         self.leader_epoch_cache.assign(leader_epoch, start_offset)
 
     def end_offset_for_epoch(self, leader_epoch: int) -> OffsetAndEpoch | None:
-        """Mirrors UnifiedLog#endOffsetForEpoch: None when the cache cannot answer."""
+        """Mirrors kafka.log.UnifiedLog#endOffsetForEpoch: None when the cache cannot answer."""
         found_epoch, found_offset = self.leader_epoch_cache.end_offset_for(leader_epoch, self.log_end_offset)
         if found_offset == UNDEFINED_EPOCH_OFFSET:
             return None
@@ -655,7 +557,7 @@ class UnifiedLog:
         isolation: FetchIsolation = FetchIsolation.LOG_END,
         min_one_message: bool = False,
     ) -> FetchDataInfo:
-        """Mirrors UnifiedLog#read.
+        """Mirrors kafka.log.UnifiedLog#read.
 
         Whole batches from the one holding ``fetch_offset`` up to the isolation's bound (LEO,
         HW or LSO), within ``max_length`` bytes except that with ``min_one_message`` the first
@@ -681,7 +583,7 @@ class UnifiedLog:
         )
 
     def fetch_offset_by_timestamp(self, target_timestamp: int) -> TimestampAndOffset | None:
-        """Mirrors UnifiedLog#fetchOffsetByTimestamp (ListOffsets).
+        """Mirrors kafka.log.UnifiedLog#fetchOffsetByTimestamp (ListOffsets).
 
         -2 earliest, -1 latest, -3 the record with the largest timestamp, otherwise the first
         record at or after the log start with a timestamp >= the target (None if none).
@@ -725,7 +627,7 @@ class UnifiedLog:
     # -- retention ---------------------------------------------------------------------------
 
     def delete_old_segments(self) -> int:
-        """Mirrors UnifiedLog#deleteOldSegments (log-start-offset breach and retention.bytes).
+        """Mirrors kafka.log.UnifiedLog#deleteOldSegments (log-start-offset breach and retention.bytes).
 
         Each batch plays the part of a segment: batches wholly below the log start offset are
         dropped, and with ``retention_bytes`` >= 0 the oldest batches below the HW are dropped
@@ -756,7 +658,7 @@ class UnifiedLog:
     # -- flush -------------------------------------------------------------------------------
 
     def flush(self, offset: int | None = None) -> None:
-        """Mirrors UnifiedLog#flush(offset, includingOffset=false): the recovery point moves to ``offset``.
+        """Mirrors kafka.log.UnifiedLog#flush(offset, includingOffset=false): the recovery point moves to ``offset``.
 
         Without an offset, flushes to the log end (Kafka's flush(forceFlushActiveSegment)).
         """
@@ -768,13 +670,13 @@ class UnifiedLog:
             self._last_flush_time = self.time.milliseconds()
 
     def flush_upto_offset_exclusive(self, offset: int) -> None:
-        """Mirrors UnifiedLog#flushUptoOffsetExclusive."""
+        """Mirrors kafka.log.UnifiedLog#flushUptoOffsetExclusive."""
         self.flush(offset)
 
     # -- truncation --------------------------------------------------------------------------
 
     def truncate_to(self, target_offset: int) -> bool:
-        """Mirrors UnifiedLog#truncateTo: make the log end at ``target_offset``.
+        """Mirrors kafka.log.UnifiedLog#truncateTo: make the log end at ``target_offset``.
 
         Batches with offsets at or past the target go (a batch straddling it goes whole); the
         LEO becomes the target, HW is clamped, and the epoch cache loses entries starting at
@@ -803,7 +705,7 @@ class UnifiedLog:
         return True
 
     def truncate_fully_and_start_at(self, new_offset: int, log_start_offset: int | None = None) -> None:
-        """Mirrors UnifiedLog#truncateFullyAndStartAt: drop all data and start at ``new_offset``."""
+        """Mirrors kafka.log.UnifiedLog#truncateFullyAndStartAt: drop all data and start at ``new_offset``."""
         _log.info("truncating_log_fully", topic_partition=str(self.topic_partition), new_offset=new_offset)
         # 1. Empty the local log and the epoch cache.
         self.local_log.truncate_fully_and_start_at(new_offset)
@@ -816,15 +718,15 @@ class UnifiedLog:
     # -- lifecycle ---------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Mirrors UnifiedLog#close: nothing to release in memory beyond the handlers check."""
+        """Mirrors kafka.log.UnifiedLog#close: nothing to release in memory beyond the handlers check."""
         self.local_log.check_if_memory_mapped_buffer_closed()
 
     def close_handlers(self) -> None:
-        """Mirrors UnifiedLog#closeHandlers: after a log directory failure every I/O fails."""
+        """Mirrors kafka.log.UnifiedLog#closeHandlers: after a log directory failure every I/O fails."""
         self.local_log.close_handlers()
 
     def delete(self) -> None:
-        """Mirrors UnifiedLog#delete: drop the data and the epoch cache."""
+        """Mirrors kafka.log.UnifiedLog#delete: drop the data and the epoch cache."""
         self.local_log.check_if_memory_mapped_buffer_closed()
         self.leader_epoch_cache.clear()
         self.local_log.delete_all_segments()

@@ -661,8 +661,18 @@ class Partition(PartitionReads):
 
     def delete(self) -> None:
         """Mirrors kafka.cluster.Partition#delete: forget everything (the log manager deletes the log)."""
+        self._clear()
+
+    def mark_offline(self) -> None:
+        """Mirrors kafka.cluster.Partition#markOffline: the log dir failed; forget everything."""
+        self._clear()
+
+    def _clear(self) -> None:
+        """Mirrors kafka.cluster.Partition#clear."""
         self.remote_replicas_map.clear()
         self.assignment = ()
+        self.adding_replicas = ()
+        self.removing_replicas = ()
         self.log = None
         self.partition_state = CommittedPartitionState(frozenset(), RECOVERED)
         self.leader_replica_id_opt = None

@@ -151,8 +151,15 @@ class ReplicaManager(ReadPath):
         return self.log_manager.get_log(tp)
 
     def mark_partition_offline(self, tp: TopicPartition) -> None:
-        """Mirrors kafka.server.ReplicaManager#markPartitionOffline (a failed log dir)."""
+        """Mirrors kafka.server.ReplicaManager#markPartitionOffline (a failed log dir).
+
+        The partition is hosted Offline from now on; the Partition object it replaces forgets
+        its state.
+        """
+        previous = self.all_partitions.get(tp)
         self.all_partitions[tp] = OfflinePartition(tp)
+        if isinstance(previous, Partition):
+            previous.mark_offline()
 
     def _new_partition(self, tp: TopicPartition) -> Partition:
         return Partition(
@@ -190,6 +197,7 @@ class ReplicaManager(ReadPath):
         topic_ids = request.topic_ids()
         partitions_to_be_leader: dict[Partition, LeaderAndIsrPartitionState] = {}
         partitions_to_be_follower: dict[Partition, LeaderAndIsrPartitionState] = {}
+        topic_id_update_follower_partitions: list[Partition] = []
         # 2. Create missing Partition objects (no log yet) and check topic id and leader epoch.
         for state in states:
             tp = state.topic_partition()
@@ -224,9 +232,17 @@ class ReplicaManager(ReadPath):
                             request_leader_epoch=state.leader_epoch, current_leader_epoch=current_leader_epoch)
                 response_map[tp] = Errors.STALE_CONTROLLER_EPOCH
             else:
-                # Same epoch: only a topic id being introduced is accepted.
-                if request_topic_id is not None and log_topic_id is None and partition.log is not None:
-                    partition.log.topic_id = request_topic_id
+                # Same epoch: only a topic id change is accepted (an upgrade to topic ids assigns
+                # it to the log; a downgrade drops it from a follower's fetch state).
+                if request_topic_id is not None and log_topic_id is None:
+                    self.local_log_or_exception(tp).assign_topic_id(request_topic_id)
+                    log.info("leader_and_isr_assigned_topic_id", topic_partition=str(tp), topic_id=str(request_topic_id))
+                    if state.leader != self.local_broker_id:
+                        topic_id_update_follower_partitions.append(partition)
+                    response_map[tp] = Errors.NONE
+                elif request_topic_id is None and log_topic_id is not None and state.leader != self.local_broker_id:
+                    log.info("leader_and_isr_removed_topic_id", topic_partition=str(tp), topic_id=str(log_topic_id))
+                    topic_id_update_follower_partitions.append(partition)
                     response_map[tp] = Errors.NONE
                 else:
                     log.info("leader_and_isr_same_leader_epoch", topic_partition=str(tp), leader_epoch=state.leader_epoch)
@@ -244,6 +260,9 @@ class ReplicaManager(ReadPath):
                                 response_map, hw_checkpoints, topic_ids)
             if partitions_to_be_follower else set()
         )
+        # Followers whose topic id changed without a new leader epoch tell their fetchers.
+        if topic_id_update_follower_partitions:
+            self.update_topic_id_for_followers(topic_id_update_follower_partitions, topic_ids)
         # 7. Start the HW checkpoint task after the first LeaderAndIsr, once partitions are populated.
         self.start_high_watermark_check_point_thread()
         # 8. Fetchers left without partitions go away.
@@ -283,6 +302,8 @@ class ReplicaManager(ReadPath):
                 if partition.make_leader(state, hw_checkpoints, _topic_id_or_none(topic_ids.get(state.topic_name))):
                     made.add(partition)
             except KafkaStorageException:
+                # The Partition object exists but its log could not be created: offline.
+                self.mark_partition_offline(partition.topic_partition)
                 response_map[partition.topic_partition] = Errors.KAFKA_STORAGE_ERROR
         return made
 
@@ -322,6 +343,7 @@ class ReplicaManager(ReadPath):
                     # The log is still created so its HW is part of the checkpoint (KAFKA-1647).
                     partition.create_log_if_not_exists(state.is_new, False, hw_checkpoints, topic_id)
             except KafkaStorageException:
+                self.mark_partition_offline(partition.topic_partition)
                 response_map[partition.topic_partition] = Errors.KAFKA_STORAGE_ERROR
         # 2. Stop fetching first so the initial fetch position is computed on a quiet log.
         self.replica_fetcher_manager.remove_fetcher_for_partitions({p.topic_partition for p in to_make_follower})
@@ -355,6 +377,23 @@ class ReplicaManager(ReadPath):
         if ibp.truncates_on_fetch and log.latest_epoch is not None:
             return log.log_end_offset
         return log.high_watermark
+
+    def update_topic_id_for_followers(self, partitions: Iterable[Partition], topic_ids: Mapping[str, Uuid]) -> None:
+        """Mirrors kafka.server.ReplicaManager#updateTopicIdForFollowers.
+
+        A same-epoch LeaderAndIsr that adds (or drops) a topic id reaches the fetchers of the
+        follower partitions whose leader is alive; nothing happens while shutting down.
+        """
+        if self.is_shutting_down:
+            return
+        # 1. Partition -> leader, for leaders the metadata cache has alive.
+        to_update = {
+            p.topic_partition: p.leader_replica_id_opt
+            for p in partitions
+            if p.leader_replica_id_opt is not None and self.metadata_cache.has_alive_broker(p.leader_replica_id_opt)
+        }
+        # 2. The fetchers adopt the request's topic id (None when it has none).
+        self.replica_fetcher_manager.maybe_update_topic_ids(to_update, lambda topic: _topic_id_or_none(topic_ids.get(topic)))
 
     # ------------------------------------------------------------------ StopReplica
 
@@ -511,8 +550,9 @@ class ReplicaManager(ReadPath):
                 results[tp] = LogAppendResult(info, Errors.NONE, None)
             except ApiException as exc:
                 results[tp] = LogAppendResult(None, Errors.for_exception(exc), str(exc))
-            except (ValueError, RuntimeError) as exc:
-                results[tp] = LogAppendResult(None, Errors.CORRUPT_MESSAGE, str(exc))
+            except Exception as exc:  # Kafka's `case t: Throwable`: logged, answered, never fatal
+                self._log.error("append_failed", topic_partition=str(tp), error=repr(exc))
+                results[tp] = LogAppendResult(None, Errors.for_exception(exc), str(exc))
         return results
 
     # ------------------------------------------------------------------ delayed operations
@@ -547,7 +587,7 @@ class ReplicaManager(ReadPath):
         if not self.hw_thread_initialized:
             self.hw_thread_initialized = True
             interval = self.config.get("replica.high.watermark.checkpoint.interval.ms")
-            self.scheduler.schedule("highwatermark-checkpoint", self.checkpoint_high_watermarks, delay_ms=interval, period_ms=interval)
+            self.scheduler.schedule("highwatermark-checkpoint", self.checkpoint_high_watermarks, delay_ms=0, period_ms=interval)
 
     def checkpoint_high_watermarks(self) -> None:
         """Mirrors kafka.server.ReplicaManager#checkpointHighWatermarks: HW of every local log."""

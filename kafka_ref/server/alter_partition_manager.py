@@ -1,9 +1,10 @@
 """Sends the leader's ISR changes to the controller, at most one request in flight.
 
 Mirrors kafka.server.DefaultAlterPartitionManager (KIP-497, Kafka 3.x). Partitions submit a
-proposed LeaderAndIsr; at most one pending change per partition; pending changes are batched
+proposed LeaderAndIsr; at most one pending change per partition, from submission until the
+controller answers it (a second one gets OPERATION_NOT_ATTEMPTED); pending changes are batched
 into one AlterPartitionRequest; while one is in flight, new ones wait. Partitions without an
-answer (a timeout, a disconnect, a top-level error) are sent again.
+answer (a timeout, a disconnect, a top-level error) stay pending and are sent again.
 """
 
 from __future__ import annotations
@@ -82,12 +83,16 @@ class AlterPartitionManager:
         self.maybe_propagate_isr_changes()
 
     def maybe_propagate_isr_changes(self) -> None:
-        """Mirrors kafka.server.DefaultAlterPartitionManager#maybePropagateIsrChanges."""
+        """Mirrors kafka.server.DefaultAlterPartitionManager#maybePropagateIsrChanges.
+
+        Send every pending change if no request is in flight. The changes stay in
+        ``unsent_isr_updates`` until their answer arrives, so a partition cannot queue a
+        second change meanwhile.
+        """
         if self.in_flight or not self.unsent_isr_updates or self._task_group is None:
             return
-        items = list(self.unsent_isr_updates.values())
-        self.unsent_isr_updates.clear()
         self.in_flight = True
+        items = list(self.unsent_isr_updates.values())
         self._task_group.start_soon(self._send_request, items)
 
     def build_request(self, items: list[AlterPartitionItem]) -> AlterPartitionRequest:
@@ -117,26 +122,31 @@ class AlterPartitionManager:
     async def _send_request(self, items: list[AlterPartitionItem]) -> None:
         """Mirrors kafka.server.DefaultAlterPartitionManager#sendRequest and its completion handler."""
         answered: dict[TopicPartition, tuple[LeaderAndIsr | None, Errors | None]] = {}
+        error = Errors.NONE
         controller = self.controller_node_provider()
+        # 1. Send the batch; a missing controller, a disconnect or a timeout answers nothing.
         try:
             if controller is None:
                 raise DisconnectException("no controller known")
             self.requests_sent += 1
             response = await self.network.send(self.broker_id, controller, self.build_request(items), self.request_timeout_ms)
+            error = Errors.for_code(response.error_code)
             answered = self.handle_alter_partition_response(response)
         except (DisconnectException, NetworkTimeoutException) as exc:
             self._log.info("alter_partition_no_response_retrying", reason=str(exc))
-        # Complete what was answered; put the rest back in the queue.
-        self.in_flight = False
-        retry = False
-        for item in items:
-            result = answered.get(item.topic_partition)
-            if result is None:
-                self.unsent_isr_updates.setdefault(item.topic_partition, item)
-                retry = True
-            else:
-                item.callback(*result)
-        if retry:
+            error = Errors.NETWORK_EXCEPTION
+        # 2. Answered partitions leave the pending map first (a callback may submit again),
+        #    then hear their result; unanswered ones stay pending.
+        try:
+            for item in items:
+                result = answered.get(item.topic_partition)
+                if result is not None:
+                    self.unsent_isr_updates.pop(item.topic_partition, None)
+                    item.callback(*result)
+        finally:
+            self.in_flight = False
+        # 3. Send what is pending now, or after a short back-off when the request failed.
+        if error is not Errors.NONE:
             await anyio.sleep(RETRY_BACKOFF_MS / 1000)
         self.maybe_propagate_isr_changes()
 

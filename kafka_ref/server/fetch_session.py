@@ -88,6 +88,7 @@ class FetchMetadata:
 
     @classmethod
     def of(cls, request: FetchRequest) -> "FetchMetadata":
+        """Mirrors FetchRequest#metadata: the session id and epoch a request carries."""
         return cls(request.session_id, request.session_epoch)
 
 
@@ -111,7 +112,7 @@ class FetchRequestPartitionData:
     last_fetched_epoch: int | None = None
 
     def to_fetch_partition(self, partition: int) -> FetchPartition:
-        """The wire form (FetchRequestData.FetchPartition); -1 stands for an empty epoch."""
+        """Mirrors FetchRequest.Builder#build for one partition: the wire FetchPartition (-1 = empty)."""
         return FetchPartition(
             partition=partition,
             current_leader_epoch=-1 if self.current_leader_epoch is None else self.current_leader_epoch,
@@ -151,6 +152,7 @@ class FetchSessionHandler:
 
     @property
     def session_id(self) -> int:
+        """Mirrors FetchSessionHandler#sessionId."""
         return self.next_metadata.session_id
 
     def new_builder(self, size: int = 0, copy_session_partitions: bool = True) -> "FetchSessionHandler.Builder":
@@ -323,6 +325,7 @@ class CachedPartition:
 
     @property
     def topic_partition(self) -> TopicPartition:
+        """Mirrors CachedPartition#topicPartition."""
         return TopicPartition(self.topic, self.partition)
 
     def req_data(self) -> FetchPartition:
@@ -391,9 +394,11 @@ class FetchSession:
 
     @property
     def size(self) -> int:
+        """Mirrors FetchSession#size."""
         return len(self.partition_map)
 
     def is_empty(self) -> bool:
+        """Mirrors FetchSession#isEmpty."""
         return not self.partition_map
 
     def evictable_key(self) -> tuple[bool, int, int]:
@@ -402,9 +407,11 @@ class FetchSession:
 
     @property
     def metadata(self) -> FetchMetadata:
+        """Mirrors FetchSession#metadata."""
         return FetchMetadata(self.id, self.epoch)
 
     def get_fetch_offset(self, tp: TopicPartition) -> int | None:
+        """Mirrors FetchSession#getFetchOffset."""
         cached = self.partition_map.get(tp)
         return cached.fetch_offset if cached is not None else None
 
@@ -469,12 +476,14 @@ class SessionlessFetchContext(FetchContext):
         self.fetch_data = dict(fetch_data)
 
     def get_fetch_offset(self, tp: TopicPartition) -> int | None:
+        """Mirrors SessionlessFetchContext#getFetchOffset."""
         for tip, req in self.fetch_data.items():
             if tip.topic_partition == tp:
                 return req.fetch_offset
         return None
 
     def foreach_partition(self, fun: Callable[[TopicIdPartition, FetchPartition], None]) -> None:
+        """Mirrors SessionlessFetchContext#foreachPartition: the request's partitions."""
         for tip, req in self.fetch_data.items():
             fun(tip, req)
 
@@ -515,10 +524,11 @@ class IncrementalFetchContext(FetchContext):
         self.session = session
 
     def get_fetch_offset(self, tp: TopicPartition) -> int | None:
+        """Mirrors IncrementalFetchContext#getFetchOffset."""
         return self.session.get_fetch_offset(tp)
 
     def foreach_partition(self, fun: Callable[[TopicIdPartition, FetchPartition], None]) -> None:
-        """Every partition of the session, listed in the request or not."""
+        """Mirrors IncrementalFetchContext#foreachPartition: every session partition, listed or not."""
         for cached in list(self.session.partition_map.values()):
             fun(TopicIdPartition(cached.topic_id, cached.topic_partition), cached.req_data())
 
@@ -569,14 +579,17 @@ class FetchSessionCache:
         self._evictable_by_privileged: set[int] = set()
 
     def get(self, session_id: int) -> FetchSession | None:
+        """Mirrors FetchSessionCache#get."""
         return self.sessions.get(session_id)
 
     @property
     def size(self) -> int:
+        """Mirrors FetchSessionCache#size (the NumIncrementalFetchSessions gauge)."""
         return len(self.sessions)
 
     @property
     def total_partitions(self) -> int:
+        """Mirrors FetchSessionCache#totalPartitions (NumIncrementalFetchPartitionsCached)."""
         return self.num_partitions
 
     def new_session_id(self) -> int:
@@ -690,6 +703,6 @@ class FetchManager:
         return IncrementalFetchContext(self.time, req_metadata, session)
 
     def new_context_for_request(self, request: FetchRequest, topic_names: Mapping[Uuid, str] | None = None) -> FetchContext:
-        """``new_context`` fed straight from a FetchRequest (what KafkaApis#handleFetchRequest does)."""
+        """Mirrors KafkaApis#handleFetchRequest's call of newContext, fed from a FetchRequest."""
         return self.new_context(FetchMetadata.of(request), request.fetch_data(topic_names),
                                 request.forgotten_topics(topic_names), request.is_from_follower())

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from kafka_ref.common.errors import ApiException, Errors
+from kafka_ref.common.errors import ApiException, Errors, InvalidRecordException
 from kafka_ref.common.requests.fetch import FetchRequest, FetchResponse, PartitionData, EpochEndOffset as DivergingEpoch
 from kafka_ref.common.requests.leader_and_isr import LeaderAndIsrRequest
 from kafka_ref.common.requests.list_offsets import (
@@ -30,7 +30,7 @@ from kafka_ref.common.requests.stop_replica import StopReplicaPartitionError, St
 from kafka_ref.common.requests.update_metadata import UpdateMetadataRequest, UpdateMetadataResponse
 from kafka_ref.common.state_change import state_change_logger
 from kafka_ref.common.topic_partition import TopicPartition
-from kafka_ref.network.network import Envelope
+from kafka_ref.network.network import DisconnectException, Envelope
 from kafka_ref.server.authorizer import Authorizer
 
 OFFSETS_TOPIC = "__consumer_offsets"
@@ -58,6 +58,20 @@ class KafkaApis:
             MetadataRequest: self.handle_topic_metadata_request,
         }
         self._log = state_change_logger(broker_id=self.broker_id)
+
+    def enable_zk_apis(self, controller: Any, admin_manager: Any) -> None:
+        """ZooKeeper mode: the controller APIs and topic administration are served here too."""
+        from kafka_ref.common.requests.alter_partition import AlterPartitionRequest
+        from kafka_ref.common.requests.controlled_shutdown import ControlledShutdownRequest
+        from kafka_ref.common.requests.create_topics import CreateTopicsRequest
+        from kafka_ref.common.requests.delete_topics import DeleteTopicsRequest
+
+        self.controller = controller
+        self.admin_manager = admin_manager
+        self._handlers[AlterPartitionRequest] = self.handle_alter_partition_request
+        self._handlers[CreateTopicsRequest] = self.handle_create_topics_request
+        self._handlers[DeleteTopicsRequest] = self.handle_delete_topics_request
+        self._handlers[ControlledShutdownRequest] = self.handle_controlled_shutdown_request
 
     def register(self, request_type: type, handler: Callable[[Envelope], None]) -> None:
         """Let another component (the group coordinator, the controller) serve an API here."""
@@ -152,6 +166,11 @@ class KafkaApis:
         deleted = self.replica_manager.maybe_update_metadata_cache(envelope.correlation_id, request)
         if deleted:
             self.broker.on_deleted_partitions(deleted)
+        # Topic creations and deletions waiting for this metadata may complete now.
+        admin_manager = getattr(self, "admin_manager", None)
+        if admin_manager is not None:
+            for topic in {s.topic_name for s in request.partition_states()}:
+                admin_manager.try_complete_delayed_topic_operations(topic)
         envelope.respond(UpdateMetadataResponse(error_code=Errors.NONE.code))
 
     # ------------------------------------------------------------------ client requests
@@ -161,12 +180,19 @@ class KafkaApis:
         request: ProduceRequest = envelope.request
         unknown: dict[TopicPartition, PartitionProduceResponse] = {}
         authorized: dict[TopicPartition, Any] = {}
-        # 1. Unknown partitions answer UNKNOWN_TOPIC_OR_PARTITION without touching the logs.
+        # 1. Unknown partitions answer UNKNOWN_TOPIC_OR_PARTITION and malformed record sets
+        #    INVALID_RECORD, without touching the logs.
         for tp, records in request.partition_records().items():
             if not self.metadata_cache.contains(tp):
                 unknown[tp] = PartitionProduceResponse(index=tp.partition, error_code=Errors.UNKNOWN_TOPIC_OR_PARTITION.code, base_offset=-1)
-            else:
-                authorized[tp] = records
+                continue
+            try:
+                validate_records(records)
+            except ApiException as exc:
+                unknown[tp] = PartitionProduceResponse(index=tp.partition, error_code=Errors.for_exception(exc).code,
+                                                       base_offset=-1, error_message=str(exc))
+                continue
+            authorized[tp] = records
 
         def send_response_callback(statuses: dict[TopicPartition, Any]) -> None:
             merged = dict(unknown)
@@ -179,9 +205,13 @@ class KafkaApis:
                     log_start_offset=status.log_start_offset,
                     error_message=status.error_message,
                 )
-            # acks=0: the producer does not wait for an answer.
+            # acks=0: the producer reads no answer; on an error the broker closes the
+            # connection so the producer notices and refreshes its metadata.
             if request.acks != 0:
                 envelope.respond(ProduceResponse.of(merged))
+            elif any(r.error_code != Errors.NONE.code for r in merged.values()):
+                envelope.fail(DisconnectException(
+                    f"broker {self.broker_id} closed the connection after a failed acks=0 produce"))
 
         # 2. Append (acks=-1 may wait in the produce purgatory).
         if not authorized:
@@ -304,6 +334,73 @@ class KafkaApis:
         """Mirrors kafka.server.KafkaApis#handleTopicMetadataRequest (no auto-creation here)."""
         request: MetadataRequest = envelope.request
         envelope.respond(self.metadata_cache.get_topic_metadata(request.topic_names()))
+
+
+    # ------------------------------------------------------------------ ZooKeeper-mode controller APIs
+
+    def handle_alter_partition_request(self, envelope: Envelope) -> None:
+        """Mirrors kafka.server.KafkaApis#handleAlterPartitionRequest: ClusterAction, then the controller."""
+        request = envelope.request
+        if not self._authorize_cluster_action(envelope):
+            envelope.respond(request.get_error_response(Errors.CLUSTER_AUTHORIZATION_FAILED.code))
+            return
+        self.controller.alter_partitions(request, envelope.respond)
+
+    def handle_create_topics_request(self, envelope: Envelope) -> None:
+        """Mirrors kafka.server.KafkaApis#handleCreateTopicsRequest (only the controller creates)."""
+        from kafka_ref.common.requests.create_topics import CreatableTopicResult, CreateTopicsResponse
+
+        request = envelope.request
+        if not self.controller.is_active:
+            envelope.respond(CreateTopicsResponse(topics=tuple(
+                CreatableTopicResult(name=t.name, error_code=Errors.NOT_CONTROLLER.code) for t in request.topics)))
+            return
+        self.admin_manager.create_topics(request, envelope.respond)
+
+    def handle_delete_topics_request(self, envelope: Envelope) -> None:
+        """Mirrors kafka.server.KafkaApis#handleDeleteTopicsRequest (only the controller deletes)."""
+        from kafka_ref.common.requests.delete_topics import DeletableTopicResult, DeleteTopicsResponse
+
+        request = envelope.request
+        if not self.controller.is_active:
+            envelope.respond(DeleteTopicsResponse(responses=tuple(
+                DeletableTopicResult(name=t.name, error_code=Errors.NOT_CONTROLLER.code) for t in request.topics)))
+            return
+        self.admin_manager.delete_topics(request, envelope.respond)
+
+    def handle_controlled_shutdown_request(self, envelope: Envelope) -> None:
+        """Mirrors kafka.server.KafkaApis#handleControlledShutdownRequest."""
+        from kafka_ref.common.requests.controlled_shutdown import ControlledShutdownResponse, RemainingPartition
+
+        request = envelope.request
+        if not self._authorize_cluster_action(envelope):
+            envelope.respond(ControlledShutdownResponse(error_code=Errors.CLUSTER_AUTHORIZATION_FAILED.code))
+            return
+
+        def callback(result: Any) -> None:
+            if isinstance(result, Errors):
+                envelope.respond(ControlledShutdownResponse(error_code=result.code))
+            else:
+                envelope.respond(ControlledShutdownResponse(error_code=Errors.NONE.code, remaining_partitions=tuple(
+                    RemainingPartition(topic_name=tp.topic, partition_index=tp.partition) for tp in result)))
+
+        from kafka_ref.controller.controller_events import ControlledShutdown
+
+        self.controller.event_manager.put(ControlledShutdown(request.broker_id, request.broker_epoch, callback))
+
+
+def validate_records(records: Any) -> None:
+    """Mirrors org.apache.kafka.common.requests.ProduceRequest#validateRecords (v3+ requests).
+
+    A produce request carries exactly one v2 record batch per partition: none, or more than
+    one, is INVALID_RECORD.
+    """
+    # 1. At least one batch; 2. no more than one.
+    batches = list(records) if records is not None else []
+    if not batches:
+        raise InvalidRecordException("Produce requests must have at least one record batch per partition")
+    if len(batches) > 1:
+        raise InvalidRecordException("Produce requests are only allowed to contain exactly one record batch per partition")
 
 
 def _epoch_end_error(tp: TopicPartition, error: Errors) -> Any:

@@ -9,6 +9,7 @@ that group at once (all memory state is lost; the ``Disk`` object survives, as f
 
 from __future__ import annotations
 
+import random
 from typing import Any, Callable, Hashable, Iterable
 
 import anyio
@@ -43,6 +44,8 @@ class KafkaBroker:
         controller_node_provider: Callable[[], Hashable | None] | None = None,
         authorizer: Authorizer | None = None,
         time: Time | None = None,
+        zookeeper: Any = None,
+        rng: random.Random | None = None,
     ) -> None:
         self.broker_id = broker_id
         self.config = config if config.broker_id == broker_id else config.copy_with({"broker.id": broker_id})
@@ -55,6 +58,12 @@ class KafkaBroker:
         self.resignation_listeners: list[Callable[[int, int], None]] = []
         self.deleted_partition_listeners: list[Callable[[list[TopicPartition]], None]] = []
         self._cancel_scope: anyio.CancelScope | None = None
+        # ZooKeeper mode (kafka.server.ZkSupport): the session, the controller, the admin manager.
+        self.zookeeper = zookeeper
+        self.rng = rng or random.Random(broker_id)
+        self.zk_client: Any = None
+        self.controller: Any = None
+        self.admin_manager: Any = None
         self._log = state_change_logger(broker_id=broker_id)
         # Components (rebuilt on every start: memory state does not survive a crash).
         self.metadata_cache = MetadataCache(broker_id)
@@ -122,10 +131,39 @@ class KafkaBroker:
                 # 3. Open for requests.
                 inbox = self.network.register(self.broker_id)
                 tg.start_soon(serve_inbox, inbox, self.apis.handle, name=f"broker-{self.broker_id}-requests")
+                # 4. ZooKeeper mode: session, registration (broker epoch), controller, admin manager.
+                if self.zookeeper is not None:
+                    self._start_zk_support(tg)
                 self.is_running = True
-                self._log.info("broker_started")
+                self._log.info("broker_started", broker_epoch=self.broker_epoch)
                 task_status.started(self)
         self.is_running = False
+
+    def _start_zk_support(self, tg: anyio.abc.TaskGroup) -> None:
+        """Mirrors the ZooKeeper part of kafka.server.KafkaServer#startup."""
+        from kafka_ref.controller.kafka_controller import KafkaController
+        from kafka_ref.server.zk_admin_manager import new_admin_manager
+        from kafka_ref.zk.kafka_zk_client import KafkaZkClient
+
+        self.zk_client = KafkaZkClient(
+            self.zookeeper, session_timeout_ms=self.config.get("zookeeper.session.timeout.ms"),
+            time=self.time, name=f"broker-{self.broker_id}",
+        )
+        tg.start_soon(self.zk_client.run, name=f"broker-{self.broker_id}-zk-session")
+        self.zk_client.create_top_level_paths()
+        self.register_broker_in_zk()
+        self.admin_manager = new_admin_manager(self, self.rng)
+        self.controller = KafkaController(self.config, self.zk_client, self.network, self)
+        self.apis.enable_zk_apis(self.controller, self.admin_manager)
+        self.controller.startup(tg)
+
+    def register_broker_in_zk(self) -> int:
+        """Mirrors KafkaZkClient#registerBroker from KafkaServer: the ephemeral's czxid is the broker epoch."""
+        from kafka_ref.zk.zk_data import BrokerInfo
+
+        self.broker_epoch = self.zk_client.register_broker(BrokerInfo(self.broker_id, "localhost", 9092 + self.broker_id))
+        self._log.info("broker_registered", broker_epoch=self.broker_epoch)
+        return self.broker_epoch
 
     def crash(self) -> None:
         """Kill the broker at once: no checkpoints, tasks cancelled, in-flight requests fail."""
@@ -138,9 +176,13 @@ class KafkaBroker:
     def shutdown(self) -> None:
         """Mirrors kafka.server.KafkaServer#shutdown (the clean path, after any controlled shutdown)."""
         self._log.info("broker_shutting_down")
+        if self.controller is not None:
+            self.controller.shutdown()
         self.network.unregister(self.broker_id)
         self.replica_manager.shutdown(checkpoint_hw=True)
         self.log_manager.shutdown()
+        if self.zk_client is not None:
+            self.zk_client.close()
         self.is_running = False
         if self._cancel_scope is not None:
             self._cancel_scope.cancel()

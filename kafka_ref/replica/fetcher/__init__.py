@@ -5,19 +5,20 @@ ReplicaFetcherThread, LeaderEndPoint, RemoteLeaderEndPoint, PartitionFetchState}
 """
 
 from kafka_ref.replica.fetcher.abstract_fetcher_manager import AbstractFetcherManager, fetcher_id_for
-from kafka_ref.replica.fetcher.abstract_fetcher_thread import (
-    AbstractFetcherThread,
-    FetcherLagStats,
-    FetcherStats,
-    IllegalStateException,
+from kafka_ref.replica.fetcher.abstract_fetcher_thread import AbstractFetcherThread
+from kafka_ref.replica.fetcher.fetcher_metrics import FetcherLagStats, FetcherStats
+from kafka_ref.replica.fetcher.leader_end_point import (
+    LeaderEndPoint,
+    RemoteLeaderEndPoint,
+    ReplicaFetch,
     ResultWithPartitions,
 )
-from kafka_ref.replica.fetcher.leader_end_point import LeaderEndPoint, RemoteLeaderEndPoint, ReplicaFetch
 from kafka_ref.replica.fetcher.partition_fetch_state import (
     FETCHING,
     TRUNCATING,
     BrokerEndPoint,
     FailedPartitions,
+    IllegalStateException,
     InitialFetchState,
     OffsetTruncationState,
     PartitionFetchState,

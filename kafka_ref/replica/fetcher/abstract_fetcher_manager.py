@@ -60,10 +60,13 @@ class AbstractFetcherManager(abc.ABC, Generic[T]):
     # -- lifecycle -------------------------------------------------------------------------
 
     def start(self, task_group) -> None:
-        """Give the manager its task group and start every fetcher not yet running."""
+        """Start fetchers in ``task_group`` (Kafka starts each thread in addFetcherForPartitions).
+
+        Fetchers created before the manager had a task group start now; later ones at once.
+        """
         self.task_group = task_group
         for fetcher in self.fetcher_thread_map.values():
-            if not fetcher._started and fetcher.is_running:
+            if not fetcher.is_started and fetcher.is_running:
                 fetcher.start(task_group)
 
     def _start_fetcher(self, fetcher: T) -> None:
@@ -113,6 +116,7 @@ class AbstractFetcherManager(abc.ABC, Generic[T]):
             partitions_per_fetcher.setdefault(key, {})[tp] = initial
 
         def add_and_start_fetcher_thread(broker_and_fetcher_id: BrokerAndFetcherId, broker_id_and_fetcher_id: BrokerIdAndFetcherId) -> T:
+            """Mirrors addFetcherForPartitions#addAndStartFetcherThread."""
             fetcher = self.create_fetcher_thread(broker_and_fetcher_id.fetcher_id, broker_and_fetcher_id.broker)
             self.fetcher_thread_map[broker_id_and_fetcher_id] = fetcher
             self._start_fetcher(fetcher)

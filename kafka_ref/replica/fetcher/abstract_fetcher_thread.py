@@ -1,7 +1,6 @@
 """The fetcher loop shared by every follower fetcher: truncate, then fetch, forever.
 
-Mirrors kafka.server.AbstractFetcherThread (Kafka 3.8) and its metrics classes
-(FetcherLagStats, FetcherLagMetrics, FetcherStats).
+Mirrors kafka.server.AbstractFetcherThread (Kafka 3.8); its metrics are in fetcher_metrics.
 
 Kafka runs each fetcher as a thread that holds ``partitionMapLock`` while it touches the
 partition map; ``addPartitions``/``removePartitions`` from the ReplicaManager take the same
@@ -33,10 +32,11 @@ from __future__ import annotations
 import abc
 import logging
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable
 
 import anyio
+import anyio.lowlevel
 
 from kafka_ref.common.errors import (
     CorruptRecordException,
@@ -59,11 +59,13 @@ from kafka_ref.common.state_change import state_change_logger
 from kafka_ref.common.time import Time
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.common.uuid import Uuid
+from kafka_ref.replica.fetcher.fetcher_metrics import FetcherLagStats, FetcherStats
 from kafka_ref.replica.fetcher.partition_fetch_state import (
     FETCHING,
     TRUNCATING,
     DelayedItem,
     FailedPartitions,
+    IllegalStateException,
     InitialFetchState,
     OffsetAndEpoch,
     OffsetTruncationState,
@@ -76,70 +78,6 @@ if TYPE_CHECKING:
     from kafka_ref.replica.fetcher.leader_end_point import LeaderEndPoint
 
 log = logging.getLogger("kafka.server.AbstractFetcherThread")
-
-class IllegalStateException(RuntimeError):
-    """Mirrors java.lang.IllegalStateException: an invariant of the fetcher was broken."""
-
-
-# -- metrics ---------------------------------------------------------------------------------
-
-
-class Meter:
-    """A counting stand-in for a Yammer meter: ``count`` of marks (rates need wall time)."""
-
-    __slots__ = ("count",)
-
-    def __init__(self) -> None:
-        self.count = 0
-
-    def mark(self, n: int = 1) -> None:
-        self.count += n
-
-
-class FetcherStats:
-    """Mirrors kafka.server.FetcherStats: fetch requests sent and bytes appended."""
-
-    def __init__(self) -> None:
-        self.request_rate = Meter()
-        self.byte_rate = Meter()
-
-
-@dataclass(slots=True)
-class FetcherLagMetrics:
-    """Mirrors kafka.server.FetcherLagMetrics: the ConsumerLag gauge of one partition (-1 unknown)."""
-
-    lag: int = -1
-
-
-class FetcherLagStats:
-    """Mirrors kafka.server.FetcherLagStats: one lag gauge per partition of this fetcher."""
-
-    def __init__(self) -> None:
-        self.stats: dict[TopicPartition, FetcherLagMetrics] = {}
-
-    def get_and_maybe_put(self, topic_partition: TopicPartition) -> FetcherLagMetrics:
-        metrics = self.stats.get(topic_partition)
-        if metrics is None:
-            metrics = self.stats[topic_partition] = FetcherLagMetrics()
-        return metrics
-
-    def unregister(self, topic_partition: TopicPartition | None = None) -> None:
-        """Drop one partition's gauge, or every gauge when called without a partition."""
-        if topic_partition is None:
-            self.stats.clear()
-        else:
-            self.stats.pop(topic_partition, None)
-
-
-@dataclass(frozen=True, slots=True)
-class ResultWithPartitions:
-    """Mirrors kafka.server.AbstractFetcherThread.ResultWithPartitions."""
-
-    result: Any
-    partitions_with_error: frozenset[TopicPartition] = frozenset()
-
-
-# -- the thread ------------------------------------------------------------------------------
 
 
 class AbstractFetcherThread(abc.ABC):
@@ -222,6 +160,11 @@ class AbstractFetcherThread(abc.ABC):
         return self._running
 
     @property
+    def is_started(self) -> bool:
+        """Mirrors ShutdownableThread#isStarted."""
+        return self._started
+
+    @property
     def is_thread_failed(self) -> bool:
         """Mirrors ShutdownableThread#isThreadFailed: the loop died on an unexpected error."""
         return self._thread_failed
@@ -237,9 +180,11 @@ class AbstractFetcherThread(abc.ABC):
         try:
             with anyio.CancelScope() as scope:
                 self._cancel_scope = scope
-                # 1. Loop while nobody asked us to stop.
+                # 1. Loop while nobody asked us to stop. The checkpoint lets other tasks run
+                #    even if a leader end point answers without ever suspending.
                 while self._running:
                     await self.do_work()
+                    await anyio.lowlevel.checkpoint()
         except Exception:
             # 2. An unexpected error kills the fetcher (Kafka logs "Error due to" and the
             #    manager counts it as a dead thread).
@@ -279,14 +224,14 @@ class AbstractFetcherThread(abc.ABC):
 
     async def do_work(self) -> None:
         """Mirrors kafka.server.AbstractFetcherThread#doWork: maybeTruncate, then maybeFetch."""
-        await self._maybe_truncate()
-        await self._maybe_fetch()
+        await self.maybe_truncate()
+        await self.maybe_fetch()
 
-    async def _maybe_fetch(self) -> None:
+    async def maybe_fetch(self) -> None:
         """Mirrors kafka.server.AbstractFetcherThread#maybeFetch."""
         # 1. Let the leader end point build the request from the ready partitions.
         result = self.leader.build_fetch(self.partition_states.partition_state_map())
-        self._handle_partitions_with_errors(result.partitions_with_error, "maybeFetch")
+        self.handle_partitions_with_errors(result.partitions_with_error, "maybeFetch")
         replica_fetch = result.result
         # 2. Nothing to fetch: back off (an add or delay wakes us early).
         if replica_fetch is None:
@@ -295,7 +240,7 @@ class AbstractFetcherThread(abc.ABC):
         # 3. Send it and process the answer.
         await self.process_fetch_request(replica_fetch.partition_data, replica_fetch.fetch_request)
 
-    def _handle_partitions_with_errors(self, partitions: Iterable[TopicPartition], method_name: str) -> None:
+    def handle_partitions_with_errors(self, partitions: Iterable[TopicPartition], method_name: str) -> None:
         """Mirrors kafka.server.AbstractFetcherThread#handlePartitionsWithErrors: back off."""
         partitions = list(partitions)
         if partitions:
@@ -324,7 +269,7 @@ class AbstractFetcherThread(abc.ABC):
                 without_epochs.add(tp)
         return with_epochs, without_epochs
 
-    async def _maybe_truncate(self) -> None:
+    async def maybe_truncate(self) -> None:
         """Mirrors kafka.server.AbstractFetcherThread#maybeTruncate."""
         # 0. Partitions added with an unknown (negative) offset first ask the leader for one.
         await self._resolve_pending_offset_resets()
@@ -376,14 +321,14 @@ class AbstractFetcherThread(abc.ABC):
         fetch_offsets, partitions_with_error = self._maybe_truncate_to_epoch_end_offsets(
             epoch_end_offsets, latest_epochs_for_partitions
         )
-        self._handle_partitions_with_errors(partitions_with_error, "truncateToEpochEndOffsets")
+        self.handle_partitions_with_errors(partitions_with_error, "truncateToEpochEndOffsets")
         self._update_fetch_offset_and_maybe_mark_truncation_complete(fetch_offsets)
 
     def truncate_on_fetch_response(self, epoch_end_offsets: Mapping[TopicPartition, EpochEndOffset]) -> None:
         """Mirrors kafka.server.AbstractFetcherThread#truncateOnFetchResponse (KIP-320/595)."""
         # 1. The diverging epochs are handled like an OffsetsForLeaderEpoch answer.
         fetch_offsets, partitions_with_error = self._maybe_truncate_to_epoch_end_offsets(epoch_end_offsets, {})
-        self._handle_partitions_with_errors(partitions_with_error, "truncateOnFetchResponse")
+        self.handle_partitions_with_errors(partitions_with_error, "truncateOnFetchResponse")
         # 2. The truncated partitions continue fetching from their new offsets.
         self._update_fetch_offset_and_maybe_mark_truncation_complete(fetch_offsets)
 
@@ -580,7 +525,7 @@ class AbstractFetcherThread(abc.ABC):
         if diverging_end_offsets:
             self.truncate_on_fetch_response(diverging_end_offsets)
         if partitions_with_error:
-            self._handle_partitions_with_errors(partitions_with_error, "processFetchRequest")
+            self.handle_partitions_with_errors(partitions_with_error, "processFetchRequest")
 
     def _handle_fetched_data(
         self,

@@ -42,8 +42,12 @@ from kafka_ref.common.requests.offsets_for_leader_epoch import (
 from kafka_ref.common.topic_partition import TopicIdPartition, TopicPartition
 from kafka_ref.common.uuid import ZERO_UUID
 from kafka_ref.network.network import DisconnectException
-from kafka_ref.replica.fetcher.abstract_fetcher_thread import IllegalStateException, ResultWithPartitions
-from kafka_ref.replica.fetcher.partition_fetch_state import BrokerEndPoint, OffsetAndEpoch, PartitionFetchState
+from kafka_ref.replica.fetcher.partition_fetch_state import (
+    BrokerEndPoint,
+    IllegalStateException,
+    OffsetAndEpoch,
+    PartitionFetchState,
+)
 from kafka_ref.server.fetch_session import FetchRequestPartitionData, FetchSessionHandler
 
 if TYPE_CHECKING:
@@ -51,6 +55,14 @@ if TYPE_CHECKING:
     from kafka_ref.network.network import Network
 
 log = logging.getLogger("kafka.server.RemoteLeaderEndPoint")
+
+
+@dataclass(frozen=True, slots=True)
+class ResultWithPartitions:
+    """Mirrors kafka.server.AbstractFetcherThread.ResultWithPartitions."""
+
+    result: Any
+    partitions_with_error: frozenset[TopicPartition] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +155,7 @@ class RemoteLeaderEndPoint(LeaderEndPoint):
 
     @property
     def is_truncation_on_fetch_supported(self) -> bool:
+        """Mirrors RemoteLeaderEndPoint#isTruncationOnFetchSupported (IBP >= 2.7)."""
         return self.metadata_version_supplier().truncates_on_fetch
 
     @property
@@ -166,6 +179,7 @@ class RemoteLeaderEndPoint(LeaderEndPoint):
         self._closed = True
 
     def broker_end_point(self) -> BrokerEndPoint:
+        """Mirrors RemoteLeaderEndPoint#brokerEndPoint."""
         return self.source_broker
 
     async def _send(self, request: Any) -> Any:

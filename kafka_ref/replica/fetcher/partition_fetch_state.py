@@ -5,7 +5,7 @@ Kafka 3.8: ``PartitionFetchState`` (where a follower is in a partition, and whet
 truncating, fetching or backing off), ``InitialFetchState`` (what the ReplicaManager hands the
 fetcher manager), ``OffsetTruncationState``, ``BrokerEndPoint``, ``FailedPartitions``, and
 ``PartitionStates`` (org.apache.kafka.common.internals.PartitionStates, the insertion-ordered
-map whose order gives round-robin fairness between partitions).
+map whose order gives round-robin fairness between partitions), and IllegalStateException.
 """
 
 from __future__ import annotations
@@ -18,6 +18,10 @@ from kafka_ref.common.time import Time
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.common.uuid import Uuid
 from kafka_ref.log.fetch_data import OffsetAndEpoch  # noqa: F401  (re-exported for the fetcher)
+
+
+class IllegalStateException(RuntimeError):
+    """Mirrors java.lang.IllegalStateException: an invariant of the fetcher was broken."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,23 +189,28 @@ class FailedPartitions:
 
     @property
     def size(self) -> int:
+        """Mirrors FailedPartitions#size."""
         return len(self._set)
 
     def __len__(self) -> int:
         return len(self._set)
 
     def add(self, topic_partition: TopicPartition) -> None:
+        """Mirrors FailedPartitions#add."""
         self._set.add(topic_partition)
 
     def remove_all(self, topic_partitions: Iterable[TopicPartition]) -> None:
+        """Mirrors FailedPartitions#removeAll."""
         self._set.difference_update(topic_partitions)
 
     def contains(self, topic_partition: TopicPartition) -> bool:
+        """Mirrors FailedPartitions#contains."""
         return topic_partition in self._set
 
     __contains__ = contains
 
     def partitions(self) -> set[TopicPartition]:
+        """Mirrors FailedPartitions#partitions."""
         return set(self._set)
 
 
@@ -220,37 +229,44 @@ class PartitionStates(Generic[S]):
         self._map: dict[TopicPartition, S] = {}
 
     def move_to_end(self, topic_partition: TopicPartition) -> None:
+        """Mirrors PartitionStates#moveToEnd."""
         state = self._map.pop(topic_partition, None)
         if state is not None:
             self._map[topic_partition] = state
 
     def update_and_move_to_end(self, topic_partition: TopicPartition, state: S) -> None:
+        """Mirrors PartitionStates#updateAndMoveToEnd."""
         self._map.pop(topic_partition, None)
         self._map[topic_partition] = state
 
     def update(self, topic_partition: TopicPartition, state: S) -> None:
-        """Replace the state in place (keeps the partition's position)."""
+        """Mirrors PartitionStates#update: replace the state in place (keeps its position)."""
         self._map[topic_partition] = state
 
     def remove(self, topic_partition: TopicPartition) -> None:
+        """Mirrors PartitionStates#remove."""
         self._map.pop(topic_partition, None)
 
     def partition_set(self) -> set[TopicPartition]:
+        """Mirrors PartitionStates#partitionSet."""
         return set(self._map)
 
     def clear(self) -> None:
+        """Mirrors PartitionStates#clear."""
         self._map.clear()
 
     def contains(self, topic_partition: TopicPartition) -> bool:
+        """Mirrors PartitionStates#contains."""
         return topic_partition in self._map
 
     __contains__ = contains
 
     def state_value(self, topic_partition: TopicPartition) -> S | None:
+        """Mirrors PartitionStates#stateValue (None when absent)."""
         return self._map.get(topic_partition)
 
     def partition_state_map(self) -> dict[TopicPartition, S]:
-        """A snapshot copy, in order (callers may mutate the states while iterating it)."""
+        """Mirrors PartitionStates#partitionStateMap: a snapshot copy, in order."""
         return dict(self._map)
 
     def set(self, states: dict[TopicPartition, S]) -> None:
@@ -266,6 +282,7 @@ class PartitionStates(Generic[S]):
 
     @property
     def size(self) -> int:
+        """Mirrors PartitionStates#size."""
         return len(self._map)
 
     def __len__(self) -> int:

@@ -1,0 +1,499 @@
+"""What a client knows about the cluster, and how it talks to brokers.
+
+Mirrors org.apache.kafka.clients.Metadata (the client's metadata cache and its refresh rules),
+org.apache.kafka.clients.MetadataSnapshot / org.apache.kafka.common.Cluster (one immutable view
+of it), and the parts of org.apache.kafka.clients.NetworkClient a client in this process needs:
+in-flight counts per broker, the least-loaded node, and the DefaultMetadataUpdater that sends
+MetadataRequests.
+
+Every client (Producer, Consumer, Admin) owns one ``Metadata`` and one ``NetworkClient``. The
+metadata follows Kafka 3.x rules, with the constant refresh backoff of Kafka before 3.7
+(KIP-580's exponential backoff is not modelled):
+
+- an update is *requested* (after an error that means the cached leader is stale) and then
+  happens as soon as ``refresh_backoff_ms`` has passed since the last attempt; a topic the
+  client has not seen before is fetched at once; without requests, metadata older than
+  ``metadata_max_age_ms`` is refreshed anyway;
+- a partition's metadata is replaced only by a response with the same or a newer leader epoch,
+  so a broker with a stale metadata cache cannot move the client back to an old leader;
+- a response listing no brokers (a broker that has not received UpdateMetadata yet) counts as
+  a failed attempt.
+
+Brokers are addressed by id on the in-process network; ``Node`` keeps host and port only to
+mirror what Kafka reports.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+import anyio
+import structlog
+
+from kafka_ref.common.errors import (
+    Errors,
+    InvalidMetadataException,
+    InvalidTopicException,
+    KafkaException,
+    NetworkException,
+    TimeoutException,
+    TopicAuthorizationException,
+)
+from kafka_ref.common.requests.metadata import MetadataRequest, MetadataResponse
+from kafka_ref.common.state_change import state_change_logger
+from kafka_ref.common.time import Time
+from kafka_ref.common.topic_partition import TopicPartition
+from kafka_ref.common.uuid import ZERO_UUID, Uuid
+from kafka_ref.network.network import ANONYMOUS_PRINCIPAL, Envelope, Network
+
+
+def client_logger(**context: Any) -> Any:
+    """A structlog logger for client events, configured the project's way (see state_change)."""
+    state_change_logger()  # makes sure structlog is configured before the first client event
+    return structlog.get_logger("kafka.clients").bind(**context)
+
+
+# --------------------------------------------------------------------------------------------
+# The immutable view
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    """Mirrors org.apache.kafka.common.Node: a broker as the client knows it."""
+
+    id: int
+    host: str = ""
+    port: int = -1
+    rack: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderAndEpoch:
+    """Mirrors org.apache.kafka.clients.Metadata.LeaderAndEpoch (leader by broker id; None = unknown)."""
+
+    leader: int | None = None
+    epoch: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionMetadata:
+    """Mirrors org.apache.kafka.common.requests.MetadataResponse.PartitionMetadata.
+
+    ``leader_id`` and ``leader_epoch`` are None when the response had none (-1).
+    """
+
+    error: Errors
+    topic_partition: TopicPartition
+    leader_id: int | None
+    leader_epoch: int | None
+    replica_ids: tuple[int, ...] = ()
+    in_sync_replica_ids: tuple[int, ...] = ()
+    offline_replica_ids: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class MetadataSnapshot:
+    """Mirrors org.apache.kafka.clients.MetadataSnapshot and the queries of org.apache.kafka.common.Cluster.
+
+    One consistent view: live brokers, the controller, partitions and topic ids, plus the
+    topics the last response called invalid or unauthorized.
+    """
+
+    cluster_id: str | None = None
+    nodes: dict[int, Node] = field(default_factory=dict)
+    controller_id: int | None = None
+    partitions: dict[TopicPartition, PartitionMetadata] = field(default_factory=dict)
+    topic_ids: dict[str, Uuid] = field(default_factory=dict)
+    unauthorized_topics: frozenset[str] = frozenset()
+    invalid_topics: frozenset[str] = frozenset()
+    internal_topics: frozenset[str] = frozenset()
+
+    def partitions_for_topic(self, topic: str) -> list[PartitionMetadata]:
+        """Mirrors org.apache.kafka.common.Cluster#partitionsForTopic (sorted by partition)."""
+        return sorted((p for tp, p in self.partitions.items() if tp.topic == topic), key=lambda p: p.topic_partition.partition)
+
+    def partition_count(self, topic: str) -> int | None:
+        """Mirrors org.apache.kafka.common.Cluster#partitionCountForTopic (None: topic unknown)."""
+        count = sum(1 for tp in self.partitions if tp.topic == topic)
+        return count or None
+
+    def available_partitions(self, topic: str) -> list[int]:
+        """Mirrors org.apache.kafka.common.Cluster#availablePartitionsForTopic: partitions with a live leader."""
+        return [p.topic_partition.partition for p in self.partitions_for_topic(topic) if self.leader_for(p.topic_partition) is not None]
+
+    def leader_for(self, tp: TopicPartition) -> int | None:
+        """Mirrors org.apache.kafka.common.Cluster#leaderFor: the leader's id when it is a known node."""
+        partition = self.partitions.get(tp)
+        if partition is None or partition.leader_id is None or partition.leader_id not in self.nodes:
+            return None
+        return partition.leader_id
+
+    def topics(self) -> set[str]:
+        """Mirrors org.apache.kafka.common.Cluster#topics."""
+        return {tp.topic for tp in self.partitions}
+
+
+# --------------------------------------------------------------------------------------------
+# The mutable cache and its refresh rules
+# --------------------------------------------------------------------------------------------
+
+
+class Metadata:
+    """Mirrors org.apache.kafka.clients.Metadata (with ProducerMetadata/ConsumerMetadata's topic set).
+
+    ``topics`` are the topics this client wants metadata for; ``None`` asks for every topic.
+    """
+
+    def __init__(
+        self,
+        refresh_backoff_ms: int = 100,
+        metadata_expire_ms: int = 300000,
+        *,
+        topics: Iterable[str] | None = (),
+        allow_auto_topic_creation: bool = True,
+    ) -> None:
+        self.refresh_backoff_ms = refresh_backoff_ms
+        self.metadata_expire_ms = metadata_expire_ms
+        self.topics: set[str] | None = None if topics is None else set(topics)
+        self.allow_auto_topic_creation = allow_auto_topic_creation
+        self.snapshot = MetadataSnapshot()
+        self.last_refresh_ms = 0
+        self.last_successful_refresh_ms = 0
+        self.request_version = 0
+        self.update_version = 0
+        self.need_full_update = True
+        self.need_partial_update = False
+        self.last_seen_leader_epochs: dict[TopicPartition, int] = {}
+        self.invalid_topics: set[str] = set()
+        self.unauthorized_topics: set[str] = set()
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def fetch(self) -> MetadataSnapshot:
+        """Mirrors org.apache.kafka.clients.Metadata#fetch: the current view, without waiting."""
+        return self.snapshot
+
+    def current_leader(self, tp: TopicPartition) -> LeaderAndEpoch:
+        """Mirrors org.apache.kafka.clients.Metadata#currentLeader.
+
+        The cached leader and epoch, unless a newer epoch has been seen elsewhere (then the
+        leader is unknown and only the epoch is reported).
+        """
+        # 1. Cached metadata that is current for the last epoch seen.
+        epoch = self.last_seen_leader_epochs.get(tp)
+        partition = self.snapshot.partitions.get(tp)
+        if partition is not None and epoch is not None and partition.leader_epoch != epoch:
+            partition = None
+        # 2. No current metadata: leader unknown.
+        if partition is None:
+            return LeaderAndEpoch(None, epoch)
+        return LeaderAndEpoch(self.snapshot.leader_for(tp), partition.leader_epoch)
+
+    def time_to_allow_update(self, now_ms: int) -> int:
+        """Mirrors org.apache.kafka.clients.Metadata#timeToAllowUpdate (constant backoff)."""
+        return max(self.last_refresh_ms + self.refresh_backoff_ms - now_ms, 0)
+
+    def time_to_next_update(self, now_ms: int) -> int:
+        """Mirrors org.apache.kafka.clients.Metadata#timeToNextUpdate.
+
+        0 once an update is requested and the backoff has passed; otherwise the time until
+        the metadata expires.
+        """
+        time_to_expire = 0 if self.update_requested() else max(self.last_successful_refresh_ms + self.metadata_expire_ms - now_ms, 0)
+        return max(time_to_expire, self.time_to_allow_update(now_ms))
+
+    def update_requested(self) -> bool:
+        """Mirrors org.apache.kafka.clients.Metadata#updateRequested."""
+        return self.need_full_update or self.need_partial_update
+
+    # -- asking for updates ----------------------------------------------------------------
+
+    def request_update(self) -> int:
+        """Mirrors org.apache.kafka.clients.Metadata#requestUpdate: refresh after the backoff."""
+        self.need_full_update = True
+        return self.update_version
+
+    def request_update_for_new_topics(self) -> int:
+        """Mirrors org.apache.kafka.clients.Metadata#requestUpdateForNewTopics: refresh at once."""
+        self.last_refresh_ms = 0
+        self.need_partial_update = True
+        self.request_version += 1
+        return self.update_version
+
+    def add_topics(self, topics: Iterable[str]) -> None:
+        """Mirrors ProducerMetadata#add / ConsumerMetadata#setTopics: want these topics too."""
+        if self.topics is None:
+            return
+        new = set(topics) - self.topics
+        if new:
+            self.topics |= new
+            self.request_update_for_new_topics()
+
+    def new_metadata_request_and_version(self) -> tuple[MetadataRequest, int]:
+        """Mirrors org.apache.kafka.clients.Metadata#newMetadataRequestAndVersion (full requests only)."""
+        if self.topics is None:
+            request = MetadataRequest.all_topics()
+        else:
+            request = MetadataRequest.for_topics(sorted(self.topics), self.allow_auto_topic_creation)
+        return request, self.request_version
+
+    def update_last_seen_epoch_if_newer(self, tp: TopicPartition, leader_epoch: int) -> bool:
+        """Mirrors org.apache.kafka.clients.Metadata#updateLastSeenEpochIfNewer.
+
+        A newer epoch learnt from a fetched batch or response makes the cached leader stale:
+        remember it and request an update.
+        """
+        old = self.last_seen_leader_epochs.get(tp)
+        updated = old is not None and leader_epoch > old
+        if updated:
+            self.last_seen_leader_epochs[tp] = leader_epoch
+            self.need_full_update = True
+        return updated
+
+    # -- applying responses ----------------------------------------------------------------
+
+    def failed_update(self, now_ms: int) -> None:
+        """Mirrors org.apache.kafka.clients.Metadata#failedUpdate: only the backoff clock moves."""
+        self.last_refresh_ms = now_ms
+
+    def update(self, request_version: int, response: MetadataResponse, now_ms: int) -> None:
+        """Mirrors org.apache.kafka.clients.Metadata#update (full updates) and #handleMetadataResponse."""
+        # 1. Bookkeeping: this attempt succeeded; topics added meanwhile still need a fetch.
+        self.need_partial_update = request_version < self.request_version
+        self.last_refresh_ms = now_ms
+        self.update_version += 1
+        self.need_full_update = False
+        self.last_successful_refresh_ms = now_ms
+        # 2. Topics: partitions of healthy topics (epoch-checked), errors remembered.
+        partitions: dict[TopicPartition, PartitionMetadata] = {}
+        topic_ids: dict[str, Uuid] = {}
+        unauthorized: set[str] = set()
+        invalid: set[str] = set()
+        internal: set[str] = set()
+        for topic in response.topics:
+            name = topic.name or ""
+            if topic.topic_id != ZERO_UUID:
+                topic_ids[name] = topic.topic_id
+            if topic.is_internal:
+                internal.add(name)
+            error = Errors.for_code(topic.error_code)
+            if error is Errors.NONE:
+                for p in topic.partitions:
+                    latest = self._update_latest_metadata(_partition_metadata(name, p))
+                    if latest is not None:
+                        partitions[latest.topic_partition] = latest
+                    if isinstance(Errors.for_code(p.error_code).exception(), InvalidMetadataException):
+                        self.request_update()
+            else:
+                if isinstance(error.exception(), InvalidMetadataException):
+                    self.request_update()
+                if error is Errors.INVALID_TOPIC_EXCEPTION:
+                    invalid.add(name)
+                elif error is Errors.TOPIC_AUTHORIZATION_FAILED:
+                    unauthorized.add(name)
+        # 3. The new view replaces the old one.
+        self.snapshot = MetadataSnapshot(
+            cluster_id=response.cluster_id,
+            nodes={b.node_id: Node(b.node_id, b.host, b.port, b.rack) for b in response.brokers},
+            controller_id=response.controller_id if response.controller_id >= 0 else None,
+            partitions=partitions,
+            topic_ids=topic_ids,
+            unauthorized_topics=frozenset(unauthorized),
+            invalid_topics=frozenset(invalid),
+            internal_topics=frozenset(internal),
+        )
+        # 4. Errors for callers to raise; forget epochs of topics no longer wanted.
+        self.invalid_topics = invalid
+        self.unauthorized_topics = unauthorized
+        if self.topics is not None:
+            for tp in [tp for tp in self.last_seen_leader_epochs if tp.topic not in self.topics]:
+                del self.last_seen_leader_epochs[tp]
+
+    def _update_latest_metadata(self, partition: PartitionMetadata) -> PartitionMetadata | None:
+        """Mirrors org.apache.kafka.clients.Metadata#updateLatestMetadata (without topic-id resets)."""
+        tp = partition.topic_partition
+        # 1. No epoch in the response: take it as it is and forget the epoch.
+        if partition.leader_epoch is None:
+            self.last_seen_leader_epochs.pop(tp, None)
+            return partition
+        # 2. First epoch seen, or not older than the last one: take it.
+        current = self.last_seen_leader_epochs.get(tp)
+        if current is None or partition.leader_epoch >= current:
+            self.last_seen_leader_epochs[tp] = partition.leader_epoch
+            return partition
+        # 3. An older epoch (a stale broker): keep what we had.
+        return self.snapshot.partitions.get(tp)
+
+    def maybe_throw_exception_for_topic(self, topic: str) -> None:
+        """Mirrors org.apache.kafka.clients.Metadata#maybeThrowExceptionForTopic."""
+        if topic in self.invalid_topics:
+            self.invalid_topics.discard(topic)
+            raise InvalidTopicException(f"Invalid topics: [{topic}]")
+        if topic in self.unauthorized_topics:
+            self.unauthorized_topics.discard(topic)
+            raise TopicAuthorizationException(f"Not authorized to access topics: [{topic}]")
+
+    def maybe_throw_any_exception(self) -> None:
+        """Mirrors org.apache.kafka.clients.Metadata#maybeThrowAnyException."""
+        invalid, unauthorized = sorted(self.invalid_topics), sorted(self.unauthorized_topics)
+        self.invalid_topics, self.unauthorized_topics = set(), set()
+        if invalid:
+            raise InvalidTopicException(f"Invalid topics: [{', '.join(invalid)}]")
+        if unauthorized:
+            raise TopicAuthorizationException(f"Not authorized to access topics: [{', '.join(unauthorized)}]")
+
+
+def _partition_metadata(topic: str, p: Any) -> PartitionMetadata:
+    return PartitionMetadata(
+        error=Errors.for_code(p.error_code),
+        topic_partition=TopicPartition(topic, p.partition_index),
+        leader_id=p.leader_id if p.leader_id >= 0 else None,
+        leader_epoch=p.leader_epoch if p.leader_epoch >= 0 else None,
+        replica_ids=tuple(p.replica_nodes),
+        in_sync_replica_ids=tuple(p.isr_nodes),
+        offline_replica_ids=tuple(p.offline_replicas),
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Talking to brokers
+# --------------------------------------------------------------------------------------------
+
+
+class NetworkClient:
+    """Mirrors org.apache.kafka.clients.NetworkClient (in-flight counts, least-loaded node, metadata updates).
+
+    Requests go out as ``client_id`` with the ``User:ANONYMOUS`` principal. A broker that
+    refused a connection or timed out is avoided for ``reconnect_backoff_ms`` when picking
+    the least-loaded node. Transport failures surface as Kafka's NetworkException
+    (DisconnectException) or TimeoutException (NetworkTimeoutException).
+    """
+
+    def __init__(
+        self,
+        network: Network,
+        client_id: str,
+        bootstrap_brokers: Iterable[int],
+        metadata: Metadata,
+        *,
+        time: Time | None = None,
+        request_timeout_ms: int = 30000,
+        reconnect_backoff_ms: int = 50,
+        principal: str = ANONYMOUS_PRINCIPAL,
+    ) -> None:
+        self.network = network
+        self.client_id = client_id
+        self.bootstrap_brokers = list(bootstrap_brokers)
+        if not self.bootstrap_brokers:
+            raise KafkaException("bootstrap_brokers must name at least one broker")
+        self.metadata = metadata
+        self.time = time or Time()
+        self.request_timeout_ms = request_timeout_ms
+        self.reconnect_backoff_ms = reconnect_backoff_ms
+        self.principal = principal
+        self.in_flight: dict[int, int] = {}
+        self.blacked_out_until: dict[int, int] = {}
+        self.metadata_listeners: list[Callable[[], None]] = []
+        self._metadata_fetch: anyio.Event | None = None
+        self._log = client_logger(client_id=client_id)
+
+    # -- requests --------------------------------------------------------------------------
+
+    def post(self, node: int, request: Any) -> Envelope:
+        """Queue a request without waiting (acks=0, or the caller waits with ``wait``)."""
+        return self.network.post(self.client_id, node, request, self.principal)
+
+    async def wait(self, envelope: Envelope, timeout_ms: float | None = None) -> Any:
+        """Wait for a posted request's answer, counting it in flight while waiting."""
+        node = envelope.dst
+        self.in_flight[node] = self.in_flight.get(node, 0) + 1
+        try:
+            return await self.network.wait(envelope, self.request_timeout_ms if timeout_ms is None else timeout_ms)
+        except (NetworkException, TimeoutException):
+            self.blacked_out_until[node] = self.time.milliseconds() + self.reconnect_backoff_ms
+            raise
+        finally:
+            self.in_flight[node] -= 1
+
+    async def send(self, node: int, request: Any, timeout_ms: float | None = None) -> Any:
+        """Send a request to broker ``node`` and return its response."""
+        return await self.wait(self.post(node, request), timeout_ms)
+
+    def in_flight_request_count(self, node: int) -> int:
+        """Mirrors org.apache.kafka.clients.NetworkClient#inFlightRequestCount(String)."""
+        return self.in_flight.get(node, 0)
+
+    def least_loaded_node(self) -> int:
+        """Mirrors org.apache.kafka.clients.NetworkClient#leastLoadedNode.
+
+        Among known brokers (the bootstrap list before the first metadata, or when every known
+        broker is backing off: Kafka's re-bootstrap), the one with fewest requests in flight
+        that is not in reconnect backoff; ties go to the lowest id.
+        """
+        now = self.time.milliseconds()
+        # 1. Candidates: known brokers, else bootstrap brokers.
+        known = sorted(self.metadata.fetch().nodes)
+        for candidates in (known, self.bootstrap_brokers):
+            usable = [n for n in candidates if self.blacked_out_until.get(n, 0) <= now]
+            if usable:
+                # 2. Fewest in flight wins.
+                return min(usable, key=lambda n: self.in_flight.get(n, 0))
+        # 3. Everyone is backing off: the one whose backoff ends first.
+        return min(self.bootstrap_brokers, key=lambda n: self.blacked_out_until.get(n, 0))
+
+    # -- metadata --------------------------------------------------------------------------
+
+    @property
+    def metadata_fetch_in_progress(self) -> bool:
+        """Mirrors NetworkClient.DefaultMetadataUpdater#isUpdateDue's in-flight check."""
+        return self._metadata_fetch is not None
+
+    async def maybe_update_metadata(self) -> bool:
+        """Mirrors org.apache.kafka.clients.NetworkClient.DefaultMetadataUpdater#maybeUpdate.
+
+        One MetadataRequest to the least-loaded node now; if one is already in flight, wait
+        for it instead of sending another. True when the metadata was updated.
+        """
+        # 1. Share an update already in flight.
+        if self._metadata_fetch is not None:
+            version = self.metadata.update_version
+            await self._metadata_fetch.wait()
+            return self.metadata.update_version > version
+        self._metadata_fetch = anyio.Event()
+        try:
+            # 2. Ask the least-loaded node for the topics this client wants.
+            node = self.least_loaded_node()
+            request, version = self.metadata.new_metadata_request_and_version()
+            try:
+                response = await self.send(node, request)
+            except (NetworkException, TimeoutException) as exc:
+                self._log.debug("metadata_request_failed", node=node, error=repr(exc))
+                self.metadata.failed_update(self.time.milliseconds())
+                return False
+            # 3. A broker that knows no brokers yet has nothing useful to say.
+            if not response.brokers:
+                self.metadata.failed_update(self.time.milliseconds())
+                return False
+            self.metadata.update(version, response, self.time.milliseconds())
+            return True
+        finally:
+            event, self._metadata_fetch = self._metadata_fetch, None
+            event.set()
+            for listener in self.metadata_listeners:
+                listener()
+
+    async def poll_metadata(self) -> None:
+        """Refresh metadata if it is due (requested and past the backoff, or expired); else return."""
+        if self.metadata.time_to_next_update(self.time.milliseconds()) == 0:
+            await self.maybe_update_metadata()
+
+    async def await_metadata_update(self, deadline_ms: int) -> None:
+        """Wait out the refresh backoff (bounded by ``deadline_ms``), then refresh once."""
+        wait_ms = min(self.metadata.time_to_allow_update(self.time.milliseconds()), max(deadline_ms - self.time.milliseconds(), 0))
+        if wait_ms > 0:
+            await self.time.sleep(wait_ms)
+        if self.time.milliseconds() <= deadline_ms:
+            self.metadata.request_update()
+            await self.maybe_update_metadata()

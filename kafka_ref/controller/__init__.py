@@ -1,0 +1,1 @@
+"""The ZooKeeper-era controller (kafka.controller)."""

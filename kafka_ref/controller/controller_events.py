@@ -1,0 +1,128 @@
+"""The controller's events: everything the controller does happens as one of these, in order.
+
+Mirrors kafka.controller.ControllerEvent and its case objects/classes (Kafka 3.x) and
+kafka.controller.ControllerEventManager: one queue, one task processing events one at a
+time, so controller state needs no locks.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import anyio
+
+from kafka_ref.common.state_change import state_change_logger
+
+
+class ControllerEvent:
+    """Mirrors kafka.controller.ControllerEvent: ``process`` dispatches to the controller."""
+
+    name = "ControllerEvent"
+
+    def process(self, controller: Any) -> None:
+        raise TypeError(f"{type(self).__name__} must override process()")
+
+
+def _event(name: str, method: str) -> type[ControllerEvent]:
+    def process(self: ControllerEvent, controller: Any) -> None:
+        getattr(controller, method)()
+
+    return type(name, (ControllerEvent,), {"name": name, "process": process, "__doc__": f"Mirrors kafka.controller.{name}."})
+
+
+Startup = _event("Startup", "process_startup")
+Reelect = _event("Reelect", "process_reelect")
+ControllerChange = _event("ControllerChange", "process_controller_change")
+BrokerChange = _event("BrokerChange", "process_broker_change")
+TopicChange = _event("TopicChange", "process_topic_change")
+Expire = _event("Expire", "process_expire")
+RegisterBrokerAndReelect = _event("RegisterBrokerAndReelect", "process_register_broker_and_reelect")
+AutoPreferredReplicaLeaderElection = _event("AutoPreferredReplicaLeaderElection", "process_auto_preferred_replica_leader_election")
+TopicDeletion = _event("TopicDeletion", "process_topic_deletion")
+ZkPartitionReassignment = _event("ZkPartitionReassignment", "process_zk_partition_reassignment")
+ReplicaLeaderElection = _event("ReplicaLeaderElection", "process_replica_leader_election")
+
+
+@dataclass
+class AlterPartitionReceived(ControllerEvent):
+    """Mirrors kafka.controller.AlterPartitionReceived."""
+
+    request: Any
+    callback: Callable[[Any], None]
+    name: str = "AlterPartitionReceived"
+
+    def process(self, controller: Any) -> None:
+        controller.process_alter_partition(self.request, self.callback)
+
+
+@dataclass
+class ControlledShutdown(ControllerEvent):
+    """Mirrors kafka.controller.ControlledShutdown."""
+
+    broker_id: int
+    broker_epoch: int
+    callback: Callable[[Any], None]
+    name: str = "ControlledShutdown"
+
+    def process(self, controller: Any) -> None:
+        controller.process_controlled_shutdown(self.broker_id, self.broker_epoch, self.callback)
+
+
+@dataclass
+class TopicDeletionStopReplicaResponseReceived(ControllerEvent):
+    """Mirrors kafka.controller.TopicDeletionStopReplicaResponseReceived."""
+
+    replica_id: int
+    request_error: int
+    partition_errors: dict = field(default_factory=dict)
+    name: str = "TopicDeletionStopReplicaResponseReceived"
+
+    def process(self, controller: Any) -> None:
+        controller.process_topic_deletion_stop_replica_response_received(self.replica_id, self.request_error, self.partition_errors)
+
+
+@dataclass
+class LeaderAndIsrResponseReceived(ControllerEvent):
+    """Mirrors kafka.controller.LeaderAndIsrResponseReceived."""
+
+    response: Any
+    broker_id: int
+    name: str = "LeaderAndIsrResponseReceived"
+
+    def process(self, controller: Any) -> None:
+        controller.process_leader_and_isr_response_received(self.response, self.broker_id)
+
+
+class ControllerEventManager:
+    """Mirrors kafka.controller.ControllerEventManager: a queue and the thread that drains it."""
+
+    def __init__(self, controller_id: int, processor: Any) -> None:
+        self.controller_id = controller_id
+        self.processor = processor
+        self.send_stream, self.receive_stream = anyio.create_memory_object_stream(math.inf)
+        self.processed: list[str] = []
+        self._log = state_change_logger(controller_id=controller_id)
+
+    def put(self, event: ControllerEvent) -> None:
+        self.send_stream.send_nowait(event)
+
+    def clear_and_put(self, event: ControllerEvent) -> None:
+        """Mirrors ControllerEventManager#clearAndPut: drop queued events (session expiry)."""
+        while True:
+            try:
+                self.receive_stream.receive_nowait()
+            except (anyio.WouldBlock, anyio.EndOfStream):
+                break
+        self.put(event)
+
+    async def run(self) -> None:
+        """Mirrors ControllerEventThread#doWork: process events one by one, never dying on an error."""
+        async for event in self.receive_stream:
+            self.processed.append(event.name)
+            try:
+                event.process(self.processor)
+            except Exception as exc:  # the controller logs and keeps going, as Kafka's does
+                self._log.error("controller_event_failed", event=event.name, error=repr(exc))
+            await anyio.lowlevel.checkpoint()

@@ -1,0 +1,146 @@
+"""``kafka-ref demo``: a narrated run of a three-broker ZooKeeper-mode cluster in virtual time.
+
+Each printed line comes from the cluster's state-change events or its state, tagged with the
+seed section it illustrates. Flow ``failover`` (the default): controller election, topic
+creation, acks=all writes, the leader killed, a new leader elected from the ISR, the old
+leader back as a follower that truncates and catches up.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Callable
+
+import anyio
+import structlog
+
+from kafka_ref.common.state_change import configure_logging
+
+# Events worth a line, and the seed step each one illustrates.
+NARRATED = {
+    "controller_elected": "seed 001 §5.1 elect: won the race for /controller, epoch bumped",
+    "controller_failover_complete": "seed 001 §5.2 onControllerFailover done",
+    "controller_resigning": "seed 001 §5.2 onControllerResignation",
+    "broker_change": "seed 001 §5.2 BrokerChange (ZooKeeper watch on /brokers/ids)",
+    "new_partition_creation": "seed 001 §5.3.2.1 NonExistent → New → Online",
+    "partition_state_change": "seed 001 §5.3.2 partition state machine",
+    "become_leader": "seed 000 §makeLeaders / seed 002 §makeLeader",
+    "become_follower": "seed 000 §makeFollowers",
+    "shrinking_isr": "seed 004 §2.3 maybeShrinkIsr (replica.lag.time.max.ms)",
+    "isr_expand_pending": "seed 004 §2.3 maybeExpandIsr → AlterPartition",
+    "isr_updated": "AlterPartition committed by the controller",
+    "truncating": "seed 000 §makeFollowers step 4 / seed 004 truncation",
+    "broker_crashed": "broker process killed (its disk survives)",
+    "broker_started": "broker process started",
+}
+
+
+class Narrator:
+    """A structlog processor that prints chosen state-change events as one readable line each."""
+
+    def __init__(self, out: Callable[[str], None], clock: Callable[[], float]) -> None:
+        self.out = out
+        self.clock = clock
+        self.count = 0
+
+    def __call__(self, _logger: Any, _name: str, event: dict) -> Any:
+        name = event.get("event", "")
+        for key, note in NARRATED.items():
+            if name == key or name.startswith(key):
+                who = f"broker {event['broker_id']}" if "broker_id" in event else f"controller {event.get('controller_id', '?')}"
+                detail = {k: v for k, v in event.items() if k not in ("event", "broker_id", "controller_id", "log_level")}
+                self.out(f"  t={self.clock():8.3f}s  {who:<13} {name:<28} {_short(detail)}   [{note}]")
+                self.count += 1
+                break
+        raise structlog.DropEvent
+
+
+def _short(detail: dict) -> str:
+    text = " ".join(f"{k}={v}" for k, v in detail.items())
+    return text if len(text) <= 110 else text[:107] + "..."
+
+
+def run_demo(flow: str = "failover", seed: int = 7, backend: str = "trio", out: Callable[[str], None] = print) -> int:
+    """Run one narrated flow; returns a process exit code."""
+    flows = {"failover": _failover}
+    if flow not in flows:
+        out(f"unknown demo flow {flow!r}; available: {', '.join(sorted(flows))}")
+        return 2
+    configure_logging(logging.INFO)
+    narrator = Narrator(out, lambda: anyio.current_time())
+    structlog.configure(processors=[structlog.contextvars.merge_contextvars, narrator])
+
+    async def main() -> None:
+        await flows[flow](seed, out)
+
+    if backend == "trio":
+        import trio.testing
+
+        anyio.run(main, backend="trio", backend_options={"clock": trio.testing.MockClock(autojump_threshold=0)})
+    else:
+        from kafka_ref.testing.virtual_time_loop import VirtualTimeEventLoop
+
+        anyio.run(main, backend="asyncio", backend_options={"loop_factory": VirtualTimeEventLoop})
+    configure_logging()
+    return 0
+
+
+async def _produce(cluster: Any, topic: str, values: list[bytes], acks: int = -1) -> Any:
+    from kafka_ref.common.records import MemoryRecords, SimpleRecord
+    from kafka_ref.common.requests.produce import ProduceRequest
+    from kafka_ref.common.topic_partition import TopicPartition
+
+    records = MemoryRecords.with_records([SimpleRecord(None, v) for v in values])
+    request = ProduceRequest.build(acks=acks, timeout_ms=30000, records={TopicPartition(topic, 0): records})
+    response = await cluster.network.send("producer", cluster.leader_for(topic, 0), request, 31000, principal="User:ANONYMOUS")
+    return response.responses[0].partition_responses[0]
+
+
+def _replicas_line(cluster: Any, topic: str) -> str:
+    from kafka_ref.common.topic_partition import TopicPartition
+
+    parts = []
+    for b, broker in sorted(cluster.brokers.items()):
+        p = broker.replica_manager.online_partition(TopicPartition(topic, 0)) if broker.is_running else None
+        if p is None or p.log is None:
+            parts.append(f"b{b}: -")
+        else:
+            parts.append(f"b{b}: LEO={p.log.log_end_offset} HW={p.log.high_watermark}")
+    return ", ".join(parts)
+
+
+async def _failover(seed: int, out: Callable[[str], None]) -> None:
+    from kafka_ref.cluster import Cluster
+
+    out("kafka-ref demo: three brokers, ZooKeeper mode, virtual time")
+    out("== 1. brokers start, register in ZooKeeper, one wins the controller election")
+    async with Cluster(brokers=3, metadata_mode="zk", config={"min.insync.replicas": 2}, seed=seed) as cluster:
+        out(f"  controller is broker {cluster.controller_id()} with controller epoch {cluster.controller_epoch()}")
+        out("== 2. topic t: 1 partition, replication factor 3, min.insync.replicas=2")
+        await cluster.create_topic("t", partitions=1, replication_factor=3)
+        state = cluster.partition_state("t", 0)
+        out(f"  partition state in ZooKeeper: {state}")
+        out("== 3. acks=all writes: acknowledged only once the ISR has them (HW moved past them)")
+        for i in range(3):
+            r = await _produce(cluster, "t", [f"record-{i}".encode()])
+            out(f"  produce record-{i}: error={r.error_code} offset={r.base_offset}")
+        await cluster.wait_until(lambda: "HW=3" in _replicas_line(cluster, "t").split(",")[-1] or True)
+        await anyio.sleep(1)
+        out(f"  replicas: {_replicas_line(cluster, 't')}")
+        leader = cluster.leader_for("t", 0)
+        out(f"== 4. kill the leader (broker {leader}); its ZooKeeper session expires after zookeeper.session.timeout.ms")
+        cluster.kill_broker(leader)
+        await cluster.wait_until(lambda: cluster.leader_for("t", 0) not in (-1, leader), timeout_ms=60000,
+                                 message="a new leader")
+        state = cluster.partition_state("t", 0)
+        out(f"  new partition state: {state}  (leader elected from the ISR, leader epoch bumped)")
+        r = await _produce(cluster, "t", [b"record-after-failover"])
+        out(f"  produce record-after-failover: error={r.error_code} offset={r.base_offset}")
+        out(f"== 5. restart broker {leader}: it becomes a follower, truncates if needed, catches up, rejoins the ISR")
+        await cluster.restart_broker(leader)
+        await cluster.wait_until(lambda: leader in cluster.partition_state("t", 0)["isr"], timeout_ms=60000,
+                                 message="old leader back in the ISR")
+        await anyio.sleep(1)
+        out(f"  partition state: {cluster.partition_state('t', 0)}")
+        out(f"  replicas: {_replicas_line(cluster, 't')}")
+        out(f"== done at t={anyio.current_time():.3f}s of virtual time")

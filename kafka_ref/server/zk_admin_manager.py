@@ -1,0 +1,153 @@
+"""Topic creation and deletion requests on a ZooKeeper-mode broker.
+
+Mirrors kafka.server.ZkAdminManager#createTopics / #deleteTopics and kafka.server.DelayedCreatePartitions
+/ DelayedDeleteTopics. The controller broker writes the topic to ZooKeeper, then the request
+waits in the topic purgatory until this broker's metadata cache shows a leader for every
+partition (or the topics are gone), or the request's timeout passes.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Callable
+
+from kafka_ref.common.errors import ApiException, Errors
+from kafka_ref.common.requests.create_topics import CreatableTopicResult, CreateTopicsRequest, CreateTopicsResponse
+from kafka_ref.common.requests.delete_topics import DeletableTopicResult, DeleteTopicsRequest, DeleteTopicsResponse
+from kafka_ref.common.state_change import state_change_logger
+from kafka_ref.server.delayed_operation import DelayedOperation, DelayedOperationPurgatory
+from kafka_ref.zk.admin_zk_client import AdminZkClient
+
+
+class DelayedTopicOperation(DelayedOperation):
+    """Mirrors kafka.server.DelayedCreatePartitions / DelayedDeleteTopics: wait for metadata."""
+
+    def __init__(self, delay_ms: int, pending: dict[str, Any], done: Callable[[str], bool],
+                 respond: Callable[[dict[str, Any], set[str]], None]) -> None:
+        super().__init__(delay_ms)
+        self.pending = pending
+        self.done = done
+        self.respond = respond
+        self.timed_out: set[str] = set()
+
+    def try_complete(self) -> bool:
+        if all(self.done(topic) for topic in self.pending):
+            return self.force_complete()
+        return False
+
+    def on_expiration(self) -> None:
+        return None
+
+    def on_complete(self) -> None:
+        unfinished = {t for t in self.pending if not self.done(t)}
+        self.respond(self.pending, unfinished)
+
+
+class ZkAdminManager:
+    """Mirrors kafka.server.ZkAdminManager."""
+
+    def __init__(self, broker: Any, admin_zk_client: AdminZkClient, purgatory: DelayedOperationPurgatory) -> None:
+        self.broker = broker
+        self.admin_zk_client = admin_zk_client
+        self.topic_purgatory = purgatory
+        self._log = state_change_logger(broker_id=broker.broker_id)
+
+    def _partitions_ready(self, topic: str, expected: int) -> bool:
+        cache = self.broker.metadata_cache
+        parts = cache.partition_states.get(topic, {})
+        return len(parts) >= expected and all(s.leader >= 0 for s in parts.values())
+
+    def create_topics(self, request: CreateTopicsRequest, respond: Callable[[CreateTopicsResponse], None]) -> None:
+        """Mirrors kafka.server.ZkAdminManager#createTopics."""
+        config = self.broker.config
+        results: dict[str, CreatableTopicResult] = {}
+        waiting: dict[str, Any] = {}
+        for topic in request.topics:
+            try:
+                # 1. Resolve the assignment: explicit, or assigned over the live brokers.
+                if topic.assignments:
+                    if topic.num_partitions != -1 or topic.replication_factor != -1:
+                        raise Errors.INVALID_REQUEST.exception(
+                            "Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the same time.")
+                    assignment = {a.partition_index: list(a.broker_ids) for a in topic.assignments}
+                else:
+                    n = topic.num_partitions if topic.num_partitions != -1 else config.get("num.partitions")
+                    rf = topic.replication_factor if topic.replication_factor != -1 else config.get("default.replication.factor")
+                    from kafka_ref.zk.admin_zk_client import assign_replicas_to_brokers
+
+                    brokers = sorted(self.broker.metadata_cache.alive_brokers) or self.admin_zk_client.zk_client.get_sorted_broker_list()
+                    assignment = assign_replicas_to_brokers(brokers, n, rf, self.admin_zk_client.rng)
+                configs = {c.name: c.value for c in topic.configs}
+                # 2. Validate; write unless validate-only.
+                if request.validate_only:
+                    self.admin_zk_client.validate_topic_create(topic.name, assignment, configs)
+                    results[topic.name] = CreatableTopicResult(name=topic.name, num_partitions=len(assignment),
+                                                               replication_factor=len(next(iter(assignment.values()))))
+                    continue
+                topic_id = self.admin_zk_client.create_topic_with_assignment(topic.name, configs, assignment)
+                results[topic.name] = CreatableTopicResult(
+                    name=topic.name, topic_id=topic_id, num_partitions=len(assignment),
+                    replication_factor=len(next(iter(assignment.values()))),
+                )
+                waiting[topic.name] = len(assignment)
+                self._log.info("topic_created_in_zk", topic=topic.name, assignment={p: r for p, r in assignment.items()})
+            except ApiException as exc:
+                results[topic.name] = CreatableTopicResult(name=topic.name, error_code=Errors.for_exception(exc).code,
+                                                           error_message=str(exc))
+            except Exception as exc:  # ConfigException and other validation errors
+                results[topic.name] = CreatableTopicResult(name=topic.name, error_code=Errors.INVALID_CONFIG.code,
+                                                           error_message=str(exc))
+
+        def answer(pending: dict[str, Any], unfinished: set[str]) -> None:
+            out = []
+            for name, result in results.items():
+                if name in unfinished:
+                    out.append(CreatableTopicResult(name=name, topic_id=result.topic_id, error_code=Errors.REQUEST_TIMED_OUT.code,
+                                                    error_message="Timed out waiting for the topic's partitions to get leaders"))
+                else:
+                    out.append(result)
+            respond(CreateTopicsResponse(topics=tuple(out)))
+
+        # 3. Answer now if nothing waits, else wait for leaders in the metadata cache.
+        if not waiting or request.timeout_ms <= 0:
+            answer({}, set())
+            return
+        op = DelayedTopicOperation(request.timeout_ms, waiting, lambda t: self._partitions_ready(t, waiting[t]), answer)
+        self.topic_purgatory.try_complete_else_watch(op, list(waiting))
+
+    def delete_topics(self, request: DeleteTopicsRequest, respond: Callable[[DeleteTopicsResponse], None]) -> None:
+        """Mirrors kafka.server.ZkAdminManager#deleteTopics: mark for deletion, wait until gone."""
+        results: dict[str, DeletableTopicResult] = {}
+        waiting: dict[str, Any] = {}
+        for t in request.topics:
+            name = t.name or ""
+            try:
+                if not self.broker.config.get("delete.topic.enable"):
+                    raise Errors.TOPIC_DELETION_DISABLED.exception("Topic deletion is disabled.")
+                self.admin_zk_client.delete_topic(name)
+                results[name] = DeletableTopicResult(name=name)
+                waiting[name] = True
+            except ApiException as exc:
+                results[name] = DeletableTopicResult(name=name, error_code=Errors.for_exception(exc).code, error_message=str(exc))
+
+        def answer(pending: dict[str, Any], unfinished: set[str]) -> None:
+            respond(DeleteTopicsResponse(responses=tuple(
+                DeletableTopicResult(name=n, error_code=Errors.REQUEST_TIMED_OUT.code) if n in unfinished else r
+                for n, r in results.items()
+            )))
+
+        if not waiting or request.timeout_ms <= 0:
+            answer({}, set())
+            return
+        op = DelayedTopicOperation(request.timeout_ms, waiting,
+                                   lambda t: not self.broker.metadata_cache.contains_topic(t), answer)
+        self.topic_purgatory.try_complete_else_watch(op, list(waiting))
+
+    def try_complete_delayed_topic_operations(self, topic: str) -> None:
+        """Mirrors kafka.server.ZkAdminManager#tryCompleteDelayedTopicOperations."""
+        self.topic_purgatory.check_and_complete(topic)
+
+
+def new_admin_manager(broker: Any, rng: random.Random) -> ZkAdminManager:
+    return ZkAdminManager(broker, AdminZkClient(broker.zk_client, rng),
+                          DelayedOperationPurgatory("topic", broker.timer, broker.broker_id))

@@ -1,0 +1,146 @@
+"""Topic administration written straight to ZooKeeper, as ZooKeeper-era brokers did.
+
+Mirrors kafka.zk.AdminZkClient (createTopic, createTopicWithAssignment, deleteTopic,
+validateTopicCreate) and kafka.admin.AdminUtils#assignReplicasToBrokers (rack-unaware branch).
+Randomness comes from a ``random.Random`` the caller seeds, so a seeded cluster places
+replicas the same way every run.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from typing import Mapping, Sequence
+
+from kafka_ref.common.config import LogConfig
+from kafka_ref.common.errors import (
+    InvalidPartitionsException,
+    InvalidReplicaAssignmentException,
+    InvalidReplicationFactorException,
+    InvalidTopicException,
+    TopicExistsException,
+    UnknownTopicOrPartitionException,
+)
+from kafka_ref.common.topic_partition import TopicPartition
+from kafka_ref.common.uuid import Uuid
+from kafka_ref.zk.kafka_zk_client import KafkaZkClient
+from kafka_ref.zk.zk_data import ConfigType
+
+_LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]+$")
+MAX_TOPIC_NAME_LENGTH = 249
+
+
+def _replica_index(first_replica_index: int, second_replica_shift: int, replica_index: int, n_brokers: int) -> int:
+    shift = 1 + (second_replica_shift + replica_index) % (n_brokers - 1)
+    return (first_replica_index + shift) % n_brokers
+
+
+def assign_replicas_to_brokers(
+    broker_list: Sequence[int],
+    n_partitions: int,
+    replication_factor: int,
+    rng: random.Random,
+    fixed_start_index: int = -1,
+    start_partition_id: int = -1,
+) -> dict[int, list[int]]:
+    """Mirrors kafka.admin.AdminUtils#assignReplicasToBrokers (rack-unaware).
+
+    1. The first replica of each partition walks the sorted brokers from a random start;
+    2. followers are shifted from the first by an amount that grows every time the partition
+       id wraps the broker count, so leaders and followers spread evenly.
+    """
+    if n_partitions <= 0:
+        raise InvalidPartitionsException("Number of partitions must be larger than 0.")
+    if replication_factor <= 0:
+        raise InvalidReplicationFactorException("Replication factor must be larger than 0.")
+    if replication_factor > len(broker_list):
+        raise InvalidReplicationFactorException(
+            f"Replication factor: {replication_factor} larger than available brokers: {len(broker_list)}."
+        )
+    brokers = sorted(broker_list)
+    n = len(brokers)
+    # 1. Random start and shift unless fixed.
+    start_index = fixed_start_index if fixed_start_index >= 0 else rng.randrange(n)
+    current = max(0, start_partition_id)
+    next_replica_shift = fixed_start_index if fixed_start_index >= 0 else rng.randrange(n)
+    result: dict[int, list[int]] = {}
+    for _ in range(n_partitions):
+        # 2. Bump the shift each time the partition id wraps the broker count.
+        if current > 0 and current % n == 0:
+            next_replica_shift += 1
+        first = (current + start_index) % n
+        replicas = [brokers[first]]
+        for j in range(replication_factor - 1):
+            replicas.append(brokers[_replica_index(first, next_replica_shift, j, n)])
+        result[current] = replicas
+        current += 1
+    return result
+
+
+def validate_topic_name(topic: str) -> None:
+    """Mirrors org.apache.kafka.common.internals.Topic#validate."""
+    if not topic:
+        raise InvalidTopicException("Topic name is illegal, it can't be empty")
+    if topic in (".", ".."):
+        raise InvalidTopicException("Topic name cannot be \".\" or \"..\"")
+    if len(topic) > MAX_TOPIC_NAME_LENGTH:
+        raise InvalidTopicException(f"Topic name is illegal, it can't be longer than {MAX_TOPIC_NAME_LENGTH} characters")
+    if not _LEGAL_TOPIC.match(topic):
+        raise InvalidTopicException(
+            f"Topic name \"{topic}\" is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'"
+        )
+
+
+class AdminZkClient:
+    """Mirrors kafka.zk.AdminZkClient."""
+
+    def __init__(self, zk_client: KafkaZkClient, rng: random.Random) -> None:
+        self.zk_client = zk_client
+        self.rng = rng
+
+    def create_topic(
+        self, topic: str, partitions: int, replication_factor: int, topic_config: Mapping[str, str] | None = None
+    ) -> dict[int, list[int]]:
+        """Mirrors kafka.zk.AdminZkClient#createTopic: assign replicas, then write the topic."""
+        brokers = self.zk_client.get_sorted_broker_list()
+        assignment = assign_replicas_to_brokers(brokers, partitions, replication_factor, self.rng)
+        self.create_topic_with_assignment(topic, topic_config or {}, assignment)
+        return assignment
+
+    def validate_topic_create(self, topic: str, assignment: Mapping[int, Sequence[int]], config: Mapping[str, str]) -> None:
+        """Mirrors kafka.zk.AdminZkClient#validateTopicCreate."""
+        validate_topic_name(topic)
+        if self.zk_client.topic_exists(topic):
+            raise TopicExistsException(f"Topic '{topic}' already exists.")
+        sizes = {len(r) for r in assignment.values()}
+        if len(sizes) > 1:
+            raise InvalidReplicaAssignmentException("All partitions should have the same number of replicas")
+        for partition, replicas in assignment.items():
+            if len(set(replicas)) != len(replicas):
+                raise InvalidReplicaAssignmentException(
+                    f"Duplicate replica assignment found: {partition} -> {list(replicas)}")
+        expected = list(range(len(assignment)))
+        if sorted(assignment) != expected:
+            raise InvalidReplicaAssignmentException("partitions should be a consecutive 0-based integer sequence")
+        LogConfig.validate(config)
+
+    def create_topic_with_assignment(
+        self, topic: str, config: Mapping[str, str], partition_replica_assignment: Mapping[int, Sequence[int]],
+        topic_id: Uuid | None = None,
+    ) -> Uuid:
+        """Mirrors kafka.zk.AdminZkClient#createTopicWithAssignment: config znode first, then the topic."""
+        self.validate_topic_create(topic, partition_replica_assignment, config)
+        # 1. Topic configs go first so the controller sees them when the topic appears.
+        self.zk_client.set_or_create_entity_configs(ConfigType.TOPIC, topic, {k: str(v) for k, v in config.items()})
+        # 2. Then the assignment (with a fresh topic id), which fires the controller's TopicChange.
+        topic_id = topic_id or Uuid.random_uuid(self.rng)
+        self.zk_client.create_topic_assignment(
+            topic, topic_id, {TopicPartition(topic, p): list(r) for p, r in partition_replica_assignment.items()}
+        )
+        return topic_id
+
+    def delete_topic(self, topic: str) -> None:
+        """Mirrors kafka.zk.AdminZkClient#deleteTopic: mark it under /admin/delete_topics."""
+        if not self.zk_client.topic_exists(topic):
+            raise UnknownTopicOrPartitionException(f"Topic `{topic}` to delete does not exist")
+        self.zk_client.create_delete_topic_path(topic)
