@@ -129,8 +129,8 @@ class Cluster:
         for broker_id in range(self.num_brokers):
             await self.start_broker(broker_id)
         if self.metadata_mode == "zk":
-            await self.wait_until(lambda: self.controller_id() is not None and self._all_registered(),
-                                  message="controller elected and brokers registered")
+            await self.wait_until(lambda: self.controller_id() is not None and self._metadata_converged(),
+                                  message="controller elected and every broker known to every broker")
         return self
 
     async def __aexit__(self, *exc: Any) -> bool | None:
@@ -194,8 +194,9 @@ class Cluster:
         data, _stat = self.zookeeper.get_data(path)
         return json.loads(data) if data else None
 
-    def _all_registered(self) -> bool:
-        return all(self.zookeeper.exists(f"/brokers/ids/{b}") is not None for b, br in self.brokers.items() if br.is_running)
+    def _metadata_converged(self) -> bool:
+        live = set(self.live_broker_ids())
+        return all(set(self.brokers[b].metadata_cache.alive_brokers) == live for b in live)
 
     def controller_id(self) -> int | None:
         """The broker id in /controller (ZooKeeper mode), or None."""
@@ -228,15 +229,27 @@ class Cluster:
         return state["leader"] if state else -1
 
     async def create_topic(self, name: str, partitions: int = 1, replication_factor: int = 1,
-                           config: dict[str, str] | None = None, timeout_ms: int = 30000) -> Any:
-        """Create a topic through CreateTopics sent to the controller; waits for leaders."""
-        from kafka_ref.common.requests.create_topics import CreatableTopic, CreateableTopicConfig, CreateTopicsRequest
+                           config: dict[str, str] | None = None, timeout_ms: int = 30000,
+                           replica_assignment: dict[int, list[int]] | None = None) -> Any:
+        """Create a topic through CreateTopics sent to the controller; waits for leaders.
 
-        request = CreateTopicsRequest(
-            topics=(CreatableTopic(name=name, num_partitions=partitions, replication_factor=replication_factor,
-                                   configs=tuple(CreateableTopicConfig(name=k, value=str(v)) for k, v in (config or {}).items())),),
-            timeout_ms=timeout_ms,
+        ``replica_assignment`` ({partition: [brokers]}) replaces partitions/replication_factor.
+        """
+        from kafka_ref.common.requests.create_topics import (
+            CreatableReplicaAssignment,
+            CreatableTopic,
+            CreateableTopicConfig,
+            CreateTopicsRequest,
         )
+
+        configs = tuple(CreateableTopicConfig(name=k, value=str(v)) for k, v in (config or {}).items())
+        if replica_assignment is not None:
+            partitions = len(replica_assignment)
+            topic = CreatableTopic(name=name, num_partitions=-1, replication_factor=-1, configs=configs, assignments=tuple(
+                CreatableReplicaAssignment(partition_index=p, broker_ids=tuple(r)) for p, r in sorted(replica_assignment.items())))
+        else:
+            topic = CreatableTopic(name=name, num_partitions=partitions, replication_factor=replication_factor, configs=configs)
+        request = CreateTopicsRequest(topics=(topic,), timeout_ms=timeout_ms)
         await self.wait_until(lambda: self.controller_id() is not None)
         response = await self.network.send("admin", self.controller_id(), request, timeout_ms + 1000)
         result = response.topics[0]

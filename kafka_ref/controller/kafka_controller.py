@@ -194,7 +194,7 @@ class KafkaController:
         (ControllerMovedException) resigns if needed and watches.
         """
         # 1. Existing controller?
-        self.active_controller_id = self.zk_client.get_controller_id() or -1
+        self.active_controller_id = _or_minus_one(self.zk_client.get_controller_id())
         if self.active_controller_id != -1:
             self._log.debug("controller_exists", active_controller_id=self.active_controller_id)
             return
@@ -253,6 +253,9 @@ class KafkaController:
             ext.on_resignation(self)
         self.partition_state_machine.shutdown()
         self.replica_state_machine.shutdown()
+        for batch in (self.request_batch, self.partition_state_machine.controller_broker_request_batch,
+                      self.replica_state_machine.controller_broker_request_batch):
+            batch.clear()
         self.channel_manager.shutdown()
         self.controller_context.reset_context()
 
@@ -260,7 +263,7 @@ class KafkaController:
         """Mirrors KafkaController#maybeResign: re-watch /controller; resign if we lost it."""
         was_active = self.is_active
         self.zk_client.register_znode_change_handler_and_check_existence(self.controller_change_handler)
-        self.active_controller_id = self.zk_client.get_controller_id() or -1
+        self.active_controller_id = _or_minus_one(self.zk_client.get_controller_id())
         if was_active and not self.is_active:
             self.on_controller_resignation()
 
@@ -330,8 +333,8 @@ class KafkaController:
         if not self.is_active:
             return
         ctx = self.controller_context
-        cur = {info.id: epoch for info, epoch in self.zk_client.get_all_broker_and_epochs_in_cluster().items()}
-        cur_infos = {info.id: (info, epoch) for info, epoch in self.zk_client.get_all_broker_and_epochs_in_cluster().items()}
+        cur_infos = {info.broker_id: (info, epoch) for info, epoch in self.zk_client.get_all_broker_and_epochs_in_cluster().items()}
+        cur = {b: epoch for b, (_, epoch) in cur_infos.items()}
         known = set(ctx.live_or_shutting_down_broker_ids)
         new_ids = sorted(set(cur) - known)
         dead_ids = sorted(known - set(cur))
@@ -571,3 +574,7 @@ def _alter_partition_response(responses: dict[TopicPartition, Any], topic_ids: d
         AlterPartitionResponseTopicData(topic_name=t, topic_id=topic_ids[TopicPartition(t, ps[0].partition_index)], partitions=tuple(ps))
         for t, ps in by_topic.items()
     ))
+
+
+def _or_minus_one(broker_id: int | None) -> int:
+    return -1 if broker_id is None else broker_id

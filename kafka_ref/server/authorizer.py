@@ -2,8 +2,9 @@
 
 Mirrors the slice of kafka.security.authorizer.AclAuthorizer that the replication protocol
 needs: the ClusterAction operation on the Cluster resource, granted to super users (the
-inter-broker and controller principal). Every other operation is allowed, as with no ACLs
-and ``allow.everyone.if.no.acl.found=true``.
+inter-broker and controller principal). Topic operations are allowed to everyone, as with no
+ACLs and ``allow.everyone.if.no.acl.found=true``, except where a test denies a principal a
+topic with ``deny_topic``.
 """
 
 from __future__ import annotations
@@ -12,10 +13,22 @@ from kafka_ref.network.network import INTER_BROKER_PRINCIPAL
 
 
 class Authorizer:
-    """Mirrors org.apache.kafka.server.authorizer.Authorizer#authorize for ClusterAction."""
+    """Mirrors org.apache.kafka.server.authorizer.Authorizer#authorize for ClusterAction and topic operations."""
 
     def __init__(self, super_users: frozenset[str] = frozenset({INTER_BROKER_PRINCIPAL})) -> None:
         self.super_users = super_users
+        self.denied: set[tuple[str, str, str]] = set()
 
     def authorize_cluster_action(self, principal: str) -> bool:
+        """ClusterAction on the Cluster resource: super users only."""
         return principal in self.super_users
+
+    def authorize_topic(self, principal: str, operation: str, topic: str) -> bool:
+        """An operation (READ, WRITE, DESCRIBE) on a topic: super users always, others unless denied."""
+        if principal in self.super_users:
+            return True
+        return (principal, operation, topic) not in self.denied
+
+    def deny_topic(self, principal: str, operation: str, topic: str) -> None:
+        """A DENY ACL for ``principal`` on ``topic`` (for tests of the authorization paths)."""
+        self.denied.add((principal, operation, topic))

@@ -180,9 +180,13 @@ class KafkaApis:
         request: ProduceRequest = envelope.request
         unknown: dict[TopicPartition, PartitionProduceResponse] = {}
         authorized: dict[TopicPartition, Any] = {}
-        # 1. Unknown partitions answer UNKNOWN_TOPIC_OR_PARTITION and malformed record sets
-        #    INVALID_RECORD, without touching the logs.
+        # 1. Partitions the producer may not write (TOPIC_AUTHORIZATION_FAILED), unknown ones
+        #    (UNKNOWN_TOPIC_OR_PARTITION) and malformed record sets (INVALID_RECORD) are answered
+        #    without touching the logs.
         for tp, records in request.partition_records().items():
+            if not self.authorizer.authorize_topic(envelope.principal, "WRITE", tp.topic):
+                unknown[tp] = PartitionProduceResponse(index=tp.partition, error_code=Errors.TOPIC_AUTHORIZATION_FAILED.code, base_offset=-1)
+                continue
             if not self.metadata_cache.contains(tp):
                 unknown[tp] = PartitionProduceResponse(index=tp.partition, error_code=Errors.UNKNOWN_TOPIC_OR_PARTITION.code, base_offset=-1)
                 continue
@@ -235,7 +239,9 @@ class KafkaApis:
         erroneous: list[tuple[Any, PartitionData]] = []
         interesting: list[tuple[Any, Any]] = []
         is_from_follower = request.is_from_follower()
-        # 2. Followers need ClusterAction; everyone needs partitions the cache knows.
+        # 2. Followers need ClusterAction (without it every partition answers
+        #    TOPIC_AUTHORIZATION_FAILED), consumers READ on each topic; everyone needs partitions
+        #    the cache knows.
         if is_from_follower and not self._authorize_cluster_action(envelope):
             context.foreach_partition(lambda tip, data: erroneous.append(
                 (tip, FetchResponse.partition_response(tip.partition, Errors.TOPIC_AUTHORIZATION_FAILED.code))))
@@ -243,6 +249,8 @@ class KafkaApis:
             def classify(tip: Any, data: Any) -> None:
                 if not tip.topic:
                     erroneous.append((tip, FetchResponse.partition_response(tip.partition, Errors.UNKNOWN_TOPIC_ID.code)))
+                elif not is_from_follower and not self.authorizer.authorize_topic(envelope.principal, "READ", tip.topic):
+                    erroneous.append((tip, FetchResponse.partition_response(tip.partition, Errors.TOPIC_AUTHORIZATION_FAILED.code)))
                 elif not self.metadata_cache.contains(tip.topic_partition):
                     erroneous.append((tip, FetchResponse.partition_response(tip.partition, Errors.UNKNOWN_TOPIC_OR_PARTITION.code)))
                 else:
@@ -314,15 +322,23 @@ class KafkaApis:
     def handle_offset_for_leader_epoch_request(self, envelope: Envelope) -> None:
         """Mirrors kafka.server.KafkaApis#handleOffsetForLeaderEpochRequest."""
         request: OffsetForLeaderEpochRequest = envelope.request
-        from_follower = request.replica_id >= 0
+        # 1. ClusterAction (brokers) covers every topic; otherwise (KIP-320 consumers) each
+        #    topic needs DESCRIBE, and the others answer TOPIC_AUTHORIZATION_FAILED.
+        cluster_action = self._authorize_cluster_action(envelope)
         requested: dict[TopicPartition, tuple[int, int]] = {}
+        unauthorized: list[TopicPartition] = []
         for topic in request.topics:
+            allowed = cluster_action or self.authorizer.authorize_topic(envelope.principal, "DESCRIBE", topic.topic)
             for p in topic.partitions:
-                requested[TopicPartition(topic.topic, p.partition)] = (p.current_leader_epoch, p.leader_epoch)
-        if from_follower and not self._authorize_cluster_action(envelope):
-            results = {tp: _epoch_end_error(tp, Errors.CLUSTER_AUTHORIZATION_FAILED) for tp in requested}
-        else:
-            results = self.replica_manager.last_offset_for_leader_epoch(requested)
+                tp = TopicPartition(topic.topic, p.partition)
+                if allowed:
+                    requested[tp] = (p.current_leader_epoch, p.leader_epoch)
+                else:
+                    unauthorized.append(tp)
+        # 2. End offsets from the leader's epoch cache.
+        results = self.replica_manager.last_offset_for_leader_epoch(requested)
+        for tp in unauthorized:
+            results[tp] = _epoch_end_error(tp, Errors.TOPIC_AUTHORIZATION_FAILED)
         by_topic: dict[str, list[Any]] = {}
         for tp, r in results.items():
             by_topic.setdefault(tp.topic, []).append(r)
