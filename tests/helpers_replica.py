@@ -8,6 +8,7 @@ builders, record helpers, follower/consumer fetch helpers, and MockAlterPartitio
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections import deque
 from typing import Any, Iterable
@@ -316,3 +317,51 @@ def new_partition(broker: KafkaBroker, tp: TopicPartition = TP0) -> Any:
     partition = rm._new_partition(tp)
     rm.all_partitions[tp] = partition
     return partition
+
+
+# ------------------------------------------------------------------------------ a manual-mode cluster
+
+
+def corrupt(recs: MemoryRecords) -> MemoryRecords:
+    """The same batch with its last byte flipped: the CRC no longer matches."""
+    raw = bytearray(recs.to_bytes())
+    raw[-1] ^= 0xFF
+    return MemoryRecords.from_bytes(bytes(raw))
+
+
+@contextlib.asynccontextmanager
+async def replicated_cluster(config: dict[str, Any] | None = None, *, isr: Iterable[int] = (0, 1, 2),
+                             partitions: int = 1, leader: int = 0):
+    """Mirrors the seed's cluster walk-through: three brokers, the test as the controller.
+
+    Every broker learns the live brokers and ``t``'s partitions (UpdateMetadata), then gets
+    the LeaderAndIsr that makes ``leader`` the leader of each partition with RF 3.
+    """
+    from kafka_ref.cluster import Cluster
+
+    async with Cluster(brokers=3, config=config) as cluster:
+        isr = tuple(isr)
+        await cluster.update_metadata([um_state(leader, 0, isr, (0, 1, 2), partition=p) for p in range(partitions)],
+                                      {TOPIC: TOPIC_ID})
+        request = cluster.leader_and_isr_request(
+            [lai_state(leader, 0, isr, (0, 1, 2), partition=p) for p in range(partitions)], {TOPIC: TOPIC_ID})
+        for b in range(3):
+            response = await cluster.send(b, request)
+            assert response.error_code == 0
+        yield cluster
+
+
+def produce_request(recs: MemoryRecords, *, acks: int = -1, timeout_ms: int = 30000, tp: TopicPartition = TP0) -> Any:
+    from kafka_ref.common.requests.produce import ProduceRequest
+
+    return ProduceRequest.build(acks=acks, timeout_ms=timeout_ms, records={tp: recs})
+
+
+def fetch_request(fetch_offset: int, *, replica_id: int = -1, max_wait_ms: int = 0, min_bytes: int = 1,
+                  tp: TopicPartition = TP0, **partition_kwargs: Any) -> Any:
+    from kafka_ref.common.requests.fetch import FetchRequest
+
+    return FetchRequest.build(
+        fetch_data={tp: fetch_partition(fetch_offset, partition=tp.partition, **partition_kwargs)},
+        max_wait_ms=max_wait_ms, min_bytes=min_bytes, replica_id=replica_id,
+    )

@@ -23,7 +23,7 @@ Differences from Kafka, all deliberate:
 
 from __future__ import annotations
 
-import logging
+import structlog
 import random
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -34,7 +34,7 @@ from kafka_ref.common.time import Time
 from kafka_ref.common.topic_partition import TopicIdPartition, TopicPartition
 from kafka_ref.common.uuid import ZERO_UUID, Uuid
 
-log = logging.getLogger("kafka.server.FetchSession")
+log = structlog.get_logger("kafka.server.FetchSession")
 
 INVALID_SESSION_ID = 0
 INITIAL_EPOCH = 0

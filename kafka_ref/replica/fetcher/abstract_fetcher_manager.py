@@ -13,7 +13,7 @@ event loop makes each call atomic (Kafka holds the manager's lock).
 from __future__ import annotations
 
 import abc
-import logging
+import structlog
 from collections.abc import Callable, Iterable, Mapping
 from typing import Generic, TypeVar
 
@@ -30,7 +30,7 @@ from kafka_ref.replica.fetcher.partition_fetch_state import (
     PartitionFetchState,
 )
 
-log = logging.getLogger("kafka.server.AbstractFetcherManager")
+log = structlog.get_logger("kafka.server.AbstractFetcherManager")
 
 T = TypeVar("T", bound=AbstractFetcherThread)
 

@@ -30,7 +30,7 @@ Era switches (DESIGN.md §1.9), selected by the subclass / leader end point:
 from __future__ import annotations
 
 import abc
-import logging
+import structlog
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable
@@ -77,7 +77,7 @@ if TYPE_CHECKING:
     from kafka_ref.log.fetch_data import LogAppendInfo
     from kafka_ref.replica.fetcher.leader_end_point import LeaderEndPoint
 
-log = logging.getLogger("kafka.server.AbstractFetcherThread")
+log = structlog.get_logger("kafka.server.AbstractFetcherThread")
 
 
 class AbstractFetcherThread(abc.ABC):

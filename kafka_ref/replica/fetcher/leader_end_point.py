@@ -18,7 +18,7 @@ applied here by leaving a field at its "absent" value:
 from __future__ import annotations
 
 import abc
-import logging
+import structlog
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from kafka_ref.common.config import KafkaConfig
     from kafka_ref.network.network import Network
 
-log = logging.getLogger("kafka.server.RemoteLeaderEndPoint")
+log = structlog.get_logger("kafka.server.RemoteLeaderEndPoint")
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,7 @@ through this contract:
 
 from __future__ import annotations
 
-import logging
+import structlog
 from typing import TYPE_CHECKING, Any
 
 from kafka_ref.common.requests.fetch import FetchResponse, PartitionData
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from kafka_ref.log.fetch_data import LogAppendInfo
     from kafka_ref.replica.fetcher.leader_end_point import LeaderEndPoint
 
-log = logging.getLogger("kafka.server.ReplicaFetcherThread")
+log = structlog.get_logger("kafka.server.ReplicaFetcherThread")
 
 
 class ReplicaFetcherThread(AbstractFetcherThread):
