@@ -16,6 +16,10 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("flow", nargs="?", default="failover", help="which flow to narrate (default: failover)")
     demo.add_argument("--seed", type=int, default=7)
     demo.add_argument("--backend", choices=("trio", "asyncio"), default="trio")
+    sweep = sub.add_parser("sweep", help="run a fetch-throughput benchmark grid in Spark executors (needs .[bench])")
+    sweep.add_argument("--grid", default="quick", help="grid name (quick, default, scale) or a TOML path")
+    sweep.add_argument("--out", default="results", help="output directory (default: results/)")
+    sweep.add_argument("--master", default="local[*]", help="Spark master (default: local[*])")
     return parser
 
 
@@ -26,6 +30,10 @@ def main(argv: list[str] | None = None) -> int:
         from kafka_ref.demo import run_demo
 
         return run_demo(args.flow, seed=args.seed, backend=args.backend)
+    if args.command == "sweep":
+        from benchmarks.sweep import run_from_args
+
+        return run_from_args(args)
     parser.print_help()
     return 0
 

@@ -183,6 +183,78 @@ class Cluster:
         """A clean process stop without controlled shutdown (checkpoints written, session closed)."""
         self.brokers[broker_id].shutdown()
 
+    async def shutdown_broker(self, broker_id: int) -> bool:
+        """Kafka's clean shutdown: controlled shutdown (leadership moved away), then the clean stop.
+
+        Returns whether the controller confirmed the controlled shutdown (False also when
+        ``controlled.shutdown.enable`` is false).
+        """
+        broker = self.brokers[broker_id]
+        succeeded = await broker.controlled_shutdown()
+        broker.shutdown()
+        return succeeded
+
+    # ------------------------------------------------------------------ admin flows (ZooKeeper mode)
+
+    async def delete_topic(self, name: str, timeout_ms: int = 30000) -> Any:
+        """DeleteTopics sent to the controller; raises the topic's error (e.g. TOPIC_DELETION_DISABLED)."""
+        from kafka_ref.common.requests.delete_topics import DeleteTopicsRequest
+
+        await self.wait_until(lambda: self.controller_id() is not None)
+        request = DeleteTopicsRequest.for_topic_names([name], timeout_ms)
+        response = await self.network.send("admin", self.controller_id(), request, timeout_ms + 1000)
+        result = response.responses[0]
+        Errors.for_code(result.error_code).maybe_raise(result.error_message)
+        return result
+
+    async def reassign_partitions(self, reassignment: dict[TopicPartition, list[int]], via: str = "zk") -> dict[TopicPartition, int]:
+        """Start moving partitions to the given replicas.
+
+        ``via="zk"`` writes /admin/reassign_partitions as the ZooKeeper-era tool did (returns
+        {}); ``via="api"`` sends AlterPartitionReassignments to the controller and returns
+        each partition's error code.
+        """
+        if via == "zk":
+            from kafka_ref.zk.zk_data import ReassignPartitionsZNode
+
+            assert self.zookeeper is not None
+            self.zookeeper.create(ReassignPartitionsZNode.path(), ReassignPartitionsZNode.encode(reassignment))
+            return {}
+        return await self._alter_partition_reassignments({tp: list(r) for tp, r in reassignment.items()})
+
+    async def cancel_partition_reassignments(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
+        """AlterPartitionReassignments with no target replicas: revert the moves in progress."""
+        return await self._alter_partition_reassignments({tp: None for tp in partitions})
+
+    async def _alter_partition_reassignments(self, reassignments: dict[TopicPartition, list[int] | None]) -> dict[TopicPartition, int]:
+        from kafka_ref.common.requests.alter_partition_reassignments import AlterPartitionReassignmentsRequest
+
+        await self.wait_until(lambda: self.controller_id() is not None)
+        request = AlterPartitionReassignmentsRequest.of(reassignments)
+        response = await self.network.send("admin", self.controller_id(), request, request.timeout_ms + 1000)
+        Errors.for_code(response.error_code).maybe_raise(response.error_message)
+        return response.partition_errors()
+
+    def topic_assignment(self, topic: str) -> dict[int, dict[str, list[int]]] | None:
+        """The topic znode: per partition its replicas, adding_replicas and removing_replicas."""
+        data = self._zk_json(f"/brokers/topics/{topic}")
+        if data is None:
+            return None
+        return {int(p): {"replicas": list(r), "adding_replicas": list(data.get("adding_replicas", {}).get(p, [])),
+                         "removing_replicas": list(data.get("removing_replicas", {}).get(p, []))}
+                for p, r in data["partitions"].items()}
+
+    async def elect_preferred_leaders(self, partitions: Iterable[TopicPartition] | None = None) -> None:
+        """Write /admin/preferred_replica_election (every partition when None), as the ZooKeeper-era tool did."""
+        from kafka_ref.zk.zk_data import PreferredReplicaElectionZNode
+
+        assert self.zookeeper is not None
+        if partitions is None:
+            partitions = [TopicPartition(t, int(p)) for t in self.zookeeper.get_children("/brokers/topics")
+                          for p in self.zookeeper.get_children(f"/brokers/topics/{t}/partitions")]
+        self.zookeeper.create(PreferredReplicaElectionZNode.path(),
+                              PreferredReplicaElectionZNode.encode(sorted(partitions)))
+
     # ------------------------------------------------------------------ ZooKeeper-mode views
 
     def _zk_json(self, path: str) -> Any:

@@ -252,6 +252,22 @@ class Collector:
         return self.calls > 0
 
 
+def rm_produce(rm: Any, recs: MemoryRecords, *, acks: int = -1, timeout: int = 1000, tp: TopicPartition = TP0,
+               internal: bool = False) -> Collector:
+    """ReplicaManager#appendRecords from a client; the Collector holds the per-partition answers."""
+    collector = Collector()
+    rm.append_records(timeout, acks, internal, "client", {tp: recs}, collector)
+    return collector
+
+
+def rm_fetch(rm: Any, params: FetchParams, *infos: tuple[TopicPartition, FetchPartition],
+             topic_ids: dict[str, Uuid] | None = None) -> Collector:
+    """ReplicaManager#fetchMessages; the Collector holds [(partition, LogReadResult)]."""
+    collector = Collector()
+    rm.fetch_messages(params, list(infos), collector, topic_ids)
+    return collector
+
+
 # ------------------------------------------------------------------------------ AlterPartition
 
 

@@ -20,7 +20,6 @@ from helpers_replica import (
     new_partition,
     records,
     seed_log_data,
-    set_topic_config,
 )
 from kafka_ref.common.errors import (
     Errors,

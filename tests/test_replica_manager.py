@@ -1,27 +1,24 @@
 """ReplicaManager tests (issue 3), mirroring kafka.server.ReplicaManagerTest (Kafka 3.x, ZooKeeper paths).
 
-Most tests are synchronous: a KafkaBroker is wired but not running, time is a MockTime and the
-purgatory timer is advanced by hand (ReplicaManagerTest's MockTimer). The last tests run one
-broker on the event loop in virtual time (isr-expiration, a DelayedProduce timeout, the HW
-checkpoint task).
+Synchronous: a KafkaBroker is wired but not running, time is a MockTime and the purgatory
+timer is advanced by hand (ReplicaManagerTest's MockTimer). The same paths on a running broker
+in virtual time (isr-expiration, a DelayedProduce timeout, the HW checkpoint task) are in
+test_replica_path_cluster.py.
 """
 
 from __future__ import annotations
 
 import logging
 
-import anyio
 import pytest
 import structlog
 
 from helpers_replica import (
-    LAG_MS,
     OTHER_TOPIC_ID,
     TOPIC,
     TOPIC_ID,
     TP0,
     TP1,
-    Collector,
     consumer_params,
     fetch_partition,
     follower_params,
@@ -31,21 +28,18 @@ from helpers_replica import (
     metadata_for,
     new_partition,
     records,
+    rm_fetch,
+    rm_produce,
     seed_log_data,
     stop_states,
     um_request,
     um_state,
 )
-from kafka_ref.cluster import ManualController
-from kafka_ref.common.config import KafkaConfig
 from kafka_ref.common.errors import ControllerMovedException, Errors
 from kafka_ref.common.state_change import configure_logging
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.common.uuid import ZERO_UUID
-from kafka_ref.log.disk import Disk
-from kafka_ref.network.network import Network, serve_inbox
 from kafka_ref.replica.replica_manager import EPOCH_DURING_DELETE, NO_EPOCH, OfflinePartition
-from kafka_ref.server.kafka_broker import KafkaBroker
 
 ERR = {e.code: e for e in Errors}
 
@@ -69,16 +63,8 @@ def errors_of(response, names=None):
     return {tp: ERR[code] for tp, code in response.partition_errors(names).items()}
 
 
-def produce(rm, recs, *, acks=-1, timeout=1000, tp=TP0, internal=False):
-    collector = Collector()
-    rm.append_records(timeout, acks, internal, "client", {tp: recs}, collector)
-    return collector
-
-
-def fetch(rm, params, *infos, topic_ids=None):
-    collector = Collector()
-    rm.fetch_messages(params, list(infos), collector, topic_ids)
-    return collector
+produce = rm_produce
+fetch = rm_fetch
 
 
 def result_of(collector, tp=TP0):
@@ -615,7 +601,8 @@ def test_fetch_messages_with_inconsistent_topic_id():
 
 
 def test_fetch_offset_out_of_range():
-    """Mirrors ReplicaManagerTest#testOffsetOutOfRangeExceptionWhenReadFromLog (no tiered storage)."""
+    """Mirrors ReplicaManagerTest#testOffsetOutOfRangeExceptionWhenReadFromLog (no tiered storage):
+    ReplicaManager#handleOffsetOutOfRangeError answers createLogReadResult(e), offsets unknown (-1)."""
     broker, rm = setup()
     lai(rm, lai_state(0, 0, [0, 1], [0, 1]))
     produce(rm, records(2), acks=1)
@@ -623,8 +610,10 @@ def test_fetch_offset_out_of_range():
         for params in (consumer_params(), follower_params(1)):
             result = result_of(fetch(rm, params, (TP0, fetch_partition(offset))))
             assert result.error is Errors.OFFSET_OUT_OF_RANGE
-            assert (result.high_watermark, result.leader_log_end_offset, result.info.records.size_in_bytes) == (
-                rm.online_partition(TP0).log.high_watermark, 2, 0)
+            assert (result.high_watermark, result.leader_log_start_offset, result.leader_log_end_offset,
+                    result.last_stable_offset, result.info.records.size_in_bytes) == (-1, -1, -1, -1, 0)
+    # The follower's state is not touched by a failed read.
+    assert rm.online_partition(TP0).get_replica(1).log_end_offset == -1
 
 
 def test_delayed_fetch_min_bytes_and_max_wait():
@@ -682,114 +671,42 @@ def test_diverging_epoch_answers_without_waiting():
     assert rm.delayed_fetch_purgatory.num_delayed() == 0
 
 
-# ------------------------------------------------------------------------------ one running broker, virtual time
+def test_checkpoint_high_watermarks_survives_an_offline_log_dir():
+    """Mirrors ReplicaManager#checkpointHighWatermarks: a KafkaStorageException while writing is logged, not thrown."""
+    broker, rm = setup()
+    lai(rm, lai_state(0, 0, [0], [0]))
+    produce(rm, records(2), acks=1)
+    rm.checkpoint_high_watermarks()
+    assert broker.disk.replication_offset_checkpoint.read() == {TP0: 2}
+    broker.disk.mark_offline("test")
+    rm.checkpoint_high_watermarks()
 
 
-async def _run_single_broker(props, body):
-    network = Network()
-    controller = ManualController()
-    broker = KafkaBroker(0, KafkaConfig({"broker.id": 0, **props}), network, Disk(0),
-                         controller_node_provider=lambda: "controller")
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(serve_inbox, network.register("controller"), controller.handle)
-        await tg.start(broker.run)
-        t0 = anyio.current_time()
-        await network.send("controller", 0, um_request([um_state(0, 0, [0, 1, 2], [0, 1, 2])], brokers=(0, 1, 2)))
-        await body(broker, controller, network, t0)
-        tg.cancel_scope.cancel()
+def test_same_leader_epoch_topic_id_change_reaches_follower_fetchers():
+    """Mirrors ReplicaManager#becomeLeaderOrFollower's same-epoch topic id branch and #updateTopicIdForFollowers."""
+    broker, rm = setup()
+    lai(rm, lai_state(1, 0, [0, 1], [0, 1]), topic_ids={})
+    fetcher = rm.replica_fetcher_manager.get_fetcher(TP0)
+    assert fetcher.fetch_state(TP0).topic_id is None
+    # The controller upgrades to topic ids without a new leader epoch.
+    assert errors_of(lai(rm, lai_state(1, 0, [0, 1], [0, 1]))) == {TP0: Errors.NONE}
+    assert rm.online_partition(TP0).topic_id == TOPIC_ID
+    assert fetcher.fetch_state(TP0).topic_id == TOPIC_ID
+    # And a downgrade (no id in the request) removes it from the fetch state, the log keeps it.
+    assert errors_of(lai(rm, lai_state(1, 0, [0, 1], [0, 1]), topic_ids={})) == {TP0: Errors.NONE}
+    assert fetcher.fetch_state(TP0).topic_id is None
+    assert rm.online_partition(TP0).topic_id == TOPIC_ID
 
 
-@pytest.mark.anyio
-async def test_isr_expiration_task_shrinks_isr_in_virtual_time():
-    """Mirrors ReplicaManager#startup's isr-expiration task (every replica.lag.time.max.ms / 2) and
-    Partition#maybeShrinkIsr's out-of-sync rule, in virtual time.
-
-    Follower 1 always reaches the leader's LEO of its previous fetch and stays in the ISR;
-    follower 2 fetched once and stopped: it leaves at the first task run more than
-    replica.lag.time.max.ms after it was last caught up.
-    """
-    lag = 10000
-
-    async def body(broker, controller, network, t0):
-        rm = broker.replica_manager
-        await network.send("controller", 0, lai_request([lai_state(0, 0, [0, 1, 2], [0, 1, 2])]))
-        partition = rm.online_partition(TP0)
-        follower1_offset = 0
-        for second in range(1, 31):
-            await anyio.sleep(1)
-            produce(rm, records(1), acks=1)
-            fetch(rm, follower_params(1), (TP0, fetch_partition(follower1_offset, current_leader_epoch=0, log_start_offset=0)))
-            if second == 1:
-                fetch(rm, follower_params(2), (TP0, fetch_partition(0, current_leader_epoch=0, log_start_offset=0)))
-            # The follower appends what it got: next time it fetches from the leader's LEO of this fetch.
-            follower1_offset = partition.log.log_end_offset
-            if second == 14:
-                assert partition.in_sync_replica_ids == {0, 1, 2}
-        assert partition.in_sync_replica_ids == {0, 1}
-        assert partition.partition_epoch == 1
-        assert len(controller.alter_partition_requests) == 1
-        sent = controller.alter_partition_requests[0].topics[0].partitions[0]
-        assert (tuple(sent.new_isr()), sent.leader_epoch, sent.partition_epoch) == ((0, 1), 0, 0)
-        replica2 = partition.get_replica(2)
-        assert (replica2.log_end_offset, replica2.last_caught_up_time_ms) == (0, broker.time.milliseconds() - 30000)
-
-    await _run_single_broker({"replica.lag.time.max.ms": lag}, body)
-
-
-@pytest.mark.anyio
-async def test_isr_shrink_happens_at_first_task_run_after_lag():
-    """Mirrors ReplicaManager#maybeShrinkIsr timing: runs at 0, lag/2, lag, 3*lag/2...; out of sync after lag."""
-    lag = 10000
-    seen = {}
-
-    async def body(broker, controller, network, t0):
-        rm = broker.replica_manager
-        await network.send("controller", 0, lai_request([lai_state(0, 0, [0, 1], [0, 1])]))
-        partition = rm.online_partition(TP0)
-        t_lai = anyio.current_time()
-        while partition.in_sync_replica_ids == {0, 1}:
-            await anyio.sleep(0.1)
-        seen["shrunk_after"] = anyio.current_time() - t_lai
-        seen["started_at"] = t_lai - t0
-
-    await _run_single_broker({"replica.lag.time.max.ms": lag}, body)
-    assert seen["started_at"] == pytest.approx(0, abs=0.01)
-    # Caught up at LeaderAndIsr time; still in sync at 10 s (<= lag), out at the 15 s run.
-    assert seen["shrunk_after"] == pytest.approx(15.0, abs=0.11)
-
-
-@pytest.mark.anyio
-async def test_delayed_produce_request_timed_out_in_virtual_time():
-    """Mirrors DelayedProduce expiring in the purgatory's timer (REQUEST_TIMED_OUT) in virtual time."""
-    async def body(broker, controller, network, t0):
-        rm = broker.replica_manager
-        await network.send("controller", 0, lai_request([lai_state(0, 0, [0, 1], [0, 1])]))
-        start = anyio.current_time()
-        waiting = produce(rm, records(2), acks=-1, timeout=2500)
-        while not waiting.done:
-            await anyio.sleep(0.05)
-        assert anyio.current_time() - start == pytest.approx(2.5, abs=0.06)
-        assert (waiting.value[TP0].error, waiting.value[TP0].base_offset) == (Errors.REQUEST_TIMED_OUT, 0)
-
-    await _run_single_broker({}, body)
-
-
-@pytest.mark.anyio
-async def test_high_watermark_checkpoint_written_after_first_leader_and_isr():
-    """Mirrors ReplicaManager#startHighWatermarkCheckPointThread (delay 0, every replica.high.watermark.checkpoint.interval.ms)."""
-    async def body(broker, controller, network, t0):
-        rm = broker.replica_manager
-        checkpoint = broker.disk.replication_offset_checkpoint
-        await anyio.sleep(1)
-        assert checkpoint.read() == {}
-        await network.send("controller", 0, lai_request([lai_state(0, 0, [0], [0, 1])]))
-        await anyio.sleep(0.01)
-        assert checkpoint.read() == {TP0: 0}
-        produce(rm, records(4), acks=1)
-        assert rm.online_partition(TP0).log.high_watermark == 4
-        await anyio.sleep(0.5)
-        assert checkpoint.read() == {TP0: 0}
-        await anyio.sleep(0.5)
-        assert checkpoint.read() == {TP0: 4}
-
-    await _run_single_broker({"replica.high.watermark.checkpoint.interval.ms": 1000}, body)
+def test_storage_error_while_creating_the_log_marks_the_partition_offline():
+    """Mirrors ReplicaManager#makeLeaders/#makeFollowers: a KafkaStorageException from createLogIfNotExists
+    answers KAFKA_STORAGE_ERROR and the partition becomes Offline (markPartitionOffline)."""
+    broker, rm = setup()
+    broker.disk.mark_offline("disk failure")
+    response = lai(rm, lai_state(0, 0, [0, 1], [0, 1]), lai_state(1, 0, [0, 1], [0, 1], partition=1))
+    assert errors_of(response) == {TP0: Errors.KAFKA_STORAGE_ERROR, TP1: Errors.KAFKA_STORAGE_ERROR}
+    assert isinstance(rm.get_partition(TP0), OfflinePartition) and isinstance(rm.get_partition(TP1), OfflinePartition)
+    assert rm.replica_fetcher_manager.get_fetcher(TP1) is None
+    # Later requests for them answer KAFKA_STORAGE_ERROR at step 2.
+    assert errors_of(lai(rm, lai_state(0, 1, [0, 1], [0, 1]))) == {TP0: Errors.KAFKA_STORAGE_ERROR}
+    assert produce(rm, records(1), acks=1).value[TP0].error is Errors.KAFKA_STORAGE_ERROR

@@ -9,7 +9,7 @@ naming the key.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import total_ordering
+from functools import lru_cache, total_ordering
 from typing import Any, Callable, Iterable, Mapping
 
 from kafka_ref.common.errors import ConfigException
@@ -41,7 +41,8 @@ class MetadataVersion:
         return cls(release, str(text))
 
     def is_at_least(self, other: "str | MetadataVersion") -> bool:
-        other_v = other if isinstance(other, MetadataVersion) else MetadataVersion.parse(other)
+        # Era checks run on every append and fetch: parse each version text once.
+        other_v = other if isinstance(other, MetadataVersion) else _parse_cached(other)
         return self.release >= other_v.release
 
     def __lt__(self, other: "MetadataVersion") -> bool:
@@ -71,6 +72,8 @@ class MetadataVersion:
     def __str__(self) -> str:
         return self.text
 
+
+_parse_cached = lru_cache(maxsize=64)(MetadataVersion.parse)
 
 LATEST_IBP = "3.8"
 

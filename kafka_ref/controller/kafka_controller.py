@@ -24,6 +24,7 @@ from kafka_ref.common.requests.alter_partition import (
 from kafka_ref.common.state_change import state_change_logger
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.controller import controller_events as ev
+from kafka_ref.controller.admin_flows import install_admin_flows
 from kafka_ref.controller.controller_broker_request_batch import ControllerBrokerRequestBatch
 from kafka_ref.controller.controller_channel_manager import ControllerChannelManager
 from kafka_ref.controller.controller_context import ControllerContext
@@ -141,6 +142,7 @@ class KafkaController:
         self._task_group: anyio.abc.TaskGroup | None = None
         self.extensions: list[Any] = []  # admin flows (deletion, reassignment, ...) hook in here
         self._log = self.state_change_logger
+        install_admin_flows(self)  # reassignment, topic deletion, preferred election, controlled shutdown
 
     def _new_request_batch(self) -> ControllerBrokerRequestBatch:
         return ControllerBrokerRequestBatch(
@@ -511,6 +513,12 @@ class KafkaController:
             self._log.info("alter_partition_applied", partitions={str(tp): list(adjusted[tp].isr) for tp in successful})
         self.send_update_metadata_request(sorted(ctx.live_or_shutting_down_broker_ids), set(to_alter))
         callback(_alter_partition_response(responses, topic_names))
+        # 6. A successful ISR change may complete a reassignment (KafkaController#processAlterPartition's tail).
+        applied = [tp for tp, r in responses.items() if isinstance(r, LeaderAndIsr)]
+        for ext in self.extensions:
+            hook = getattr(ext, "on_alter_partition_applied", None)
+            if hook is not None:
+                hook(self, applied)
 
     def process_leader_and_isr_response_received(self, response: Any, broker_id: int) -> None:
         """Mirrors KafkaController#processLeaderAndIsrResponseReceived (offline dirs are not modelled)."""

@@ -8,7 +8,9 @@ Failure model, matching what a Kafka client observes:
 - destination not running (crashed, never started): ``DisconnectException`` at once, like a
   refused connection; requests in flight to a node that crashes fail the same way;
 - isolated node, cut link or a dropped message: no answer, so ``NetworkTimeoutException`` after
-  ``timeout_ms`` of loop time (like a request timing out on a silent peer).
+  ``timeout_ms`` of loop time (like a request timing out on a silent peer);
+- an optional fault model (``set_fault_model``, used by the simulator in kafka_ref/sim) may
+  delay, duplicate, reorder or drop individual requests, drawing its choices from a seeded rng.
 
 Inboxes use the nowait fast path (NOTES.md): ``send_nowait`` into an unbounded stream, and the
 receiver tries ``receive_nowait`` before awaiting.
@@ -19,7 +21,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Callable, Hashable
+from typing import Any, Callable, Hashable, Protocol, Sequence
 
 import anyio
 from anyio.abc import ObjectReceiveStream, ObjectSendStream
@@ -82,6 +84,14 @@ class Envelope:
         return self._done.is_set()
 
 
+class FaultModel(Protocol):
+    """What ``Network.set_fault_model`` expects: per-request delivery delays and a timer."""
+
+    def deliveries(self, envelope: Envelope) -> Sequence[float]: ...
+
+    def call_later(self, delay_s: float, callback: Callable[[], None]) -> None: ...
+
+
 class _Node:
     __slots__ = ("node_id", "send_stream", "receive_stream", "in_flight")
 
@@ -104,6 +114,7 @@ class Network:
         self._drop_next: dict[tuple[NodeId, NodeId], int] = defaultdict(int)
         self.sent_count = 0
         self.observers: list[Callable[[Envelope], None]] = []
+        self._fault_model: FaultModel | None = None
 
     # -- node lifecycle -------------------------------------------------------------------
 
@@ -120,7 +131,9 @@ class Network:
         if node is None:
             return
         node.send_stream.close()
-        for envelope in list(node.in_flight):
+        # In send order, so the waiters wake in the same order on every run (a set of envelopes
+        # iterates in memory-address order).
+        for envelope in sorted(node.in_flight, key=lambda e: e.correlation_id):
             envelope.fail(DisconnectException(f"node {node_id} disconnected"))
         node.in_flight.clear()
 
@@ -151,6 +164,36 @@ class Network:
         """Silently drop the next ``count`` requests from ``src`` to ``dst``."""
         self._drop_next[(src, dst)] += count
 
+    def set_fault_model(self, model: "FaultModel | None") -> None:
+        """Install a model that decides the fate of each request (None removes it).
+
+        For every request that would be delivered, ``model.deliveries(envelope)`` returns the
+        delays, in seconds of loop time, at which copies reach the destination: ``(0.0,)`` is a
+        normal delivery, ``()`` drops it, two entries duplicate it, and different delays on the
+        same link reorder messages. ``model.call_later(delay_s, callback)`` must run the callback
+        after that much loop time. A late copy is lost if the destination restarted or the link
+        broke meanwhile. Without a model, ``post`` takes the usual fast path.
+        """
+        self._fault_model = model
+
+    def _deliver_late(self, node: "_Node", envelope: Envelope) -> None:
+        if self._nodes.get(node.node_id) is not node or not self._deliverable(envelope.src, envelope.dst):
+            return
+        node.send_stream.send_nowait(envelope)
+
+    def _post_with_faults(self, node: "_Node", envelope: Envelope) -> Envelope:
+        assert self._fault_model is not None
+        delays = self._fault_model.deliveries(envelope)
+        if not delays:
+            return envelope
+        node.in_flight.add(envelope)
+        for delay in delays:
+            if delay <= 0:
+                node.send_stream.send_nowait(envelope)
+            else:
+                self._fault_model.call_later(delay, lambda: self._deliver_late(node, envelope))
+        return envelope
+
     def _deliverable(self, src: NodeId, dst: NodeId) -> bool:
         if src in self._isolated or dst in self._isolated:
             return False
@@ -175,6 +218,8 @@ class Network:
             return envelope
         if not self._deliverable(src, dst):
             return envelope
+        if self._fault_model is not None:
+            return self._post_with_faults(node, envelope)
         node.in_flight.add(envelope)
         node.send_stream.send_nowait(envelope)
         return envelope

@@ -241,15 +241,21 @@ def _empty_records() -> Any:
 def _kip101_end_offset_for(log: "UnifiedLog", requested_epoch: int) -> int:
     """The leader's answer under KIP-101 as first shipped (0.11 – 1.1).
 
-    For its latest epoch the leader answers its LEO; for an older epoch, the start offset of
-    the first epoch greater than the requested one; with nothing greater, undefined.
+    Mirrors kafka.server.epoch.LeaderEpochFileCache#endOffsetFor as of 0.11–1.1. For its
+    latest epoch the leader answers its LEO; for an older epoch, the start offset of the first
+    epoch greater than the requested one. Undefined when nothing is greater, and also when the
+    requested epoch (or -1) is below every cached epoch: the follower then falls back to its
+    high watermark (the message-format upgrade case of that era).
     """
     cache = log.leader_epoch_cache
     entries = cache.epoch_entries() if callable(cache.epoch_entries) else cache.epoch_entries
-    if not entries:
+    # 1. No epochs, or an epoch older than any we cached: nothing to say.
+    if not entries or requested_epoch < entries[0].epoch:
         return UNDEFINED_EPOCH_OFFSET
+    # 2. The current epoch is still open: it ends at the LEO.
     if requested_epoch == entries[-1].epoch:
         return log.log_end_offset
+    # 3. An older epoch ends where the next greater one starts.
     for entry in entries:
         if entry.epoch > requested_epoch:
             return entry.start_offset

@@ -165,20 +165,13 @@ class ReadPath:
     def _handle_offset_out_of_range_error(
         self, tp: TopicPartition, params: FetchParams, info: Any, partition: Any, fetch_time_ms: int, exc: Exception
     ) -> LogReadResult:
-        """Mirrors kafka.server.ReplicaManager#handleOffsetOutOfRangeError (no tiered storage here)."""
-        log = partition.log if partition is not None else None
-        return LogReadResult(
-            info=FetchDataInfo(UNKNOWN_OFFSET_METADATA, _empty()),
-            diverging_epoch=None,
-            high_watermark=log.high_watermark if log is not None else -1,
-            leader_log_start_offset=log.log_start_offset if log is not None else -1,
-            leader_log_end_offset=log.log_end_offset if log is not None else -1,
-            follower_log_start_offset=info.log_start_offset,
-            fetch_time_ms=fetch_time_ms,
-            last_stable_offset=log.last_stable_offset if log is not None else -1,
-            error=Errors.OFFSET_OUT_OF_RANGE,
-            exception=exc,
-        )
+        """Mirrors kafka.server.ReplicaManager#handleOffsetOutOfRangeError.
+
+        Only a tiered-storage log answers an out-of-range offset with data or offsets; without
+        tiered storage (always, here) the result is Kafka's createLogReadResult(e): the error
+        with unknown (-1) offsets. Followers and consumers then ask ListOffsets where to go.
+        """
+        return _error_result(exc, fetch_time_ms)
 
     def fetch_offset_for_timestamp(
         self, tp: TopicPartition, timestamp: int, isolation_level: int | None, current_leader_epoch: int, fetch_only_from_leader: bool

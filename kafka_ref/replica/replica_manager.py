@@ -591,11 +591,16 @@ class ReplicaManager(ReadPath):
 
     def checkpoint_high_watermarks(self) -> None:
         """Mirrors kafka.server.ReplicaManager#checkpointHighWatermarks: HW of every local log."""
+        # 1. The HW of every online partition's log.
         hws = {}
         for partition in self.online_partitions():
             if partition.log is not None:
                 hws[partition.topic_partition] = partition.log.high_watermark
-        self.disk.checkpoint_file("replication-offset-checkpoint").write(hws)
+        # 2. Write the directory's file; a failed directory is logged, never fatal to the task.
+        try:
+            self.disk.checkpoint_file("replication-offset-checkpoint").write(hws)
+        except KafkaStorageException as exc:
+            self._log.error("high_watermark_checkpoint_failed", log_dir=self.disk.log_dir, error=str(exc))
 
     # ------------------------------------------------------------------ read helpers used by KafkaApis
 

@@ -62,13 +62,15 @@ class DelayedFetch(DelayedOperation):
                     end = snapshot.high_watermark
                 else:
                     end = snapshot.last_stable_offset
-                # Case F: the log was truncated below the fetch offset, or the fetch is on an older segment.
-                if fetch_offset.message_offset > end.message_offset:
-                    return self.force_complete()
-                if fetch_offset.message_offset < end.message_offset:
-                    if fetch_offset.on_older_segment(end):
+                # Equal offsets go straight to case G (a roll can leave the bound on an old segment).
+                if end.message_offset != fetch_offset.message_offset:
+                    if end.on_older_segment(fetch_offset):
+                        # Case F: the fetch is on a later segment than the bound (a truncated leader).
                         return self.force_complete()
-                    if fetch_offset.on_same_segment(end):
+                    if fetch_offset.on_older_segment(end):
+                        # Case F: the fetch is behind the bound's segment (or the log just rolled).
+                        return self.force_complete()
+                    if fetch_offset.message_offset < end.message_offset:
                         # Case G accumulation: bytes available, capped by the partition's max.
                         accumulated += min(end.position_diff(fetch_offset), status.fetch_info.partition_max_bytes)
                 # Case H: truncation while waiting made the epochs diverge.

@@ -132,8 +132,9 @@ class DelayedOperationPurgatory(Generic[T]):
         return completed
 
     def watched(self) -> int:
-        """Number of watch entries still pending (Kafka's ``watched``)."""
-        return sum(1 for ops in self._watchers.values() for op in ops if not op.is_completed)
+        """Mirrors kafka.server.DelayedOperationPurgatory#watched: watch-list entries, completed ones
+        included until a check of their key (or a purge) drops them."""
+        return sum(len(ops) for ops in self._watchers.values())
 
     def num_delayed(self) -> int:
         """Mirrors kafka.server.DelayedOperationPurgatory#numDelayed."""

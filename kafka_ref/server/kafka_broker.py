@@ -173,6 +173,15 @@ class KafkaBroker:
         if self._cancel_scope is not None:
             self._cancel_scope.cancel()
 
+    async def controlled_shutdown(self) -> bool:
+        """Mirrors kafka.server.KafkaServer#controlledShutdown: ask the controller to move leadership away.
+
+        The first step of Kafka's shutdown; call ``shutdown()`` after it (kafka_ref.controller.controlled_shutdown).
+        """
+        from kafka_ref.controller.controlled_shutdown import broker_controlled_shutdown
+
+        return await broker_controlled_shutdown(self)
+
     def shutdown(self) -> None:
         """Mirrors kafka.server.KafkaServer#shutdown (the clean path, after any controlled shutdown)."""
         self._log.info("broker_shutting_down")

@@ -1,0 +1,67 @@
+"""In-process Kafka clients speaking the request dataclasses over the in-process network.
+
+Mirrors the Java clients of org.apache.kafka.clients (Kafka 3.x), compactly:
+
+- ``Producer`` / ``KafkaProducer`` (producer.py): RecordAccumulator, Sender, batching by
+  ``linger_ms`` / ``batch_size``, retries with metadata refresh, acks -1/1/0;
+- ``Consumer`` / ``KafkaConsumer`` (consumer.py): manual assignment, Fetcher with leader
+  epochs, offset resets through ListOffsets;
+- ``Admin`` / ``KafkaAdminClient`` (admin.py): CreateTopics / DeleteTopics at the controller,
+  topic and cluster descriptions, ListOffsets;
+- ``Metadata`` and ``NetworkClient`` (client_metadata.py): the client's view of the cluster;
+- ``DefaultPartitioner`` / ``BuiltInPartitioner`` (partitioner.py): where a record goes.
+
+Every client addresses brokers by id and sends as ``User:ANONYMOUS``; its ``client_id`` is its
+node id on the network (so faults can isolate it).
+"""
+
+from kafka_ref.clients.admin import (
+    Admin,
+    ClusterDescription,
+    KafkaAdminClient,
+    ListOffsetsResultInfo,
+    NewTopic,
+    OffsetSpec,
+    TopicDescription,
+    TopicMetadataAndConfig,
+    TopicPartitionInfo,
+)
+from kafka_ref.clients.client_metadata import LeaderAndEpoch, Metadata, MetadataSnapshot, NetworkClient, Node
+from kafka_ref.clients.consumer import (
+    Consumer,
+    ConsumerRecord,
+    KafkaConsumer,
+    NoOffsetForPartitionException,
+    OffsetAndTimestamp,
+)
+from kafka_ref.clients.partitioner import BuiltInPartitioner, DefaultPartitioner, partition_for_key
+from kafka_ref.clients.producer import FutureRecordMetadata, KafkaProducer, Producer, RecordMetadata
+
+__all__ = [
+    "Admin",
+    "BuiltInPartitioner",
+    "ClusterDescription",
+    "Consumer",
+    "ConsumerRecord",
+    "DefaultPartitioner",
+    "FutureRecordMetadata",
+    "KafkaAdminClient",
+    "KafkaConsumer",
+    "KafkaProducer",
+    "LeaderAndEpoch",
+    "ListOffsetsResultInfo",
+    "Metadata",
+    "MetadataSnapshot",
+    "NetworkClient",
+    "NewTopic",
+    "Node",
+    "NoOffsetForPartitionException",
+    "OffsetAndTimestamp",
+    "OffsetSpec",
+    "Producer",
+    "RecordMetadata",
+    "TopicDescription",
+    "TopicMetadataAndConfig",
+    "TopicPartitionInfo",
+    "partition_for_key",
+]

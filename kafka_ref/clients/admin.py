@@ -1,0 +1,445 @@
+"""The admin client: create, delete and describe topics; describe the cluster; list offsets.
+
+Mirrors org.apache.kafka.clients.admin.Admin / KafkaAdminClient (Kafka 3.x, ZooKeeper-mode
+brokers). Each operation is one *call* (KafkaAdminClient.Call): pick a node (the controller for
+CreateTopics/DeleteTopics, the least-loaded broker otherwise), send the request, and retry
+retriable failures after ``retry_backoff_ms`` until the operation's deadline
+(``default_api_timeout_ms`` unless a timeout is given). NOT_CONTROLLER from a broker that lost
+(or never had) the controllership clears the cached controller, refreshes metadata and retries
+at the new controller.
+
+Kafka returns futures per topic and ``all()`` raises the first failure. Here each method
+awaits the whole operation and then raises the first per-topic error, in request order, as its
+Kafka exception (TopicExistsException, InvalidReplicationFactorException,
+UnknownTopicOrPartitionException, ...); topics that succeeded in the same call stay created or
+deleted.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable, Iterable
+
+from kafka_ref.clients.client_metadata import Metadata, NetworkClient, Node, client_logger
+from kafka_ref.common.errors import (
+    ApiException,
+    Errors,
+    InvalidMetadataException,
+    InvalidTopicException,
+    KafkaException,
+    NetworkException,
+    NotControllerException,
+    RetriableException,
+    TimeoutException,
+    UnknownTopicOrPartitionException,
+)
+from kafka_ref.common.requests.create_topics import (
+    CreatableReplicaAssignment,
+    CreatableTopic,
+    CreateableTopicConfig,
+    CreateTopicsRequest,
+    CreateTopicsResponse,
+)
+from kafka_ref.common.requests.delete_topics import DeleteTopicsRequest, DeleteTopicsResponse
+from kafka_ref.common.requests.list_offsets import ListOffsetsPartition, ListOffsetsRequest, ListOffsetsResponse
+from kafka_ref.common.requests.metadata import MetadataRequest, MetadataResponse
+from kafka_ref.common.time import Time
+from kafka_ref.common.topic_partition import TopicPartition
+from kafka_ref.common.uuid import Uuid
+from kafka_ref.network.network import Network
+
+# --------------------------------------------------------------------------------------------
+# Arguments and results
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NewTopic:
+    """Mirrors org.apache.kafka.clients.admin.NewTopic.
+
+    Either a partition count and replication factor (-1 each: the broker defaults) or an
+    explicit ``replica_assignment`` (partition → broker ids), plus topic configs.
+    """
+
+    name: str
+    num_partitions: int = -1
+    replication_factor: int = -1
+    replica_assignment: dict[int, list[int]] | None = None
+    configs: dict[str, str] = field(default_factory=dict)
+
+    def to_creatable_topic(self) -> CreatableTopic:
+        """Mirrors org.apache.kafka.clients.admin.NewTopic#convertToCreatableTopic."""
+        # 1. An explicit assignment replaces the counts (sent as -1).
+        if self.replica_assignment is not None:
+            return CreatableTopic(
+                name=self.name, num_partitions=-1, replication_factor=-1,
+                assignments=tuple(CreatableReplicaAssignment(partition_index=p, broker_ids=tuple(b))
+                                  for p, b in sorted(self.replica_assignment.items())),
+                configs=tuple(CreateableTopicConfig(name=k, value=v) for k, v in self.configs.items()),
+            )
+        # 2. Otherwise the counts as given.
+        return CreatableTopic(
+            name=self.name, num_partitions=self.num_partitions, replication_factor=self.replication_factor,
+            configs=tuple(CreateableTopicConfig(name=k, value=v) for k, v in self.configs.items()),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class TopicMetadataAndConfig:
+    """Mirrors org.apache.kafka.clients.admin.CreateTopicsResult.TopicMetadataAndConfig."""
+
+    topic_id: Uuid
+    num_partitions: int
+    replication_factor: int
+    configs: dict[str, str | None]
+
+
+@dataclass(frozen=True, slots=True)
+class TopicPartitionInfo:
+    """Mirrors org.apache.kafka.common.TopicPartitionInfo (brokers by id; ``leader`` None when there is none)."""
+
+    partition: int
+    leader: int | None
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TopicDescription:
+    """Mirrors org.apache.kafka.clients.admin.TopicDescription."""
+
+    name: str
+    topic_id: Uuid
+    partitions: tuple[TopicPartitionInfo, ...]
+    internal: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterDescription:
+    """Mirrors org.apache.kafka.clients.admin.DescribeClusterResult (resolved)."""
+
+    cluster_id: str | None
+    controller: Node | None
+    nodes: tuple[Node, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetSpec:
+    """Mirrors org.apache.kafka.clients.admin.OffsetSpec: which offset ``list_offsets`` looks up."""
+
+    timestamp: int
+
+    @classmethod
+    def earliest(cls) -> OffsetSpec:
+        return cls(ListOffsetsRequest.EARLIEST_TIMESTAMP)
+
+    @classmethod
+    def latest(cls) -> OffsetSpec:
+        return cls(ListOffsetsRequest.LATEST_TIMESTAMP)
+
+    @classmethod
+    def max_timestamp(cls) -> OffsetSpec:
+        return cls(ListOffsetsRequest.MAX_TIMESTAMP)
+
+    @classmethod
+    def for_timestamp(cls, timestamp: int) -> OffsetSpec:
+        return cls(timestamp)
+
+
+@dataclass(frozen=True, slots=True)
+class ListOffsetsResultInfo:
+    """Mirrors org.apache.kafka.clients.admin.ListOffsetsResult.ListOffsetsResultInfo (-1 offset: none)."""
+
+    offset: int
+    timestamp: int
+    leader_epoch: int | None
+
+
+# --------------------------------------------------------------------------------------------
+# The client
+# --------------------------------------------------------------------------------------------
+
+
+class KafkaAdminClient:
+    """Mirrors org.apache.kafka.clients.admin.KafkaAdminClient.
+
+    No background task: each method runs its call to completion in the caller's task.
+    """
+
+    def __init__(
+        self,
+        network: Network,
+        bootstrap_brokers: Iterable[int],
+        request_timeout_ms: int = 30000,
+        *,
+        client_id: str = "adminclient-1",
+        default_api_timeout_ms: int = 60000,
+        retry_backoff_ms: int = 100,
+        retries: int = 2**31 - 1,
+        metadata_max_age_ms: int = 300000,
+        time: Time | None = None,
+    ) -> None:
+        self.client_id = client_id
+        self.request_timeout_ms = request_timeout_ms
+        self.default_api_timeout_ms = max(default_api_timeout_ms, request_timeout_ms)
+        self.retry_backoff_ms = retry_backoff_ms
+        self.retries = retries
+        self.time = time or Time()
+        # AdminMetadataManager: brokers and the controller only (topics are asked for per call).
+        self.metadata = Metadata(retry_backoff_ms, metadata_max_age_ms, topics=())
+        self.client = NetworkClient(network, client_id, bootstrap_brokers, self.metadata, time=self.time,
+                                    request_timeout_ms=request_timeout_ms)
+        self._log = client_logger(client_id=client_id)
+
+    async def __aenter__(self) -> KafkaAdminClient:
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Mirrors org.apache.kafka.clients.admin.KafkaAdminClient#close (nothing runs in the background)."""
+
+    # -- the call machinery ----------------------------------------------------------------
+
+    async def _run_call(self, call_name: str, node_provider: Callable[[int], Awaitable[int]],
+                        attempt: Callable[[int, int], Awaitable[Any]], timeout_ms: float | None) -> Any:
+        """Mirrors org.apache.kafka.clients.admin.KafkaAdminClient.Call (send, fail, retry).
+
+        ``attempt(node, remaining_ms)`` sends one request and returns the call's result, or
+        raises a retriable exception to try again (NotControllerException refreshes the
+        controller first). Non-retriable exceptions propagate. Past the deadline the call
+        fails with TimeoutException.
+        """
+        timeout_ms = self.default_api_timeout_ms if timeout_ms is None else timeout_ms
+        deadline = self.time.milliseconds() + timeout_ms
+        tries = 0
+        while True:
+            tries += 1
+            try:
+                # 1. A node for this attempt, then the request.
+                node = await node_provider(deadline)
+                remaining = max(deadline - self.time.milliseconds(), 0)
+                return await attempt(node, int(min(remaining, self.request_timeout_ms)))
+            except RetriableException as exc:
+                # 2. Retriable: refresh what it says is stale, back off, try again.
+                if isinstance(exc, NotControllerException):
+                    self.metadata.snapshot = _without_controller(self.metadata.snapshot)
+                    self.metadata.request_update()
+                elif isinstance(exc, (NetworkException, InvalidMetadataException, TimeoutException)):
+                    self.metadata.request_update()
+                now = self.time.milliseconds()
+                if now >= deadline:
+                    raise TimeoutException(f"Call(callName={call_name}, deadlineMs={deadline}, tries={tries}) "
+                                           f"timed out at {now} after {tries} attempt(s): {exc}") from exc
+                if tries > self.retries:
+                    raise
+                self._log.debug("admin_call_retry", call=call_name, tries=tries, error=repr(exc))
+                await self.time.sleep(min(self.retry_backoff_ms, deadline - now))
+
+    async def _controller_node(self, deadline: int) -> int:
+        """Mirrors KafkaAdminClient.ControllerNodeProvider: the controller, after a metadata refresh if unknown."""
+        while True:
+            await self.client.poll_metadata()
+            controller = self.metadata.fetch().controller_id
+            if controller is not None:
+                return controller
+            if self.time.milliseconds() >= deadline:
+                raise TimeoutException("Timed out waiting for a controller to be known")
+            await self.client.await_metadata_update(deadline)
+
+    async def _least_loaded_node(self, deadline: int) -> int:
+        """Mirrors KafkaAdminClient.LeastLoadedNodeProvider."""
+        await self.client.poll_metadata()
+        return self.client.least_loaded_node()
+
+    # -- topics ----------------------------------------------------------------------------
+
+    async def create_topics(self, new_topics: Iterable[NewTopic], *, validate_only: bool = False,
+                            timeout_ms: float | None = None) -> dict[str, TopicMetadataAndConfig]:
+        """Mirrors org.apache.kafka.clients.admin.KafkaAdminClient#createTopics (then CreateTopicsResult#all).
+
+        Sends CreateTopics to the controller; returns each topic's id, partitions,
+        replication factor and configs, or raises the first topic's error.
+        """
+        # 1. Names the request cannot carry fail at once.
+        topics: dict[str, NewTopic] = {}
+        for topic in new_topics:
+            if not topic.name:
+                raise InvalidTopicException(f"The given topic name '{topic.name}' cannot be represented in a request.")
+            topics.setdefault(topic.name, topic)
+        results: dict[str, TopicMetadataAndConfig | ApiException] = {}
+
+        async def attempt(node: int, remaining_ms: int) -> None:
+            pending = [t for name, t in topics.items() if name not in results]
+            request = CreateTopicsRequest(topics=tuple(t.to_creatable_topic() for t in pending),
+                                          timeout_ms=remaining_ms, validate_only=validate_only)
+            response: CreateTopicsResponse = await self.client.send(node, request, remaining_ms)
+            # 2. A controller move anywhere in the answer retries the call (handleNotControllerError).
+            if any(r.error_code == Errors.NOT_CONTROLLER.code for r in response.topics):
+                raise NotControllerException(f"Broker {node} is not the controller")
+            # 3. Per topic: the error, or what was created.
+            for r in response.topics:
+                if r.name not in topics:
+                    self._log.warning("create_topics_unknown_topic_in_response", topic=r.name)
+                    continue
+                error = Errors.for_code(r.error_code)
+                if error is not Errors.NONE:
+                    results[r.name] = error.exception(r.error_message or None)
+                else:
+                    results[r.name] = TopicMetadataAndConfig(
+                        r.topic_id, r.num_partitions, r.replication_factor,
+                        {c.name: c.value for c in (r.configs or ())})
+            for name in topics:
+                results.setdefault(name, KafkaException(f"The controller response did not contain a result for topic {name}"))
+
+        await self._run_call("createTopics", self._controller_node, attempt, timeout_ms)
+        return _all(results, topics)
+
+    async def delete_topics(self, names: Iterable[str], *, timeout_ms: float | None = None) -> None:
+        """Mirrors org.apache.kafka.clients.admin.KafkaAdminClient#deleteTopics (by name; then DeleteTopicsResult#all)."""
+        names = list(dict.fromkeys(names))
+        for name in names:
+            if not name:
+                raise InvalidTopicException(f"The given topic name '{name}' cannot be represented in a request.")
+        results: dict[str, None | ApiException] = {}
+
+        async def attempt(node: int, remaining_ms: int) -> None:
+            request = DeleteTopicsRequest.for_topic_names([n for n in names if n not in results], remaining_ms)
+            response: DeleteTopicsResponse = await self.client.send(node, request, remaining_ms)
+            # 1. Controller moved: retry the call.
+            if any(r.error_code == Errors.NOT_CONTROLLER.code for r in response.responses):
+                raise NotControllerException(f"Broker {node} is not the controller")
+            # 2. Per topic.
+            for r in response.responses:
+                if r.name not in names:
+                    continue
+                error = Errors.for_code(r.error_code)
+                results[r.name] = None if error is Errors.NONE else error.exception(r.error_message or None)
+            for name in names:
+                results.setdefault(name, KafkaException(f"The controller response did not contain a result for topic {name}"))
+
+        await self._run_call("deleteTopics", self._controller_node, attempt, timeout_ms)
+        _all(results, names)
+
+    async def describe_topics(self, names: Iterable[str], *, timeout_ms: float | None = None) -> dict[str, TopicDescription]:
+        """Mirrors org.apache.kafka.clients.admin.KafkaAdminClient#describeTopics (then allTopicNames)."""
+        names = list(dict.fromkeys(names))
+        for name in names:
+            if not name:
+                raise InvalidTopicException(f"The given topic name '{name}' cannot be represented in a request.")
+
+        async def attempt(node: int, remaining_ms: int) -> dict[str, TopicDescription | ApiException]:
+            response: MetadataResponse = await self.client.send(
+                node, MetadataRequest.for_topics(names, allow_auto_topic_creation=False), remaining_ms)
+            out: dict[str, TopicDescription | ApiException] = {}
+            for name in names:
+                topic = response.topic(name)
+                # 1. Missing or in error: that topic's exception.
+                if topic is None:
+                    out[name] = UnknownTopicOrPartitionException(f"Topic {name} not found.")
+                    continue
+                error = Errors.for_code(topic.error_code)
+                if error is not Errors.NONE:
+                    out[name] = error.exception()
+                    continue
+                # 2. Partitions sorted by index; a leader that is not a live broker is None.
+                live = {b.node_id for b in response.brokers}
+                out[name] = TopicDescription(
+                    name=name, topic_id=topic.topic_id, internal=topic.is_internal,
+                    partitions=tuple(
+                        TopicPartitionInfo(p.partition_index, p.leader_id if p.leader_id in live else None,
+                                           tuple(p.replica_nodes), tuple(p.isr_nodes))
+                        for p in sorted(topic.partitions, key=lambda p: p.partition_index)),
+                )
+            return out
+
+        return _all(await self._run_call("describeTopics", self._least_loaded_node, attempt, timeout_ms), names)
+
+    async def describe_cluster(self, *, timeout_ms: float | None = None) -> ClusterDescription:
+        """Mirrors org.apache.kafka.clients.admin.KafkaAdminClient#describeCluster (through a MetadataRequest)."""
+
+        async def attempt(node: int, remaining_ms: int) -> ClusterDescription:
+            response: MetadataResponse = await self.client.send(node, MetadataRequest.for_topics([]), remaining_ms)
+            nodes = tuple(Node(b.node_id, b.host, b.port, b.rack) for b in sorted(response.brokers, key=lambda b: b.node_id))
+            controller = next((n for n in nodes if n.id == response.controller_id), None)
+            return ClusterDescription(response.cluster_id, controller, nodes)
+
+        return await self._run_call("describeCluster", self._least_loaded_node, attempt, timeout_ms)
+
+    # -- offsets ---------------------------------------------------------------------------
+
+    async def list_offsets(self, topic_partition_offsets: dict[TopicPartition, OffsetSpec], *, isolation_level: int = 0,
+                           timeout_ms: float | None = None) -> dict[TopicPartition, ListOffsetsResultInfo]:
+        """Mirrors org.apache.kafka.clients.admin.KafkaAdminClient#listOffsets (then ListOffsetsResult#all).
+
+        Finds each partition's leader with a MetadataRequest, then asks the leaders;
+        partitions whose leader moved are retried after a fresh lookup.
+        """
+        specs = dict(topic_partition_offsets)
+        results: dict[TopicPartition, ListOffsetsResultInfo | ApiException] = {}
+        topics = sorted({tp.topic for tp in specs})
+
+        async def attempt(node: int, remaining_ms: int) -> None:
+            # 1. Leaders of the partitions still to answer.
+            response: MetadataResponse = await self.client.send(
+                node, MetadataRequest.for_topics(topics, allow_auto_topic_creation=False), remaining_ms)
+            by_leader: dict[int, dict[TopicPartition, ListOffsetsPartition]] = {}
+            for tp, spec in specs.items():
+                if tp in results:
+                    continue
+                topic = response.topic(tp.topic)
+                if topic is None or topic.error_code != Errors.NONE.code:
+                    error = Errors.UNKNOWN_TOPIC_OR_PARTITION if topic is None else Errors.for_code(topic.error_code)
+                    results[tp] = error.exception()
+                    continue
+                partition = next((p for p in topic.partitions if p.partition_index == tp.partition), None)
+                if partition is None:
+                    results[tp] = UnknownTopicOrPartitionException(f"Partition {tp} not found.")
+                    continue
+                if partition.leader_id < 0:
+                    continue
+                by_leader.setdefault(partition.leader_id, {})[tp] = ListOffsetsPartition(
+                    partition_index=tp.partition, current_leader_epoch=-1, timestamp=spec.timestamp)
+            # 2. One ListOffsets per leader; retriable partition errors wait for the next attempt.
+            for leader, partitions in by_leader.items():
+                request = ListOffsetsRequest(replica_id=ListOffsetsRequest.CONSUMER_REPLICA_ID, isolation_level=isolation_level,
+                                             topics=ListOffsetsRequest.to_list_offsets_topics(partitions))
+                answer: ListOffsetsResponse = await self.client.send(leader, request, remaining_ms)
+                for tp, r in answer.responses_by_partition().items():
+                    error = Errors.for_code(r.error_code)
+                    if error is Errors.NONE:
+                        results[tp] = ListOffsetsResultInfo(r.offset, r.timestamp, None if r.leader_epoch == -1 else r.leader_epoch)
+                    elif not isinstance(error.exception(), RetriableException):
+                        results[tp] = error.exception()
+            # 3. Anything left (no leader, retriable error) retries the call.
+            missing = [tp for tp in specs if tp not in results]
+            if missing:
+                raise Errors.LEADER_NOT_AVAILABLE.exception(f"No offsets yet for {', '.join(map(str, missing))}; retrying")
+
+        await self._run_call("listOffsets", self._least_loaded_node, attempt, timeout_ms)
+        return _all(results, specs)
+
+
+Admin = KafkaAdminClient
+
+
+def _all(results: dict, order: Iterable) -> dict:
+    """Mirrors KafkaFuture#allOf as the *Result#all methods use it: the first failure (in request order) raises."""
+    for key in order:
+        value = results.get(key)
+        if isinstance(value, BaseException):
+            raise value
+    return {key: results[key] for key in order}
+
+
+def _without_controller(snapshot: Any) -> Any:
+    """Mirrors AdminMetadataManager#clearController: forget the controller until the next metadata."""
+    return dataclasses.replace(snapshot, controller_id=None)
+
+
+__all__ = [
+    "Admin", "ClusterDescription", "KafkaAdminClient", "ListOffsetsResultInfo", "NewTopic", "OffsetSpec",
+    "TopicDescription", "TopicMetadataAndConfig", "TopicPartitionInfo",
+]

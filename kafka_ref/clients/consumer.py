@@ -1,0 +1,308 @@
+"""The consumer: fetch records of assigned partitions from their leaders.
+
+Mirrors org.apache.kafka.clients.consumer.KafkaConsumer (the classic consumer, Kafka 3.x) with
+manual assignment. Its internals live in subscription_state.py (SubscriptionState) and
+fetcher.py (Fetcher with AbstractFetch and FetchCollector, CompletedFetch, OffsetFetcher).
+
+``poll`` follows KafkaConsumer#poll: bring fetch positions up to date (partitions without one
+are reset with ListOffsets according to ``auto_offset_reset``), return buffered records if
+there are any, otherwise send one FetchRequest per leader that has no fetch in flight and wait
+for the first answer or the timeout. Each partition is fetched from the leader the metadata
+names, with that leader's epoch as ``current_leader_epoch`` (KIP-320); a leader answering
+FENCED_LEADER_EPOCH, NOT_LEADER_OR_FOLLOWER (and the other errors that mean stale metadata)
+makes the consumer refresh metadata and retry; OFFSET_OUT_OF_RANGE resets the position. Brokers
+serve consumers only up to the high watermark (the LSO for ``isolation_level=1``), and a fetch
+that starts inside a batch gets the whole batch: records below the position are skipped here.
+
+Group membership (``subscribe``, a ConsumerCoordinator with JoinGroup/SyncGroup/Heartbeat and
+committed offsets) is a later piece of work. It plugs in at two places, as in Kafka:
+``SubscriptionState`` gains subscribed topics and ``assign_from_subscribed`` (the coordinator
+sets the assignment after a rebalance), and ``KafkaConsumer._update_assignment_metadata_if_needed``
+first lets the coordinator poll (join, heartbeat) and then initialises positions from committed
+offsets before falling back to ``auto_offset_reset``.
+
+Not modelled: fetch sessions (KIP-227; every fetch here is a full, sessionless fetch), position
+validation with OffsetsForLeaderEpoch after a leader change (KIP-320's truncation detection:
+the new leader is taken as is), aborted-transaction filtering for read_committed, and
+follower fetching (KIP-392). Because the in-process network answers in zero time, a partition
+that got an error is not fetched again for ``retry_backoff_ms`` (a real network's round trip
+would space the retries; here they would spin without letting virtual time advance).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+import anyio
+
+from kafka_ref.clients.client_metadata import Metadata, NetworkClient, client_logger
+from kafka_ref.clients.fetcher import ConsumerRecord, Fetcher, OffsetFetcher
+from kafka_ref.clients.subscription_state import FetchPosition, SubscriptionState
+from kafka_ref.common.errors import (
+    ConfigException,
+    InvalidOffsetException,
+    KafkaException,
+    TimeoutException,
+)
+from kafka_ref.common.requests.list_offsets import ListOffsetsRequest
+from kafka_ref.common.time import Time
+from kafka_ref.common.topic_partition import TopicPartition
+from kafka_ref.network.network import Network
+
+OFFSET_RESET_STRATEGIES = ("earliest", "latest", "none")
+
+
+class NoOffsetForPartitionException(InvalidOffsetException):
+    """Mirrors org.apache.kafka.clients.consumer.NoOffsetForPartitionException.
+
+    A partition has no position and ``auto_offset_reset`` is "none".
+    """
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetAndTimestamp:
+    """Mirrors org.apache.kafka.clients.consumer.OffsetAndTimestamp."""
+
+    offset: int
+    timestamp: int
+    leader_epoch: int | None = None
+
+
+# --------------------------------------------------------------------------------------------
+# The consumer
+# --------------------------------------------------------------------------------------------
+
+
+class KafkaConsumer:
+    """Mirrors org.apache.kafka.clients.consumer.KafkaConsumer (classic protocol, manual assignment).
+
+    No background task: network work happens inside ``poll``, ``position`` and the offset
+    lookups, as in Kafka's single-threaded consumer. ``auto_offset_reset`` is "earliest",
+    "latest" or "none"; ``isolation_level`` 0 is read_uncommitted, 1 read_committed.
+    """
+
+    def __init__(
+        self,
+        network: Network,
+        bootstrap_brokers: Iterable[int],
+        *,
+        client_id: str = "consumer-1",
+        auto_offset_reset: str = "earliest",
+        fetch_max_wait_ms: int = 500,
+        fetch_min_bytes: int = 1,
+        fetch_max_bytes: int = 52428800,
+        max_partition_fetch_bytes: int = 1048576,
+        max_poll_records: int = 500,
+        isolation_level: int = 0,
+        request_timeout_ms: int = 30000,
+        retry_backoff_ms: int = 100,
+        default_api_timeout_ms: int = 60000,
+        metadata_max_age_ms: int = 300000,
+        time: Time | None = None,
+    ) -> None:
+        # 1. Validate the configuration (ConfigException names the key).
+        if auto_offset_reset not in OFFSET_RESET_STRATEGIES:
+            raise ConfigException("auto.offset.reset", auto_offset_reset, "String must be one of: latest, earliest, none")
+        if isolation_level not in (0, 1):
+            raise ConfigException("isolation.level", isolation_level, "0 (read_uncommitted) or 1 (read_committed)")
+        if max_poll_records < 1:
+            raise ConfigException("max.poll.records", max_poll_records, "Value must be at least 1")
+        self.client_id = client_id
+        self.fetch_max_wait_ms = fetch_max_wait_ms
+        self.fetch_min_bytes = fetch_min_bytes
+        self.fetch_max_bytes = fetch_max_bytes
+        self.max_partition_fetch_bytes = max_partition_fetch_bytes
+        self.max_poll_records = max_poll_records
+        self.isolation_level = isolation_level
+        self.request_timeout_ms = request_timeout_ms
+        self.retry_backoff_ms = retry_backoff_ms
+        self.default_api_timeout_ms = default_api_timeout_ms
+        self.time = time or Time()
+        self._log = client_logger(client_id=client_id)
+        # 2. Components.
+        self.metadata = Metadata(retry_backoff_ms, metadata_max_age_ms, topics=())
+        self.client = NetworkClient(network, client_id, bootstrap_brokers, self.metadata, time=self.time,
+                                    request_timeout_ms=request_timeout_ms)
+        self.subscriptions = SubscriptionState(auto_offset_reset)
+        self.fetcher = Fetcher(self)
+        self.offset_fetcher = OffsetFetcher(self)
+        self._closed = False
+
+    async def __aenter__(self) -> KafkaConsumer:
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Mirrors org.apache.kafka.clients.consumer.KafkaConsumer#close (no group to leave yet)."""
+        self._closed = True
+        self.fetcher.pending.clear()
+        self.fetcher.completed_fetches.clear()
+
+    def _ensure_open(self) -> None:
+        if self._closed:
+            raise KafkaException("This consumer has already been closed.")
+
+    # -- assignment and positions ----------------------------------------------------------
+
+    def assign(self, partitions: Iterable[TopicPartition]) -> None:
+        """Mirrors org.apache.kafka.clients.consumer.KafkaConsumer#assign."""
+        self._ensure_open()
+        partitions = list(partitions)
+        for tp in partitions:
+            if not isinstance(tp, TopicPartition) or not tp.topic:
+                raise KafkaException(f"Topic partitions to assign to cannot have null or empty topic: {tp!r}")
+        # 1. Drop buffered data of partitions no longer assigned.
+        keep = set(partitions)
+        self.fetcher.completed_fetches = deque(cf for cf in self.fetcher.completed_fetches if cf.topic_partition in keep)
+        # 2. Metadata for the new topics, then the assignment itself.
+        self.metadata.add_topics({tp.topic for tp in partitions})
+        self.subscriptions.assign_from_user(partitions)
+
+    def assignment(self) -> set[TopicPartition]:
+        """Mirrors org.apache.kafka.clients.consumer.KafkaConsumer#assignment."""
+        return self.subscriptions.assigned_partitions()
+
+    def seek(self, tp: TopicPartition, offset: int) -> None:
+        """Mirrors org.apache.kafka.clients.consumer.KafkaConsumer#seek(TopicPartition, long)."""
+        self._ensure_open()
+        if offset < 0:
+            raise KafkaException("seek offset must not be a negative number")
+        self.subscriptions.seek_unvalidated(tp, FetchPosition(offset, None, self.metadata.current_leader(tp)))
+
+    def seek_to_beginning(self, partitions: Iterable[TopicPartition]) -> None:
+        """Mirrors org.apache.kafka.clients.consumer.KafkaConsumer#seekToBeginning (lazy: resolved on the next poll)."""
+        for tp in partitions:
+            self.subscriptions.request_offset_reset(tp, "earliest")
+
+    def seek_to_end(self, partitions: Iterable[TopicPartition]) -> None:
+        """Mirrors org.apache.kafka.clients.consumer.KafkaConsumer#seekToEnd (lazy: resolved on the next poll)."""
+        for tp in partitions:
+            self.subscriptions.request_offset_reset(tp, "latest")
+
+    async def position(self, tp: TopicPartition, timeout_ms: float | None = None) -> int:
+        """Mirrors org.apache.kafka.clients.consumer.KafkaConsumer#position(TopicPartition, Duration).
+
+        The offset of the next record to fetch; resolves it with ListOffsets first when the
+        partition has none (TimeoutException if that takes longer than ``timeout_ms``).
+        """
+        self._ensure_open()
+        if not self.subscriptions.is_assigned(tp):
+            raise KafkaException("You can only check the position for partitions assigned to this consumer.")
+        timeout_ms = self.default_api_timeout_ms if timeout_ms is None else timeout_ms
+        deadline = self.time.milliseconds() + timeout_ms
+        while True:
+            state = self.subscriptions.assigned_state(tp)
+            if state.has_valid_position():
+                return state.position.offset
+            now = self.time.milliseconds()
+            if now >= deadline:
+                raise TimeoutException(f"Timeout of {int(timeout_ms)}ms expired before the position for partition {tp} could be determined")
+            await self._update_assignment_metadata_if_needed()
+            # A failed lookup backs the partition off: wait for that (within the timeout).
+            if not state.has_valid_position():
+                now = self.time.milliseconds()
+                wait_ms = state.next_retry_time_ms - now if state.next_retry_time_ms > now else self.retry_backoff_ms
+                await self.time.sleep(max(min(wait_ms, deadline - now), 0))
+
+    def high_watermark(self, tp: TopicPartition) -> int | None:
+        """The high watermark of the last fetch response for ``tp`` (None before the first)."""
+        return self.subscriptions.assigned_state(tp).high_watermark
+
+    # -- polling ---------------------------------------------------------------------------
+
+    async def poll(self, timeout_ms: float) -> list[ConsumerRecord]:
+        """Mirrors org.apache.kafka.clients.consumer.KafkaConsumer#poll(Duration).
+
+        Returns as soon as records are available (at most ``max_poll_records``), or an empty
+        list once ``timeout_ms`` of loop time has passed.
+        """
+        self._ensure_open()
+        if not self.subscriptions.assignment:
+            raise KafkaException("Consumer is not subscribed to any topics or assigned any partitions")
+        deadline = self.time.milliseconds() + timeout_ms
+        while True:
+            # 1. Positions and metadata up to date (bounded by the poll timeout).
+            with anyio.move_on_after(max(deadline - self.time.milliseconds(), 0) / 1000.0):
+                await self._update_assignment_metadata_if_needed()
+            # 2. Buffered records first; send the next fetches before returning them (pipelining).
+            records = self.fetcher.collect_fetch(self.max_poll_records)
+            if records:
+                self.fetcher.send_fetches()
+                return records
+            # 3. Nothing buffered: fetch and wait for the first answer.
+            self.fetcher.send_fetches()
+            remaining = deadline - self.time.milliseconds()
+            if remaining <= 0:
+                return []
+            await self.fetcher.wait_for_fetches(min(remaining, self._poll_wait_ms()))
+
+    def _poll_wait_ms(self) -> float:
+        """How long to wait for fetches: until one answers, or until metadata or a backed-off partition is due."""
+        now = self.time.milliseconds()
+        if self.subscriptions.partitions_needing_reset(now):
+            return 0
+        waits = [self.request_timeout_ms if self.fetcher.pending else self.retry_backoff_ms]
+        waits.append(self.metadata.time_to_next_update(now))
+        waits.extend(s.next_retry_time_ms - now for s in self.subscriptions.assignment.values() if s.next_retry_time_ms > now)
+        return min(waits)
+
+    async def _update_assignment_metadata_if_needed(self) -> None:
+        """Mirrors org.apache.kafka.clients.consumer.KafkaConsumer#updateAssignmentMetadataIfNeeded.
+
+        With group membership the coordinator's poll and committed offsets come first here
+        (see the module docstring); with manual assignment: metadata, leaders, resets.
+        """
+        # 1. Metadata when due, and the leaders it names for every position.
+        await self.client.poll_metadata()
+        self.metadata.maybe_throw_any_exception()
+        for tp in self.subscriptions.assignment:
+            self.subscriptions.update_position_leader(tp, self.metadata.current_leader(tp))
+        # 2. Partitions without a position take the reset strategy (or fail with "none").
+        undefined = self.subscriptions.reset_initializing_positions()
+        if undefined:
+            raise NoOffsetForPartitionException(
+                f"Undefined offset with no reset policy for partitions: [{', '.join(str(tp) for tp in undefined)}]")
+        # 3. Resets that are due.
+        await self.offset_fetcher.reset_positions_if_needed()
+
+    # -- offset lookups --------------------------------------------------------------------
+
+    async def beginning_offsets(self, partitions: Iterable[TopicPartition], timeout_ms: float | None = None) -> dict[TopicPartition, int]:
+        """Mirrors org.apache.kafka.clients.consumer.KafkaConsumer#beginningOffsets (the log start offsets)."""
+        return await self._offsets_at(partitions, ListOffsetsRequest.EARLIEST_TIMESTAMP, timeout_ms)
+
+    async def end_offsets(self, partitions: Iterable[TopicPartition], timeout_ms: float | None = None) -> dict[TopicPartition, int]:
+        """Mirrors org.apache.kafka.clients.consumer.KafkaConsumer#endOffsets (HW, or LSO for read_committed)."""
+        return await self._offsets_at(partitions, ListOffsetsRequest.LATEST_TIMESTAMP, timeout_ms)
+
+    async def offsets_for_times(self, timestamps: dict[TopicPartition, int], timeout_ms: float | None = None) -> dict[TopicPartition, OffsetAndTimestamp | None]:
+        """Mirrors org.apache.kafka.clients.consumer.KafkaConsumer#offsetsForTimes.
+
+        The first offset whose timestamp is at least the one given, per partition (None when
+        there is none).
+        """
+        self._ensure_open()
+        for tp, ts in timestamps.items():
+            if ts < 0:
+                raise KafkaException(f"The target time for partition {tp} is {ts}. The target time cannot be negative.")
+        found = await self.offset_fetcher.fetch_offsets_by_times(
+            dict(timestamps), self.default_api_timeout_ms if timeout_ms is None else timeout_ms)
+        return {tp: None if d is None else OffsetAndTimestamp(d.offset, -1 if d.timestamp is None else d.timestamp, d.leader_epoch)
+                for tp, d in found.items()}
+
+    async def _offsets_at(self, partitions: Iterable[TopicPartition], timestamp: int, timeout_ms: float | None) -> dict[TopicPartition, int]:
+        self._ensure_open()
+        found = await self.offset_fetcher.fetch_offsets_by_times(
+            {tp: timestamp for tp in partitions}, self.default_api_timeout_ms if timeout_ms is None else timeout_ms)
+        return {tp: d.offset for tp, d in found.items() if d is not None}
+
+
+Consumer = KafkaConsumer
+
+__all__ = [
+    "Consumer", "ConsumerRecord", "KafkaConsumer", "NoOffsetForPartitionException", "OffsetAndTimestamp",
+]

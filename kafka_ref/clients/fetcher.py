@@ -1,0 +1,426 @@
+"""Fetching records and looking up offsets for the consumer.
+
+Mirrors org.apache.kafka.clients.consumer.internals.Fetcher (with AbstractFetch and
+FetchCollector), CompletedFetch and OffsetFetcher (Kafka 3.x). The Fetcher keeps at most one
+FetchRequest in flight per leader and buffers each partition's answer as a CompletedFetch;
+``collect_fetch`` hands records out from the fetch position on and moves the position. The
+OffsetFetcher sends ListOffsets to partition leaders for offset resets and for the consumer's
+offset lookups. See consumer.py for how ``poll`` drives them.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from kafka_ref.clients.subscription_state import FetchPosition
+from kafka_ref.common.errors import (
+    Errors,
+    KafkaException,
+    NetworkException,
+    OffsetOutOfRangeException,
+    TimeoutException,
+    TopicAuthorizationException,
+)
+from kafka_ref.common.records import Record, RecordBatch
+from kafka_ref.common.requests.fetch import FetchPartition, FetchRequest, FetchResponse, PartitionData
+from kafka_ref.common.requests.list_offsets import ListOffsetsPartition, ListOffsetsRequest, ListOffsetsResponse
+from kafka_ref.common.topic_partition import TopicIdPartition, TopicPartition
+from kafka_ref.network.network import Envelope
+
+if TYPE_CHECKING:
+    from kafka_ref.clients.consumer import KafkaConsumer
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerRecord:
+    """Mirrors org.apache.kafka.clients.consumer.ConsumerRecord.
+
+    ``leader_epoch`` is the epoch of the leader that appended the record's batch (None when
+    the batch carries none).
+    """
+
+    topic: str
+    partition: int
+    offset: int
+    key: bytes | None
+    value: bytes | None
+    headers: tuple[tuple[str, bytes | None], ...]
+    timestamp: int
+    leader_epoch: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class ListOffsetData:
+    """Mirrors org.apache.kafka.clients.consumer.internals.OffsetFetcherUtils.ListOffsetData."""
+
+    offset: int
+    timestamp: int | None
+    leader_epoch: int | None
+
+
+
+
+class CompletedFetch:
+    """Mirrors org.apache.kafka.clients.consumer.internals.CompletedFetch.
+
+    The records of one partition from one fetch response, handed out as ConsumerRecords from
+    ``next_fetch_offset`` on (earlier records of the first batch are skipped; control batches
+    are never returned). When every batch is used up, the next fetch offset moves to the end
+    of the last batch, even if compaction removed its last records.
+    """
+
+    def __init__(self, tp: TopicPartition, data: PartitionData, fetch_offset: int) -> None:
+        self.topic_partition = tp
+        self.data = data
+        self.next_fetch_offset = fetch_offset
+        self.last_epoch: int | None = None
+        self.initialized = False
+        self.is_consumed = False
+        self._batches = iter(FetchResponse.records_or_fail(data).batches)
+        self._batch: RecordBatch | None = None
+        self._records: Any = None
+
+    def _next_fetched_record(self) -> Record | None:
+        """Mirrors org.apache.kafka.clients.consumer.internals.CompletedFetch#nextFetchedRecord."""
+        while True:
+            # 1. Current batch used up: move to the next one (or finish).
+            if self._records is None:
+                batch = next(self._batches, None)
+                if batch is None:
+                    if self._batch is not None:
+                        self.next_fetch_offset = self._batch.next_offset
+                    self.is_consumed = True
+                    return None
+                self._batch = batch
+                self.last_epoch = batch.partition_leader_epoch if batch.partition_leader_epoch >= 0 else None
+                batch.ensure_valid()
+                self._records = iter(batch)
+                continue
+            record = next(self._records, None)
+            if record is None:
+                self._records = None
+                continue
+            # 2. Skip records before the position; control records are consumed silently.
+            if record.offset >= self.next_fetch_offset:
+                if not self._batch.is_control_batch:
+                    return record
+                self.next_fetch_offset = record.offset + 1
+
+    def fetch_records(self, max_records: int) -> list[ConsumerRecord]:
+        """Mirrors org.apache.kafka.clients.consumer.internals.CompletedFetch#fetchRecords."""
+        out: list[ConsumerRecord] = []
+        tp = self.topic_partition
+        while len(out) < max_records:
+            record = self._next_fetched_record()
+            if record is None:
+                break
+            out.append(ConsumerRecord(tp.topic, tp.partition, record.offset, record.key, record.value,
+                                      record.headers, record.timestamp, self.last_epoch))
+            self.next_fetch_offset = record.offset + 1
+        return out
+
+
+@dataclass(slots=True)
+class _PendingFetch:
+    envelope: Envelope
+    fetch_offsets: dict[TopicPartition, int]
+    sent_ms: int
+    done: bool = False
+
+
+class Fetcher:
+    """Mirrors org.apache.kafka.clients.consumer.internals.Fetcher (AbstractFetch and FetchCollector).
+
+    At most one fetch in flight per leader; responses are buffered as CompletedFetches and
+    handed out by ``collect_fetch``.
+    """
+
+    def __init__(self, consumer: KafkaConsumer) -> None:
+        self.consumer = consumer
+        self.client = consumer.client
+        self.metadata = consumer.metadata
+        self.subscriptions = consumer.subscriptions
+        self.time = consumer.time
+        self.pending: dict[int, _PendingFetch] = {}
+        self.completed_fetches: deque[CompletedFetch] = deque()
+        self._log = consumer._log
+
+    def buffered_partitions(self) -> set[TopicPartition]:
+        return {cf.topic_partition for cf in self.completed_fetches}
+
+    def prepare_fetch_requests(self, now: int) -> dict[int, dict[TopicPartition, FetchPartition]]:
+        """Mirrors org.apache.kafka.clients.consumer.internals.AbstractFetch#prepareFetchRequests."""
+        c = self.consumer
+        requests: dict[int, dict[TopicPartition, FetchPartition]] = {}
+        buffered = self.buffered_partitions()
+        in_flight = {tp for p in self.pending.values() for tp in p.fetch_offsets}
+        for tp in self.subscriptions.fetchable_partitions(now):
+            if tp in buffered or tp in in_flight:
+                continue
+            position = self.subscriptions.position(tp)
+            assert position is not None
+            # 1. No leader known: refresh metadata, fetch later.
+            node = position.current_leader.leader
+            if node is None:
+                self.metadata.request_update()
+                continue
+            # 2. A leader in reconnect backoff or with a fetch in flight is skipped.
+            if self.client.blacked_out_until.get(node, 0) > now or node in self.pending:
+                continue
+            requests.setdefault(node, {})[tp] = FetchPartition(
+                partition=tp.partition,
+                current_leader_epoch=-1 if position.current_leader.epoch is None else position.current_leader.epoch,
+                fetch_offset=position.offset,
+                last_fetched_epoch=-1,
+                log_start_offset=-1,
+                partition_max_bytes=c.max_partition_fetch_bytes,
+            )
+        return requests
+
+    def send_fetches(self) -> int:
+        """Mirrors org.apache.kafka.clients.consumer.internals.Fetcher#sendFetches: post, do not wait."""
+        c = self.consumer
+        now = self.time.milliseconds()
+        requests = self.prepare_fetch_requests(now)
+        topic_ids = self.metadata.fetch().topic_ids
+        for node, partitions in requests.items():
+            fetch_data = {(TopicIdPartition(topic_ids[tp.topic], tp) if tp.topic in topic_ids else tp): data
+                          for tp, data in partitions.items()}
+            request = FetchRequest.build(
+                fetch_data=fetch_data, max_wait_ms=c.fetch_max_wait_ms, min_bytes=c.fetch_min_bytes,
+                max_bytes=c.fetch_max_bytes, isolation_level=c.isolation_level,
+                session_id=FetchRequest.INVALID_SESSION_ID, session_epoch=FetchRequest.FINAL_EPOCH,
+            )
+            self.pending[node] = _PendingFetch(self.client.post(node, request),
+                                               {tp: d.fetch_offset for tp, d in partitions.items()}, now)
+        return len(requests)
+
+    async def wait_for_fetches(self, timeout_ms: float) -> None:
+        """Wait until one fetch in flight completes (or fails), or ``timeout_ms`` passes (NetworkClient#poll)."""
+        if not self.pending:
+            await self.time.sleep(timeout_ms)
+            return
+        first_done = anyio.Event()
+        async with anyio.create_task_group() as tg:
+            for node, pending in list(self.pending.items()):
+                tg.start_soon(self._await_fetch, node, pending, first_done)
+            with anyio.move_on_after(timeout_ms / 1000.0):
+                await first_done.wait()
+            tg.cancel_scope.cancel()
+
+    async def _await_fetch(self, node: int, pending: _PendingFetch, first_done: anyio.Event) -> None:
+        """Wait for one fetch; if the wait is cancelled the fetch stays in flight for the next poll."""
+        remaining = max(self.consumer.request_timeout_ms - (self.time.milliseconds() - pending.sent_ms), 0)
+        try:
+            response = await self.client.wait(pending.envelope, remaining)
+        except (NetworkException, TimeoutException) as exc:
+            # 1. Lost connection or timeout (AbstractFetch#handleFetchFailure): refresh metadata, refetch.
+            self._log.debug("fetch_failed", node=node, error=repr(exc))
+            del self.pending[node]
+            self.metadata.request_update()
+        else:
+            # 2. An answer: buffer it (AbstractFetch#handleFetchSuccess).
+            del self.pending[node]
+            self.handle_fetch_success(response, pending)
+        first_done.set()
+
+    def handle_fetch_success(self, response: FetchResponse, pending: _PendingFetch) -> None:
+        """Mirrors org.apache.kafka.clients.consumer.internals.AbstractFetch#handleFetchSuccess."""
+        # 1. A top-level error (fetch sessions only) fails the whole request.
+        if response.error_code != Errors.NONE.code:
+            self._log.info("fetch_error", error=Errors.for_code(response.error_code).name)
+            self.metadata.request_update()
+            return
+        # 2. Buffer each partition's answer for the collector.
+        names = {tid: name for name, tid in self.metadata.fetch().topic_ids.items()}
+        for tp, data in response.response_data(names).items():
+            fetch_offset = pending.fetch_offsets.get(tp)
+            if fetch_offset is not None:
+                self.completed_fetches.append(CompletedFetch(tp, data, fetch_offset))
+
+    def collect_fetch(self, max_records: int) -> list[ConsumerRecord]:
+        """Mirrors org.apache.kafka.clients.consumer.internals.FetchCollector#collectFetch."""
+        records: list[ConsumerRecord] = []
+        while self.completed_fetches and len(records) < max_records:
+            completed = self.completed_fetches[0]
+            # 1. First look at a partition's answer: handle its error, drop it if stale.
+            if not completed.initialized:
+                if not self.initialize_completed_fetch(completed):
+                    self.completed_fetches.popleft()
+                    continue
+                completed.initialized = True
+            # 2. Hand out records from the position on, and move the position.
+            records.extend(self.fetch_records(completed, max_records - len(records)))
+            if completed.is_consumed:
+                self.completed_fetches.popleft()
+        return records
+
+    def fetch_records(self, completed: CompletedFetch, max_records: int) -> list[ConsumerRecord]:
+        """Mirrors org.apache.kafka.clients.consumer.internals.FetchCollector#fetchRecords."""
+        tp = completed.topic_partition
+        state = self.subscriptions.assignment.get(tp)
+        # 1. Not fetchable any more, or the position moved (a seek): drop the data.
+        if state is None or not state.has_valid_position() or state.position.offset != completed.next_fetch_offset:
+            completed.is_consumed = True
+            return []
+        # 2. Records, then the new position after the last one.
+        records = completed.fetch_records(max_records)
+        if completed.next_fetch_offset > state.position.offset:
+            state.position = FetchPosition(completed.next_fetch_offset, completed.last_epoch, state.position.current_leader)
+        return records
+
+    def initialize_completed_fetch(self, completed: CompletedFetch) -> bool:
+        """Mirrors org.apache.kafka.clients.consumer.internals.FetchCollector#initialize and #handleInitializeErrors.
+
+        True when the fetch has records to hand out; errors are handled here.
+        """
+        tp = completed.topic_partition
+        data = completed.data
+        error = Errors.for_code(data.error_code)
+        state = self.subscriptions.assignment.get(tp)
+        # 1. Stale: unassigned, or the position moved since the request.
+        if state is None or not state.has_valid_position() or state.position.offset != completed.next_fetch_offset:
+            return False
+        now = self.time.milliseconds()
+        if error is Errors.NONE:
+            # 2. Success: remember the partition's offsets.
+            state.high_watermark = data.high_watermark if data.high_watermark >= 0 else state.high_watermark
+            state.log_start_offset = data.log_start_offset if data.log_start_offset >= 0 else state.log_start_offset
+            state.last_stable_offset = data.last_stable_offset if data.last_stable_offset >= 0 else state.last_stable_offset
+            return True
+        # 3. Errors: stale metadata, out of range, fatal.
+        backoff_until = now + self.consumer.retry_backoff_ms
+        if error in (Errors.NOT_LEADER_OR_FOLLOWER, Errors.REPLICA_NOT_AVAILABLE, Errors.KAFKA_STORAGE_ERROR,
+                     Errors.FENCED_LEADER_EPOCH, Errors.OFFSET_NOT_AVAILABLE, Errors.UNKNOWN_TOPIC_OR_PARTITION,
+                     Errors.UNKNOWN_TOPIC_ID, Errors.INCONSISTENT_TOPIC_ID, Errors.LEADER_NOT_AVAILABLE):
+            self._log.debug("fetch_partition_error", topic_partition=str(tp), error=error.name)
+            self.metadata.request_update()
+        elif error is Errors.UNKNOWN_LEADER_EPOCH:
+            # The broker has not caught up with the epoch we know: just retry.
+            self._log.debug("fetch_unknown_leader_epoch", topic_partition=str(tp))
+        elif error is Errors.OFFSET_OUT_OF_RANGE:
+            if self.subscriptions.default_reset_strategy == "none":
+                raise OffsetOutOfRangeException(
+                    f"Fetch position {state.position.offset} is out of range for partition {tp}")
+            self._log.info("fetch_offset_out_of_range", topic_partition=str(tp), offset=state.position.offset)
+            self.subscriptions.request_offset_reset(tp)
+            backoff_until = 0
+        elif error is Errors.TOPIC_AUTHORIZATION_FAILED:
+            raise TopicAuthorizationException(f"Not authorized to access topics: [{tp.topic}]")
+        elif error is Errors.UNKNOWN_SERVER_ERROR:
+            self._log.warning("fetch_unknown_server_error", topic_partition=str(tp))
+        else:
+            raise KafkaException(f"Unexpected error code {error.code} ({error.name}) while fetching at offset "
+                                 f"{completed.next_fetch_offset} from topic-partition {tp}")
+        self.subscriptions.request_failed([tp], backoff_until)
+        return False
+
+
+class OffsetFetcher:
+    """Mirrors org.apache.kafka.clients.consumer.internals.OffsetFetcher (ListOffsets for resets and lookups)."""
+
+    def __init__(self, consumer: KafkaConsumer) -> None:
+        self.consumer = consumer
+        self.client = consumer.client
+        self.metadata = consumer.metadata
+        self.subscriptions = consumer.subscriptions
+        self.time = consumer.time
+
+    async def reset_positions_if_needed(self) -> None:
+        """Mirrors org.apache.kafka.clients.consumer.internals.OffsetFetcher#resetPositionsIfNeeded.
+
+        Looks up the earliest or latest offset of every partition awaiting a reset and seeks
+        there; failures back the partitions off for ``retry_backoff_ms``.
+        """
+        now = self.time.milliseconds()
+        partitions = self.subscriptions.partitions_needing_reset(now)
+        if not partitions:
+            return
+        # 1. One timestamp per partition: EARLIEST or LATEST.
+        strategies = {tp: self.subscriptions.assignment[tp].reset_strategy for tp in partitions}
+        timestamps = {tp: ListOffsetsRequest.EARLIEST_TIMESTAMP if s == "earliest" else ListOffsetsRequest.LATEST_TIMESTAMP
+                      for tp, s in strategies.items()}
+        # 2. Ask the leaders; seek where they answered.
+        fetched, to_retry = await self.send_list_offsets_requests(timestamps)
+        for tp, data in fetched.items():
+            position = FetchPosition(data.offset, None, self.metadata.current_leader(tp))
+            if data.leader_epoch is not None:
+                self.metadata.update_last_seen_epoch_if_newer(tp, data.leader_epoch)
+            self.subscriptions.maybe_seek_unvalidated(tp, position, strategies[tp])
+        # 3. The rest waits a backoff and refreshed metadata.
+        if to_retry:
+            self.subscriptions.request_failed(to_retry, self.time.milliseconds() + self.consumer.retry_backoff_ms)
+            self.metadata.request_update()
+
+    async def fetch_offsets_by_times(self, timestamps: dict[TopicPartition, int], timeout_ms: float) -> dict[TopicPartition, ListOffsetData | None]:
+        """Mirrors org.apache.kafka.clients.consumer.internals.OffsetFetcher#fetchOffsetsByTimes.
+
+        Retries (after metadata refreshes) until every partition is answered or
+        ``timeout_ms`` passes; None for a partition with no such offset.
+        """
+        deadline = self.time.milliseconds() + timeout_ms
+        result: dict[TopicPartition, ListOffsetData | None] = {}
+        remaining = dict(timestamps)
+        self.metadata.add_topics({tp.topic for tp in timestamps})
+        while True:
+            # 1. Metadata first when it is due (new topics are fetched at once).
+            await self.client.poll_metadata()
+            fetched, to_retry = await self.send_list_offsets_requests(remaining)
+            for tp in remaining:
+                if tp not in to_retry:
+                    result[tp] = fetched.get(tp)
+            remaining = {tp: ts for tp, ts in remaining.items() if tp in to_retry}
+            if not remaining:
+                return result
+            # 2. Retry after a metadata refresh, within the deadline.
+            if self.time.milliseconds() >= deadline:
+                raise TimeoutException(f"Failed to get offsets by times in {int(timeout_ms)}ms")
+            await self.client.await_metadata_update(deadline)
+
+    async def send_list_offsets_requests(self, timestamps: dict[TopicPartition, int]) -> tuple[dict[TopicPartition, ListOffsetData], set[TopicPartition]]:
+        """Mirrors org.apache.kafka.clients.consumer.internals.OffsetFetcher#sendListOffsetsRequests (and the response handling).
+
+        Returns what was found and the partitions to retry (unknown leader, retriable
+        errors). Authorization failures raise.
+        """
+        fetched: dict[TopicPartition, ListOffsetData] = {}
+        to_retry: set[TopicPartition] = set()
+        # 1. Group by leader; partitions without one are retried after a metadata refresh.
+        by_node: dict[int, dict[TopicPartition, ListOffsetsPartition]] = {}
+        for tp, ts in timestamps.items():
+            leader = self.metadata.current_leader(tp)
+            if leader.leader is None:
+                self.metadata.request_update()
+                to_retry.add(tp)
+                continue
+            by_node.setdefault(leader.leader, {})[tp] = ListOffsetsPartition(
+                partition_index=tp.partition, current_leader_epoch=-1 if leader.epoch is None else leader.epoch, timestamp=ts)
+        # 2. One request per leader.
+        for node, partitions in by_node.items():
+            request = ListOffsetsRequest(replica_id=ListOffsetsRequest.CONSUMER_REPLICA_ID,
+                                         isolation_level=self.consumer.isolation_level,
+                                         topics=ListOffsetsRequest.to_list_offsets_topics(partitions))
+            try:
+                response: ListOffsetsResponse = await self.client.send(node, request)
+            except (NetworkException, TimeoutException):
+                self.metadata.request_update()
+                to_retry.update(partitions)
+                continue
+            # 3. Per partition (OffsetFetcherUtils#handleListOffsetResponse).
+            answers = response.responses_by_partition()
+            for tp in partitions:
+                r = answers.get(tp)
+                error = Errors.for_code(r.error_code) if r is not None else Errors.UNKNOWN_SERVER_ERROR
+                if error is Errors.NONE:
+                    if r.offset != ListOffsetsResponse.UNKNOWN_OFFSET:
+                        fetched[tp] = ListOffsetData(r.offset, None if r.timestamp == -1 else r.timestamp,
+                                                     None if r.leader_epoch == -1 else r.leader_epoch)
+                elif error is Errors.TOPIC_AUTHORIZATION_FAILED:
+                    raise TopicAuthorizationException(f"Not authorized to access topics: [{tp.topic}]")
+                else:
+                    to_retry.add(tp)
+        return fetched, to_retry

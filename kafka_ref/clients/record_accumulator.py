@@ -1,0 +1,422 @@
+"""Where produced records wait: batches per partition, and the futures of their records.
+
+Mirrors org.apache.kafka.clients.producer.internals.RecordAccumulator, ProducerBatch,
+ProduceRequestResult and FutureRecordMetadata, and org.apache.kafka.clients.producer.RecordMetadata
+(Kafka 3.x). The accumulator keeps one deque of batches per partition; a record goes into the
+last batch of its partition while that batch has room (``batch_size``), otherwise into a new
+one. ``ready`` tells the Sender which leaders have a batch worth sending (full, lingered
+``linger_ms``, retry backoff over, or a flush / close in progress) and ``drain`` takes at most
+one batch per partition for each of them. See producer.py for the overall flow.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+import anyio
+
+from kafka_ref.clients.client_metadata import MetadataSnapshot
+from kafka_ref.common.errors import KafkaException
+from kafka_ref.common.records import RECORD_BATCH_OVERHEAD, MemoryRecords, SimpleRecord
+from kafka_ref.common.records.record import size_in_bytes
+from kafka_ref.common.topic_partition import TopicPartition
+
+Callback = Callable[["RecordMetadata | None", "BaseException | None"], None]
+
+# --------------------------------------------------------------------------------------------
+# Results handed to the caller
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RecordMetadata:
+    """Mirrors org.apache.kafka.clients.producer.RecordMetadata.
+
+    Where an acknowledged record went. ``offset`` is -1 with acks=0 (no response to read it
+    from); ``timestamp`` is the broker's append time for LogAppendTime topics, else the
+    record's create time.
+    """
+
+    topic: str
+    partition: int
+    offset: int
+    timestamp: int
+
+
+class ProduceRequestResult:
+    """Mirrors org.apache.kafka.clients.producer.internals.ProduceRequestResult.
+
+    The outcome of one batch, shared by the futures of its records: base offset, log append
+    time, or the error; ``wait()`` returns once it is set.
+    """
+
+    def __init__(self, topic_partition: TopicPartition) -> None:
+        self.topic_partition = topic_partition
+        self.base_offset = -1
+        self.log_append_time = -1
+        self.error: BaseException | None = None
+        self._done = anyio.Event()
+
+    def set(self, base_offset: int, log_append_time: int, error: BaseException | None) -> None:
+        """Mirrors org.apache.kafka.clients.producer.internals.ProduceRequestResult#set."""
+        self.base_offset, self.log_append_time, self.error = base_offset, log_append_time, error
+
+    def done(self) -> None:
+        """Mirrors org.apache.kafka.clients.producer.internals.ProduceRequestResult#done: wake the waiters."""
+        self._done.set()
+
+    @property
+    def completed(self) -> bool:
+        return self._done.is_set()
+
+    async def wait(self) -> None:
+        await self._done.wait()
+
+
+class FutureRecordMetadata:
+    """Mirrors org.apache.kafka.clients.producer.internals.FutureRecordMetadata.
+
+    The handle ``send_nowait`` returns: ``await`` it for the RecordMetadata (or the Kafka
+    exception). ``done()``, ``value()`` and ``exception()`` read it without waiting. A future
+    may be *chained* to the one that replaced it (a record that waited for metadata), as
+    Kafka chains futures of split batches.
+    """
+
+    def __init__(self, result: ProduceRequestResult, batch_index: int, create_timestamp: int) -> None:
+        self.result = result
+        self.batch_index = batch_index
+        self.create_timestamp = create_timestamp
+        self.next: FutureRecordMetadata | None = None
+
+    def chain(self, future: FutureRecordMetadata) -> None:
+        """Mirrors org.apache.kafka.clients.producer.internals.FutureRecordMetadata#chain."""
+        self.next = future
+
+    def done(self) -> bool:
+        """Mirrors java.util.concurrent.Future#isDone."""
+        if self.next is not None:
+            return self.next.done()
+        return self.result.completed
+
+    def exception(self) -> BaseException | None:
+        """The error the record failed with (None while pending or after success)."""
+        if self.next is not None:
+            return self.next.exception()
+        return self.result.error if self.result.completed else None
+
+    def value(self) -> RecordMetadata:
+        """Mirrors org.apache.kafka.clients.producer.internals.FutureRecordMetadata#valueOrError."""
+        if self.next is not None:
+            return self.next.value()
+        if not self.result.completed:
+            raise KafkaException("the record has not been acknowledged yet; await the future")
+        if self.result.error is not None:
+            raise self.result.error
+        base = self.result.base_offset
+        offset = -1 if base == -1 else base + self.batch_index
+        timestamp = self.create_timestamp if self.result.log_append_time == -1 else self.result.log_append_time
+        tp = self.result.topic_partition
+        return RecordMetadata(tp.topic, tp.partition, offset, timestamp)
+
+    async def get(self) -> RecordMetadata:
+        """Mirrors org.apache.kafka.clients.producer.internals.FutureRecordMetadata#get."""
+        await self.result.wait()
+        if self.next is not None:
+            return await self.next.get()
+        return self.value()
+
+    def __await__(self):
+        return self.get().__await__()
+
+
+# --------------------------------------------------------------------------------------------
+# Batches and the accumulator
+# --------------------------------------------------------------------------------------------
+
+
+class ProducerBatch:
+    """Mirrors org.apache.kafka.clients.producer.internals.ProducerBatch.
+
+    Records for one partition, appended until the estimated batch size reaches the write
+    limit (``batch_size``, or the first record's size when that is larger). The v2 batch is
+    built when the batch is first drained and the same bytes are resent on retries.
+    """
+
+    def __init__(self, tp: TopicPartition, write_limit: int, now_ms: int) -> None:
+        self.topic_partition = tp
+        self.write_limit = write_limit
+        self.created_ms = now_ms
+        self.last_attempt_ms = now_ms
+        self.last_append_time = now_ms
+        self.drained_ms = now_ms
+        self.attempts = 0
+        self.retry = False
+        self.records: list[SimpleRecord] = []
+        self.thunks: list[tuple[FutureRecordMetadata, Callback | None]] = []
+        self.estimated_size = RECORD_BATCH_OVERHEAD
+        self.closed_for_appends = False
+        self.produce_future = ProduceRequestResult(tp)
+        self.final_state: str | None = None
+        self._built: MemoryRecords | None = None
+
+    def try_append(self, record: SimpleRecord, callback: Callback | None, now_ms: int) -> FutureRecordMetadata | None:
+        """Mirrors org.apache.kafka.clients.producer.internals.ProducerBatch#tryAppend.
+
+        None when the batch has no room (MemoryRecordsBuilder#hasRoomFor); the first record
+        always fits.
+        """
+        # 1. Room check with the record's exact v2 size at its offset and timestamp delta.
+        base_timestamp = self.records[0].timestamp if self.records else record.timestamp
+        size = size_in_bytes(len(self.records), record.timestamp - base_timestamp, record.key, record.value, record.headers)
+        if self.closed_for_appends or (self.records and self.estimated_size + size > self.write_limit):
+            return None
+        # 2. Append and hand out the record's future.
+        future = FutureRecordMetadata(self.produce_future, len(self.records), record.timestamp)
+        self.records.append(record)
+        self.thunks.append((future, callback))
+        self.estimated_size += size
+        self.last_append_time = now_ms
+        return future
+
+    def is_full(self) -> bool:
+        """Mirrors org.apache.kafka.clients.producer.internals.ProducerBatch#isFull."""
+        return self.closed_for_appends or (bool(self.records) and self.estimated_size >= self.write_limit)
+
+    def close_for_record_appends(self) -> None:
+        """Mirrors org.apache.kafka.clients.producer.internals.ProducerBatch#closeForRecordAppends."""
+        self.closed_for_appends = True
+
+    def records_for_request(self) -> MemoryRecords:
+        """Mirrors org.apache.kafka.clients.producer.internals.ProducerBatch#records (built once)."""
+        if self._built is None:
+            self.closed_for_appends = True
+            self._built = MemoryRecords.with_records(self.records)
+        return self._built
+
+    @property
+    def record_count(self) -> int:
+        return len(self.records)
+
+    def has_reached_delivery_timeout(self, delivery_timeout_ms: int, now_ms: int) -> bool:
+        """Mirrors org.apache.kafka.clients.producer.internals.ProducerBatch#hasReachedDeliveryTimeout."""
+        return delivery_timeout_ms <= now_ms - self.created_ms
+
+    def reenqueued(self, now_ms: int) -> None:
+        """Mirrors org.apache.kafka.clients.producer.internals.ProducerBatch#reenqueued."""
+        self.attempts += 1
+        self.last_attempt_ms = max(self.last_append_time, now_ms)
+        self.last_append_time = max(self.last_append_time, now_ms)
+        self.retry = True
+
+    def drained(self, now_ms: int) -> None:
+        """Mirrors org.apache.kafka.clients.producer.internals.ProducerBatch#drained."""
+        self.drained_ms = max(self.drained_ms, now_ms)
+
+    def is_done(self) -> bool:
+        return self.final_state is not None
+
+    def done(self, base_offset: int, log_append_time: int, error: BaseException | None) -> bool:
+        """Mirrors org.apache.kafka.clients.producer.internals.ProducerBatch#done.
+
+        Completes every record's future and fires the callbacks, once; a second completion
+        (a late response for a batch that already expired) is ignored and returns False.
+        """
+        # 1. Only the first completion counts.
+        if self.final_state is not None:
+            return False
+        self.final_state = "FAILED" if error is not None else "SUCCEEDED"
+        # 2. Set the shared result, then run the callbacks in record order.
+        self.produce_future.set(base_offset, log_append_time, error)
+        self.produce_future.done()
+        for future, callback in self.thunks:
+            if callback is None:
+                continue
+            if error is not None:
+                callback(None, error)
+            else:
+                callback(future.value(), None)
+        return True
+
+    def __repr__(self) -> str:
+        return f"ProducerBatch({self.topic_partition}, records={len(self.records)}, attempts={self.attempts})"
+
+
+@dataclass(slots=True)
+class RecordAppendResult:
+    """Mirrors org.apache.kafka.clients.producer.internals.RecordAccumulator.RecordAppendResult."""
+
+    future: FutureRecordMetadata
+    batch_is_full: bool
+    new_batch_created: bool
+    appended_bytes: int
+
+
+@dataclass(slots=True)
+class ReadyCheckResult:
+    """Mirrors org.apache.kafka.clients.producer.internals.RecordAccumulator.ReadyCheckResult."""
+
+    ready_nodes: set[int]
+    next_ready_check_delay_ms: float
+    unknown_leader_topics: set[str]
+
+
+class RecordAccumulator:
+    """Mirrors org.apache.kafka.clients.producer.internals.RecordAccumulator.
+
+    One deque of batches per partition. Calls are synchronous: with one event loop each is
+    atomic, which is what Kafka's per-deque locks give it.
+    """
+
+    def __init__(self, batch_size: int, linger_ms: int, retry_backoff_ms: int, delivery_timeout_ms: int) -> None:
+        self.batch_size = batch_size
+        self.linger_ms = linger_ms
+        self.retry_backoff_ms = retry_backoff_ms
+        self.delivery_timeout_ms = delivery_timeout_ms
+        self.batches: dict[TopicPartition, deque[ProducerBatch]] = {}
+        self.incomplete: set[ProducerBatch] = set()
+        self.muted: set[TopicPartition] = set()
+        self.flushes_in_progress = 0
+        self.closed = False
+        self.drain_index: dict[int, int] = {}
+        self.next_batch_expiry_time_ms = float("inf")
+
+    def append(self, tp: TopicPartition, record: SimpleRecord, callback: Callback | None, now_ms: int) -> RecordAppendResult:
+        """Mirrors org.apache.kafka.clients.producer.internals.RecordAccumulator#append."""
+        dq = self.batches.setdefault(tp, deque())
+        # 1. Try the last batch of the partition.
+        if dq:
+            last = dq[-1]
+            before = last.estimated_size
+            future = last.try_append(record, callback, now_ms)
+            if future is not None:
+                return RecordAppendResult(future, len(dq) > 1 or last.is_full(), False, last.estimated_size - before)
+            last.close_for_record_appends()
+        # 2. No room: a new batch sized for at least this record.
+        record_size = RECORD_BATCH_OVERHEAD + size_in_bytes(0, 0, record.key, record.value, record.headers)
+        batch = ProducerBatch(tp, max(self.batch_size, record_size), now_ms)
+        future = batch.try_append(record, callback, now_ms)
+        assert future is not None, "the first record always fits a new batch"
+        dq.append(batch)
+        self.incomplete.add(batch)
+        return RecordAppendResult(future, len(dq) > 1 or batch.is_full(), True, batch.estimated_size)
+
+    def ready(self, cluster: MetadataSnapshot, now_ms: int) -> ReadyCheckResult:
+        """Mirrors org.apache.kafka.clients.producer.internals.RecordAccumulator#ready (and #partitionReady).
+
+        A leader is ready when one of its partitions has a sendable first batch: full, older
+        than linger.ms (or than the retry backoff after a retry), or a flush or close is on.
+        """
+        ready_nodes: set[int] = set()
+        next_delay = float("inf")
+        unknown_leader_topics: set[str] = set()
+        exhausted = self.flushes_in_progress > 0 or self.closed
+        for tp, dq in self.batches.items():
+            if not dq:
+                continue
+            # 1. Partitions without a known leader make the caller refresh metadata.
+            leader = cluster.leader_for(tp)
+            if leader is None:
+                unknown_leader_topics.add(tp.topic)
+                continue
+            if leader in ready_nodes or tp in self.muted:
+                continue
+            # 2. Is the head batch sendable now, and if not, when?
+            batch = dq[0]
+            waited = now_ms - batch.last_attempt_ms
+            backing_off = batch.attempts > 0 and waited < self.retry_backoff_ms
+            time_to_wait = self.retry_backoff_ms if backing_off else self.linger_ms
+            full = len(dq) > 1 or batch.is_full()
+            expired = waited >= time_to_wait
+            if (full or expired or exhausted) and not backing_off:
+                ready_nodes.add(leader)
+            else:
+                next_delay = min(next_delay, max(time_to_wait - waited, 0))
+        return ReadyCheckResult(ready_nodes, next_delay, unknown_leader_topics)
+
+    def drain(self, cluster: MetadataSnapshot, nodes: Iterable[int], max_size: int, now_ms: int) -> dict[int, list[ProducerBatch]]:
+        """Mirrors org.apache.kafka.clients.producer.internals.RecordAccumulator#drain (and #drainBatchesForOneNode).
+
+        For each ready leader, at most one batch per partition up to ``max_size`` bytes per
+        request (the first batch always goes), starting where the last drain of that node
+        stopped so no partition starves.
+        """
+        drained: dict[int, list[ProducerBatch]] = {}
+        for node in nodes:
+            parts = [tp for tp in self.batches if cluster.leader_for(tp) == node]
+            ready: list[ProducerBatch] = []
+            size = 0
+            start = self.drain_index.get(node, 0) % max(len(parts), 1)
+            for i in range(len(parts)):
+                tp = parts[(start + i) % len(parts)]
+                self.drain_index[node] = (start + i + 1) % len(parts)
+                dq = self.batches[tp]
+                # 1. Skip muted partitions, empty queues and batches still backing off.
+                if tp in self.muted or not dq:
+                    continue
+                first = dq[0]
+                if first.attempts > 0 and now_ms - first.last_attempt_ms < self.retry_backoff_ms:
+                    continue
+                # 2. Stop before the request grows past max_size (but send at least one batch).
+                if size + first.estimated_size > max_size and ready:
+                    break
+                dq.popleft()
+                first.records_for_request()
+                size += first.estimated_size
+                first.drained(now_ms)
+                ready.append(first)
+            drained[node] = ready
+        return drained
+
+    def reenqueue(self, batch: ProducerBatch, now_ms: int) -> None:
+        """Mirrors org.apache.kafka.clients.producer.internals.RecordAccumulator#reenqueue: back to the head."""
+        batch.reenqueued(now_ms)
+        self.batches.setdefault(batch.topic_partition, deque()).appendleft(batch)
+
+    def expired_batches(self, now_ms: int) -> list[ProducerBatch]:
+        """Mirrors org.apache.kafka.clients.producer.internals.RecordAccumulator#expiredBatches."""
+        expired: list[ProducerBatch] = []
+        for dq in self.batches.values():
+            while dq:
+                batch = dq[0]
+                if not batch.has_reached_delivery_timeout(self.delivery_timeout_ms, now_ms):
+                    self.next_batch_expiry_time_ms = min(self.next_batch_expiry_time_ms, batch.created_ms + self.delivery_timeout_ms)
+                    break
+                dq.popleft()
+                batch.close_for_record_appends()
+                expired.append(batch)
+        return expired
+
+    def deallocate(self, batch: ProducerBatch) -> None:
+        """Mirrors org.apache.kafka.clients.producer.internals.RecordAccumulator#deallocate."""
+        self.incomplete.discard(batch)
+
+    def has_undrained(self) -> bool:
+        """Mirrors org.apache.kafka.clients.producer.internals.RecordAccumulator#hasUndrained."""
+        return any(self.batches.values())
+
+    def begin_flush(self) -> None:
+        """Mirrors org.apache.kafka.clients.producer.internals.RecordAccumulator#beginFlush."""
+        self.flushes_in_progress += 1
+
+    async def await_flush_completion(self) -> None:
+        """Mirrors org.apache.kafka.clients.producer.internals.RecordAccumulator#awaitFlushCompletion.
+
+        Waits for every batch that was incomplete when the flush began; errors are left in
+        the futures.
+        """
+        try:
+            for batch in list(self.incomplete):
+                await batch.produce_future.wait()
+        finally:
+            self.flushes_in_progress -= 1
+
+    def abort_incomplete_batches(self, error: BaseException) -> None:
+        """Mirrors org.apache.kafka.clients.producer.internals.RecordAccumulator#abortIncompleteBatches."""
+        for batch in list(self.incomplete):
+            dq = self.batches.get(batch.topic_partition)
+            if dq is not None and batch in dq:
+                dq.remove(batch)
+            batch.done(-1, -1, error)
+            self.deallocate(batch)

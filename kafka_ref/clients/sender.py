@@ -1,0 +1,262 @@
+"""The producer's I/O task: turn ready batches into ProduceRequests and complete them.
+
+Mirrors org.apache.kafka.clients.producer.internals.Sender (Kafka 3.x, no idempotence or
+transactions). Each round finds ready leaders, drains their batches, fails batches past
+``delivery_timeout_ms``, sends one ProduceRequest per leader and refreshes metadata when due.
+A response completes each batch: success sets the offsets; a retriable error puts the batch
+back at the head of its partition queue (and asks for fresh metadata when the error means the
+cached leader is stale); any other error fails the batch's records with the Kafka exception.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from kafka_ref.clients.client_metadata import client_logger
+from kafka_ref.clients.record_accumulator import ProducerBatch
+from kafka_ref.common.errors import (
+    Errors,
+    InvalidMetadataException,
+    KafkaException,
+    NetworkException,
+    RetriableException,
+    TimeoutException,
+    TopicAuthorizationException,
+)
+from kafka_ref.common.requests.produce import ProduceRequest, ProduceResponse
+from kafka_ref.common.topic_partition import TopicPartition
+from kafka_ref.network.network import NetworkTimeoutException
+
+if TYPE_CHECKING:
+    from kafka_ref.clients.producer import KafkaProducer
+
+# --------------------------------------------------------------------------------------------
+# The sender task
+# --------------------------------------------------------------------------------------------
+
+
+class Sender:
+    """Mirrors org.apache.kafka.clients.producer.internals.Sender (the producer's I/O task).
+
+    Each round: find ready leaders, drain their batches, fail expired ones, send one
+    ProduceRequest per leader (a task each; at most ``max_in_flight`` per leader), refresh
+    metadata when due, then sleep until woken or until the next batch can become ready.
+    """
+
+    def __init__(self, producer: KafkaProducer) -> None:
+        self.producer = producer
+        self.client = producer.client
+        self.metadata = producer.metadata
+        self.accumulator = producer.accumulator
+        self.time = producer.time
+        self.guarantee_message_order = producer.max_in_flight == 1
+        self.running = True
+        self.forced_close = False
+        self.in_flight_requests: dict[int, int] = {}
+        self.in_flight_batches: dict[TopicPartition, list[ProducerBatch]] = {}
+        self.finished = anyio.Event()
+        self._wakeup_flag = False
+        self._wakeup_event = anyio.Event()
+        self.client.metadata_listeners.append(self.wakeup)
+        self._log = client_logger(client_id=producer.client_id)
+
+    def wakeup(self) -> None:
+        """Mirrors org.apache.kafka.clients.producer.internals.Sender#wakeup."""
+        self._wakeup_flag = True
+        self._wakeup_event.set()
+
+    def initiate_close(self) -> None:
+        """Mirrors org.apache.kafka.clients.producer.internals.Sender#initiateClose: send what is left, then stop."""
+        self.accumulator.closed = True
+        self.running = False
+        self.wakeup()
+
+    def force_close(self) -> None:
+        """Mirrors org.apache.kafka.clients.producer.internals.Sender#forceClose: stop now."""
+        self.forced_close = True
+        self.initiate_close()
+
+    async def run(self, task_group: anyio.abc.TaskGroup) -> None:
+        """Mirrors org.apache.kafka.clients.producer.internals.Sender#run."""
+        try:
+            # 1. The main loop.
+            while self.running:
+                await self.run_once(task_group)
+            # 2. Closing: keep sending until nothing is left (unless forced).
+            while not self.forced_close and (self.accumulator.has_undrained() or sum(self.in_flight_requests.values()) > 0):
+                await self.run_once(task_group)
+            # 3. Forced: whatever is left fails.
+            if self.forced_close:
+                self.accumulator.abort_incomplete_batches(KafkaException("Producer is closed forcefully."))
+        finally:
+            self.finished.set()
+
+    async def run_once(self, task_group: anyio.abc.TaskGroup) -> None:
+        """Mirrors org.apache.kafka.clients.producer.internals.Sender#runOnce (with NetworkClient#poll's metadata step)."""
+        now = self.time.milliseconds()
+        # 1. Send what is ready.
+        poll_timeout = self.send_producer_data(now, task_group)
+        # 2. Metadata: refresh when due (in its own task; it wakes us when done).
+        if not self.client.metadata_fetch_in_progress:
+            due_in = self.metadata.time_to_next_update(now)
+            if due_in == 0:
+                task_group.start_soon(self._update_metadata)
+            else:
+                poll_timeout = min(poll_timeout, due_in)
+        # 3. Sleep until woken (append, response, metadata) or the next deadline.
+        await self._poll(poll_timeout)
+
+    def send_producer_data(self, now: int, task_group: anyio.abc.TaskGroup) -> float:
+        """Mirrors org.apache.kafka.clients.producer.internals.Sender#sendProducerData; returns the poll timeout."""
+        cluster = self.metadata.fetch()
+        # 1. Which leaders have sendable data?
+        result = self.accumulator.ready(cluster, now)
+        if result.unknown_leader_topics:
+            self.metadata.add_topics(result.unknown_leader_topics)
+            self.metadata.request_update()
+        # 2. Leaders with a full in-flight window wait for a response first.
+        ready_nodes = {n for n in result.ready_nodes if self.in_flight_requests.get(n, 0) < self.producer.max_in_flight}
+        # 3. Drain; keep partitions muted while a batch is in flight if ordering must hold.
+        batches = self.accumulator.drain(cluster, sorted(ready_nodes), self.producer.max_request_size, now)
+        for node_batches in batches.values():
+            for batch in node_batches:
+                self.in_flight_batches.setdefault(batch.topic_partition, []).append(batch)
+                if self.guarantee_message_order:
+                    self.accumulator.muted.add(batch.topic_partition)
+        # 4. Expire batches past the delivery timeout, queued or in flight.
+        self.accumulator.next_batch_expiry_time_ms = float("inf")
+        expired = self.accumulator.expired_batches(now) + self.get_expired_inflight_batches(now)
+        for batch in expired:
+            self.fail_batch(batch, TimeoutException(
+                f"Expiring {batch.record_count} record(s) for {batch.topic_partition}:{now - batch.created_ms} ms "
+                f"has passed since batch creation"))
+        # 5. Send one request per leader.
+        for node, node_batches in batches.items():
+            if node_batches:
+                self.send_produce_request(node, node_batches, task_group)
+        poll_timeout = min(result.next_ready_check_delay_ms, self.accumulator.next_batch_expiry_time_ms - now)
+        if any(batches.values()):
+            poll_timeout = 0
+        return max(poll_timeout, 0)
+
+    def get_expired_inflight_batches(self, now: int) -> list[ProducerBatch]:
+        """Mirrors org.apache.kafka.clients.producer.internals.Sender#getExpiredInflightBatches."""
+        expired: list[ProducerBatch] = []
+        for tp, batches in self.in_flight_batches.items():
+            for batch in list(batches):
+                if batch.has_reached_delivery_timeout(self.accumulator.delivery_timeout_ms, now):
+                    batches.remove(batch)
+                    expired.append(batch)
+                else:
+                    self.accumulator.next_batch_expiry_time_ms = min(
+                        self.accumulator.next_batch_expiry_time_ms, batch.created_ms + self.accumulator.delivery_timeout_ms)
+        return expired
+
+    def send_produce_request(self, node: int, batches: list[ProducerBatch], task_group: anyio.abc.TaskGroup) -> None:
+        """Mirrors org.apache.kafka.clients.producer.internals.Sender#sendProduceRequest."""
+        producer = self.producer
+        # 1. One request for all the node's batches.
+        request = ProduceRequest.build(
+            acks=producer.acks, timeout_ms=producer.request_timeout_ms,
+            records={b.topic_partition: b.records_for_request() for b in batches},
+        )
+        envelope = self.client.post(node, request)
+        # 2. acks=0: nothing comes back; the batches are done once the request is out.
+        if producer.acks == 0:
+            now = self.time.milliseconds()
+            for batch in batches:
+                if envelope.error is not None:
+                    self.complete_batch(batch, Errors.NETWORK_EXCEPTION, -1, -1, f"Disconnected from node {node}", now)
+                else:
+                    self.complete_batch(batch, Errors.NONE, -1, -1, None, now)
+            return
+        # 3. Otherwise a task waits for the response (or the disconnect / timeout).
+        self.in_flight_requests[node] = self.in_flight_requests.get(node, 0) + 1
+        task_group.start_soon(self._await_produce_response, node, envelope, batches)
+
+    async def _await_produce_response(self, node: int, envelope: Any, batches: list[ProducerBatch]) -> None:
+        """Mirrors org.apache.kafka.clients.producer.internals.Sender#handleProduceResponse."""
+        try:
+            try:
+                response: ProduceResponse = await self.client.wait(envelope)
+            except (NetworkException, TimeoutException) as exc:
+                # 1. Lost connection or request timeout: every batch gets NETWORK_EXCEPTION.
+                suffix = " due to timeout" if isinstance(exc, NetworkTimeoutException) else ""
+                now = self.time.milliseconds()
+                for batch in batches:
+                    self.complete_batch(batch, Errors.NETWORK_EXCEPTION, -1, -1, f"Disconnected from node {node}{suffix}", now)
+                return
+            # 2. One partition result per batch.
+            now = self.time.milliseconds()
+            results = response.responses_by_partition()
+            for batch in batches:
+                r = results.get(batch.topic_partition)
+                if r is None:
+                    self.complete_batch(batch, Errors.UNKNOWN_SERVER_ERROR, -1, -1, "no result for the partition in the response", now)
+                else:
+                    self.complete_batch(batch, Errors.for_code(r.error_code), r.base_offset, r.log_append_time_ms, r.error_message, now)
+        finally:
+            self.in_flight_requests[node] -= 1
+            self.wakeup()
+
+    def complete_batch(self, batch: ProducerBatch, error: Errors, base_offset: int, log_append_time: int,
+                       error_message: str | None, now: int) -> None:
+        """Mirrors org.apache.kafka.clients.producer.internals.Sender#completeBatch."""
+        tp = batch.topic_partition
+        if error is not Errors.NONE:
+            exc = error.exception(error_message)
+            # 1. Retriable and within budget: back to the head of the queue.
+            if self.can_retry(batch, exc, now):
+                self._log.warning("produce_retry", topic_partition=str(tp), error=error.name,
+                                  attempts_left=self.producer.retries - batch.attempts - 1)
+                self._remove_in_flight(batch)
+                self.accumulator.reenqueue(batch, now)
+            else:
+                # 2. Otherwise the records fail with the Kafka exception for the code.
+                if error is Errors.TOPIC_AUTHORIZATION_FAILED:
+                    exc = TopicAuthorizationException(f"Not authorized to access topics: [{tp.topic}]")
+                self.fail_batch(batch, exc)
+            # 3. Stale metadata behind the error: refresh it.
+            if isinstance(exc, InvalidMetadataException):
+                self.metadata.request_update()
+        else:
+            # 4. Success.
+            self._remove_in_flight(batch)
+            if batch.done(base_offset, log_append_time, None):
+                self.accumulator.deallocate(batch)
+        # 5. The partition may send its next batch.
+        if self.guarantee_message_order:
+            self.accumulator.muted.discard(tp)
+
+    def can_retry(self, batch: ProducerBatch, exc: BaseException | None, now: int) -> bool:
+        """Mirrors org.apache.kafka.clients.producer.internals.Sender#canRetry."""
+        return (not batch.has_reached_delivery_timeout(self.accumulator.delivery_timeout_ms, now)
+                and batch.attempts < self.producer.retries
+                and not batch.is_done()
+                and isinstance(exc, RetriableException))
+
+    def fail_batch(self, batch: ProducerBatch, exc: BaseException) -> None:
+        """Mirrors org.apache.kafka.clients.producer.internals.Sender#failBatch."""
+        self._remove_in_flight(batch)
+        if batch.done(-1, -1, exc):
+            self.accumulator.deallocate(batch)
+
+    def _remove_in_flight(self, batch: ProducerBatch) -> None:
+        batches = self.in_flight_batches.get(batch.topic_partition)
+        if batches is not None and batch in batches:
+            batches.remove(batch)
+
+    async def _update_metadata(self) -> None:
+        await self.client.maybe_update_metadata()
+
+    async def _poll(self, timeout_ms: float) -> None:
+        if self._wakeup_flag:
+            self._wakeup_flag = False
+            await anyio.lowlevel.checkpoint()
+            return
+        self._wakeup_event = anyio.Event()
+        with anyio.move_on_after(None if timeout_ms == float("inf") else timeout_ms / 1000.0):
+            await self._wakeup_event.wait()
+        self._wakeup_flag = False

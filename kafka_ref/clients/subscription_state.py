@@ -1,0 +1,149 @@
+"""What the consumer consumes and from where: assigned partitions and their fetch positions.
+
+Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState (Kafka 3.x) for manual
+assignment: per partition the fetch position (offset, the epoch of the record before it, and
+the leader to fetch from), a pending offset reset, a retry backoff, and the offsets the last
+fetch reported. Group subscriptions will add ``subscribe(topics)`` and
+``assign_from_subscribed`` here (see consumer.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+from kafka_ref.clients.client_metadata import LeaderAndEpoch
+from kafka_ref.common.errors import KafkaException
+from kafka_ref.common.topic_partition import TopicPartition
+
+
+
+@dataclass(frozen=True, slots=True)
+class FetchPosition:
+    """Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState.FetchPosition.
+
+    The next offset to fetch, the epoch of the record before it (None when unknown), and the
+    leader (with its epoch) to fetch it from.
+    """
+
+    offset: int
+    offset_epoch: int | None = None
+    current_leader: LeaderAndEpoch = LeaderAndEpoch()
+
+
+@dataclass(slots=True)
+class TopicPartitionState:
+    """Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState.TopicPartitionState."""
+
+    position: FetchPosition | None = None
+    reset_strategy: str | None = None
+    next_retry_time_ms: int = 0
+    high_watermark: int | None = None
+    log_start_offset: int | None = None
+    last_stable_offset: int | None = None
+    paused: bool = False
+
+    def awaiting_reset(self) -> bool:
+        return self.reset_strategy is not None
+
+    def has_valid_position(self) -> bool:
+        return self.position is not None and self.reset_strategy is None
+
+
+class SubscriptionState:
+    """Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState (user assignment).
+
+    Group subscriptions will add ``subscribe(topics)`` and ``assign_from_subscribed`` here;
+    see the module docstring.
+    """
+
+    def __init__(self, default_reset_strategy: str) -> None:
+        self.default_reset_strategy = default_reset_strategy
+        self.assignment: dict[TopicPartition, TopicPartitionState] = {}
+
+    def assign_from_user(self, partitions: Iterable[TopicPartition]) -> bool:
+        """Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState#assignFromUser.
+
+        Kept partitions keep their state; new ones start without a position.
+        """
+        partitions = list(dict.fromkeys(partitions))
+        if set(partitions) == set(self.assignment):
+            return False
+        self.assignment = {tp: self.assignment.get(tp) or TopicPartitionState() for tp in partitions}
+        return True
+
+    def assigned_partitions(self) -> set[TopicPartition]:
+        return set(self.assignment)
+
+    def is_assigned(self, tp: TopicPartition) -> bool:
+        return tp in self.assignment
+
+    def assigned_state(self, tp: TopicPartition) -> TopicPartitionState:
+        """Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState#assignedState."""
+        state = self.assignment.get(tp)
+        if state is None:
+            raise KafkaException(f"No current assignment for partition {tp}")
+        return state
+
+    def seek_unvalidated(self, tp: TopicPartition, position: FetchPosition) -> None:
+        """Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState#seekUnvalidated."""
+        state = self.assigned_state(tp)
+        state.position = position
+        state.reset_strategy = None
+        state.next_retry_time_ms = 0
+
+    def maybe_seek_unvalidated(self, tp: TopicPartition, position: FetchPosition, requested_strategy: str) -> None:
+        """Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState#maybeSeekUnvalidated.
+
+        Applies a reset result only if the partition still awaits that reset (a user seek
+        in between wins).
+        """
+        state = self.assignment.get(tp)
+        if state is not None and state.reset_strategy == requested_strategy:
+            self.seek_unvalidated(tp, position)
+
+    def position(self, tp: TopicPartition) -> FetchPosition | None:
+        return self.assigned_state(tp).position
+
+    def request_offset_reset(self, tp: TopicPartition, strategy: str | None = None) -> None:
+        """Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState#requestOffsetReset."""
+        state = self.assigned_state(tp)
+        state.reset_strategy = strategy or self.default_reset_strategy
+        state.next_retry_time_ms = 0
+
+    def reset_initializing_positions(self) -> list[TopicPartition]:
+        """Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState#resetInitializingPositions.
+
+        Partitions with no position get the default reset strategy; with "none" they are
+        returned so the caller can raise NoOffsetForPartitionException.
+        """
+        undefined: list[TopicPartition] = []
+        for tp, state in self.assignment.items():
+            if state.position is None and state.reset_strategy is None:
+                if self.default_reset_strategy == "none":
+                    undefined.append(tp)
+                else:
+                    state.reset_strategy = self.default_reset_strategy
+        return undefined
+
+    def partitions_needing_reset(self, now_ms: int) -> list[TopicPartition]:
+        """Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState#partitionsNeedingReset."""
+        return [tp for tp, s in self.assignment.items() if s.awaiting_reset() and s.next_retry_time_ms <= now_ms]
+
+    def request_failed(self, partitions: Iterable[TopicPartition], next_retry_time_ms: int) -> None:
+        """Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState#requestFailed."""
+        for tp in partitions:
+            state = self.assignment.get(tp)
+            if state is not None:
+                state.next_retry_time_ms = next_retry_time_ms
+
+    def fetchable_partitions(self, now_ms: int) -> list[TopicPartition]:
+        """Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState#fetchablePartitions."""
+        return [tp for tp, s in self.assignment.items()
+                if s.has_valid_position() and not s.paused and s.next_retry_time_ms <= now_ms]
+
+    def update_position_leader(self, tp: TopicPartition, leader: LeaderAndEpoch) -> None:
+        """Mirrors SubscriptionState.TopicPartitionState#updatePositionLeaderNoValidation."""
+        state = self.assignment.get(tp)
+        if state is not None and state.position is not None and state.position.current_leader != leader:
+            state.position = FetchPosition(state.position.offset, state.position.offset_epoch, leader)

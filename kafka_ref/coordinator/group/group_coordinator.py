@@ -1,0 +1,912 @@
+"""Group membership and offset management for the groups whose offsets partition this broker leads.
+
+Mirrors kafka.coordinator.group.GroupCoordinator (Kafka 3.x, the classic protocol) and
+kafka.coordinator.group.GroupConfig, JoinGroupResult, SyncGroupResult, LeaveGroupResult.
+
+A rebalance, as the state machine in group_metadata.py runs it: a JoinGroup from a new member
+(or a changed one, or the leader, or a member failure) moves the group to PreparingRebalance
+and parks every member's JoinGroup in the rebalance purgatory (DelayedJoin); when all known
+members have rejoined, or the rebalance timeout passes, the next generation starts: protocol
+chosen, JoinGroup answered (the leader gets every member's subscription), state
+CompletingRebalance. The leader's SyncGroup brings the assignment; once it is stored in
+``__consumer_offsets`` (acks=-1) every parked SyncGroup is answered and the group is Stable.
+Each member must then heartbeat within its session timeout (DelayedHeartbeat) or be removed,
+which starts another rebalance.
+
+Not modelled: static membership (KIP-345: a request with a group instance id is answered
+UNSUPPORTED_VERSION, as a broker below IBP 2.3 does), transactional offset commits, group
+deletion and offset expiration. Every method is synchronous: Kafka's ``group.inLock`` is the
+single event loop here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping
+
+from kafka_ref.common.errors import Errors
+from kafka_ref.common.requests.api_keys import ApiKeys
+from kafka_ref.common.requests.join_group import UNKNOWN_MEMBER_ID, JoinGroupResponseMember
+from kafka_ref.common.requests.leave_group import MemberIdentity, MemberResponse
+from kafka_ref.common.requests.offset_fetch import OffsetFetchResponsePartitions
+from kafka_ref.common.state_change import state_change_logger
+from kafka_ref.common.time import Time
+from kafka_ref.common.topic_partition import TopicPartition
+from kafka_ref.coordinator.group.delayed_heartbeat import DelayedHeartbeat, MemberKey
+from kafka_ref.coordinator.group.delayed_join import DelayedJoin, DelayedSync, GroupJoinKey, GroupSyncKey, InitialDelayedJoin
+from kafka_ref.coordinator.group.group_metadata import (
+    CompletingRebalance,
+    Dead,
+    Empty,
+    GroupMetadata,
+    IllegalStateException,
+    OffsetAndMetadata,
+    PreparingRebalance,
+    Stable,
+)
+from kafka_ref.coordinator.group.group_metadata_manager import GROUP_METADATA_TOPIC_NAME, GroupMetadataManager
+from kafka_ref.coordinator.group.member_metadata import MemberMetadata, plain_protocol_set
+from kafka_ref.server.delayed_operation import DelayedOperationPurgatory
+
+NEW_MEMBER_JOIN_TIMEOUT_MS = 5 * 60 * 1000  # GroupCoordinator.NewMemberJoinTimeoutMs
+NO_GENERATION = -1
+NO_LEADER = ""
+
+JoinCallback = Callable[["JoinGroupResult"], None]
+SyncCallback = Callable[["SyncGroupResult"], None]
+
+
+@dataclass(frozen=True, slots=True)
+class GroupConfig:
+    """Mirrors kafka.coordinator.group.GroupConfig (group.min/max.session.timeout.ms, group.max.size, KIP-134 delay)."""
+
+    group_min_session_timeout_ms: int = 6000
+    group_max_session_timeout_ms: int = 1800000
+    group_max_size: int = 2**31 - 1
+    group_initial_rebalance_delay_ms: int = 3000
+
+    @classmethod
+    def from_kafka_config(cls, config: Any) -> "GroupConfig":
+        """The broker's group.* settings (group.max.size keeps Kafka's default, Integer.MAX_VALUE)."""
+        return cls(
+            group_min_session_timeout_ms=config.get("group.min.session.timeout.ms"),
+            group_max_session_timeout_ms=config.get("group.max.session.timeout.ms"),
+            group_initial_rebalance_delay_ms=config.get("group.initial.rebalance.delay.ms"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class JoinGroupResult:
+    """Mirrors kafka.coordinator.group.JoinGroupResult: what a parked JoinGroup is answered with."""
+
+    members: tuple[JoinGroupResponseMember, ...]
+    member_id: str
+    generation_id: int
+    protocol_type: str | None
+    protocol_name: str | None
+    leader_id: str
+    skip_assignment: bool
+    error: Errors
+
+    @classmethod
+    def of_error(cls, member_id: str, error: Errors) -> "JoinGroupResult":
+        """Mirrors JoinGroupResult.apply(memberId, error): no generation, protocol or leader."""
+        return cls((), member_id, NO_GENERATION, None, None, NO_LEADER, False, error)
+
+
+@dataclass(frozen=True, slots=True)
+class SyncGroupResult:
+    """Mirrors kafka.coordinator.group.SyncGroupResult."""
+
+    protocol_type: str | None
+    protocol_name: str | None
+    member_assignment: bytes
+    error: Errors
+
+    @classmethod
+    def of_error(cls, error: Errors) -> "SyncGroupResult":
+        return cls(None, None, b"", error)
+
+
+@dataclass(frozen=True, slots=True)
+class LeaveGroupResult:
+    """Mirrors kafka.coordinator.group.LeaveGroupResult."""
+
+    top_level_error: Errors
+    member_responses: tuple[MemberResponse, ...] = field(default=())
+
+
+class GroupPurgatory(DelayedOperationPurgatory):
+    """A DelayedOperationPurgatory whose check_and_complete tolerates re-entrant watches.
+
+    Completing a DelayedJoin can watch a new DelayedJoin under the same GroupJoinKey (no
+    member rejoined: wait another rebalance timeout). Kafka's Watchers keep such an operation;
+    this subclass merges it back instead of overwriting the key's list.
+    """
+
+    def check_and_complete(self, key: Any) -> int:
+        """Mirrors kafka.server.DelayedOperationPurgatory#checkAndComplete."""
+        watchers = self._watchers.pop(key, None)
+        if not watchers:
+            return 0
+        completed = 0
+        remaining = []
+        for op in watchers:
+            if op.is_completed:
+                continue
+            if op.safe_try_complete():
+                completed += 1
+            else:
+                remaining.append(op)
+        added = [op for op in self._watchers.pop(key, []) if not op.is_completed]
+        merged = [op for op in remaining if not op.is_completed] + added
+        if merged:
+            self._watchers[key] = merged
+        self.completed_count += completed
+        return completed
+
+
+class GroupCoordinator:
+    """Mirrors kafka.coordinator.group.GroupCoordinator."""
+
+    def __init__(
+        self,
+        broker_id: int,
+        group_config: GroupConfig,
+        group_manager: GroupMetadataManager,
+        heartbeat_purgatory: DelayedOperationPurgatory,
+        rebalance_purgatory: DelayedOperationPurgatory,
+        time: Time,
+        rng: Any,
+    ) -> None:
+        self.broker_id = broker_id
+        self.group_config = group_config
+        self.group_manager = group_manager
+        self.heartbeat_purgatory = heartbeat_purgatory
+        self.rebalance_purgatory = rebalance_purgatory
+        self.time = time
+        self.rng = rng
+        self.is_active = False
+        self._log = state_change_logger(broker_id=broker_id)
+
+    @classmethod
+    def from_broker(cls, broker: Any, *, load_bound: str = "high_watermark") -> "GroupCoordinator":
+        """Mirrors kafka.coordinator.group.GroupCoordinator.apply: purgatories on the broker's timer, the manager."""
+        from kafka_ref.coordinator.group.group_metadata_manager import OffsetConfig, new_rng
+
+        config = broker.config
+        manager = GroupMetadataManager(broker.broker_id, config.inter_broker_protocol_version,
+                                       OffsetConfig.from_kafka_config(config), broker.replica_manager,
+                                       broker.scheduler, broker.time, load_bound=load_bound)
+        return cls(
+            broker.broker_id, GroupConfig.from_kafka_config(config), manager,
+            GroupPurgatory("Heartbeat", broker.timer, broker.broker_id),
+            GroupPurgatory("Rebalance", broker.timer, broker.broker_id),
+            broker.time, new_rng(broker.broker_id) if getattr(broker, "rng", None) is None else broker.rng,
+        )
+
+    # -- life cycle --------------------------------------------------------------------------
+
+    def startup(self, retrieve_group_metadata_topic_partition_count: Callable[[], int]) -> None:
+        """Mirrors kafka.coordinator.group.GroupCoordinator#startup."""
+        self.group_manager.startup(retrieve_group_metadata_topic_partition_count)
+        self.is_active = True
+        self._log.info("group_coordinator_started", offsets_partitions=self.group_manager.group_metadata_topic_partition_count)
+
+    def shutdown(self) -> None:
+        """Mirrors kafka.coordinator.group.GroupCoordinator#shutdown."""
+        self.is_active = False
+        self.group_manager.shutdown()
+
+    def partition_for(self, group_id: str) -> int:
+        return self.group_manager.partition_for(group_id)
+
+    # -- validation ---------------------------------------------------------------------------
+
+    @staticmethod
+    def _is_valid_group_id(group_id: str | None, api: ApiKeys) -> bool:
+        """Mirrors kafka.coordinator.group.GroupCoordinator#isValidGroupId: "" only for the offset/describe APIs."""
+        if api in (ApiKeys.OFFSET_COMMIT, ApiKeys.OFFSET_FETCH, ApiKeys.DESCRIBE_GROUPS, ApiKeys.DELETE_GROUPS):
+            return group_id is not None
+        return bool(group_id)
+
+    def _validate_group_status(self, group_id: str, api: ApiKeys) -> Errors | None:
+        """Mirrors kafka.coordinator.group.GroupCoordinator#validateGroupStatus.
+
+        INVALID_GROUP_ID, COORDINATOR_NOT_AVAILABLE (not started), COORDINATOR_LOAD_IN_PROGRESS
+        (its partition is loading), NOT_COORDINATOR (its partition is not owned here).
+        """
+        if not self._is_valid_group_id(group_id, api):
+            return Errors.INVALID_GROUP_ID
+        if not self.is_active:
+            return Errors.COORDINATOR_NOT_AVAILABLE
+        if self.group_manager.is_group_loading(group_id):
+            return Errors.COORDINATOR_LOAD_IN_PROGRESS
+        if not self.group_manager.is_group_local(group_id):
+            return Errors.NOT_COORDINATOR
+        return None
+
+    @staticmethod
+    def _validate_current_member(group: GroupMetadata, member_id: str) -> Errors | None:
+        """Mirrors kafka.coordinator.group.GroupCoordinator#validateCurrentMember (dynamic members)."""
+        return None if group.has(member_id) else Errors.UNKNOWN_MEMBER_ID
+
+    def _accept_joining_member(self, group: GroupMetadata, member_id: str) -> bool:
+        """Mirrors kafka.coordinator.group.GroupCoordinator#acceptJoiningMember (group.max.size)."""
+        if group.is_(Empty) or group.is_(Dead):
+            return True
+        if group.is_(PreparingRebalance):
+            return (group.has(member_id) and group.get(member_id).is_awaiting_join) or \
+                group.num_awaiting < self.group_config.group_max_size
+        return group.has(member_id) or group.size < self.group_config.group_max_size
+
+    # -- JoinGroup ------------------------------------------------------------------------------
+
+    def handle_join_group(
+        self, group_id: str, member_id: str, group_instance_id: str | None, require_known_member_id: bool,
+        support_skipping_assignment: bool, client_id: str, client_host: str, rebalance_timeout_ms: int,
+        session_timeout_ms: int, protocol_type: str, protocols: list[tuple[str, bytes]],
+        response_callback: JoinCallback, reason: str | None = None,
+    ) -> None:
+        """Mirrors kafka.coordinator.group.GroupCoordinator#handleJoinGroup.
+
+        1. group status; 2. session timeout within the broker's bounds; 3. the group (created
+        Empty for a new member); 4. max size; 5. new member or known member; 6. a group
+        preparing a rebalance may now have everyone.
+        """
+        # 1. Coordinator checks.
+        error = self._validate_group_status(group_id, ApiKeys.JOIN_GROUP)
+        if error is not None:
+            response_callback(JoinGroupResult.of_error(member_id, error))
+            return
+        # 2. Session timeout bounds.
+        if not (self.group_config.group_min_session_timeout_ms <= session_timeout_ms
+                <= self.group_config.group_max_session_timeout_ms):
+            response_callback(JoinGroupResult.of_error(member_id, Errors.INVALID_SESSION_TIMEOUT))
+            return
+        # 3. The group: created only for a member without an id.
+        is_unknown_member = member_id == UNKNOWN_MEMBER_ID
+        group = self.group_manager.get_or_maybe_create_group(group_id, is_unknown_member)
+        if group is None:
+            response_callback(JoinGroupResult.of_error(member_id, Errors.UNKNOWN_MEMBER_ID))
+            return
+        join_reason = reason or "not provided"
+        # 4./5. Capacity, then the new- or known-member path.
+        if not self._accept_joining_member(group, member_id):
+            group.remove(member_id)
+            response_callback(JoinGroupResult.of_error(UNKNOWN_MEMBER_ID, Errors.GROUP_MAX_SIZE_REACHED))
+        elif is_unknown_member:
+            self._do_new_member_join_group(group, require_known_member_id, client_id, client_host,
+                                           rebalance_timeout_ms, session_timeout_ms, protocol_type, protocols,
+                                           response_callback, join_reason)
+        else:
+            self._do_current_member_join_group(group, member_id, client_id, client_host, rebalance_timeout_ms,
+                                               session_timeout_ms, protocol_type, protocols, response_callback,
+                                               join_reason)
+        # 6. Maybe everyone is in now.
+        if group.is_(PreparingRebalance):
+            self.rebalance_purgatory.check_and_complete(GroupJoinKey(group.group_id))
+
+    def _do_new_member_join_group(self, group: GroupMetadata, require_known_member_id: bool, client_id: str,
+                                  client_host: str, rebalance_timeout_ms: int, session_timeout_ms: int,
+                                  protocol_type: str, protocols: list[tuple[str, bytes]],
+                                  response_callback: JoinCallback, reason: str) -> None:
+        """Mirrors GroupCoordinator#doNewMemberJoinGroup and #doDynamicNewMemberJoinGroup.
+
+        A member id is generated. With ``require_known_member_id`` (JoinGroup v4+, KIP-394) it
+        is only handed back with MEMBER_ID_REQUIRED and kept pending until the member rejoins
+        with it (or its session timeout passes); otherwise the member joins at once.
+        """
+        if group.is_(Dead):
+            response_callback(JoinGroupResult.of_error(UNKNOWN_MEMBER_ID, Errors.COORDINATOR_NOT_AVAILABLE))
+            return
+        if not group.supports_protocols(protocol_type, plain_protocol_set(protocols)):
+            response_callback(JoinGroupResult.of_error(UNKNOWN_MEMBER_ID, Errors.INCONSISTENT_GROUP_PROTOCOL))
+            return
+        new_member_id = group.generate_member_id(client_id, None, self.rng)
+        if require_known_member_id:
+            group.add_pending_member(new_member_id)
+            self._add_pending_member_expiration(group, new_member_id, session_timeout_ms)
+            response_callback(JoinGroupResult.of_error(new_member_id, Errors.MEMBER_ID_REQUIRED))
+        else:
+            self._add_member_and_rebalance(rebalance_timeout_ms, session_timeout_ms, new_member_id, client_id,
+                                           client_host, protocol_type, protocols, group, response_callback, reason)
+
+    def _do_current_member_join_group(self, group: GroupMetadata, member_id: str, client_id: str, client_host: str,
+                                      rebalance_timeout_ms: int, session_timeout_ms: int, protocol_type: str,
+                                      protocols: list[tuple[str, bytes]], response_callback: JoinCallback,
+                                      reason: str) -> None:
+        """Mirrors kafka.coordinator.group.GroupCoordinator#doCurrentMemberJoinGroup.
+
+        A pending member is added; a known member rejoining during PreparingRebalance is
+        updated and parked; in CompletingRebalance or Stable an unchanged follower just gets
+        the current generation back, while the leader or a changed member forces a rebalance.
+        """
+        if group.is_(Dead):
+            response_callback(JoinGroupResult.of_error(member_id, Errors.COORDINATOR_NOT_AVAILABLE))
+            return
+        if not group.supports_protocols(protocol_type, plain_protocol_set(protocols)):
+            response_callback(JoinGroupResult.of_error(member_id, Errors.INCONSISTENT_GROUP_PROTOCOL))
+            return
+        if group.is_pending_member(member_id):
+            self._add_member_and_rebalance(rebalance_timeout_ms, session_timeout_ms, member_id, client_id, client_host,
+                                           protocol_type, protocols, group, response_callback, reason)
+            return
+        error = self._validate_current_member(group, member_id)
+        if error is not None:
+            response_callback(JoinGroupResult.of_error(member_id, error))
+            return
+        member = group.get(member_id)
+        state = group.current_state
+        if state is PreparingRebalance:
+            self._update_member_and_rebalance(group, member, protocols, rebalance_timeout_ms, session_timeout_ms,
+                                              f"Member {member_id} joining group during {state}; client reason: {reason}",
+                                              response_callback)
+        elif state is CompletingRebalance:
+            if member.matches(protocols):
+                # The member lost the JoinGroup answer: give it the current generation again.
+                response_callback(self._join_result(group, member_id))
+            else:
+                self._update_member_and_rebalance(group, member, protocols, rebalance_timeout_ms, session_timeout_ms,
+                                                  f"Updating metadata for member {member_id} during {state}; "
+                                                  f"client reason: {reason}", response_callback)
+        elif state is Stable:
+            if group.is_leader(member_id):
+                self._update_member_and_rebalance(group, member, protocols, rebalance_timeout_ms, session_timeout_ms,
+                                                  f"Leader {member_id} re-joining group during {state}; "
+                                                  f"client reason: {reason}", response_callback)
+            elif not member.matches(protocols):
+                self._update_member_and_rebalance(group, member, protocols, rebalance_timeout_ms, session_timeout_ms,
+                                                  f"Updating metadata for member {member_id} during {state}; "
+                                                  f"client reason: {reason}", response_callback)
+            else:
+                response_callback(self._join_result(group, member_id, include_members=False))
+        else:
+            self._log.warning("join_group_unexpected_state", group_id=group.group_id, member_id=member_id, state=str(state))
+            response_callback(JoinGroupResult.of_error(member_id, Errors.UNKNOWN_MEMBER_ID))
+
+    def _join_result(self, group: GroupMetadata, member_id: str, include_members: bool = True) -> JoinGroupResult:
+        """The JoinGroup answer of the current generation (every member's metadata for the leader only)."""
+        members: tuple[JoinGroupResponseMember, ...] = ()
+        if include_members and group.is_leader(member_id):
+            members = tuple(JoinGroupResponseMember(member_id=mid, group_instance_id=iid, metadata=md)
+                            for mid, iid, md in group.current_member_metadata())
+        return JoinGroupResult(members, member_id, group.generation_id, group.protocol_type, group.protocol_name,
+                               group.leader_or_null() or NO_LEADER, False, Errors.NONE)
+
+    # -- SyncGroup ------------------------------------------------------------------------------
+
+    def handle_sync_group(self, group_id: str, generation: int, member_id: str, protocol_type: str | None,
+                          protocol_name: str | None, group_instance_id: str | None,
+                          group_assignment: Mapping[str, bytes], response_callback: SyncCallback) -> None:
+        """Mirrors kafka.coordinator.group.GroupCoordinator#handleSyncGroup.
+
+        While the partition loads the rebalance state is lost: REBALANCE_IN_PROGRESS sends
+        the member back to JoinGroup (older clients do not know COORDINATOR_LOAD_IN_PROGRESS here).
+        """
+        error = self._validate_group_status(group_id, ApiKeys.SYNC_GROUP)
+        if error is Errors.COORDINATOR_LOAD_IN_PROGRESS:
+            response_callback(SyncGroupResult.of_error(Errors.REBALANCE_IN_PROGRESS))
+        elif error is not None:
+            response_callback(SyncGroupResult.of_error(error))
+        else:
+            group = self.group_manager.get_group(group_id)
+            if group is None:
+                response_callback(SyncGroupResult.of_error(Errors.UNKNOWN_MEMBER_ID))
+            else:
+                self._do_sync_group(group, generation, member_id, protocol_type, protocol_name, group_assignment,
+                                    response_callback)
+
+    def _validate_sync_group(self, group: GroupMetadata, generation_id: int, member_id: str,
+                             protocol_type: str | None, protocol_name: str | None) -> Errors | None:
+        """Mirrors kafka.coordinator.group.GroupCoordinator#validateSyncGroup."""
+        if group.is_(Dead):
+            return Errors.COORDINATOR_NOT_AVAILABLE
+        error = self._validate_current_member(group, member_id)
+        if error is not None:
+            return error
+        if generation_id != group.generation_id:
+            return Errors.ILLEGAL_GENERATION
+        if protocol_type is not None and group.protocol_type != protocol_type:
+            return Errors.INCONSISTENT_GROUP_PROTOCOL
+        if protocol_name is not None and group.protocol_name != protocol_name:
+            return Errors.INCONSISTENT_GROUP_PROTOCOL
+        return None
+
+    def _do_sync_group(self, group: GroupMetadata, generation_id: int, member_id: str, protocol_type: str | None,
+                       protocol_name: str | None, group_assignment: Mapping[str, bytes],
+                       response_callback: SyncCallback) -> None:
+        """Mirrors kafka.coordinator.group.GroupCoordinator#doSyncGroup.
+
+        CompletingRebalance: park the SyncGroup; the leader's assignment (missing members get
+        an empty one) is stored, and when the write succeeds for this very generation every
+        member is answered and the group becomes Stable. Stable: the current assignment.
+        """
+        error = self._validate_sync_group(group, generation_id, member_id, protocol_type, protocol_name)
+        if error is not None:
+            response_callback(SyncGroupResult.of_error(error))
+            return
+        state = group.current_state
+        if state is Empty:
+            response_callback(SyncGroupResult.of_error(Errors.UNKNOWN_MEMBER_ID))
+        elif state is PreparingRebalance:
+            response_callback(SyncGroupResult.of_error(Errors.REBALANCE_IN_PROGRESS))
+        elif state is CompletingRebalance:
+            group.get(member_id).awaiting_sync_callback = response_callback
+            self._remove_pending_sync_member(group, member_id)
+            if group.is_leader(member_id):
+                # 1. Fill in members the leader left out.
+                assignment = dict(group_assignment)
+                for missing in group.all_members() - set(assignment):
+                    assignment[missing] = b""
+                self._log.info("group_assignment_received", group_id=group.group_id, generation_id=group.generation_id,
+                               leader=member_id, members=group.size)
+
+                # 2. Store it; answer when the write is acknowledged (if nothing moved meanwhile).
+                def on_stored(store_error: Errors) -> None:
+                    if group.is_(CompletingRebalance) and generation_id == group.generation_id:
+                        if store_error is not Errors.NONE:
+                            self._reset_and_propagate_assignment_error(group, store_error)
+                            self._maybe_prepare_rebalance(
+                                group, f"Error {store_error.name} when storing group assignment during SyncGroup "
+                                       f"(member: {member_id})")
+                        else:
+                            self._set_and_propagate_assignment(group, assignment)
+                            group.transition_to(Stable)
+
+                self.group_manager.store_group(group, assignment, on_stored)
+        elif state is Stable:
+            self._remove_pending_sync_member(group, member_id)
+            member = group.get(member_id)
+            response_callback(SyncGroupResult(group.protocol_type, group.protocol_name, member.assignment, Errors.NONE))
+            self._complete_and_schedule_next_heartbeat_expiration(group, member)
+        else:
+            raise IllegalStateException(f"Reached unexpected condition for Dead group {group.group_id}")
+
+    # -- LeaveGroup -----------------------------------------------------------------------------
+
+    def handle_leave_group(self, group_id: str, leaving_members: Iterable[MemberIdentity],
+                           response_callback: Callable[[LeaveGroupResult], None]) -> None:
+        """Mirrors kafka.coordinator.group.GroupCoordinator#handleLeaveGroup: an answer per leaving member."""
+        leaving_members = list(leaving_members)
+
+        def member_error(m: MemberIdentity, error: Errors) -> MemberResponse:
+            return MemberResponse(member_id=m.member_id, group_instance_id=m.group_instance_id, error_code=error.code)
+
+        error = self._validate_group_status(group_id, ApiKeys.LEAVE_GROUP)
+        if error is not None:
+            response_callback(LeaveGroupResult(error))
+            return
+        group = self.group_manager.get_group(group_id)
+        if group is None:
+            response_callback(LeaveGroupResult(Errors.NONE, tuple(member_error(m, Errors.UNKNOWN_MEMBER_ID)
+                                                                  for m in leaving_members)))
+            return
+        if group.is_(Dead):
+            response_callback(LeaveGroupResult(Errors.COORDINATOR_NOT_AVAILABLE))
+            return
+        results = []
+        for leaving in leaving_members:
+            member_id = leaving.member_id
+            if member_id == UNKNOWN_MEMBER_ID:
+                # Removal by group instance id (static members) is not modelled.
+                results.append(member_error(leaving, Errors.UNKNOWN_MEMBER_ID))
+            elif group.is_pending_member(member_id):
+                self._remove_pending_member_and_update_group(group, member_id)
+                self.heartbeat_purgatory.check_and_complete(MemberKey(group.group_id, member_id))
+                results.append(member_error(leaving, Errors.NONE))
+            elif (validation := self._validate_current_member(group, member_id)) is not None:
+                results.append(member_error(leaving, validation))
+            else:
+                member = group.get(member_id)
+                self._remove_member_and_update_group(
+                    group, member, f"Removing member {member_id} on LeaveGroup; client reason: {leaving.reason or 'not provided'}")
+                self._remove_heartbeat_for_leaving_member(group, member_id)
+                self._log.info("member_left_group", group_id=group_id, member_id=member_id)
+                results.append(member_error(leaving, Errors.NONE))
+        response_callback(LeaveGroupResult(Errors.NONE, tuple(results)))
+
+    # -- Heartbeat ------------------------------------------------------------------------------
+
+    def _validate_heartbeat(self, group: GroupMetadata, generation_id: int, member_id: str) -> Errors | None:
+        """Mirrors kafka.coordinator.group.GroupCoordinator#validateHeartbeat."""
+        if group.is_(Dead):
+            return Errors.COORDINATOR_NOT_AVAILABLE
+        error = self._validate_current_member(group, member_id)
+        if error is not None:
+            return error
+        if generation_id != group.generation_id:
+            return Errors.ILLEGAL_GENERATION
+        return None
+
+    def handle_heartbeat(self, group_id: str, member_id: str, group_instance_id: str | None, generation_id: int,
+                         response_callback: Callable[[Errors], None]) -> None:
+        """Mirrors kafka.coordinator.group.GroupCoordinator#handleHeartbeat.
+
+        While loading the answer is NONE (blindly); PreparingRebalance answers
+        REBALANCE_IN_PROGRESS (the signal to rejoin); a live member's session is renewed.
+        """
+        error = self._validate_group_status(group_id, ApiKeys.HEARTBEAT)
+        if error is not None:
+            response_callback(Errors.NONE if error is Errors.COORDINATOR_LOAD_IN_PROGRESS else error)
+            return
+        group = self.group_manager.get_group(group_id)
+        if group is None:
+            response_callback(Errors.UNKNOWN_MEMBER_ID)
+            return
+        error = self._validate_heartbeat(group, generation_id, member_id)
+        if error is not None:
+            response_callback(error)
+            return
+        state = group.current_state
+        if state is Empty:
+            response_callback(Errors.UNKNOWN_MEMBER_ID)
+        elif state in (CompletingRebalance, Stable):
+            self._complete_and_schedule_next_heartbeat_expiration(group, group.get(member_id))
+            response_callback(Errors.NONE)
+        elif state is PreparingRebalance:
+            self._complete_and_schedule_next_heartbeat_expiration(group, group.get(member_id))
+            response_callback(Errors.REBALANCE_IN_PROGRESS)
+        else:
+            raise IllegalStateException(f"Reached unexpected condition for Dead group {group_id}")
+
+    # -- OffsetCommit / OffsetFetch ---------------------------------------------------------------
+
+    def handle_commit_offsets(self, group_id: str, member_id: str, group_instance_id: str | None, generation_id: int,
+                              offset_metadata: Mapping[TopicPartition, OffsetAndMetadata],
+                              response_callback: Callable[[dict[TopicPartition, Errors]], None]) -> None:
+        """Mirrors kafka.coordinator.group.GroupCoordinator#handleCommitOffsets.
+
+        An unknown group is created (Empty) for a commit with generation -1 (a consumer not
+        using group management); a member commit to an unknown group is ILLEGAL_GENERATION.
+        """
+        error = self._validate_group_status(group_id, ApiKeys.OFFSET_COMMIT)
+        if error is not None:
+            response_callback({tp: error for tp in offset_metadata})
+            return
+        group = self.group_manager.get_group(group_id)
+        if group is None:
+            if generation_id < 0:
+                self._log.info("simple_consumer_group_created", group_id=group_id)
+                group = self.group_manager.add_group(GroupMetadata(group_id, Empty, self.time, self.broker_id))
+            else:
+                response_callback({tp: Errors.ILLEGAL_GENERATION for tp in offset_metadata})
+                return
+        self._do_commit_offsets(group, member_id, generation_id, offset_metadata, response_callback)
+
+    def _validate_offset_commit(self, group: GroupMetadata, generation_id: int, member_id: str) -> Errors | None:
+        """Mirrors kafka.coordinator.group.GroupCoordinator#validateOffsetCommit (non-transactional)."""
+        if group.is_(Dead):
+            return Errors.COORDINATOR_NOT_AVAILABLE
+        if generation_id < 0 and group.is_(Empty):
+            return None
+        if generation_id >= 0 or member_id != UNKNOWN_MEMBER_ID:
+            error = self._validate_current_member(group, member_id)
+            if error is not None:
+                return error
+            return Errors.ILLEGAL_GENERATION if generation_id != group.generation_id else None
+        if not group.is_(Empty):
+            return Errors.UNKNOWN_MEMBER_ID
+        return None
+
+    def _do_commit_offsets(self, group: GroupMetadata, member_id: str, generation_id: int,
+                           offset_metadata: Mapping[TopicPartition, OffsetAndMetadata],
+                           response_callback: Callable[[dict[TopicPartition, Errors]], None]) -> None:
+        """Mirrors kafka.coordinator.group.GroupCoordinator#doCommitOffsets.
+
+        Commits are accepted when Empty, Stable or PreparingRebalance (a commit renews the
+        member's session); CompletingRebalance answers REBALANCE_IN_PROGRESS.
+        """
+        error = self._validate_offset_commit(group, generation_id, member_id)
+        if error is not None:
+            response_callback({tp: error for tp in offset_metadata})
+            return
+        offset_tp = TopicPartition(GROUP_METADATA_TOPIC_NAME, self.partition_for(group.group_id))
+        state = group.current_state
+        if state is Empty:
+            self.group_manager.store_offsets(group, member_id, offset_tp, offset_metadata, response_callback)
+        elif state in (Stable, PreparingRebalance):
+            self._complete_and_schedule_next_heartbeat_expiration(group, group.get(member_id))
+            self.group_manager.store_offsets(group, member_id, offset_tp, offset_metadata, response_callback)
+        elif state is CompletingRebalance:
+            response_callback({tp: Errors.REBALANCE_IN_PROGRESS for tp in offset_metadata})
+        else:
+            raise IllegalStateException(f"Logic error: unexpected group state {state}")
+
+    def handle_fetch_offsets(self, group_id: str, require_stable: bool, partitions: Iterable[TopicPartition] | None = None
+                             ) -> tuple[Errors, dict[TopicPartition, OffsetFetchResponsePartitions]]:
+        """Mirrors kafka.coordinator.group.GroupCoordinator#handleFetchOffsets: answered from the cache, any state."""
+        error = self._validate_group_status(group_id, ApiKeys.OFFSET_FETCH)
+        if error is not None:
+            return error, {}
+        return Errors.NONE, self.group_manager.get_offsets(group_id, require_stable,
+                                                           None if partitions is None else list(partitions))
+
+    # -- __consumer_offsets leadership (seed 000, seed 002 §handleStopReplicaRequest) ----------------
+
+    def on_election(self, offset_topic_partition_id: int, coordinator_epoch: int) -> None:
+        """Mirrors kafka.coordinator.group.GroupCoordinator#onElection (seed 000's handleGroupImmigration)."""
+        self._log.info("group_coordinator_elected", partition=offset_topic_partition_id, coordinator_epoch=coordinator_epoch)
+        self.group_manager.schedule_load_group_and_offsets(offset_topic_partition_id, coordinator_epoch, self.on_group_loaded)
+
+    def on_resignation(self, offset_topic_partition_id: int, coordinator_epoch: int | None) -> None:
+        """Mirrors kafka.coordinator.group.GroupCoordinator#onResignation (seed 000's handleGroupEmigration)."""
+        self._log.info("group_coordinator_resigned", partition=offset_topic_partition_id, coordinator_epoch=coordinator_epoch)
+        self.group_manager.remove_groups_for_partition(offset_topic_partition_id, coordinator_epoch, self.on_group_unloaded)
+
+    def handle_group_immigration(self, offset_topic_partition_id: int, coordinator_epoch: int = 0) -> None:
+        """Mirrors kafka.coordinator.group.GroupCoordinator#handleGroupImmigration (0.10/0.11; seed 000)."""
+        self.on_election(offset_topic_partition_id, coordinator_epoch)
+
+    def handle_group_emigration(self, offset_topic_partition_id: int, coordinator_epoch: int | None = None) -> None:
+        """Mirrors kafka.coordinator.group.GroupCoordinator#handleGroupEmigration (0.10/0.11; seed 000)."""
+        self.on_resignation(offset_topic_partition_id, coordinator_epoch)
+
+    def on_group_unloaded(self, group: GroupMetadata) -> None:
+        """Mirrors kafka.coordinator.group.GroupCoordinator#onGroupUnloaded.
+
+        The group dies; parked JoinGroups (PreparingRebalance) and SyncGroups (Stable,
+        CompletingRebalance) are answered NOT_COORDINATOR so the members find the new one.
+        """
+        self._log.info("group_unloaded", group_id=group.group_id, generation_id=group.generation_id)
+        previous = group.current_state
+        group.transition_to(Dead)
+        if previous is PreparingRebalance:
+            for member in group.all_member_metadata():
+                group.maybe_invoke_join_callback(member, JoinGroupResult.of_error(member.member_id, Errors.NOT_COORDINATOR))
+            self.rebalance_purgatory.check_and_complete(GroupJoinKey(group.group_id))
+        elif previous in (Stable, CompletingRebalance):
+            for member in group.all_member_metadata():
+                group.maybe_invoke_sync_callback(member, SyncGroupResult.of_error(Errors.NOT_COORDINATOR))
+                self.heartbeat_purgatory.check_and_complete(MemberKey(group.group_id, member.member_id))
+        self._remove_sync_expiration(group)
+
+    def on_group_loaded(self, group: GroupMetadata) -> None:
+        """Mirrors kafka.coordinator.group.GroupCoordinator#onGroupLoaded: every loaded member gets a session."""
+        self._log.info("group_loaded", group_id=group.group_id, generation_id=group.generation_id,
+                       state=str(group.current_state), members=group.size, offsets=group.num_offsets)
+        assert group.is_(Stable) or group.is_(Empty), group
+        if group.size > self.group_config.group_max_size:
+            self.prepare_rebalance(group, f"Freshly-loaded group is over capacity ({self.group_config.group_max_size})")
+        for member in group.all_member_metadata():
+            self._complete_and_schedule_next_heartbeat_expiration(group, member)
+
+    # -- assignment propagation -----------------------------------------------------------------
+
+    def _set_and_propagate_assignment(self, group: GroupMetadata, assignment: Mapping[str, bytes]) -> None:
+        """Mirrors kafka.coordinator.group.GroupCoordinator#setAndPropagateAssignment."""
+        assert group.is_(CompletingRebalance)
+        for member in group.all_member_metadata():
+            member.assignment = assignment[member.member_id]
+        self._propagate_assignment(group, Errors.NONE)
+
+    def _reset_and_propagate_assignment_error(self, group: GroupMetadata, error: Errors) -> None:
+        """Mirrors kafka.coordinator.group.GroupCoordinator#resetAndPropagateAssignmentError."""
+        assert group.is_(CompletingRebalance)
+        for member in group.all_member_metadata():
+            member.assignment = b""
+        self._propagate_assignment(group, error)
+
+    def _propagate_assignment(self, group: GroupMetadata, error: Errors) -> None:
+        """Mirrors kafka.coordinator.group.GroupCoordinator#propagateAssignment: answer parked SyncGroups, renew sessions."""
+        protocol_type, protocol_name = (group.protocol_type, group.protocol_name) if error is Errors.NONE else (None, None)
+        for member in group.all_member_metadata():
+            if group.maybe_invoke_sync_callback(member, SyncGroupResult(protocol_type, protocol_name, member.assignment, error)):
+                self._complete_and_schedule_next_heartbeat_expiration(group, member)
+
+    # -- heartbeats -------------------------------------------------------------------------------
+
+    def _complete_and_schedule_next_heartbeat_expiration(self, group: GroupMetadata, member: MemberMetadata) -> None:
+        """Mirrors kafka.coordinator.group.GroupCoordinator#completeAndScheduleNextHeartbeatExpiration."""
+        self._complete_and_schedule_next_expiration(group, member, member.session_timeout_ms)
+
+    def _complete_and_schedule_next_expiration(self, group: GroupMetadata, member: MemberMetadata, timeout_ms: int) -> None:
+        """Mirrors kafka.coordinator.group.GroupCoordinator#completeAndScheduleNextExpiration.
+
+        1. The expected heartbeat arrived: complete the current DelayedHeartbeat. 2. Expect
+        the next one within ``timeout_ms``.
+        """
+        key = MemberKey(group.group_id, member.member_id)
+        member.heartbeat_satisfied = True
+        self.heartbeat_purgatory.check_and_complete(key)
+        member.heartbeat_satisfied = False
+        self.heartbeat_purgatory.try_complete_else_watch(
+            DelayedHeartbeat(self, group, member.member_id, False, timeout_ms), [key])
+
+    def _add_pending_member_expiration(self, group: GroupMetadata, pending_member_id: str, timeout_ms: int) -> None:
+        """Mirrors kafka.coordinator.group.GroupCoordinator#addPendingMemberExpiration."""
+        key = MemberKey(group.group_id, pending_member_id)
+        self.heartbeat_purgatory.try_complete_else_watch(DelayedHeartbeat(self, group, pending_member_id, True, timeout_ms), [key])
+
+    def _remove_heartbeat_for_leaving_member(self, group: GroupMetadata, member_id: str) -> None:
+        """Mirrors kafka.coordinator.group.GroupCoordinator#removeHeartbeatForLeavingMember."""
+        self.heartbeat_purgatory.check_and_complete(MemberKey(group.group_id, member_id))
+
+    def try_complete_heartbeat(self, group: GroupMetadata, member_id: str, is_pending: bool,
+                               force_complete: Callable[[], bool]) -> bool:
+        """Mirrors kafka.coordinator.group.GroupCoordinator#tryCompleteHeartbeat."""
+        if group.is_(Dead):
+            return force_complete()
+        if is_pending:
+            return force_complete() if group.has(member_id) else False
+        if self.should_complete_non_pending_heartbeat(group, member_id):
+            return force_complete()
+        return False
+
+    @staticmethod
+    def should_complete_non_pending_heartbeat(group: GroupMetadata, member_id: str) -> bool:
+        """Mirrors kafka.coordinator.group.GroupCoordinator#shouldCompleteNonPendingHeartbeat."""
+        if group.has(member_id):
+            return group.get(member_id).has_satisfied_heartbeat()
+        return True
+
+    def on_expire_heartbeat(self, group: GroupMetadata, member_id: str, is_pending: bool) -> None:
+        """Mirrors kafka.coordinator.group.GroupCoordinator#onExpireHeartbeat: a silent member is removed."""
+        if group.is_(Dead):
+            return
+        if is_pending:
+            self._log.info("pending_member_expired", group_id=group.group_id, member_id=member_id)
+            self._remove_pending_member_and_update_group(group, member_id)
+        elif group.has(member_id):
+            member = group.get(member_id)
+            if not member.has_satisfied_heartbeat():
+                self._log.info("member_session_expired", group_id=group.group_id, member_id=member_id,
+                               generation_id=group.generation_id)
+                self._remove_member_and_update_group(group, member, f"removing member {member_id} on heartbeat expiration")
+
+    # -- rebalancing ------------------------------------------------------------------------------
+
+    def _add_member_and_rebalance(self, rebalance_timeout_ms: int, session_timeout_ms: int, member_id: str,
+                                  client_id: str, client_host: str, protocol_type: str,
+                                  protocols: list[tuple[str, bytes]], group: GroupMetadata,
+                                  callback: JoinCallback, reason: str) -> None:
+        """Mirrors kafka.coordinator.group.GroupCoordinator#addMemberAndRebalance.
+
+        The new member is parked with its JoinGroup and expires after the new-member join
+        timeout (5 minutes) if the rebalance never answers it.
+        """
+        member = MemberMetadata(member_id, None, client_id, client_host, rebalance_timeout_ms, session_timeout_ms,
+                                protocol_type, protocols)
+        member.is_new = True
+        # A member arriving during the first rebalance extends KIP-134's initial delay.
+        if group.is_(PreparingRebalance) and group.generation_id == 0:
+            group.new_member_added = True
+        group.add(member, callback)
+        self._complete_and_schedule_next_expiration(group, member, NEW_MEMBER_JOIN_TIMEOUT_MS)
+        self._maybe_prepare_rebalance(group, f"Adding new member {member_id}; client reason: {reason}")
+
+    def _update_member_and_rebalance(self, group: GroupMetadata, member: MemberMetadata,
+                                     protocols: list[tuple[str, bytes]], rebalance_timeout_ms: int,
+                                     session_timeout_ms: int, reason: str, callback: JoinCallback) -> None:
+        """Mirrors kafka.coordinator.group.GroupCoordinator#updateMemberAndRebalance."""
+        group.update_member(member, protocols, rebalance_timeout_ms, session_timeout_ms, callback)
+        self._maybe_prepare_rebalance(group, reason)
+
+    def _maybe_prepare_rebalance(self, group: GroupMetadata, reason: str) -> None:
+        """Mirrors kafka.coordinator.group.GroupCoordinator#maybePrepareRebalance."""
+        if group.can_rebalance():
+            self.prepare_rebalance(group, reason)
+
+    def prepare_rebalance(self, group: GroupMetadata, reason: str) -> None:
+        """Mirrors kafka.coordinator.group.GroupCoordinator#prepareRebalance.
+
+        1. Members waiting in SyncGroup are sent back (REBALANCE_IN_PROGRESS); 2. no pending
+        sync expiration; 3. an Empty group waits the initial delay, others wait for members
+        up to the rebalance timeout; 4. PreparingRebalance.
+        """
+        if group.is_(CompletingRebalance):
+            self._reset_and_propagate_assignment_error(group, Errors.REBALANCE_IN_PROGRESS)
+        self._remove_sync_expiration(group)
+        delay = self.group_config.group_initial_rebalance_delay_ms
+        if group.is_(Empty):
+            delayed: DelayedJoin = InitialDelayedJoin(self, self.rebalance_purgatory, group, delay, delay,
+                                                      max(group.rebalance_timeout_ms() - delay, 0))
+        else:
+            delayed = DelayedJoin(self, group, group.rebalance_timeout_ms())
+        group.transition_to(PreparingRebalance)
+        self._log.info("group_preparing_rebalance", group_id=group.group_id, generation_id=group.generation_id,
+                       partition=self.partition_for(group.group_id), reason=reason)
+        self.rebalance_purgatory.try_complete_else_watch(delayed, [GroupJoinKey(group.group_id)])
+
+    def _remove_member_and_update_group(self, group: GroupMetadata, member: MemberMetadata, reason: str) -> None:
+        """Mirrors kafka.coordinator.group.GroupCoordinator#removeMemberAndUpdateGroup.
+
+        A parked JoinGroup of the member is answered UNKNOWN_MEMBER_ID first; then the group
+        rebalances (Stable/CompletingRebalance) or may finish its rebalance (PreparingRebalance).
+        """
+        group.maybe_invoke_join_callback(member, JoinGroupResult.of_error(UNKNOWN_MEMBER_ID, Errors.UNKNOWN_MEMBER_ID))
+        group.remove(member.member_id)
+        state = group.current_state
+        if state in (Stable, CompletingRebalance):
+            self._maybe_prepare_rebalance(group, reason)
+        elif state is PreparingRebalance:
+            self.rebalance_purgatory.check_and_complete(GroupJoinKey(group.group_id))
+
+    def _remove_pending_member_and_update_group(self, group: GroupMetadata, member_id: str) -> None:
+        """Mirrors kafka.coordinator.group.GroupCoordinator#removePendingMemberAndUpdateGroup."""
+        group.remove(member_id)
+        group.remove_pending_member(member_id)
+        if group.is_(PreparingRebalance):
+            self.rebalance_purgatory.check_and_complete(GroupJoinKey(group.group_id))
+
+    def try_complete_join(self, group: GroupMetadata, force_complete: Callable[[], bool]) -> bool:
+        """Mirrors kafka.coordinator.group.GroupCoordinator#tryCompleteJoin: done when everyone has rejoined."""
+        return force_complete() if group.has_all_members_joined() else False
+
+    def on_complete_join(self, group: GroupMetadata) -> None:
+        """Mirrors kafka.coordinator.group.GroupCoordinator#onCompleteJoin.
+
+        1. Members that did not rejoin are removed. 2. Dead: nothing to do. 3. Nobody rejoined
+        but members remain: wait another rebalance timeout. 4. Otherwise the next generation:
+        Empty (stored) or CompletingRebalance, every parked JoinGroup answered, sessions
+        started, and each member expected to SyncGroup within the rebalance timeout.
+        """
+        # 1. Drop members that did not rejoin in time.
+        for failed in list(group.not_yet_rejoined_members().values()):
+            group.remove(failed.member_id)
+            self._remove_heartbeat_for_leaving_member(group, failed.member_id)
+            self._log.info("member_removed_not_rejoined", group_id=group.group_id, member_id=failed.member_id)
+        # 2./3./4.
+        if group.is_(Dead):
+            self._log.info("group_dead_skipping_rebalance", group_id=group.group_id)
+        elif not group.maybe_elect_new_joined_leader() and group.members:
+            self._log.error("group_rebalance_no_member_rejoined", group_id=group.group_id)
+            self.rebalance_purgatory.try_complete_else_watch(
+                DelayedJoin(self, group, group.rebalance_timeout_ms()), [GroupJoinKey(group.group_id)])
+        else:
+            group.init_next_generation()
+            if group.is_(Empty):
+                self._log.info("group_empty", group_id=group.group_id, generation_id=group.generation_id)
+
+                def on_stored(error: Errors) -> None:
+                    if error is not Errors.NONE:
+                        self._log.warning("empty_group_metadata_write_failed", group_id=group.group_id, error=error.name)
+
+                self.group_manager.store_group(group, {}, on_stored)
+            else:
+                self._log.info("group_stabilized", group_id=group.group_id, generation_id=group.generation_id,
+                               members=group.size, leader=group.leader_or_null(), protocol=group.protocol_name)
+                for member in group.all_member_metadata():
+                    group.maybe_invoke_join_callback(member, self._join_result(group, member.member_id))
+                    self._complete_and_schedule_next_heartbeat_expiration(group, member)
+                    member.is_new = False
+                    group.add_pending_sync_member(member.member_id)
+                self._schedule_pending_sync(group)
+
+    # -- pending SyncGroups -------------------------------------------------------------------------
+
+    def _remove_pending_sync_member(self, group: GroupMetadata, member_id: str) -> None:
+        """Mirrors kafka.coordinator.group.GroupCoordinator#removePendingSyncMember."""
+        group.remove_pending_sync_member(member_id)
+        self.rebalance_purgatory.check_and_complete(GroupSyncKey(group.group_id))
+
+    def _remove_sync_expiration(self, group: GroupMetadata) -> None:
+        """Mirrors kafka.coordinator.group.GroupCoordinator#removeSyncExpiration."""
+        group.clear_pending_sync_members()
+        self.rebalance_purgatory.check_and_complete(GroupSyncKey(group.group_id))
+
+    def _schedule_pending_sync(self, group: GroupMetadata) -> None:
+        """Mirrors kafka.coordinator.group.GroupCoordinator#schedulePendingSync."""
+        self.rebalance_purgatory.try_complete_else_watch(
+            DelayedSync(self, group, group.generation_id, group.rebalance_timeout_ms()), [GroupSyncKey(group.group_id)])
+
+    def try_complete_pending_sync(self, group: GroupMetadata, generation_id: int, force_complete: Callable[[], bool]) -> bool:
+        """Mirrors kafka.coordinator.group.GroupCoordinator#tryCompletePendingSync."""
+        if generation_id != group.generation_id:
+            return force_complete()
+        if group.current_state in (Dead, Empty, PreparingRebalance):
+            return force_complete()
+        return force_complete() if group.has_received_sync_from_all_members() else False
+
+    def on_expire_pending_sync(self, group: GroupMetadata, generation_id: int) -> None:
+        """Mirrors kafka.coordinator.group.GroupCoordinator#onExpirePendingSync: members that never synced are removed."""
+        if generation_id != group.generation_id or group.current_state in (Dead, Empty, PreparingRebalance):
+            self._log.error("unexpected_sync_expiration", group_id=group.group_id, generation_id=generation_id,
+                            state=str(group.current_state))
+            return
+        if not group.has_received_sync_from_all_members():
+            pending = group.all_pending_sync_members()
+            for member_id in pending:
+                group.remove(member_id)
+                self._remove_heartbeat_for_leaving_member(group, member_id)
+            self.prepare_rebalance(group, f"Removing {sorted(pending)} on pending sync request expiration")

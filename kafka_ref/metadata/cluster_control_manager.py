@@ -1,0 +1,305 @@
+"""The controller's view of brokers: registrations (in the log) and heartbeats (in memory).
+
+Mirrors org.apache.kafka.controller.ClusterControlManager and BrokerHeartbeatManager (Kafka
+3.4). Registrations and fencing are metadata records; heartbeats are soft state only the
+active controller keeps: the time of each broker's last contact (loop time, nanoseconds), the
+metadata offset it last reported, and the offset a controlled shutdown waits for. A broker
+whose last contact is older than ``broker.session.timeout.ms`` is fenced.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from kafka_ref.common.errors import (
+    DuplicateBrokerRegistrationException,
+    StaleBrokerEpochException,
+)
+from kafka_ref.common.state_change import state_change_logger
+from kafka_ref.common.time import Time
+from kafka_ref.metadata.records import (
+    BrokerEndpoint,
+    BrokerRegistrationChangeRecord,
+    FenceBrokerRecord,
+    RegisterBrokerRecord,
+    UnfenceBrokerRecord,
+    UnregisterBrokerRecord,
+)
+from kafka_ref.metadata.registrations import BrokerRegistration
+from kafka_ref.metadata.replica_placer import StripedReplicaPlacer, UsableBroker
+
+
+class BrokerControlState(enum.Enum):
+    """Mirrors org.apache.kafka.controller.BrokerControlState: (fenced, in controlled shutdown, should shut down)."""
+
+    FENCED = (True, False, False)
+    UNFENCED = (False, False, False)
+    CONTROLLED_SHUTDOWN = (False, True, False)
+    SHUTDOWN_NOW = (True, False, True)
+
+    @property
+    def fenced(self) -> bool:
+        return self.value[0]
+
+    @property
+    def in_controlled_shutdown(self) -> bool:
+        return self.value[1]
+
+    @property
+    def should_shut_down(self) -> bool:
+        return self.value[2]
+
+
+@dataclass(slots=True)
+class BrokerHeartbeatState:
+    """Mirrors BrokerHeartbeatManager.BrokerHeartbeatState."""
+
+    id: int
+    fenced: bool
+    last_contact_ns: int
+    metadata_offset: int = -1
+    controlled_shutdown_offset: int = -1
+
+    @property
+    def shutting_down(self) -> bool:
+        return self.controlled_shutdown_offset >= 0
+
+
+class BrokerHeartbeatManager:
+    """Mirrors org.apache.kafka.controller.BrokerHeartbeatManager."""
+
+    def __init__(self, time: Time, session_timeout_ns: int) -> None:
+        self.time = time
+        self.session_timeout_ns = session_timeout_ns
+        self.brokers: dict[int, BrokerHeartbeatState] = {}
+
+    def _state_or_throw(self, broker_id: int) -> BrokerHeartbeatState:
+        state = self.brokers.get(broker_id)
+        if state is None:
+            raise RuntimeError(f"Broker {broker_id} is not registered.")
+        return state
+
+    def register(self, broker_id: int, fenced: bool) -> None:
+        """Mirrors BrokerHeartbeatManager#register: track the broker and note a contact now."""
+        state = self.brokers.get(broker_id)
+        metadata_offset = -1
+        if state is None:
+            self.brokers[broker_id] = BrokerHeartbeatState(broker_id, fenced, self.time.nanoseconds())
+        elif state.fenced != fenced:
+            metadata_offset = state.metadata_offset
+        self.touch(broker_id, fenced, metadata_offset)
+
+    def touch(self, broker_id: int, fenced: bool, metadata_offset: int) -> None:
+        """Mirrors BrokerHeartbeatManager#touch: last contact now; a fenced broker leaves controlled shutdown."""
+        state = self._state_or_throw(broker_id)
+        state.fenced = fenced
+        state.metadata_offset = metadata_offset
+        state.last_contact_ns = self.time.nanoseconds()
+        if fenced:
+            state.controlled_shutdown_offset = -1
+
+    def fence(self, broker_id: int) -> None:
+        """Mirrors BrokerHeartbeatManager#fence."""
+        state = self.brokers.get(broker_id)
+        if state is not None:
+            state.fenced = True
+
+    def remove(self, broker_id: int) -> None:
+        """Mirrors BrokerHeartbeatManager#remove."""
+        self.brokers.pop(broker_id, None)
+
+    def has_valid_session(self, broker_id: int) -> bool:
+        """Mirrors BrokerHeartbeatManager#hasValidSession: unfenced and heard from within the session timeout."""
+        state = self.brokers.get(broker_id)
+        if state is None or state.fenced:
+            return False
+        return state.last_contact_ns + self.session_timeout_ns >= self.time.nanoseconds()
+
+    def _unfenced_by_contact(self) -> list[BrokerHeartbeatState]:
+        return sorted((s for s in self.brokers.values() if not s.fenced), key=lambda s: (s.last_contact_ns, s.id))
+
+    def find_one_stale_broker(self) -> int | None:
+        """Mirrors BrokerHeartbeatManager#findOneStaleBroker: the least recently heard unfenced broker, if expired."""
+        unfenced = self._unfenced_by_contact()
+        if unfenced and not self.has_valid_session(unfenced[0].id):
+            return unfenced[0].id
+        return None
+
+    def next_check_time_ns(self) -> int | None:
+        """Mirrors BrokerHeartbeatManager#nextCheckTimeNs: when the oldest unfenced session expires (None: never)."""
+        unfenced = self._unfenced_by_contact()
+        return unfenced[0].last_contact_ns + self.session_timeout_ns if unfenced else None
+
+    def lowest_active_offset(self) -> int:
+        """Mirrors BrokerHeartbeatManager#lowestActiveOffset: the smallest offset reported by an active broker."""
+        active = [s.metadata_offset for s in self.brokers.values() if not s.fenced and not s.shutting_down]
+        return min(active) if active else 2**63 - 1
+
+    def maybe_update_controlled_shutdown_offset(self, broker_id: int, offset: int) -> None:
+        """Mirrors BrokerHeartbeatManager#maybeUpdateControlledShutdownOffset (only the first time)."""
+        state = self._state_or_throw(broker_id)
+        if state.fenced:
+            raise RuntimeError("Fenced brokers cannot enter controlled shutdown.")
+        if state.controlled_shutdown_offset < 0:
+            state.controlled_shutdown_offset = offset
+
+    def current_broker_state(self, state: BrokerHeartbeatState) -> BrokerControlState:
+        """Mirrors BrokerHeartbeatManager#currentBrokerState."""
+        if state.shutting_down:
+            return BrokerControlState.CONTROLLED_SHUTDOWN
+        return BrokerControlState.FENCED if state.fenced else BrokerControlState.UNFENCED
+
+    def calculate_next_broker_state(
+        self, broker_id: int, request: Any, register_broker_record_offset: int, has_leaderships: Callable[[], bool]
+    ) -> tuple[BrokerControlState, BrokerControlState]:
+        """Mirrors BrokerHeartbeatManager#calculateNextBrokerState: (current, next) for a heartbeat.
+
+        Fenced: shut down if asked; unfence once the broker asks to and has caught up with its
+        own registration record. Unfenced: fence or shut down on request; a shutdown with
+        leaderships left goes through controlled shutdown. Controlled shutdown: done when no
+        leadership is left and every active broker has seen the moves.
+        """
+        state = self._state_or_throw(broker_id)
+        current = self.current_broker_state(state)
+        if current is BrokerControlState.FENCED:
+            # 1. A fenced broker may leave at once, or be unfenced once caught up.
+            if request.want_shut_down:
+                return current, BrokerControlState.SHUTDOWN_NOW
+            if not request.want_fence and request.current_metadata_offset >= register_broker_record_offset:
+                return current, BrokerControlState.UNFENCED
+            return current, BrokerControlState.FENCED
+        if current is BrokerControlState.UNFENCED:
+            # 2. An unfenced broker asks to be fenced, to shut down, or nothing.
+            if request.want_fence:
+                return current, BrokerControlState.SHUTDOWN_NOW if request.want_shut_down else BrokerControlState.FENCED
+            if request.want_shut_down:
+                if has_leaderships():
+                    return current, BrokerControlState.CONTROLLED_SHUTDOWN
+                return current, BrokerControlState.SHUTDOWN_NOW
+            return current, BrokerControlState.UNFENCED
+        # 3. Controlled shutdown: wait for leaderships to move and for active brokers to see it.
+        if has_leaderships():
+            return current, BrokerControlState.CONTROLLED_SHUTDOWN
+        if state.controlled_shutdown_offset <= self.lowest_active_offset():
+            return current, BrokerControlState.SHUTDOWN_NOW
+        return current, BrokerControlState.CONTROLLED_SHUTDOWN
+
+
+class ClusterControlManager:
+    """Mirrors org.apache.kafka.controller.ClusterControlManager."""
+
+    def __init__(self, time: Time, session_timeout_ms: int, rng: Any, feature_control: Any, controller_id: int) -> None:
+        self.time = time
+        self.feature_control = feature_control
+        self.broker_registrations: dict[int, BrokerRegistration] = {}
+        self.register_broker_record_offsets: dict[int, int] = {}
+        self.heartbeat_manager = BrokerHeartbeatManager(time, session_timeout_ms * 1_000_000)
+        self.replica_placer = StripedReplicaPlacer(rng)
+        self._log = state_change_logger(controller_id=controller_id)
+
+    # -- registration ------------------------------------------------------------------------
+
+    def register_broker(self, request: Any, broker_epoch: int) -> tuple[list[Any], int]:
+        """Mirrors ClusterControlManager#registerBroker; returns (records, broker epoch).
+
+        A broker id already registered by another incarnation is refused while that
+        incarnation's session is still valid (DUPLICATE_BROKER_REGISTRATION); once it expired
+        (or was fenced) the old session is dropped and the new incarnation registers.
+        """
+        broker_id = request.broker_id
+        existing = self.broker_registrations.get(broker_id)
+        # 1. Another live incarnation owns this id.
+        if existing is not None and existing.incarnation_id != request.incarnation_id:
+            if self.heartbeat_manager.has_valid_session(broker_id):
+                raise DuplicateBrokerRegistrationException(
+                    f"Another broker is registered with that broker id ({broker_id}).")
+            self.heartbeat_manager.remove(broker_id)
+            existing = None
+        # 2. The record; the broker epoch is its offset.
+        record = RegisterBrokerRecord(
+            broker_id=broker_id, incarnation_id=request.incarnation_id, broker_epoch=broker_epoch,
+            end_points=tuple(BrokerEndpoint(name=l.name, host=l.host, port=l.port, security_protocol=l.security_protocol)
+                             for l in request.listeners),
+            rack=request.rack, fenced=True,
+        )
+        # 3. Start its session now (fenced until it asks to be unfenced and has caught up).
+        self.heartbeat_manager.register(broker_id, True if existing is None else existing.fenced)
+        self._log.info("broker_registration_accepted", registering_broker=broker_id, broker_epoch=broker_epoch,
+                       incarnation_id=str(request.incarnation_id))
+        return [record], broker_epoch
+
+    def check_broker_epoch(self, broker_id: int, broker_epoch: int) -> None:
+        """Mirrors ClusterControlManager#checkBrokerEpoch."""
+        registration = self.broker_registrations.get(broker_id)
+        if registration is None:
+            raise StaleBrokerEpochException(f"No broker registration found for broker {broker_id}")
+        if registration.epoch != broker_epoch:
+            raise StaleBrokerEpochException(
+                f"Expected broker epoch {registration.epoch}, but got broker epoch {broker_epoch}")
+
+    # -- replay ------------------------------------------------------------------------------
+
+    def replay_register(self, record: RegisterBrokerRecord, offset: int) -> None:
+        """Mirrors ClusterControlManager#replay(RegisterBrokerRecord, offset)."""
+        self.broker_registrations[record.broker_id] = BrokerRegistration.from_record(record)
+        self.register_broker_record_offsets[record.broker_id] = offset
+        self.heartbeat_manager.register(record.broker_id, record.fenced)
+
+    def replay_unregister(self, record: UnregisterBrokerRecord) -> None:
+        """Mirrors ClusterControlManager#replay(UnregisterBrokerRecord)."""
+        self.broker_registrations.pop(record.broker_id, None)
+        self.register_broker_record_offsets.pop(record.broker_id, None)
+        self.heartbeat_manager.remove(record.broker_id)
+
+    def replay_fencing(self, record: FenceBrokerRecord | UnfenceBrokerRecord | BrokerRegistrationChangeRecord) -> None:
+        """Mirrors ClusterControlManager#replayRegistrationChange (Fence/Unfence/BrokerRegistrationChange)."""
+        from kafka_ref.metadata.records import BrokerRegistrationFencingChange as F
+        from kafka_ref.metadata.records import BrokerRegistrationInControlledShutdownChange as C
+
+        if isinstance(record, FenceBrokerRecord):
+            broker_id, epoch, fencing, shutdown = record.id, record.epoch, F.FENCE, C.NONE
+        elif isinstance(record, UnfenceBrokerRecord):
+            broker_id, epoch, fencing, shutdown = record.id, record.epoch, F.UNFENCE, C.NONE
+        else:
+            broker_id, epoch, fencing, shutdown = record.broker_id, record.broker_epoch, record.fenced, record.in_controlled_shutdown
+        registration = self.broker_registrations.get(broker_id)
+        if registration is None or registration.epoch != epoch:
+            raise RuntimeError(f"Registration change for broker {broker_id} at epoch {epoch} does not match")
+        changed = registration.clone_with(fencing, shutdown)
+        self.broker_registrations[broker_id] = changed
+        if changed.fenced != registration.fenced:
+            self.heartbeat_manager.register(broker_id, changed.fenced)
+
+    # -- queries -----------------------------------------------------------------------------
+
+    def registration(self, broker_id: int) -> BrokerRegistration | None:
+        return self.broker_registrations.get(broker_id)
+
+    def is_active(self, broker_id: int) -> bool:
+        """Mirrors ClusterControlManager#isActive: registered, unfenced, not shutting down."""
+        registration = self.broker_registrations.get(broker_id)
+        if registration is None or registration.fenced or registration.in_controlled_shutdown:
+            return False
+        state = self.heartbeat_manager.brokers.get(broker_id)
+        return state is None or not state.shutting_down
+
+    def in_controlled_shutdown(self, broker_id: int) -> bool:
+        registration = self.broker_registrations.get(broker_id)
+        return registration is not None and registration.in_controlled_shutdown
+
+    def unfenced(self, broker_id: int) -> bool:
+        registration = self.broker_registrations.get(broker_id)
+        return registration is not None and not registration.fenced
+
+    def usable_brokers(self) -> list[UsableBroker]:
+        """Mirrors ClusterControlManager#usableBrokers: every broker not shutting down, fenced or not."""
+        out = []
+        for broker_id in sorted(self.broker_registrations):
+            registration = self.broker_registrations[broker_id]
+            state = self.heartbeat_manager.brokers.get(broker_id)
+            if registration.in_controlled_shutdown or (state is not None and state.shutting_down):
+                continue
+            out.append(UsableBroker(broker_id, registration.rack, registration.fenced))
+        return out

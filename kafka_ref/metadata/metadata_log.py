@@ -1,0 +1,337 @@
+"""The ``__cluster_metadata`` log and the Raft client around it (one voter).
+
+Mirrors kafka.raft.KafkaMetadataLog and org.apache.kafka.raft.KafkaRaftClient in the two roles
+this project needs:
+
+- on the controller node, the **leader** of a one-voter quorum: ``schedule_atomic_append``
+  appends a batch, the single voter's own flush makes it committed at once (the high
+  watermark is the log end), and registered listeners hear ``handle_commit``; observers'
+  fetches are answered from the log, parked up to ``max_wait_ms`` when there is nothing new;
+- on each broker, an **observer** (``RaftObserver``): it fetches the log from the leader over
+  the network, keeps a local copy, and hands every batch at or below the leader's high
+  watermark to its listeners (BrokerMetadataListener#handleCommit, seed 004 §2.1 step 1).
+
+The log lives in memory. A broker's copy is lost with the broker process (a restarted broker
+fetches from offset 0); Kafka keeps it on disk and replays it from a snapshot instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, ClassVar, Hashable, Iterable, Iterator, Protocol
+
+import anyio
+
+from kafka_ref.common.errors import Errors
+from kafka_ref.common.requests.abstract import AbstractRequest, AbstractResponse
+from kafka_ref.common.requests.api_keys import ApiKeys
+from kafka_ref.common.state_change import state_change_logger
+from kafka_ref.common.time import Time
+from kafka_ref.common.uuid import METADATA_TOPIC_ID, Uuid
+from kafka_ref.metadata.records import Batch, MetadataRecord
+from kafka_ref.network.network import DisconnectException, Envelope, NetworkTimeoutException
+
+METADATA_TOPIC = "__cluster_metadata"
+# KafkaRaftClient's fetch long-poll (FETCH_MAX_WAIT_MS) and the quorum.* client defaults.
+FETCH_MAX_WAIT_MS = 500
+QUORUM_REQUEST_TIMEOUT_MS = 2000
+QUORUM_RETRY_BACKOFF_MS = 20
+MAX_BATCHES_PER_FETCH = 1000
+
+
+# ------------------------------------------------------------------------------ messages
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MetadataFetchResponse(AbstractResponse):
+    """Mirrors org.apache.kafka.common.message.FetchResponseData as KafkaRaftClient answers for __cluster_metadata.
+
+    One partition (``__cluster_metadata-0``): the batches from the fetch offset, the leader's
+    high watermark, and who leads at which epoch.
+    """
+
+    API_KEY: ClassVar[ApiKeys] = ApiKeys.FETCH
+    API_NAME: ClassVar[str] = "Fetch"
+    error_code: int = 0
+    high_watermark: int = -1
+    log_start_offset: int = 0
+    leader_id: int = -1
+    leader_epoch: int = -1
+    batches: tuple[Batch, ...] = ()
+
+    def error_counts(self) -> dict[int, int]:
+        return {self.error_code: 1}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MetadataFetchRequest(AbstractRequest):
+    """Mirrors org.apache.kafka.common.message.FetchRequestData as a KRaft observer sends it for __cluster_metadata.
+
+    ``replica_id`` is the fetching node (a broker: an observer, not a voter); ``fetch_offset``
+    its log end; ``last_fetched_epoch`` the epoch of its last batch; ``max_wait_ms`` how long
+    the leader may hold the request when it has nothing new.
+    """
+
+    API_KEY: ClassVar[ApiKeys] = ApiKeys.FETCH
+    API_NAME: ClassVar[str] = "Fetch"
+    RESPONSE_TYPE: ClassVar[type] = MetadataFetchResponse
+    cluster_id: str = ""
+    replica_id: int = -1
+    topic_id: Uuid = METADATA_TOPIC_ID
+    current_leader_epoch: int = -1
+    fetch_offset: int = 0
+    last_fetched_epoch: int = -1
+    max_wait_ms: int = FETCH_MAX_WAIT_MS
+
+    def get_error_response(self, error_code: int, throttle_time_ms: int = 0) -> MetadataFetchResponse:
+        return MetadataFetchResponse(error_code=error_code)
+
+
+MetadataFetchResponse.REQUEST_TYPE = MetadataFetchRequest
+
+
+# ------------------------------------------------------------------------------ the log
+
+
+class MetadataLog:
+    """Mirrors kafka.raft.KafkaMetadataLog (in memory): batches with contiguous offsets and a high watermark."""
+
+    def __init__(self) -> None:
+        self.batches: list[Batch] = []
+        self.high_watermark = 0
+
+    @property
+    def end_offset(self) -> int:
+        """The log end offset (the next offset to write)."""
+        return self.batches[-1].last_offset + 1 if self.batches else 0
+
+    @property
+    def last_fetched_epoch(self) -> int:
+        return self.batches[-1].epoch if self.batches else -1
+
+    def append_as_leader(self, records: Iterable[MetadataRecord], epoch: int, append_timestamp: int) -> Batch:
+        """Mirrors KafkaMetadataLog#appendAsLeader: one batch at the log end."""
+        batch = Batch(self.end_offset, epoch, append_timestamp, tuple(records))
+        if not batch.records:
+            raise ValueError("A metadata batch needs at least one record")
+        self.batches.append(batch)
+        return batch
+
+    def append_as_follower(self, batch: Batch) -> None:
+        """Mirrors KafkaMetadataLog#appendAsFollower: the leader's batch, at our log end."""
+        if batch.base_offset != self.end_offset:
+            raise ValueError(f"Batch at offset {batch.base_offset} does not follow the log end {self.end_offset}")
+        self.batches.append(batch)
+
+    def update_high_watermark(self, offset: int) -> None:
+        """Mirrors KafkaMetadataLog#updateHighWatermark: never beyond the log end."""
+        self.high_watermark = min(offset, self.end_offset)
+
+    def read(self, start_offset: int, max_offset: int | None = None, max_batches: int = MAX_BATCHES_PER_FETCH) -> list[Batch]:
+        """Batches whose records start at or after ``start_offset`` and end below ``max_offset``."""
+        out: list[Batch] = []
+        for batch in self.batches:
+            if batch.last_offset < start_offset:
+                continue
+            if max_offset is not None and batch.last_offset >= max_offset:
+                break
+            out.append(batch)
+            if len(out) >= max_batches:
+                break
+        return out
+
+
+class BatchReader:
+    """Mirrors org.apache.kafka.raft.BatchReader: committed batches handed to a listener."""
+
+    def __init__(self, batches: Iterable[Batch]) -> None:
+        self._batches = list(batches)
+
+    def __iter__(self) -> Iterator[Batch]:
+        return iter(self._batches)
+
+    @property
+    def last_offset(self) -> int | None:
+        return self._batches[-1].last_offset if self._batches else None
+
+    def close(self) -> None:
+        """Mirrors BatchReader#close (nothing to release in memory)."""
+
+
+class RaftListener(Protocol):
+    """Mirrors org.apache.kafka.raft.RaftClient.Listener."""
+
+    def handle_commit(self, reader: BatchReader) -> None: ...
+
+    def handle_leader_change(self, leader_id: int, epoch: int) -> None: ...
+
+
+class _ListenerContext:
+    """Mirrors KafkaRaftClient.ListenerContext: how far one listener has been told."""
+
+    def __init__(self, listener: RaftListener) -> None:
+        self.listener = listener
+        self.next_offset = 0
+
+    def fire_commits(self, log: MetadataLog) -> None:
+        """Hand the listener every committed batch it has not seen yet."""
+        batches = log.read(self.next_offset, max_offset=log.high_watermark)
+        if batches:
+            self.next_offset = batches[-1].last_offset + 1
+            self.listener.handle_commit(BatchReader(batches))
+
+
+# ------------------------------------------------------------------------------ the leader (controller node)
+
+
+class KafkaRaftClient:
+    """Mirrors org.apache.kafka.raft.KafkaRaftClient as the leader of a one-voter quorum.
+
+    With one voter the leader's own flushed log end is a majority, so an appended batch is
+    committed as soon as it is written. The leader epoch is 1 (the voter elected itself).
+    """
+
+    def __init__(self, node_id: int, time: Time, log: MetadataLog | None = None, epoch: int = 1) -> None:
+        self.node_id = node_id
+        self.time = time
+        self.log = log if log is not None else MetadataLog()
+        self.epoch = epoch
+        self.listeners: list[_ListenerContext] = []
+        self._new_data = anyio.Event()
+        self._task_group: anyio.abc.TaskGroup | None = None
+        self._log = state_change_logger(controller_id=node_id)
+
+    def start(self, task_group: anyio.abc.TaskGroup) -> None:
+        self._task_group = task_group
+
+    def register(self, listener: RaftListener) -> None:
+        """Mirrors KafkaRaftClient#register: the listener hears the leader and every commit from offset 0."""
+        context = _ListenerContext(listener)
+        self.listeners.append(context)
+        listener.handle_leader_change(self.node_id, self.epoch)
+        context.fire_commits(self.log)
+
+    def leader_and_epoch(self) -> tuple[int, int]:
+        return self.node_id, self.epoch
+
+    def schedule_atomic_append(self, epoch: int, records: Iterable[MetadataRecord]) -> int:
+        """Mirrors KafkaRaftClient#scheduleAtomicAppend; returns the offset of the last record.
+
+        1. append the batch as leader; 2. flush, which with one voter moves the high
+        watermark to the log end; 3. tell listeners about the new commit; 4. wake parked fetches.
+        """
+        if epoch != self.epoch:
+            raise ValueError(f"Append at epoch {epoch} but the leader epoch is {self.epoch}")
+        # 1. Append.
+        batch = self.log.append_as_leader(records, epoch, self.time.milliseconds())
+        # 2. One voter: the flushed log end is the majority's.
+        self.log.update_high_watermark(self.log.end_offset)
+        # 3. Listeners learn of the commit.
+        for context in self.listeners:
+            context.fire_commits(self.log)
+        # 4. Observers waiting for new data get it now.
+        self._new_data.set()
+        self._new_data = anyio.Event()
+        return batch.last_offset
+
+    def handle_fetch_request(self, envelope: Envelope) -> None:
+        """Mirrors KafkaRaftClient#handleFetchRequest: answer now, or park until new data or max wait."""
+        request: MetadataFetchRequest = envelope.request
+        # 1. The only partition is __cluster_metadata-0.
+        if request.topic_id != METADATA_TOPIC_ID:
+            envelope.respond(request.get_error_response(Errors.UNKNOWN_TOPIC_ID.code))
+            return
+        # 2. Data at or after the fetch offset: answer at once; otherwise wait in the background.
+        if request.fetch_offset < self.log.end_offset or request.max_wait_ms <= 0 or self._task_group is None:
+            envelope.respond(self._fetch_response(request))
+        else:
+            self._task_group.start_soon(self._park_fetch, envelope, self._new_data)
+
+    async def _park_fetch(self, envelope: Envelope, new_data: anyio.Event) -> None:
+        request: MetadataFetchRequest = envelope.request
+        with anyio.move_on_after(request.max_wait_ms / 1000):
+            await new_data.wait()
+        envelope.respond(self._fetch_response(request))
+
+    def _fetch_response(self, request: MetadataFetchRequest) -> MetadataFetchResponse:
+        batches = self.log.read(request.fetch_offset)
+        return MetadataFetchResponse(
+            error_code=Errors.NONE.code, high_watermark=self.log.high_watermark,
+            leader_id=self.node_id, leader_epoch=self.epoch, batches=tuple(batches),
+        )
+
+
+# ------------------------------------------------------------------------------ an observer (broker)
+
+
+class RaftObserver:
+    """Mirrors org.apache.kafka.raft.KafkaRaftClient as an observer (a broker's KafkaRaftManager).
+
+    Fetches the leader's log from its own log end, appends what comes back, and moves its
+    high watermark to the leader's (bounded by what it holds). Listeners are handed the
+    batches that became committed, in order.
+    """
+
+    def __init__(self, node_id: int, network: Any, leader_node_provider: Callable[[], Hashable], time: Time) -> None:
+        self.node_id = node_id
+        self.network = network
+        self.leader_node_provider = leader_node_provider
+        self.time = time
+        self.log = MetadataLog()
+        self.listeners: list[_ListenerContext] = []
+        self.leader_id = -1
+        self.leader_epoch = -1
+        self.fetches_sent = 0
+        self._log = state_change_logger(broker_id=node_id)
+
+    def register(self, listener: RaftListener) -> None:
+        """Mirrors KafkaRaftClient#register."""
+        context = _ListenerContext(listener)
+        self.listeners.append(context)
+        context.fire_commits(self.log)
+
+    @property
+    def high_watermark(self) -> int:
+        return self.log.high_watermark
+
+    async def run(self) -> None:
+        """Mirrors KafkaRaftClient#pollFollowerAsObserver: fetch, append, advance, repeat."""
+        while True:
+            request = MetadataFetchRequest(
+                replica_id=self.node_id, current_leader_epoch=self.leader_epoch, fetch_offset=self.log.end_offset,
+                last_fetched_epoch=self.log.last_fetched_epoch, max_wait_ms=FETCH_MAX_WAIT_MS,
+            )
+            try:
+                self.fetches_sent += 1
+                response = await self.network.send(self.node_id, self.leader_node_provider(), request,
+                                                   QUORUM_REQUEST_TIMEOUT_MS)
+            except (DisconnectException, NetworkTimeoutException):
+                await anyio.sleep(QUORUM_RETRY_BACKOFF_MS / 1000)
+                continue
+            if response.error_code != Errors.NONE.code:
+                await anyio.sleep(QUORUM_RETRY_BACKOFF_MS / 1000)
+                continue
+            self.handle_fetch_response(response)
+
+    def handle_fetch_response(self, response: MetadataFetchResponse) -> None:
+        """Mirrors KafkaRaftClient#handleFetchResponse for an observer.
+
+        1. a new leader or epoch is noted (listeners hear it); 2. batches at our log end are
+        appended; 3. the high watermark follows the leader's; 4. newly committed batches go
+        to the listeners.
+        """
+        # 1. Leader changes.
+        if (response.leader_id, response.leader_epoch) != (self.leader_id, self.leader_epoch):
+            self.leader_id, self.leader_epoch = response.leader_id, response.leader_epoch
+            for context in self.listeners:
+                context.listener.handle_leader_change(self.leader_id, self.leader_epoch)
+        # 2. Append.
+        for batch in response.batches:
+            if batch.base_offset == self.log.end_offset:
+                self.log.append_as_follower(batch)
+        # 3. High watermark.
+        if response.high_watermark > self.log.high_watermark:
+            self.log.update_high_watermark(response.high_watermark)
+        # 4. Commits.
+        for context in self.listeners:
+            context.fire_commits(self.log)

@@ -1,0 +1,164 @@
+"""Turns a wished-for partition state into the PartitionChangeRecord that gets there.
+
+Mirrors org.apache.kafka.controller.PartitionChangeBuilder (Kafka 3.4–3.5): given the current
+registration, a target ISR / replica set, and which brokers may lead, it elects a leader
+(clean from the target ISR, or — with unclean election allowed — any acceptable replica, which
+then becomes the ISR alone and RECOVERING), bumps the leader epoch where needed, and returns
+nothing when nothing would change.
+
+Version switches (metadata.version, from ``inter.broker.protocol.version``):
+- before 3.6 every ISR shrink also bumps the leader epoch (KAFKA-15021 dropped that);
+- KIP-704 leader recovery state is written from 3.2.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Callable, Iterable
+
+from kafka_ref.common.uuid import Uuid
+from kafka_ref.metadata.records import NO_LEADER, NO_LEADER_CHANGE, LeaderRecoveryState, PartitionChangeRecord
+from kafka_ref.metadata.registrations import PartitionRegistration
+
+
+class Election(enum.Enum):
+    """Mirrors PartitionChangeBuilder.Election."""
+
+    PREFERRED = "preferred"
+    ONLINE = "online"
+    UNCLEAN = "unclean"
+
+
+class PartitionChangeBuilder:
+    """Mirrors org.apache.kafka.controller.PartitionChangeBuilder."""
+
+    def __init__(
+        self,
+        partition: PartitionRegistration,
+        topic_id: Uuid,
+        partition_id: int,
+        is_acceptable_leader: Callable[[int], bool],
+        is_leader_recovery_supported: bool = True,
+        bump_leader_epoch_on_isr_shrink: bool = False,
+    ) -> None:
+        self.partition = partition
+        self.topic_id = topic_id
+        self.partition_id = partition_id
+        self.is_acceptable_leader = is_acceptable_leader
+        self.is_leader_recovery_supported = is_leader_recovery_supported
+        self.bump_leader_epoch_on_isr_shrink = bump_leader_epoch_on_isr_shrink
+        self.election = Election.ONLINE
+        self.target_isr: list[int] = list(partition.isr)
+        self.target_replicas: list[int] = list(partition.replicas)
+        self.target_removing: list[int] = list(partition.removing_replicas)
+        self.target_adding: list[int] = list(partition.adding_replicas)
+        self.target_leader_recovery_state = partition.leader_recovery_state
+
+    def set_election(self, election: Election) -> "PartitionChangeBuilder":
+        self.election = election
+        return self
+
+    def set_target_isr(self, isr: Iterable[int]) -> "PartitionChangeBuilder":
+        self.target_isr = list(isr)
+        return self
+
+    def set_target_replicas(self, replicas: Iterable[int]) -> "PartitionChangeBuilder":
+        self.target_replicas = list(replicas)
+        return self
+
+    def set_target_leader_recovery_state(self, state: LeaderRecoveryState) -> "PartitionChangeBuilder":
+        self.target_leader_recovery_state = state
+        return self
+
+    # -- election ----------------------------------------------------------------------------
+
+    def _is_valid_new_leader(self, replica: int) -> bool:
+        """Mirrors PartitionChangeBuilder#isValidNewLeader: in the target ISR and acceptable."""
+        return replica in self.target_isr and self.is_acceptable_leader(replica)
+
+    def elect_leader(self) -> tuple[int, bool]:
+        """Mirrors PartitionChangeBuilder#electLeader: (leader, unclean)."""
+        if self.election is Election.PREFERRED:
+            return self._elect_preferred_leader()
+        return self._elect_any_leader()
+
+    def _elect_preferred_leader(self) -> tuple[int, bool]:
+        """Mirrors PartitionChangeBuilder#electPreferredLeader."""
+        # 1. The first replica if it can lead; 2. else keep a valid current leader; 3. else any valid one.
+        if self.target_replicas and self._is_valid_new_leader(self.target_replicas[0]):
+            return self.target_replicas[0], False
+        if self._is_valid_new_leader(self.partition.leader):
+            return self.partition.leader, False
+        for replica in self.target_replicas[1:]:
+            if self._is_valid_new_leader(replica):
+                return replica, False
+        return NO_LEADER, False
+
+    def _elect_any_leader(self) -> tuple[int, bool]:
+        """Mirrors PartitionChangeBuilder#electAnyLeader."""
+        # 1. The current leader stays if it still can.
+        if self._is_valid_new_leader(self.partition.leader):
+            return self.partition.leader, False
+        # 2. The first replica in the target ISR that can lead.
+        for replica in self.target_replicas:
+            if self._is_valid_new_leader(replica):
+                return replica, False
+        # 3. Unclean: any acceptable replica, in replica order.
+        if self.election is Election.UNCLEAN:
+            for replica in self.target_replicas:
+                if self.is_acceptable_leader(replica):
+                    return replica, True
+        return NO_LEADER, False
+
+    def _try_election(self, record: dict) -> None:
+        """Mirrors PartitionChangeBuilder#tryElection."""
+        leader, unclean = self.elect_leader()
+        if leader != self.partition.leader:
+            record["leader"] = leader
+            if unclean:
+                # An unclean leader is the whole ISR, and recovers before trusting its log.
+                record["isr"] = (leader,)
+                if self.partition.leader_recovery_state != LeaderRecoveryState.RECOVERING and self.is_leader_recovery_supported:
+                    record["leader_recovery_state"] = int(LeaderRecoveryState.RECOVERING)
+
+    def _trigger_leader_epoch_bump_if_needed(self, record: dict) -> None:
+        """Mirrors PartitionChangeBuilder#triggerLeaderEpochBumpIfNeeded.
+
+        A replica removed from the assignment always bumps the leader epoch (same leader);
+        an ISR shrink does so only before metadata.version 3.6.
+        """
+        if record.get("leader", NO_LEADER_CHANGE) != NO_LEADER_CHANGE:
+            return
+        if not set(self.partition.replicas) <= set(self.target_replicas):
+            record["leader"] = self.partition.leader
+        elif self.bump_leader_epoch_on_isr_shrink and not set(self.partition.isr) <= set(self.target_isr):
+            record["leader"] = self.partition.leader
+
+    def build(self) -> PartitionChangeRecord | None:
+        """Mirrors PartitionChangeBuilder#build: the change record, or None when nothing changes.
+
+        1. elect; 2. bump the leader epoch if the change needs it; 3. set the new ISR unless the
+        election set it or it would be empty (the last ISR member stays in the ISR); 4. the
+        assignment and recovery state; 5. no-op check.
+        """
+        record: dict = {}
+        # 1. Election.
+        self._try_election(record)
+        # 2. Leader epoch bump.
+        self._trigger_leader_epoch_bump_if_needed(record)
+        # 3. ISR: never written empty.
+        if "isr" not in record and self.target_isr and list(self.target_isr) != list(self.partition.isr):
+            record["isr"] = tuple(self.target_isr)
+        # 4. Replica set and recovery state.
+        if list(self.target_replicas) != list(self.partition.replicas):
+            record["replicas"] = tuple(self.target_replicas)
+        if list(self.target_removing) != list(self.partition.removing_replicas):
+            record["removing_replicas"] = tuple(self.target_removing)
+        if list(self.target_adding) != list(self.partition.adding_replicas):
+            record["adding_replicas"] = tuple(self.target_adding)
+        if "leader_recovery_state" not in record and self.target_leader_recovery_state != self.partition.leader_recovery_state:
+            record["leader_recovery_state"] = int(self.target_leader_recovery_state)
+        # 5. Nothing to say: no record.
+        if not record:
+            return None
+        return PartitionChangeRecord(partition_id=self.partition_id, topic_id=self.topic_id, **record)

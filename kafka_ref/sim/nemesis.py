@@ -1,0 +1,405 @@
+"""Faults for the simulator: named nemeses with rates, and the network fault model.
+
+Each nemesis is a task that sleeps an exponentially distributed time (its rate is per minute of
+simulated time), then injects its fault, all drawn from its own random stream derived from the
+seed. Faults are recorded in the history with their kind, which the summary counts:
+
+========================  ==============================================================
+kind                      what happens
+========================  ==============================================================
+crash_restart             a broker is killed (memory lost, disk kept) and restarted later
+hw_checkpoint_loss        the same, and the last write of its replication-offset-checkpoint
+                          is lost too (the file as it was one checkpoint interval earlier)
+clean_shutdown            a broker shuts down cleanly (checkpoints written, session closed)
+controller_kill           the active controller's broker is killed, restarted later
+zk_session_expiry         ZooKeeper expires a broker's session (it re-registers)
+partition_leader_isolated a leader loses every network link (optionally its ZooKeeper
+                          session too), healed later
+partition_split           the brokers split into a majority and a minority side
+slow_follower             a follower's fetches are delayed by seconds
+leader_and_isr_dropped    the next LeaderAndIsr requests are lost (the controller resends)
+leader_and_isr_duplicated the next LeaderAndIsr requests arrive twice, the copy late
+back_to_back              a leader is killed, then the leader elected after it, quickly
+msg_delayed / msg_duplicated / msg_dropped
+                          inter-broker requests delayed, duplicated or lost by the
+                          network fault model (duplicates and delays also reorder)
+========================  ==============================================================
+"""
+
+from __future__ import annotations
+
+import abc
+import random
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+import anyio
+
+from kafka_ref.network.network import INTER_BROKER_PRINCIPAL, Envelope
+from kafka_ref.sim.history import Event
+
+if TYPE_CHECKING:
+    from kafka_ref.sim.simulate import SimContext
+
+
+# ---------------------------------------------------------------------------------------------
+# the network fault model
+
+
+@dataclass(frozen=True, slots=True)
+class NetworkNoise:
+    """Background faults on every inter-broker request."""
+
+    delay_prob: float = 0.2
+    max_delay_ms: float = 20.0
+    duplicate_prob: float = 0.01
+    drop_prob: float = 0.0
+
+
+class NetworkFaultModel:
+    """The object installed with ``Network.set_fault_model``: seeded delays, duplicates, drops.
+
+    Only inter-broker requests (broker to broker, controller to broker) are touched; client
+    traffic goes through unchanged. Slow followers and LeaderAndIsr faults are switched on by
+    the nemeses below.
+    """
+
+    def __init__(self, ctx: "SimContext", noise: NetworkNoise) -> None:
+        self.ctx = ctx
+        self.noise = noise
+        self.rng = ctx.sub_rng("network")
+        self.slow: dict[int, tuple[float, float]] = {}
+        self.leader_and_isr_actions: list[str] = []
+
+    def deliveries(self, envelope: Envelope) -> Sequence[float]:
+        src, dst = envelope.src, envelope.dst
+        if envelope.principal != INTER_BROKER_PRINCIPAL or not isinstance(src, int) or not isinstance(dst, int):
+            return (0.0,)
+        rng, noise = self.rng, self.noise
+        kind = type(envelope.request).__name__
+        # 1. Armed LeaderAndIsr faults take the next LeaderAndIsr requests.
+        if kind == "LeaderAndIsrRequest" and self.leader_and_isr_actions:
+            action = self.leader_and_isr_actions.pop(0)
+            if action == "drop":
+                self.ctx.record_fault("leader_and_isr_dropped", src=src, dst=dst)
+                return ()
+            late = rng.uniform(0.05, 2.0)
+            self.ctx.record_fault("leader_and_isr_duplicated", src=src, dst=dst, copy_after_ms=round(late * 1000))
+            return (0.0, late)
+        # 2. Background loss, delay and duplication.
+        if noise.drop_prob and rng.random() < noise.drop_prob:
+            self.ctx.count_fault("msg_dropped")
+            return ()
+        delay = 0.0
+        if rng.random() < noise.delay_prob:
+            delay = rng.uniform(0.0, noise.max_delay_ms) / 1000.0
+            self.ctx.count_fault("msg_delayed")
+        # 3. A slow follower's fetches wait much longer.
+        if kind == "FetchRequest" and src in self.slow:
+            delay += rng.uniform(*self.slow[src]) / 1000.0
+        if noise.duplicate_prob and rng.random() < noise.duplicate_prob:
+            self.ctx.count_fault("msg_duplicated")
+            return (delay, delay + rng.uniform(0.0, max(noise.max_delay_ms, 1.0)) / 1000.0)
+        return (delay,)
+
+    def call_later(self, delay_s: float, callback: Callable[[], None]) -> None:
+        self.ctx.spawn(_call_later, delay_s, callback)
+
+
+async def _call_later(delay_s: float, callback: Callable[[], None]) -> None:
+    await anyio.sleep(delay_s)
+    callback()
+
+
+# ---------------------------------------------------------------------------------------------
+# nemeses
+
+
+class Nemesis(abc.ABC):
+    """A fault injected at random times: ``rate`` per minute of simulated time."""
+
+    kind = "nemesis"
+
+    def __init__(self, rate: float, **params: Any) -> None:
+        self.rate = rate
+        self.params = params
+        self.rng: random.Random = random.Random(0)
+
+    def describe(self) -> str:
+        return f"{self.kind} ({self.rate:g}/min)"
+
+    async def run(self, ctx: "SimContext") -> None:
+        self.rng = ctx.sub_rng(f"nemesis-{self.kind}")
+        if self.rate <= 0:
+            return
+        first = self.params.get("start_after_s", 2.0)
+        await anyio.sleep(first)
+        while not ctx.stopping:
+            await anyio.sleep(self.rng.expovariate(self.rate / 60.0))
+            if ctx.stopping:
+                return
+            await self.inject(ctx)
+
+    @abc.abstractmethod
+    async def inject(self, ctx: "SimContext") -> None:
+        """Inject the fault once."""
+
+    def down_for(self) -> float:
+        lo, hi = self.params.get("down_s", (2.0, 20.0))
+        return self.rng.uniform(lo, hi)
+
+
+def _pick_target(ctx: "SimContext", rng: random.Random, target: str) -> int | None:
+    """A live broker: the leader or a follower of a random partition, the controller, or any."""
+    live = ctx.live_brokers()
+    if not live:
+        return None
+    if target == "controller":
+        controller = ctx.cluster.controller_id()
+        return controller if controller in live else None
+    if target in ("leader", "follower"):
+        tp = rng.choice(ctx.partitions)
+        leader = ctx.zk_leader(tp)
+        if target == "leader":
+            return leader if leader in live else None
+        followers = [r for r in ctx.replicas[tp] if r != leader and r in live]
+        return rng.choice(followers) if followers else None
+    return rng.choice(live)
+
+
+class CrashRestart(Nemesis):
+    """Kill a broker (leader, follower, controller or any), restart it ``down_s`` later."""
+
+    kind = "crash_restart"
+
+    async def inject(self, ctx: "SimContext") -> None:
+        if not ctx.may_take_down():
+            return
+        target = _pick_target(ctx, self.rng, self.params.get("target", "any"))
+        if target is None:
+            return
+        lose_hw = self.rng.random() < self.params.get("hw_loss_prob", 0.0)
+        ctx.crash(target, kind="hw_checkpoint_loss" if lose_hw else self.kind, lose_last_hw_checkpoint=lose_hw)
+        ctx.spawn(ctx.restart_after, target, self.down_for())
+
+
+class CleanShutdown(Nemesis):
+    """Shut a broker down cleanly (no controlled shutdown), restart it later."""
+
+    kind = "clean_shutdown"
+
+    async def inject(self, ctx: "SimContext") -> None:
+        if not ctx.may_take_down():
+            return
+        target = _pick_target(ctx, self.rng, self.params.get("target", "any"))
+        if target is None:
+            return
+        ctx.shutdown(target)
+        ctx.spawn(ctx.restart_after, target, self.down_for())
+
+
+class ControllerKill(Nemesis):
+    """Kill the active controller's broker, restart it later."""
+
+    kind = "controller_kill"
+
+    async def inject(self, ctx: "SimContext") -> None:
+        if not ctx.may_take_down():
+            return
+        target = _pick_target(ctx, self.rng, "controller")
+        if target is None:
+            return
+        ctx.crash(target, kind=self.kind)
+        ctx.spawn(ctx.restart_after, target, self.down_for())
+
+
+class ZkSessionExpiry(Nemesis):
+    """ZooKeeper expires a live broker's session; the broker re-registers with a new one."""
+
+    kind = "zk_session_expiry"
+
+    async def inject(self, ctx: "SimContext") -> None:
+        target = _pick_target(ctx, self.rng, self.params.get("target", "any"))
+        if target is not None:
+            ctx.expire_session(target, kind=self.kind)
+
+
+class NetworkPartition(Nemesis):
+    """Isolate a leader, or split the brokers into majority and minority, for a while.
+
+    ``expire_zk_prob``: chance that the cut-off side also loses its ZooKeeper sessions (the
+    controller then moves leadership away; the cut-off brokers re-register at once, as a broker
+    that kept its ZooKeeper link but lost its peers would).
+    """
+
+    kind = "network_partition"
+
+    async def inject(self, ctx: "SimContext") -> None:
+        live = ctx.live_brokers()
+        if len(live) < 2 or ctx.partitioned:
+            return
+        duration = self.rng.uniform(*self.params.get("duration_s", (3.0, 20.0)))
+        expire = self.rng.random() < self.params.get("expire_zk_prob", 0.5)
+        if self.rng.random() < self.params.get("isolate_prob", 0.5):
+            leader = _pick_target(ctx, self.rng, "leader")
+            if leader is None:
+                return
+            minority = [leader]
+            ctx.partitioned = True
+            ctx.cluster.network.isolate(leader)
+            ctx.record_fault("partition_leader_isolated", broker=leader, duration_ms=round(duration * 1000), zk_expired=expire)
+        else:
+            shuffled = list(ctx.cluster.brokers)
+            self.rng.shuffle(shuffled)
+            size = self.rng.randint(1, (len(shuffled) - 1) // 2 or 1)
+            minority = sorted(shuffled[:size])
+            majority = sorted(shuffled[size:])
+            ctx.partitioned = True
+            for a in minority:
+                for b in majority:
+                    ctx.cluster.network.cut_link(a, b)
+            ctx.record_fault("partition_split", minority=minority, majority=majority,
+                             duration_ms=round(duration * 1000), zk_expired=expire)
+        if expire:
+            for b in minority:
+                if b in ctx.live_brokers():
+                    ctx.expire_session(b, kind=None)
+        await anyio.sleep(duration)
+        ctx.heal_network()
+
+
+class SlowFollower(Nemesis):
+    """Delay one follower's fetch requests by ``delay_ms`` for ``duration_s``."""
+
+    kind = "slow_follower"
+
+    async def inject(self, ctx: "SimContext") -> None:
+        target = _pick_target(ctx, self.rng, "follower")
+        if target is None or target in ctx.fault_model.slow:
+            return
+        delay = self.params.get("delay_ms", (500.0, 4000.0))
+        duration = self.rng.uniform(*self.params.get("duration_s", (5.0, 25.0)))
+        ctx.fault_model.slow[target] = delay
+        ctx.record_fault(self.kind, broker=target, delay_ms=list(delay), duration_ms=round(duration * 1000))
+        await anyio.sleep(duration)
+        ctx.fault_model.slow.pop(target, None)
+        ctx.history.append("fault", "slow_follower_healed", broker=target)
+
+
+class LeaderAndIsrFault(Nemesis):
+    """Arm the network to drop or duplicate the next one to three LeaderAndIsr requests."""
+
+    kind = "leader_and_isr_fault"
+
+    async def inject(self, ctx: "SimContext") -> None:
+        action = "drop" if self.rng.random() < self.params.get("drop_prob", 0.5) else "duplicate"
+        ctx.fault_model.leader_and_isr_actions.extend([action] * self.rng.randint(1, 3))
+
+
+def _is_leader_change(ctx: "SimContext", tp: Any, old_leader: int) -> Callable[[Event], bool]:
+    """The controller's state-change event after it wrote a new leader (not ``old_leader``) to ZooKeeper."""
+
+    def match(event: Event) -> bool:
+        if event.name != "partition_state_changed" or event.fields.get("topic_partition") != str(tp):
+            return False
+        return ctx.zk_leader(tp) not in (-1, old_leader)
+    return match
+
+
+class ScriptedNemesis(Nemesis):
+    """A nemesis that plays one scripted sequence instead of firing at a rate."""
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(0.0, **params)
+
+    def describe(self) -> str:
+        return f"{self.kind} (scripted)"
+
+    async def run(self, ctx: "SimContext") -> None:
+        self.rng = ctx.sub_rng(f"nemesis-{self.kind}")
+        await anyio.sleep(self.rng.uniform(*self.params.get("start_after_s", (3.0, 10.0))))
+        if not ctx.stopping:
+            await self.inject(ctx)
+
+
+class BackToBack(Nemesis):
+    """Kill a leader; as soon as the controller elects the next one, kill it too (after ``gap_ms``).
+
+    ``after_ack_prob``: chance to strike right after an acks=all acknowledgement (the followers'
+    high watermarks then trail the leader's by one fetch round).
+    """
+
+    kind = "back_to_back"
+
+    async def inject(self, ctx: "SimContext") -> None:
+        if not ctx.may_take_down(2):
+            return
+        if self.rng.random() < self.params.get("after_ack_prob", 0.5):
+            await ctx.wait_event(lambda e: e.name == "produce_ack" and e.fields.get("acks") == -1, 10.0)
+        tp = self.rng.choice(ctx.partitions)
+        first = ctx.zk_leader(tp)
+        if first not in ctx.live_brokers() or not ctx.may_take_down(2):
+            return
+        ctx.record_fault(self.kind, topic_partition=str(tp), first=first)
+        ctx.crash(first, kind=None)
+        event = await ctx.wait_event(_is_leader_change(ctx, tp, first), 60.0)
+        second = ctx.zk_leader(tp)
+        if event is not None and second >= 0 and second != first and second in ctx.live_brokers():
+            gap = self.rng.uniform(*self.params.get("gap_ms", (0.0, 50.0))) / 1000.0
+            await anyio.sleep(gap)
+            if second in ctx.live_brokers() and ctx.zk_leader(tp) == second:
+                ctx.crash(second, kind=None)
+                ctx.history.append("fault", "back_to_back_second", topic_partition=str(tp), second=second,
+                                   gap_ms=round(gap * 1000, 3))
+                ctx.spawn(ctx.restart_after, second, self.down_for())
+        ctx.spawn(ctx.restart_after, first, self.down_for())
+
+
+class RollingRestart(ScriptedNemesis):
+    """Restart every broker once, one at a time, waiting for the ISR to fill up in between."""
+
+    kind = "rolling_restart"
+
+    async def inject(self, ctx: "SimContext") -> None:
+        order = sorted(ctx.cluster.brokers)
+        self.rng.shuffle(order)
+        for broker in order:
+            if ctx.stopping:
+                return
+            roll = self.rng.random()
+            if roll < self.params.get("crash_prob", 0.3):
+                ctx.crash(broker, kind="crash_restart", lose_last_hw_checkpoint=self.rng.random() < 0.3)
+            else:
+                ctx.shutdown(broker)
+            await ctx.restart_after(broker, self.rng.uniform(*self.params.get("down_s", (1.0, 8.0))))
+            await ctx.wait_until(ctx.all_isr_full, 60.0)
+            await anyio.sleep(self.rng.uniform(1.0, 5.0))
+
+
+class LastReplicaStanding(ScriptedNemesis):
+    """Shrink the ISR to the leader alone (its followers cut off), then kill the leader.
+
+    With unclean.leader.election.enable the controller elects a cut-off follower (an unclean
+    election, whose losses are counted apart); without it the partition stays offline until the
+    last in-sync replica returns.
+    """
+
+    kind = "last_replica_standing"
+
+    async def inject(self, ctx: "SimContext") -> None:
+        tp = self.rng.choice(ctx.partitions)
+        leader = ctx.zk_leader(tp)
+        if leader < 0:
+            return
+        followers = [r for r in ctx.replicas[tp] if r != leader]
+        ctx.record_fault(self.kind, topic_partition=str(tp), leader=leader, followers=followers)
+        # 1. Cut the followers off from the leader: the leader shrinks the ISR to itself.
+        for f in followers:
+            ctx.cluster.network.cut_link(leader, f)
+        await ctx.wait_until(lambda: ctx.zk_isr(tp) == [leader], 60.0)
+        await anyio.sleep(self.rng.uniform(0.5, 5.0))
+        # 2. Kill the last replica standing, and heal the links of the survivors.
+        ctx.crash(leader, kind="crash_restart")
+        ctx.heal_network()
+        # 3. Bring it back later (with unclean election it returns as a follower and truncates).
+        await ctx.restart_after(leader, self.rng.uniform(5.0, 20.0))
