@@ -383,6 +383,26 @@ class Cluster:
             ),
         )
 
+    # ------------------------------------------------------------------ clients
+
+    def producer(self, **kwargs: Any) -> Any:
+        """A ``kafka_ref.clients.Producer`` bootstrapped from the live brokers (use ``async with``)."""
+        from kafka_ref.clients import Producer
+
+        return Producer(self.network, self.live_broker_ids(), **kwargs)
+
+    def consumer(self, **kwargs: Any) -> Any:
+        """A ``kafka_ref.clients.Consumer`` bootstrapped from the live brokers."""
+        from kafka_ref.clients import Consumer
+
+        return Consumer(self.network, self.live_broker_ids(), **kwargs)
+
+    def admin(self, **kwargs: Any) -> Any:
+        """A ``kafka_ref.clients.Admin`` bootstrapped from the live brokers."""
+        from kafka_ref.clients import Admin
+
+        return Admin(self.network, self.live_broker_ids(), **kwargs)
+
     async def wait_until(self, predicate: Callable[[], bool], timeout_ms: float = 30000, poll_ms: float = 10,
                          message: str = "condition") -> None:
         """Wait in loop time until ``predicate()`` holds; TimeoutError after ``timeout_ms``."""

@@ -1,7 +1,7 @@
 """Tests for kafka_ref.clients.admin against a tiny scripted broker pair (and one real cluster).
 
 Mirrors, in spirit, clients/src/test/java/org/apache/kafka/clients/admin/KafkaAdminClientTest.java
-(testCreateTopics, testCreateTopicsRetryBackoff / testCreateTopicsHandleNotControllerException,
+(testCreateTopics, testCreateTopicsRetryBackoff, testCreateTopicsHandleNotControllerException,
 testDeleteTopics, testDescribeCluster, testListOffsets): where Kafka uses a MockClient with
 prepared responses, the brokers here are two nodes on the in-process network that answer
 Metadata / CreateTopics / DeleteTopics from a script and record every request.
@@ -220,7 +220,7 @@ async def test_delete_topics() -> None:
 
 @pytest.mark.anyio
 async def test_describe_topics_and_cluster() -> None:
-    """Mirrors KafkaAdminClientTest#testDescribeTopics / #testDescribeCluster (through Metadata)."""
+    """Mirrors KafkaAdminClientTest#testDescribeCluster and its describeTopics cases (both answered from Metadata)."""
     network = Network()
     topics = {"a": MetadataResponseTopic(name="a", topic_id=TOPIC_ID, partitions=(
         MetadataResponsePartition(partition_index=1, leader_id=-1, leader_epoch=3, replica_nodes=(0, 1), isr_nodes=(0,),

@@ -2,10 +2,10 @@
 
 The test plays the controller. Mirrors, in spirit,
 clients/src/test/java/org/apache/kafka/clients/consumer/internals/FetcherTest.java
-(testFetchNormal, testFetchedRecordsAfterSeek / testSkipsRecordsBelowPosition-like cases,
-testFetchOffsetOutOfRange, testFetchOffsetOutOfRangeException, testFetchFencedLeaderEpoch,
-testFetchUnknownLeaderEpoch) and OffsetFetcherTest.java (testResetOffsets*), run against real
-brokers.
+(testFetchNormal, testFetchOffsetOutOfRange, testFetchOffsetOutOfRangeException,
+testFetchFencedLeaderEpoch, testFetchUnknownLeaderEpoch — which, as here, does not refresh
+metadata) and OffsetFetcherTest.java (testUpdateFetchPositionResetToDefaultOffset /
+ResetToLatestOffset), run against real brokers.
 """
 
 from __future__ import annotations
@@ -219,6 +219,11 @@ async def test_no_reset_policy_raises() -> None:
         consumer.seek(TP0, 7)
         with pytest.raises(OffsetOutOfRangeException, match="Fetch position 7 is out of range for partition t-0"):
             await consumer.poll(1000)
+        # Raised again on every poll until the application seeks (FetcherTest does the same check twice).
+        with pytest.raises(OffsetOutOfRangeException):
+            await consumer.poll(1000)
+        consumer.seek(TP0, 0)
+        assert summary(await consumer.poll(5000)) == [(0, 0, b"v0")]
 
 
 @pytest.mark.anyio

@@ -2,8 +2,8 @@
 
 Mirrors clients/src/test/java/org/apache/kafka/common/utils/UtilsTest.java#testMurmur2,
 clients/src/test/java/org/apache/kafka/clients/producer/internals/DefaultPartitionerTest.java
-(Kafka 2.3: round robin over available partitions) and BuiltInPartitionerTest.java (sticky
-switching). Keyed placement is cross-checked against kafka-python's DefaultPartitioner, an
+(Kafka 2.3: round robin over available partitions) and BuiltInPartitionerTest.java
+(testStickyPartitioning, unavailablePartitionsTest, testStickyBatchSizeMoreThatZero). Keyed placement is cross-checked against kafka-python's DefaultPartitioner, an
 independent port of the Java client's murmur2 placement.
 """
 
@@ -136,10 +136,15 @@ def test_sticky_partition_switches_after_batch_size_bytes() -> None:
     partitioner.on_append("t", first, 40, view)
     assert partitioner.partition("t", None, view) == second
     assert partitioner.sticky["t"].produced_bytes == 0
+    # Switching works with a single partition too.
+    single = BuiltInPartitioner(1)
+    for _ in range(10):
+        assert single.partition("b", None, View(1, [0])) == 0
+        single.on_append("b", 0, 1, View(1, [0]))
 
 
 def test_sticky_partition_prefers_available_partitions() -> None:
-    """Mirrors BuiltInPartitioner#nextPartition: only partitions with a leader, unless none has one."""
+    """Mirrors BuiltInPartitionerTest#unavailablePartitionsTest: only partitions with a leader, unless none has one."""
     for seed in range(20):
         partitioner = BuiltInPartitioner(1, random.Random(seed))
         assert partitioner.partition("t", None, View(5, [3])) == 3
@@ -150,6 +155,7 @@ def test_sticky_partition_prefers_available_partitions() -> None:
 
 
 def test_invalid_arguments() -> None:
+    """Mirrors BuiltInPartitionerTest#testStickyBatchSizeMoreThatZero."""
     with pytest.raises(KafkaException, match="sticky_batch_size must be >= 1 but got 0"):
         BuiltInPartitioner(0)
     with pytest.raises(KafkaException, match="cannot pick a partition among 0 partitions"):

@@ -137,3 +137,62 @@ async def test_entire_isr_offline(unclean):
             # The ISR member returns: it leads again.
             await cluster.restart_broker(leader)
             await cluster.wait_until(lambda: cluster.leader_for("t", 0) == leader, timeout_ms=60000)
+
+
+async def test_broker_failure_end_to_end_every_acked_record_survives():
+    """RF 3, min.insync.replicas 2, acks=all under a steady producer: kill the leader of every
+    partition in turn; every acknowledged record is read back at the offset it was acknowledged
+    with; each killed broker comes back, truncates, and rejoins the ISR
+    (mirrors the spirit of Kafka's ReplicationTest / UncleanLeaderElectionTest with clean elections)."""
+    import anyio
+
+    config = {"min.insync.replicas": 2, "replica.lag.time.max.ms": 10000}
+    async with Cluster(brokers=3, metadata_mode="zk", config=config, seed=5) as cluster:
+        await cluster.create_topic("t", partitions=3, replication_factor=3)
+        acked: dict[tuple[int, int], bytes] = {}
+        errors: list[BaseException] = []
+        stop = anyio.Event()
+
+        async with cluster.producer(acks=-1, request_timeout_ms=5000, delivery_timeout_ms=120000) as producer:
+            async def produce_steadily() -> None:
+                i = 0
+                while not stop.is_set():
+                    value = f"v{i}".encode()
+                    try:
+                        md = await producer.send("t", value, partition=i % 3)
+                        acked[(md.partition, md.offset)] = value
+                    except Exception as exc:  # a non-retriable failure would fail the test below
+                        errors.append(exc)
+                    i += 1
+                    await anyio.sleep(0.05)
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(produce_steadily)
+                for p in range(3):
+                    await anyio.sleep(1)
+                    leader = cluster.leader_for("t", p)
+                    cluster.kill_broker(leader)
+                    await cluster.wait_until(lambda: cluster.leader_for("t", p) not in (-1, leader), timeout_ms=60000)
+                    await anyio.sleep(1)
+                    await cluster.restart_broker(leader)
+                    await cluster.wait_until(
+                        lambda: all(len(cluster.partition_state("t", q)["isr"]) == 3 for q in range(3)), timeout_ms=60000)
+                stop.set()
+        assert errors == []
+        assert len(acked) > 50
+        # Every acknowledged record is in the log at its acknowledged offset.
+        consumer = cluster.consumer(auto_offset_reset="earliest")
+        consumer.assign([TopicPartition("t", p) for p in range(3)])
+        seen: dict[tuple[int, int], bytes] = {}
+        with anyio.fail_after(60):
+            while not all(k in seen for k in acked):
+                for r in await consumer.poll(1000):
+                    seen[(r.partition, r.offset)] = r.value
+        for key, value in acked.items():
+            assert seen[key] == value
+        # All three replicas of each partition hold identical logs.
+        for p in range(3):
+            logs = [cluster.broker(b).replica_manager.online_partition(TopicPartition("t", p)).log for b in range(3)]
+            await cluster.wait_until(lambda: len({log.log_end_offset for log in logs}) == 1)
+            batches = [[(bt.base_offset, bt.partition_leader_epoch, bt.buffer) for bt in log.batches] for log in logs]
+            assert batches[0] == batches[1] == batches[2]

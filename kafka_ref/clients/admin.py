@@ -132,18 +132,22 @@ class OffsetSpec:
 
     @classmethod
     def earliest(cls) -> OffsetSpec:
+        """Mirrors org.apache.kafka.clients.admin.OffsetSpec#earliest: the log start offset."""
         return cls(ListOffsetsRequest.EARLIEST_TIMESTAMP)
 
     @classmethod
     def latest(cls) -> OffsetSpec:
+        """Mirrors org.apache.kafka.clients.admin.OffsetSpec#latest: the high watermark (LSO for read_committed)."""
         return cls(ListOffsetsRequest.LATEST_TIMESTAMP)
 
     @classmethod
     def max_timestamp(cls) -> OffsetSpec:
+        """Mirrors org.apache.kafka.clients.admin.OffsetSpec#maxTimestamp: the record with the largest timestamp."""
         return cls(ListOffsetsRequest.MAX_TIMESTAMP)
 
     @classmethod
     def for_timestamp(cls, timestamp: int) -> OffsetSpec:
+        """Mirrors org.apache.kafka.clients.admin.OffsetSpec#forTimestamp: the first offset at or after ``timestamp``."""
         return cls(timestamp)
 
 

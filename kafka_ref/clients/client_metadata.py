@@ -402,7 +402,7 @@ class NetworkClient:
     # -- requests --------------------------------------------------------------------------
 
     def post(self, node: int, request: Any) -> Envelope:
-        """Queue a request without waiting (acks=0, or the caller waits with ``wait``)."""
+        """Mirrors org.apache.kafka.clients.NetworkClient#send: queue a request without waiting (acks=0, or ``wait`` later)."""
         return self.network.post(self.client_id, node, request, self.principal)
 
     async def wait(self, envelope: Envelope, timeout_ms: float | None = None) -> Any:
@@ -418,7 +418,7 @@ class NetworkClient:
             self.in_flight[node] -= 1
 
     async def send(self, node: int, request: Any, timeout_ms: float | None = None) -> Any:
-        """Send a request to broker ``node`` and return its response."""
+        """Mirrors org.apache.kafka.clients.NetworkClient#send then #poll: the request to broker ``node`` and its response."""
         return await self.wait(self.post(node, request), timeout_ms)
 
     def in_flight_request_count(self, node: int) -> int:

@@ -143,6 +143,7 @@ class KafkaConsumer:
         self.fetcher.completed_fetches.clear()
 
     def _ensure_open(self) -> None:
+        """Mirrors org.apache.kafka.clients.consumer.KafkaConsumer#acquireAndEnsureOpen (one task, no lock)."""
         if self._closed:
             raise KafkaException("This consumer has already been closed.")
 
@@ -200,7 +201,8 @@ class KafkaConsumer:
                 return state.position.offset
             now = self.time.milliseconds()
             if now >= deadline:
-                raise TimeoutException(f"Timeout of {int(timeout_ms)}ms expired before the position for partition {tp} could be determined")
+                raise TimeoutException(f"Timeout of {int(timeout_ms)}ms expired before the position for partition "
+                                       f"{tp} could be determined")
             await self._update_assignment_metadata_if_needed()
             # A failed lookup backs the partition off: wait for that (within the timeout).
             if not state.has_valid_position():
@@ -271,15 +273,21 @@ class KafkaConsumer:
 
     # -- offset lookups --------------------------------------------------------------------
 
-    async def beginning_offsets(self, partitions: Iterable[TopicPartition], timeout_ms: float | None = None) -> dict[TopicPartition, int]:
+    async def beginning_offsets(
+        self, partitions: Iterable[TopicPartition], timeout_ms: float | None = None
+    ) -> dict[TopicPartition, int]:
         """Mirrors org.apache.kafka.clients.consumer.KafkaConsumer#beginningOffsets (the log start offsets)."""
         return await self._offsets_at(partitions, ListOffsetsRequest.EARLIEST_TIMESTAMP, timeout_ms)
 
-    async def end_offsets(self, partitions: Iterable[TopicPartition], timeout_ms: float | None = None) -> dict[TopicPartition, int]:
+    async def end_offsets(
+        self, partitions: Iterable[TopicPartition], timeout_ms: float | None = None
+    ) -> dict[TopicPartition, int]:
         """Mirrors org.apache.kafka.clients.consumer.KafkaConsumer#endOffsets (HW, or LSO for read_committed)."""
         return await self._offsets_at(partitions, ListOffsetsRequest.LATEST_TIMESTAMP, timeout_ms)
 
-    async def offsets_for_times(self, timestamps: dict[TopicPartition, int], timeout_ms: float | None = None) -> dict[TopicPartition, OffsetAndTimestamp | None]:
+    async def offsets_for_times(
+        self, timestamps: dict[TopicPartition, int], timeout_ms: float | None = None
+    ) -> dict[TopicPartition, OffsetAndTimestamp | None]:
         """Mirrors org.apache.kafka.clients.consumer.KafkaConsumer#offsetsForTimes.
 
         The first offset whose timestamp is at least the one given, per partition (None when
@@ -294,7 +302,9 @@ class KafkaConsumer:
         return {tp: None if d is None else OffsetAndTimestamp(d.offset, -1 if d.timestamp is None else d.timestamp, d.leader_epoch)
                 for tp, d in found.items()}
 
-    async def _offsets_at(self, partitions: Iterable[TopicPartition], timestamp: int, timeout_ms: float | None) -> dict[TopicPartition, int]:
+    async def _offsets_at(
+        self, partitions: Iterable[TopicPartition], timestamp: int, timeout_ms: float | None
+    ) -> dict[TopicPartition, int]:
         self._ensure_open()
         found = await self.offset_fetcher.fetch_offsets_by_times(
             {tp: timestamp for tp in partitions}, self.default_api_timeout_ms if timeout_ms is None else timeout_ms)

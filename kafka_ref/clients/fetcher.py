@@ -150,6 +150,7 @@ class Fetcher:
         self._log = consumer._log
 
     def buffered_partitions(self) -> set[TopicPartition]:
+        """Mirrors org.apache.kafka.clients.consumer.internals.FetchBuffer#bufferedPartitions."""
         return {cf.topic_partition for cf in self.completed_fetches}
 
     def prepare_fetch_requests(self, now: int) -> dict[int, dict[TopicPartition, FetchPartition]]:
@@ -356,7 +357,9 @@ class OffsetFetcher:
             self.subscriptions.request_failed(to_retry, self.time.milliseconds() + self.consumer.retry_backoff_ms)
             self.metadata.request_update()
 
-    async def fetch_offsets_by_times(self, timestamps: dict[TopicPartition, int], timeout_ms: float) -> dict[TopicPartition, ListOffsetData | None]:
+    async def fetch_offsets_by_times(
+        self, timestamps: dict[TopicPartition, int], timeout_ms: float
+    ) -> dict[TopicPartition, ListOffsetData | None]:
         """Mirrors org.apache.kafka.clients.consumer.internals.OffsetFetcher#fetchOffsetsByTimes.
 
         Retries (after metadata refreshes) until every partition is answered or
@@ -381,8 +384,12 @@ class OffsetFetcher:
                 raise TimeoutException(f"Failed to get offsets by times in {int(timeout_ms)}ms")
             await self.client.await_metadata_update(deadline)
 
-    async def send_list_offsets_requests(self, timestamps: dict[TopicPartition, int]) -> tuple[dict[TopicPartition, ListOffsetData], set[TopicPartition]]:
-        """Mirrors org.apache.kafka.clients.consumer.internals.OffsetFetcher#sendListOffsetsRequests (and the response handling).
+    async def send_list_offsets_requests(
+        self, timestamps: dict[TopicPartition, int]
+    ) -> tuple[dict[TopicPartition, ListOffsetData], set[TopicPartition]]:
+        """Mirrors org.apache.kafka.clients.consumer.internals.OffsetFetcher#sendListOffsetsRequests.
+
+        With the per-partition handling of OffsetFetcherUtils#handleListOffsetResponse.
 
         Returns what was found and the partitions to retry (unknown leader, retriable
         errors). Authorization failures raise.

@@ -69,9 +69,11 @@ class ProduceRequestResult:
 
     @property
     def completed(self) -> bool:
+        """Mirrors org.apache.kafka.clients.producer.internals.ProduceRequestResult#completed."""
         return self._done.is_set()
 
     async def wait(self) -> None:
+        """Mirrors org.apache.kafka.clients.producer.internals.ProduceRequestResult#await."""
         await self._done.wait()
 
 
@@ -101,7 +103,7 @@ class FutureRecordMetadata:
         return self.result.completed
 
     def exception(self) -> BaseException | None:
-        """The error the record failed with (None while pending or after success)."""
+        """Mirrors java.util.concurrent.CompletableFuture#exceptionNow: the error, or None while pending or after success."""
         if self.next is not None:
             return self.next.exception()
         return self.result.error if self.result.completed else None
@@ -197,6 +199,7 @@ class ProducerBatch:
 
     @property
     def record_count(self) -> int:
+        """Mirrors org.apache.kafka.clients.producer.internals.ProducerBatch#recordCount."""
         return len(self.records)
 
     def has_reached_delivery_timeout(self, delivery_timeout_ms: int, now_ms: int) -> bool:
@@ -215,6 +218,7 @@ class ProducerBatch:
         self.drained_ms = max(self.drained_ms, now_ms)
 
     def is_done(self) -> bool:
+        """Mirrors org.apache.kafka.clients.producer.internals.ProducerBatch#isDone."""
         return self.final_state is not None
 
     def done(self, base_offset: int, log_append_time: int, error: BaseException | None) -> bool:

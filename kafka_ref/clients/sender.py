@@ -252,6 +252,7 @@ class Sender:
         await self.client.maybe_update_metadata()
 
     async def _poll(self, timeout_ms: float) -> None:
+        """Mirrors the wait in org.apache.kafka.clients.NetworkClient#poll: until woken or ``timeout_ms`` passes."""
         if self._wakeup_flag:
             self._wakeup_flag = False
             await anyio.lowlevel.checkpoint()

@@ -44,9 +44,11 @@ class TopicPartitionState:
     paused: bool = False
 
     def awaiting_reset(self) -> bool:
+        """Mirrors SubscriptionState.TopicPartitionState#awaitingReset."""
         return self.reset_strategy is not None
 
     def has_valid_position(self) -> bool:
+        """Mirrors SubscriptionState.TopicPartitionState#hasValidPosition (no validation state here)."""
         return self.position is not None and self.reset_strategy is None
 
 
@@ -73,9 +75,11 @@ class SubscriptionState:
         return True
 
     def assigned_partitions(self) -> set[TopicPartition]:
+        """Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState#assignedPartitions."""
         return set(self.assignment)
 
     def is_assigned(self, tp: TopicPartition) -> bool:
+        """Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState#isAssigned."""
         return tp in self.assignment
 
     def assigned_state(self, tp: TopicPartition) -> TopicPartitionState:
@@ -103,6 +107,7 @@ class SubscriptionState:
             self.seek_unvalidated(tp, position)
 
     def position(self, tp: TopicPartition) -> FetchPosition | None:
+        """Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState#position."""
         return self.assigned_state(tp).position
 
     def request_offset_reset(self, tp: TopicPartition, strategy: str | None = None) -> None:

@@ -197,7 +197,7 @@ class KafkaRaftClient:
         self.log = log if log is not None else MetadataLog()
         self.epoch = epoch
         self.listeners: list[_ListenerContext] = []
-        self._new_data = anyio.Event()
+        self._new_data: anyio.Event | None = None
         self._task_group: anyio.abc.TaskGroup | None = None
         self._log = state_change_logger(controller_id=node_id)
 
@@ -230,8 +230,9 @@ class KafkaRaftClient:
         for context in self.listeners:
             context.fire_commits(self.log)
         # 4. Observers waiting for new data get it now.
-        self._new_data.set()
-        self._new_data = anyio.Event()
+        if self._new_data is not None:
+            self._new_data.set()
+            self._new_data = None
         return batch.last_offset
 
     def handle_fetch_request(self, envelope: Envelope) -> None:
@@ -245,6 +246,8 @@ class KafkaRaftClient:
         if request.fetch_offset < self.log.end_offset or request.max_wait_ms <= 0 or self._task_group is None:
             envelope.respond(self._fetch_response(request))
         else:
+            if self._new_data is None:
+                self._new_data = anyio.Event()
             self._task_group.start_soon(self._park_fetch, envelope, self._new_data)
 
     async def _park_fetch(self, envelope: Envelope, new_data: anyio.Event) -> None:

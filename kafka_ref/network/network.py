@@ -19,6 +19,7 @@ receiver tries ``receive_nowait`` before awaiting.
 from __future__ import annotations
 
 import math
+import weakref
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable, Protocol, Sequence
@@ -46,7 +47,7 @@ class NetworkTimeoutException(TimeoutException):
     """No response within the request timeout (the peer is silent: isolated, cut off, or dropped)."""
 
 
-@dataclass(slots=True, eq=False)
+@dataclass(slots=True, eq=False, weakref_slot=True)
 class Envelope:
     """One request in flight: who sent it, to whom, as which principal, and how to answer.
 
@@ -100,7 +101,8 @@ class _Node:
         self.send_stream: ObjectSendStream[Envelope]
         self.receive_stream: ObjectReceiveStream[Envelope]
         self.send_stream, self.receive_stream = anyio.create_memory_object_stream(math.inf)
-        self.in_flight: set[Envelope] = set()
+        # Weak: a request nobody waits for (acks=0 produce) is forgotten once handled.
+        self.in_flight: weakref.WeakSet[Envelope] = weakref.WeakSet()
 
 
 class Network:

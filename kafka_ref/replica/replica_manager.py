@@ -37,6 +37,7 @@ from kafka_ref.log.fetch_data import FetchIsolation
 from kafka_ref.replica.fetch_params import FetchParams
 from kafka_ref.replica.fetcher.partition_fetch_state import InitialFetchState
 from kafka_ref.replica.partition import Partition
+from kafka_ref.replica.apply_delta import ApplyDelta
 from kafka_ref.replica.read_path import ReadPath
 from kafka_ref.server.delayed_operation import DelayedOperationPurgatory, TopicPartitionOperationKey
 from kafka_ref.server.delayed_produce import DelayedProduce, ProducePartitionStatus, produce_response_status
@@ -62,7 +63,7 @@ class StopPartition:
     delete_remote_log: bool = False
 
 
-class ReplicaManager(ReadPath):
+class ReplicaManager(ReadPath, ApplyDelta):
     """Mirrors kafka.server.ReplicaManager."""
 
     def __init__(

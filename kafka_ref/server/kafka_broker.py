@@ -46,6 +46,7 @@ class KafkaBroker:
         time: Time | None = None,
         zookeeper: Any = None,
         rng: random.Random | None = None,
+        kraft_controller: Hashable | None = None,
     ) -> None:
         self.broker_id = broker_id
         self.config = config if config.broker_id == broker_id else config.copy_with({"broker.id": broker_id})
@@ -64,9 +65,12 @@ class KafkaBroker:
         self.zk_client: Any = None
         self.controller: Any = None
         self.admin_manager: Any = None
+        # KRaft mode (kafka.server.BrokerServer): the controller node, and the metadata-log components.
+        self.kraft_controller = kraft_controller
+        self.kraft: Any = None
         self._log = state_change_logger(broker_id=broker_id)
         # Components (rebuilt on every start: memory state does not survive a crash).
-        self.metadata_cache = MetadataCache(broker_id)
+        self.metadata_cache = MetadataCache(broker_id) if kraft_controller is None else _kraft_metadata_cache(broker_id)
         self.scheduler = KafkaScheduler(self.time)
         self.timer = SystemTimer(self.time)
         self.log_manager = LogManager(disk, self.time, default_config=LogConfig.from_broker(self.config))
@@ -96,6 +100,11 @@ class KafkaBroker:
             self.time, FetchSessionCache(self.config.get("max.incremental.fetch.session.cache.slots"), 120000)
         )
         self.apis = KafkaApis(self, authorizer or Authorizer())
+        # Group coordinator (seed 000 §__consumer_offset): FindCoordinator and the group APIs
+        # registered with KafkaApis; __consumer_offsets leadership and resignation hooks.
+        from kafka_ref.coordinator.group.group_apis import install_group_coordinator
+
+        self.group_coordinator = install_group_coordinator(self)
 
     # ------------------------------------------------------------------ hooks for other components
 
@@ -134,6 +143,9 @@ class KafkaBroker:
                 # 4. ZooKeeper mode: session, registration (broker epoch), controller, admin manager.
                 if self.zookeeper is not None:
                     self._start_zk_support(tg)
+                # 5. KRaft mode: register, fetch the metadata log, publish once caught up.
+                if self.kraft_controller is not None:
+                    await self._start_kraft_support(tg)
                 self.is_running = True
                 self._log.info("broker_started", broker_epoch=self.broker_epoch)
                 task_status.started(self)
@@ -156,6 +168,13 @@ class KafkaBroker:
         self.controller = KafkaController(self.config, self.zk_client, self.network, self)
         self.apis.enable_zk_apis(self.controller, self.admin_manager)
         self.controller.startup(tg)
+
+    async def _start_kraft_support(self, tg: anyio.abc.TaskGroup) -> None:
+        """Mirrors the KRaft part of kafka.server.BrokerServer#startup (kafka_ref/metadata/kraft_broker_support.py)."""
+        from kafka_ref.metadata.kraft_broker_support import KRaftBrokerSupport
+
+        self.kraft = KRaftBrokerSupport(self, self.kraft_controller)
+        await self.kraft.start(tg)
 
     def register_broker_in_zk(self) -> int:
         """Mirrors KafkaZkClient#registerBroker from KafkaServer: the ephemeral's czxid is the broker epoch."""
@@ -195,3 +214,10 @@ class KafkaBroker:
         self.is_running = False
         if self._cancel_scope is not None:
             self._cancel_scope.cancel()
+
+
+def _kraft_metadata_cache(broker_id: int) -> Any:
+    """KRaft mode: the cache is a view of the published MetadataImage (KRaftMetadataCache)."""
+    from kafka_ref.metadata.kraft_metadata_cache import KRaftMetadataCache
+
+    return KRaftMetadataCache(broker_id)

@@ -171,7 +171,7 @@ class InvariantChecker:
         live = [(b, broker) for b, broker in sorted(cluster.brokers.items()) if broker.is_running]
         # 2. Each broker process's controller epoch only grows.
         for b, broker in live:
-            key = (b, ctx.incarnation[b])
+            key = (b, ctx.incarnation(b))
             epoch = broker.replica_manager.controller_epoch
             if epoch < self._broker_controller_epoch.get(key, -1):
                 self.violate("controller_epoch_monotonic", f"broker {b} accepted an older controller epoch",
@@ -211,7 +211,7 @@ class InvariantChecker:
 
     def _check_replica(self, tp: TopicPartition, b: int, partition: Any) -> None:
         ctx = self.ctx
-        incarnation = ctx.incarnation[b]
+        incarnation = ctx.incarnation(b)
         epoch = partition.leader_epoch
         # 6. Each broker process's leader epoch for a partition only grows.
         key = (b, incarnation, tp)

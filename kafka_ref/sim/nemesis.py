@@ -37,6 +37,7 @@ import anyio
 
 from kafka_ref.network.network import INTER_BROKER_PRINCIPAL, Envelope
 from kafka_ref.sim.history import Event
+from kafka_ref.sim.invariants import zk_partition_state
 
 if TYPE_CHECKING:
     from kafka_ref.sim.simulate import SimContext
@@ -94,8 +95,8 @@ class NetworkFaultModel:
         if rng.random() < noise.delay_prob:
             delay = rng.uniform(0.0, noise.max_delay_ms) / 1000.0
             self.ctx.count_fault("msg_delayed")
-        # 3. A slow follower's fetches wait much longer.
-        if kind == "FetchRequest" and src in self.slow:
+        # 3. A slow follower's replication requests (fetches, epoch queries) wait much longer.
+        if src in self.slow and kind in _REPLICATION_REQUESTS:
             delay += rng.uniform(*self.slow[src]) / 1000.0
         if noise.duplicate_prob and rng.random() < noise.duplicate_prob:
             self.ctx.count_fault("msg_duplicated")
@@ -104,6 +105,9 @@ class NetworkFaultModel:
 
     def call_later(self, delay_s: float, callback: Callable[[], None]) -> None:
         self.ctx.spawn(_call_later, delay_s, callback)
+
+
+_REPLICATION_REQUESTS = frozenset({"FetchRequest", "OffsetForLeaderEpochRequest"})
 
 
 async def _call_later(delay_s: float, callback: Callable[[], None]) -> None:
@@ -326,7 +330,10 @@ class BackToBack(Nemesis):
     """Kill a leader; as soon as the controller elects the next one, kill it too (after ``gap_ms``).
 
     ``after_ack_prob``: chance to strike right after an acks=all acknowledgement (the followers'
-    high watermarks then trail the leader's by one fetch round).
+    high watermarks then trail the leader's by one fetch round). ``second_after``: kill the
+    second leader ``gap_ms`` after its election ("elected"), or after it acknowledged its first
+    write in its new epoch ("first_write"). ``slow_followers_ms``: meanwhile the surviving
+    replicas' fetch and epoch requests are slow (a delay range), for ``slow_s`` seconds.
     """
 
     kind = "back_to_back"
@@ -342,9 +349,19 @@ class BackToBack(Nemesis):
             return
         ctx.record_fault(self.kind, topic_partition=str(tp), first=first)
         ctx.crash(first, kind=None)
+        slow = self.params.get("slow_followers_ms")
+        if slow is not None:
+            survivors = [r for r in ctx.replicas[tp] if r != first]
+            for r in survivors:
+                ctx.fault_model.slow[r] = slow
+            ctx.spawn(_heal_slow, ctx, survivors, self.params.get("slow_s", 10.0))
         event = await ctx.wait_event(_is_leader_change(ctx, tp, first), 60.0)
         second = ctx.zk_leader(tp)
         if event is not None and second >= 0 and second != first and second in ctx.live_brokers():
+            if self.params.get("second_after", "elected") == "first_write":
+                epoch = (zk_partition_state(ctx, tp) or {}).get("leader_epoch", -1)
+                await ctx.wait_event(lambda e: e.name == "produce_ack" and e.fields.get("broker") == second
+                                     and e.fields.get("epoch") == epoch, 10.0)
             gap = self.rng.uniform(*self.params.get("gap_ms", (0.0, 50.0))) / 1000.0
             await anyio.sleep(gap)
             if second in ctx.live_brokers() and ctx.zk_leader(tp) == second:
@@ -353,6 +370,12 @@ class BackToBack(Nemesis):
                                    gap_ms=round(gap * 1000, 3))
                 ctx.spawn(ctx.restart_after, second, self.down_for())
         ctx.spawn(ctx.restart_after, first, self.down_for())
+
+
+async def _heal_slow(ctx: "SimContext", brokers: list[int], after_s: float) -> None:
+    await anyio.sleep(after_s)
+    for b in brokers:
+        ctx.fault_model.slow.pop(b, None)
 
 
 class RollingRestart(ScriptedNemesis):

@@ -158,7 +158,8 @@ _register(Scenario(
 _register(Scenario(
     name="kip279",
     description="Mostly acks=1 writes; a leader killed at random, its successor killed within 60 ms.",
-    nemeses=lambda: [BackToBack(3.0, gap_ms=(0.0, 60.0), after_ack_prob=0.0, down_s=(8.0, 20.0))],
+    nemeses=lambda: [BackToBack(3.0, gap_ms=(0.0, 30.0), after_ack_prob=0.0, down_s=(8.0, 20.0),
+                                second_after="first_write", slow_followers_ms=(20.0, 200.0), slow_s=8.0)],
     brokers=4,
     min_insync_replicas=1,
     acks_all_ratio=0.3,

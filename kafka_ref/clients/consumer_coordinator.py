@@ -1,0 +1,735 @@
+"""The consumer's side of group membership: find the coordinator, join, sync, heartbeat, commit.
+
+Mirrors org.apache.kafka.clients.consumer.internals.AbstractCoordinator and ConsumerCoordinator
+(Kafka 3.x, the classic protocol with the EAGER rebalance protocol), with ConsumerProtocol,
+RangeAssignor and RoundRobinAssignor, Heartbeat, and CommitFailedException.
+
+Life of a member: FindCoordinator (any broker) → JoinGroup (first without a member id: the
+coordinator hands one out with MEMBER_ID_REQUIRED, KIP-394) → if leader, run the assignor over
+every member's subscription → SyncGroup (the leader sends the assignment, followers an empty
+one) → the assignment arrives → heartbeats every ``heartbeat_interval_ms``. Before rejoining,
+every owned partition is revoked (EAGER), so after a rebalance positions come from the
+committed offsets.
+
+Errors that send the member back: REBALANCE_IN_PROGRESS (rejoin with the same member id),
+UNKNOWN_MEMBER_ID and ILLEGAL_GENERATION (reset the generation and member id, rejoin),
+NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE or a lost connection (find the coordinator again;
+a parked JoinGroup or SyncGroup is retried there), COORDINATOR_LOAD_IN_PROGRESS (retry after
+``retry_backoff_ms``).
+
+There is no heartbeat thread: like the rest of this in-process consumer, network work happens
+inside ``poll`` (and the blocking calls), so a member must be polled at least every session
+timeout. Not modelled: static membership, the COOPERATIVE protocol, metadata-triggered
+rejoins (a leader does not notice new partitions of subscribed topics), max.poll.interval.ms.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+
+import anyio
+
+from kafka_ref.clients.client_metadata import Metadata, NetworkClient, client_logger
+from kafka_ref.common.errors import (
+    ApiException,
+    Errors,
+    KafkaException,
+    NetworkException,
+    RebalanceInProgressException,
+    TimeoutException,
+)
+from kafka_ref.common.requests.find_coordinator import CoordinatorType, FindCoordinatorRequest
+from kafka_ref.common.requests.heartbeat import HeartbeatRequest
+from kafka_ref.common.requests.join_group import JoinGroupRequest, JoinGroupRequestProtocol, JoinGroupResponse
+from kafka_ref.common.requests.leave_group import LeaveGroupRequest, MemberIdentity
+from kafka_ref.common.requests.offset_commit import OffsetCommitRequest
+from kafka_ref.common.requests.offset_fetch import OffsetFetchRequest
+from kafka_ref.common.requests.sync_group import SyncGroupRequest, SyncGroupRequestAssignment
+from kafka_ref.common.time import Time
+from kafka_ref.common.topic_partition import TopicPartition
+
+PROTOCOL_TYPE = "consumer"  # ConsumerProtocol.PROTOCOL_TYPE
+NO_GENERATION_ID = -1
+UNKNOWN_MEMBER_ID = ""
+
+
+class CommitFailedException(KafkaException):
+    """Mirrors org.apache.kafka.clients.consumer.CommitFailedException.
+
+    The commit cannot complete because the group rebalanced and gave the partitions to
+    another member (the coordinator answered UNKNOWN_MEMBER_ID or ILLEGAL_GENERATION).
+    """
+
+    def __init__(self, message: str | None = None) -> None:
+        super().__init__(message or (
+            "Commit cannot be completed since the group has already rebalanced and assigned the partitions to "
+            "another member. The consumer should rejoin the group with a new poll."))
+
+
+# --------------------------------------------------------------------------------------------
+# ConsumerProtocol: the bytes inside JoinGroup metadata and SyncGroup assignments
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Subscription:
+    """Mirrors org.apache.kafka.clients.consumer.ConsumerPartitionAssignor.Subscription."""
+
+    topics: tuple[str, ...]
+    user_data: bytes | None = None
+    owned_partitions: tuple[TopicPartition, ...] = ()
+    generation_id: int = NO_GENERATION_ID
+
+
+@dataclass(frozen=True, slots=True)
+class Assignment:
+    """Mirrors org.apache.kafka.clients.consumer.ConsumerPartitionAssignor.Assignment."""
+
+    partitions: tuple[TopicPartition, ...]
+    user_data: bytes | None = None
+
+
+def _put_string(out: bytearray, s: str) -> None:
+    data = s.encode("utf-8")
+    out += struct.pack(">h", len(data)) + data
+
+
+def _put_nullable_bytes(out: bytearray, b: bytes | None) -> None:
+    if b is None:
+        out += struct.pack(">i", -1)
+    else:
+        out += struct.pack(">i", len(b)) + b
+
+
+def _put_topic_partitions(out: bytearray, partitions: Iterable[TopicPartition]) -> None:
+    by_topic: dict[str, list[int]] = {}
+    for tp in partitions:
+        by_topic.setdefault(tp.topic, []).append(tp.partition)
+    out += struct.pack(">i", len(by_topic))
+    for topic, parts in by_topic.items():
+        _put_string(out, topic)
+        out += struct.pack(">i", len(parts))
+        for p in parts:
+            out += struct.pack(">i", p)
+
+
+class _Cursor:
+    def __init__(self, data: bytes) -> None:
+        self.data = bytes(data)
+        self.pos = 0
+
+    def unpack(self, fmt: str) -> int:
+        value = struct.unpack_from(fmt, self.data, self.pos)[0]
+        self.pos += struct.calcsize(fmt)
+        return value
+
+    def string(self) -> str | None:
+        n = self.unpack(">h")
+        if n < 0:
+            return None
+        s = self.data[self.pos:self.pos + n].decode("utf-8")
+        self.pos += n
+        return s
+
+    def nullable_bytes(self) -> bytes | None:
+        n = self.unpack(">i")
+        if n < 0:
+            return None
+        b = self.data[self.pos:self.pos + n]
+        self.pos += n
+        return b
+
+    def topic_partitions(self) -> tuple[TopicPartition, ...]:
+        out = []
+        for _ in range(self.unpack(">i")):
+            topic = self.string() or ""
+            out.extend(TopicPartition(topic, self.unpack(">i")) for _ in range(self.unpack(">i")))
+        return tuple(out)
+
+    def remaining(self) -> int:
+        return len(self.data) - self.pos
+
+
+class ConsumerProtocol:
+    """Mirrors org.apache.kafka.clients.consumer.internals.ConsumerProtocol (messages ConsumerProtocolSubscription/Assignment).
+
+    Subscription v0: int16 version, topics (int32 count, strings), user data (nullable
+    bytes); v1 adds owned partitions, v2 the generation, v3 a rack id. Assignment: int16
+    version, (topic, partitions) pairs, user data. This client writes version 0 (EAGER needs
+    nothing more) and reads any version's v0 prefix plus the fields it knows.
+    """
+
+    SUBSCRIPTION_VERSION = 0
+    ASSIGNMENT_VERSION = 0
+
+    @staticmethod
+    def serialize_subscription(subscription: Subscription) -> bytes:
+        """Mirrors ConsumerProtocol#serializeSubscription (version 0)."""
+        out = bytearray(struct.pack(">h", ConsumerProtocol.SUBSCRIPTION_VERSION))
+        out += struct.pack(">i", len(subscription.topics))
+        for topic in subscription.topics:
+            _put_string(out, topic)
+        _put_nullable_bytes(out, subscription.user_data)
+        return bytes(out)
+
+    @staticmethod
+    def deserialize_subscription(data: bytes) -> Subscription:
+        """Mirrors ConsumerProtocol#deserializeSubscription."""
+        c = _Cursor(data)
+        version = c.unpack(">h")
+        topics = tuple(c.string() or "" for _ in range(c.unpack(">i")))
+        user_data = c.nullable_bytes()
+        owned: tuple[TopicPartition, ...] = ()
+        generation = NO_GENERATION_ID
+        if version >= 1 and c.remaining():
+            owned = c.topic_partitions()
+        if version >= 2 and c.remaining():
+            generation = c.unpack(">i")
+        return Subscription(topics, user_data, owned, generation)
+
+    @staticmethod
+    def serialize_assignment(assignment: Assignment) -> bytes:
+        """Mirrors ConsumerProtocol#serializeAssignment (version 0)."""
+        out = bytearray(struct.pack(">h", ConsumerProtocol.ASSIGNMENT_VERSION))
+        _put_topic_partitions(out, assignment.partitions)
+        _put_nullable_bytes(out, assignment.user_data)
+        return bytes(out)
+
+    @staticmethod
+    def deserialize_assignment(data: bytes) -> Assignment:
+        """Mirrors ConsumerProtocol#deserializeAssignment; an empty buffer is an empty assignment."""
+        if not data:
+            return Assignment(())
+        c = _Cursor(data)
+        c.unpack(">h")
+        partitions = c.topic_partitions()
+        user_data = c.nullable_bytes() if c.remaining() else None
+        return Assignment(partitions, user_data)
+
+
+# --------------------------------------------------------------------------------------------
+# Assignors
+# --------------------------------------------------------------------------------------------
+
+
+class RangeAssignor:
+    """Mirrors org.apache.kafka.clients.consumer.RangeAssignor ("range").
+
+    Per topic: the members subscribed to it, sorted by member id, get consecutive ranges of
+    partitions; the first ``partitions % members`` members get one extra.
+    """
+
+    name = "range"
+
+    def assign(self, partitions_per_topic: Mapping[str, int],
+               subscriptions: Mapping[str, Subscription]) -> dict[str, list[TopicPartition]]:
+        """Mirrors RangeAssignor#assign (without rack awareness)."""
+        assignment: dict[str, list[TopicPartition]] = {m: [] for m in subscriptions}
+        # 1. Members per topic.
+        consumers_per_topic: dict[str, list[str]] = {}
+        for member_id, subscription in subscriptions.items():
+            for topic in subscription.topics:
+                consumers_per_topic.setdefault(topic, []).append(member_id)
+        # 2. Ranges per topic.
+        for topic, members in consumers_per_topic.items():
+            n_partitions = partitions_per_topic.get(topic)
+            if not n_partitions:
+                continue
+            members = sorted(members)
+            per_consumer, extra = divmod(n_partitions, len(members))
+            for i, member_id in enumerate(members):
+                start = per_consumer * i + min(i, extra)
+                length = per_consumer + (1 if i < extra else 0)
+                assignment[member_id].extend(TopicPartition(topic, p) for p in range(start, start + length))
+        return assignment
+
+
+class RoundRobinAssignor:
+    """Mirrors org.apache.kafka.clients.consumer.RoundRobinAssignor ("roundrobin").
+
+    All partitions of all subscribed topics (topics sorted) are dealt one by one to the
+    members (sorted by member id) in a circle, skipping members not subscribed to the topic.
+    """
+
+    name = "roundrobin"
+
+    def assign(self, partitions_per_topic: Mapping[str, int],
+               subscriptions: Mapping[str, Subscription]) -> dict[str, list[TopicPartition]]:
+        """Mirrors RoundRobinAssignor#assign."""
+        assignment: dict[str, list[TopicPartition]] = {m: [] for m in subscriptions}
+        members = sorted(subscriptions)
+        if not members:
+            return assignment
+        topics = sorted({t for s in subscriptions.values() for t in s.topics if partitions_per_topic.get(t)})
+        cursor = 0
+        for topic in topics:
+            for p in range(partitions_per_topic[topic]):
+                # Next member in the circle that subscribes to this topic.
+                while topic not in subscriptions[members[cursor % len(members)]].topics:
+                    cursor += 1
+                assignment[members[cursor % len(members)]].append(TopicPartition(topic, p))
+                cursor += 1
+        return assignment
+
+
+ASSIGNORS: dict[str, type] = {RangeAssignor.name: RangeAssignor, RoundRobinAssignor.name: RoundRobinAssignor}
+
+
+# --------------------------------------------------------------------------------------------
+# The coordinator client
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Generation:
+    """Mirrors org.apache.kafka.clients.consumer.internals.AbstractCoordinator.Generation."""
+
+    generation_id: int = NO_GENERATION_ID
+    member_id: str = UNKNOWN_MEMBER_ID
+    protocol_name: str | None = None
+
+    def has_member_id(self) -> bool:
+        return self.member_id != UNKNOWN_MEMBER_ID
+
+
+NO_GENERATION = Generation()
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetAndMetadata:
+    """Mirrors org.apache.kafka.clients.consumer.OffsetAndMetadata: what a consumer commits."""
+
+    offset: int
+    leader_epoch: int | None = None
+    metadata: str = ""
+
+
+class ConsumerCoordinator:
+    """Mirrors org.apache.kafka.clients.consumer.internals.ConsumerCoordinator (with AbstractCoordinator).
+
+    ``on_partitions_revoked`` / ``on_partitions_assigned`` are called with the partitions
+    given up before a rejoin and received after a SyncGroup (ConsumerRebalanceListener).
+    """
+
+    def __init__(
+        self,
+        client: NetworkClient,
+        metadata: Metadata,
+        group_id: str,
+        *,
+        time: Time | None = None,
+        session_timeout_ms: int = 45000,
+        rebalance_timeout_ms: int = 300000,
+        heartbeat_interval_ms: int = 3000,
+        retry_backoff_ms: int = 100,
+        request_timeout_ms: int = 30000,
+        assignors: Iterable[str] = ("range",),
+        on_partitions_revoked: Callable[[set[TopicPartition]], None] | None = None,
+        on_partitions_assigned: Callable[[set[TopicPartition]], None] | None = None,
+    ) -> None:
+        if not group_id:
+            raise Errors.INVALID_GROUP_ID.exception("The configured group.id should not be empty")
+        self.client = client
+        self.metadata = metadata
+        self.group_id = group_id
+        self.time = time or client.time
+        self.session_timeout_ms = session_timeout_ms
+        self.rebalance_timeout_ms = rebalance_timeout_ms
+        self.heartbeat_interval_ms = heartbeat_interval_ms
+        self.retry_backoff_ms = retry_backoff_ms
+        self.request_timeout_ms = request_timeout_ms
+        unknown = [a for a in assignors if a not in ASSIGNORS]
+        if unknown:
+            raise KafkaException(f"Unknown partition assignment strategy: {unknown}")
+        self.assignors = [ASSIGNORS[a]() for a in assignors]
+        self.on_partitions_revoked = on_partitions_revoked
+        self.on_partitions_assigned = on_partitions_assigned
+        self.coordinator: int | None = None
+        self.generation = NO_GENERATION
+        self.rejoin_needed = True
+        self.subscription: tuple[str, ...] = ()
+        self.assignment: set[TopicPartition] = set()
+        self.next_heartbeat_ms = 0
+        self.rebalances = 0
+        self._log = client_logger(client_id=client.client_id, group_id=group_id)
+
+    # -- subscription --------------------------------------------------------------------------
+
+    def subscribe(self, topics: Iterable[str]) -> None:
+        """Mirrors KafkaConsumer#subscribe's effect on the coordinator: a changed subscription means a rejoin."""
+        topics = tuple(sorted(set(topics)))
+        if topics != self.subscription:
+            self.subscription = topics
+            self.metadata.add_topics(topics)
+            self.request_rejoin("subscription changed")
+
+    def request_rejoin(self, reason: str) -> None:
+        """Mirrors AbstractCoordinator#requestRejoin."""
+        if not self.rejoin_needed:
+            self._log.info("rejoin_requested", reason=reason)
+        self.rejoin_needed = True
+
+    # -- coordinator discovery -------------------------------------------------------------------
+
+    def coordinator_unknown(self) -> bool:
+        return self.coordinator is None
+
+    def mark_coordinator_unknown(self, reason: str) -> None:
+        """Mirrors AbstractCoordinator#markCoordinatorUnknown: the generation is kept."""
+        if self.coordinator is not None:
+            self._log.info("coordinator_marked_unknown", coordinator=self.coordinator, reason=reason)
+        self.coordinator = None
+
+    async def ensure_coordinator_ready(self, deadline_ms: int) -> bool:
+        """Mirrors AbstractCoordinator#ensureCoordinatorReady: FindCoordinator until one answers or the deadline."""
+        while self.coordinator is None:
+            node = self.client.least_loaded_node()
+            try:
+                response = await self.client.send(node, FindCoordinatorRequest(
+                    key_type=CoordinatorType.GROUP, coordinator_keys=(self.group_id,)))
+                result = response.coordinator(self.group_id)
+                error = Errors.NONE if result is None else Errors.for_code(result.error_code)
+                if result is not None and error is Errors.NONE:
+                    self.coordinator = result.node_id
+                    self._log.info("coordinator_discovered", coordinator=result.node_id)
+                    return True
+                if error is Errors.GROUP_AUTHORIZATION_FAILED:
+                    error.maybe_raise(f"Not authorized to access group: {self.group_id}")
+            except (NetworkException, TimeoutException):
+                pass
+            if not await self._backoff(deadline_ms):
+                return False
+            self.metadata.request_update()
+        return True
+
+    async def _backoff(self, deadline_ms: int) -> bool:
+        """Sleep retry_backoff_ms unless that passes the deadline; False when out of time."""
+        now = self.time.milliseconds()
+        if now >= deadline_ms:
+            return False
+        await self.time.sleep(min(self.retry_backoff_ms, deadline_ms - now))
+        return True
+
+    async def _send_to_coordinator(self, request: object, timeout_ms: float | None = None) -> object | None:
+        """Send to the coordinator; a lost connection or timeout marks it unknown and returns None."""
+        node = self.coordinator
+        if node is None:
+            return None
+        try:
+            return await self.client.send(node, request, timeout_ms)
+        except (NetworkException, TimeoutException) as exc:
+            self.mark_coordinator_unknown(f"request {type(request).__name__} failed: {exc!r}")
+            return None
+
+    # -- the poll loop -----------------------------------------------------------------------------
+
+    async def poll(self, timeout_ms: float) -> bool:
+        """Mirrors ConsumerCoordinator#poll: coordinator known, group joined, heartbeat sent when due.
+
+        True when the member is in a stable generation within the timeout.
+        """
+        deadline = self.time.milliseconds() + int(timeout_ms)
+        if not self.subscription:
+            return False
+        # 1. A heartbeat is due even while everything is fine.
+        await self.maybe_heartbeat()
+        # 2. The coordinator, then membership.
+        if self.coordinator_unknown() and not await self.ensure_coordinator_ready(deadline):
+            return False
+        if self.rejoin_needed:
+            return await self.ensure_active_group(deadline)
+        return True
+
+    async def maybe_heartbeat(self) -> None:
+        """Mirrors AbstractCoordinator.HeartbeatThread's loop body (run from poll here)."""
+        now = self.time.milliseconds()
+        if self.coordinator_unknown() or self.rejoin_needed or not self.generation.has_member_id():
+            return
+        if now < self.next_heartbeat_ms:
+            return
+        self.next_heartbeat_ms = now + self.heartbeat_interval_ms
+        generation = self.generation
+        response = await self._send_to_coordinator(HeartbeatRequest(
+            group_id=self.group_id, generation_id=generation.generation_id, member_id=generation.member_id))
+        if response is None:
+            self.next_heartbeat_ms = self.time.milliseconds() + self.retry_backoff_ms
+            return
+        self._handle_heartbeat_error(Errors.for_code(response.error_code), generation)
+
+    def _handle_heartbeat_error(self, error: Errors, generation: Generation) -> None:
+        """Mirrors AbstractCoordinator.HeartbeatResponseHandler#handle."""
+        if error is Errors.NONE:
+            return
+        if error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR):
+            self.mark_coordinator_unknown(f"heartbeat answered {error.name}")
+        elif error is Errors.REBALANCE_IN_PROGRESS:
+            self.request_rejoin("group is rebalancing (heartbeat)")
+        elif error in (Errors.ILLEGAL_GENERATION, Errors.UNKNOWN_MEMBER_ID):
+            if generation == self.generation:
+                self.reset_generation_on_response_error("Heartbeat", error)
+        else:
+            error.maybe_raise(f"Heartbeat failed for group {self.group_id}")
+
+    def reset_generation_on_response_error(self, api: str, error: Errors) -> None:
+        """Mirrors AbstractCoordinator#resetGenerationOnResponseError: forget generation and member id, rejoin."""
+        self._log.info("generation_reset", api=api, error=error.name, generation_id=self.generation.generation_id)
+        self.generation = NO_GENERATION
+        self.request_rejoin(f"encountered {error.name} from {api} response")
+
+    # -- joining -------------------------------------------------------------------------------------
+
+    async def ensure_active_group(self, deadline_ms: int) -> bool:
+        """Mirrors AbstractCoordinator#ensureActiveGroup / joinGroupIfNeeded: rejoin until stable or out of time."""
+        while self.rejoin_needed:
+            if self.coordinator_unknown() and not await self.ensure_coordinator_ready(deadline_ms):
+                return False
+            # 1. EAGER: give everything up before joining (onJoinPrepare).
+            self._on_join_prepare()
+            # 2. Join and sync; an error sends us round the loop (maybe after a backoff).
+            retry_now = await self._join_group()
+            if self.rejoin_needed and not retry_now and not await self._backoff(deadline_ms):
+                return False
+            if self.rejoin_needed and self.time.milliseconds() >= deadline_ms:
+                return False
+        return True
+
+    def _on_join_prepare(self) -> None:
+        """Mirrors ConsumerCoordinator#onJoinPrepare (EAGER): revoke every owned partition."""
+        if self.assignment:
+            revoked = set(self.assignment)
+            self.assignment = set()
+            self._log.info("partitions_revoked", partitions=sorted(str(tp) for tp in revoked))
+            if self.on_partitions_revoked is not None:
+                self.on_partitions_revoked(revoked)
+
+    def _join_protocols(self) -> tuple[JoinGroupRequestProtocol, ...]:
+        """Mirrors ConsumerCoordinator#metadata: one protocol per assignor, all with this subscription."""
+        metadata = ConsumerProtocol.serialize_subscription(Subscription(self.subscription))
+        return tuple(JoinGroupRequestProtocol(name=a.name, metadata=metadata) for a in self.assignors)
+
+    async def _join_group(self) -> bool:
+        """Mirrors AbstractCoordinator#sendJoinGroupRequest and JoinGroupResponseHandler.
+
+        Returns True when the next attempt should go at once (MEMBER_ID_REQUIRED).
+        """
+        request = JoinGroupRequest(
+            group_id=self.group_id, session_timeout_ms=self.session_timeout_ms,
+            rebalance_timeout_ms=self.rebalance_timeout_ms, member_id=self.generation.member_id,
+            protocol_type=PROTOCOL_TYPE, protocols=self._join_protocols(), reason="rebalance")
+        # The JoinGroup may wait out a whole rebalance timeout at the coordinator.
+        timeout = max(self.request_timeout_ms, self.rebalance_timeout_ms + 5000)
+        response = await self._send_to_coordinator(request, timeout)
+        if response is None:
+            return False
+        assert isinstance(response, JoinGroupResponse)
+        error = Errors.for_code(response.error_code)
+        if error is Errors.NONE:
+            self.generation = Generation(response.generation_id, response.member_id, response.protocol_name)
+            self._log.info("joined_group", generation_id=response.generation_id, member_id=response.member_id,
+                           leader=response.leader, protocol=response.protocol_name)
+            if response.is_leader():
+                assignment = await self._on_join_leader(response)
+            else:
+                assignment = {}
+            await self._sync_group(assignment)
+            return False
+        if error is Errors.MEMBER_ID_REQUIRED:
+            self.generation = Generation(NO_GENERATION_ID, response.member_id, None)
+            return True
+        if error is Errors.COORDINATOR_LOAD_IN_PROGRESS:
+            return False
+        if error in (Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION):
+            self.reset_generation_on_response_error("JoinGroup", error)
+            return True
+        if error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR):
+            self.mark_coordinator_unknown(f"JoinGroup answered {error.name}")
+            return False
+        if error is Errors.REBALANCE_IN_PROGRESS:
+            return True
+        error.maybe_raise(f"JoinGroup failed for group {self.group_id}")
+        return False
+
+    async def _on_join_leader(self, response: JoinGroupResponse) -> dict[str, bytes]:
+        """Mirrors ConsumerCoordinator#onLeaderElected: run the chosen assignor over every member's subscription."""
+        subscriptions = {m.member_id: ConsumerProtocol.deserialize_subscription(m.metadata) for m in response.members}
+        topics = {t for s in subscriptions.values() for t in s.topics}
+        # 1. The leader needs partition counts for every topic anyone subscribes to.
+        self.metadata.add_topics(topics)
+        snapshot = self.metadata.fetch()
+        if any(snapshot.partition_count(t) is None for t in topics):
+            self.metadata.request_update()
+            await self.client.maybe_update_metadata()
+            snapshot = self.metadata.fetch()
+        partitions_per_topic = {t: snapshot.partition_count(t) or 0 for t in topics}
+        # 2. Assign with the protocol the coordinator chose.
+        assignor = next(a for a in self.assignors if a.name == response.protocol_name)
+        assignment = assignor.assign(partitions_per_topic, subscriptions)
+        self._log.info("assignment_computed", assignor=assignor.name, generation_id=response.generation_id,
+                       assignment={m: [str(tp) for tp in parts] for m, parts in sorted(assignment.items())})
+        return {m: ConsumerProtocol.serialize_assignment(Assignment(tuple(parts))) for m, parts in assignment.items()}
+
+    async def _sync_group(self, assignment: Mapping[str, bytes]) -> None:
+        """Mirrors AbstractCoordinator#sendSyncGroupRequest and SyncGroupResponseHandler."""
+        generation = self.generation
+        request = SyncGroupRequest(
+            group_id=self.group_id, generation_id=generation.generation_id, member_id=generation.member_id,
+            protocol_type=PROTOCOL_TYPE, protocol_name=generation.protocol_name,
+            assignments=tuple(SyncGroupRequestAssignment(member_id=m, assignment=a) for m, a in assignment.items()))
+        response = await self._send_to_coordinator(request, max(self.request_timeout_ms, self.rebalance_timeout_ms + 5000))
+        if response is None:
+            return
+        error = Errors.for_code(response.error_code)
+        if error is Errors.NONE:
+            self._on_join_complete(generation, ConsumerProtocol.deserialize_assignment(response.assignment))
+        elif error is Errors.REBALANCE_IN_PROGRESS:
+            self.request_rejoin("group is rebalancing (SyncGroup)")
+        elif error in (Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION):
+            self.reset_generation_on_response_error("SyncGroup", error)
+        elif error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR):
+            self.mark_coordinator_unknown(f"SyncGroup answered {error.name}")
+        else:
+            error.maybe_raise(f"SyncGroup failed for group {self.group_id}")
+
+    def _on_join_complete(self, generation: Generation, assignment: Assignment) -> None:
+        """Mirrors ConsumerCoordinator#onJoinComplete: take the assignment, start heartbeating."""
+        self.rejoin_needed = False
+        self.rebalances += 1
+        self.assignment = set(assignment.partitions)
+        self.next_heartbeat_ms = self.time.milliseconds() + self.heartbeat_interval_ms
+        self._log.info("partitions_assigned", generation_id=generation.generation_id,
+                       partitions=sorted(str(tp) for tp in self.assignment))
+        if self.on_partitions_assigned is not None:
+            self.on_partitions_assigned(set(self.assignment))
+
+    # -- offsets ---------------------------------------------------------------------------------------
+
+    async def commit_offsets_sync(self, offsets: Mapping[TopicPartition, OffsetAndMetadata], timeout_ms: float) -> None:
+        """Mirrors ConsumerCoordinator#commitOffsetsSync: retry retriable errors until the timeout.
+
+        UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION raise CommitFailedException (and reset the
+        generation); REBALANCE_IN_PROGRESS raises RebalanceInProgressException (and rejoins).
+        """
+        if not offsets:
+            return
+        deadline = self.time.milliseconds() + int(timeout_ms)
+        while True:
+            if self.coordinator_unknown() and not await self.ensure_coordinator_ready(deadline):
+                raise TimeoutException(f"Timeout of {int(timeout_ms)}ms expired before successfully committing offsets {dict(offsets)}")
+            generation = self._generation_if_stable()
+            request = OffsetCommitRequest.build(
+                self.group_id,
+                {tp: (o.offset, -1 if o.leader_epoch is None else o.leader_epoch, o.metadata) for tp, o in offsets.items()},
+                generation_id=generation.generation_id, member_id=generation.member_id)
+            response = await self._send_to_coordinator(request)
+            if response is not None and self._handle_commit_response(response.partition_errors(), generation):
+                self._log.info("offsets_committed", offsets={str(tp): o.offset for tp, o in offsets.items()})
+                return
+            if not await self._backoff(deadline):
+                raise TimeoutException(f"Timeout of {int(timeout_ms)}ms expired before successfully committing offsets {dict(offsets)}")
+
+    def _generation_if_stable(self) -> Generation:
+        """The generation a commit carries (ConsumerCoordinator#sendOffsetCommitRequest's choice).
+
+        Without a subscription (manual assignment) commits go as a "simple" consumer
+        (generation -1); with one, the member must be in a stable generation.
+        """
+        if not self.subscription:
+            return NO_GENERATION
+        if self.generation.generation_id < 0:
+            raise CommitFailedException(
+                "Offset commit cannot be completed since the consumer is not part of an active group for auto "
+                "partition assignment; it is likely that the consumer was kicked out of the group.")
+        if self.rejoin_needed:
+            raise RebalanceInProgressException(
+                "Offset commit cannot be completed since the consumer is undergoing a rebalance for auto partition "
+                "assignment. You can try completing the rebalance by calling poll() and then retry the operation.")
+        return self.generation
+
+    def _handle_commit_response(self, errors: Mapping[TopicPartition, int], generation: Generation) -> bool:
+        """Mirrors ConsumerCoordinator.OffsetCommitResponseHandler#handle; True when every partition committed."""
+        retry = False
+        for tp, code in errors.items():
+            error = Errors.for_code(code)
+            if error is Errors.NONE:
+                continue
+            if error in (Errors.COORDINATOR_LOAD_IN_PROGRESS, Errors.UNKNOWN_TOPIC_OR_PARTITION):
+                retry = True
+            elif error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR, Errors.REQUEST_TIMED_OUT):
+                self.mark_coordinator_unknown(f"OffsetCommit answered {error.name}")
+                retry = True
+            elif error is Errors.REBALANCE_IN_PROGRESS:
+                self.request_rejoin("group is rebalancing (OffsetCommit)")
+                raise RebalanceInProgressException(
+                    "Offset commit cannot be completed since the consumer is undergoing a rebalance for auto "
+                    "partition assignment. You can try completing the rebalance by calling poll() and then retry "
+                    "the operation.")
+            elif error in (Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION):
+                if generation == self.generation:
+                    self.reset_generation_on_response_error("OffsetCommit", error)
+                raise CommitFailedException()
+            else:
+                error.maybe_raise(f"Offset commit failed on partition {tp}")
+        return not retry
+
+    async def fetch_committed_offsets(self, partitions: Iterable[TopicPartition],
+                                      timeout_ms: float) -> dict[TopicPartition, OffsetAndMetadata | None]:
+        """Mirrors ConsumerCoordinator#fetchCommittedOffsets (require_stable, as KafkaConsumer asks).
+
+        None for a partition without a committed offset; retries loading coordinators and
+        unstable offsets until the timeout.
+        """
+        partitions = list(partitions)
+        deadline = self.time.milliseconds() + int(timeout_ms)
+        while True:
+            if self.coordinator_unknown() and not await self.ensure_coordinator_ready(deadline):
+                raise TimeoutException(f"Timeout of {int(timeout_ms)}ms expired before the committed offsets could be fetched")
+            response = await self._send_to_coordinator(
+                OffsetFetchRequest.for_group(self.group_id, partitions, require_stable=True))
+            if response is not None:
+                result = self._handle_offset_fetch(response)
+                if result is not None:
+                    return result
+            if not await self._backoff(deadline):
+                raise TimeoutException(f"Timeout of {int(timeout_ms)}ms expired before the committed offsets could be fetched")
+
+    def _handle_offset_fetch(self, response: object) -> dict[TopicPartition, OffsetAndMetadata | None] | None:
+        """Mirrors ConsumerCoordinator.OffsetFetchResponseHandler#handle; None means retry."""
+        group = response.group(self.group_id)  # type: ignore[attr-defined]
+        if group is None:
+            return None
+        error = Errors.for_code(group.error_code)
+        if error in (Errors.COORDINATOR_LOAD_IN_PROGRESS,):
+            return None
+        if error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR):
+            self.mark_coordinator_unknown(f"OffsetFetch answered {error.name}")
+            return None
+        error.maybe_raise(f"OffsetFetch failed for group {self.group_id}")
+        result: dict[TopicPartition, OffsetAndMetadata | None] = {}
+        for tp, data in group.partition_data().items():
+            p_error = Errors.for_code(data.error_code)
+            if p_error is Errors.UNSTABLE_OFFSET_COMMIT:
+                return None
+            p_error.maybe_raise(f"OffsetFetch failed for partition {tp}")
+            result[tp] = None if data.committed_offset < 0 else OffsetAndMetadata(
+                data.committed_offset, None if data.committed_leader_epoch < 0 else data.committed_leader_epoch,
+                data.metadata or "")
+        return result
+
+    # -- leaving ------------------------------------------------------------------------------------------
+
+    async def maybe_leave_group(self, reason: str = "the consumer is being closed") -> None:
+        """Mirrors AbstractCoordinator#maybeLeaveGroup: LeaveGroup if we are a member and know the coordinator."""
+        generation = self.generation
+        if self.coordinator is not None and generation.has_member_id():
+            self._log.info("leaving_group", member_id=generation.member_id, reason=reason)
+            with anyio.move_on_after(self.request_timeout_ms / 1000):
+                try:
+                    await self._send_to_coordinator(LeaveGroupRequest(
+                        group_id=self.group_id, members=(MemberIdentity(member_id=generation.member_id, reason=reason),)))
+                except ApiException:
+                    pass
+        self.generation = NO_GENERATION
+        self.assignment = set()
+        self.request_rejoin(reason)

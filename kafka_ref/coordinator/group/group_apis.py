@@ -1,0 +1,321 @@
+"""The broker's request handlers for FindCoordinator and the group APIs.
+
+Mirrors the group part of kafka.server.KafkaApis (Kafka 3.x, ZooKeeper mode):
+handleFindCoordinatorRequest (with getOrCreateInternalTopic / the auto topic creation of
+``__consumer_offsets``), handleJoinGroupRequest, handleSyncGroupRequest, handleHeartbeatRequest,
+handleLeaveGroupRequest, handleOffsetCommitRequest and handleOffsetFetchRequest, and the
+``onLeadershipChange`` callback of handleLeaderAndIsrRequest for ``__consumer_offsets``
+(seed 000 step 9) plus the resignation of handleStopReplicaRequest (seed 002).
+
+``install_group_coordinator(broker)`` builds the coordinator and plugs all of this into a
+KafkaBroker through its extension points (``apis.register``, ``leadership_listeners``,
+``resignation_listeners``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from kafka_ref.common.errors import Errors
+from kafka_ref.common.requests.find_coordinator import (
+    Coordinator,
+    CoordinatorType,
+    FindCoordinatorRequest,
+    FindCoordinatorResponse,
+)
+from kafka_ref.common.requests.heartbeat import HeartbeatRequest, HeartbeatResponse
+from kafka_ref.common.requests.join_group import JoinGroupRequest, JoinGroupResponse
+from kafka_ref.common.requests.leave_group import LeaveGroupRequest, LeaveGroupResponse
+from kafka_ref.common.requests.offset_commit import OffsetCommitRequest, OffsetCommitResponse
+from kafka_ref.common.requests.offset_fetch import (
+    INVALID_OFFSET,
+    OffsetFetchRequest,
+    OffsetFetchResponse,
+    OffsetFetchResponseGroup,
+    OffsetFetchResponsePartitions,
+    OffsetFetchResponseTopics,
+)
+from kafka_ref.common.requests.sync_group import SyncGroupRequest, SyncGroupResponse
+from kafka_ref.common.state_change import state_change_logger
+from kafka_ref.common.topic_partition import TopicPartition
+from kafka_ref.coordinator.group.group_coordinator import GroupCoordinator, JoinGroupResult, LeaveGroupResult, SyncGroupResult
+from kafka_ref.coordinator.group.group_metadata import OffsetAndMetadata
+from kafka_ref.coordinator.group.group_metadata_manager import GROUP_METADATA_TOPIC_NAME
+from kafka_ref.network.network import Envelope
+
+
+def install_group_coordinator(broker: Any, *, load_bound: str = "high_watermark") -> GroupCoordinator:
+    """Create the broker's GroupCoordinator and wire it in (KafkaServer#startup's group coordinator part).
+
+    1. The coordinator, started with offsets.topic.num.partitions; 2. its request handlers
+    registered with KafkaApis; 3. the ``__consumer_offsets`` leadership and resignation hooks.
+    """
+    # 1. Build and start.
+    coordinator = GroupCoordinator.from_broker(broker, load_bound=load_bound)
+    coordinator.startup(lambda: broker.config.get("offsets.topic.num.partitions"))
+    # 2. Handlers.
+    apis = GroupApis(broker, coordinator)
+    for request_type, handler in apis.handlers().items():
+        broker.apis.register(request_type, handler)
+    # 3. Hooks.
+    broker.leadership_listeners.append(apis.on_leadership_change)
+    broker.resignation_listeners.append(apis.on_resignation)
+    broker.group_apis = apis
+    return coordinator
+
+
+class GroupApis:
+    """Mirrors the group-coordinator handlers of kafka.server.KafkaApis."""
+
+    def __init__(self, broker: Any, coordinator: GroupCoordinator) -> None:
+        self.broker = broker
+        self.coordinator = coordinator
+        self.config = broker.config
+        self.metadata_cache = broker.metadata_cache
+        self._offsets_topic_creation_requested = False
+        self._log = state_change_logger(broker_id=broker.broker_id)
+
+    def handlers(self) -> dict[type, Any]:
+        return {
+            FindCoordinatorRequest: self.handle_find_coordinator_request,
+            JoinGroupRequest: self.handle_join_group_request,
+            SyncGroupRequest: self.handle_sync_group_request,
+            HeartbeatRequest: self.handle_heartbeat_request,
+            LeaveGroupRequest: self.handle_leave_group_request,
+            OffsetCommitRequest: self.handle_offset_commit_request,
+            OffsetFetchRequest: self.handle_offset_fetch_request,
+        }
+
+    @property
+    def authorizer(self) -> Any:
+        return self.broker.apis.authorizer
+
+    # -- leadership hooks ----------------------------------------------------------------------
+
+    def on_leadership_change(self, updated_leaders: Iterable[Any], updated_followers: Iterable[Any]) -> None:
+        """Mirrors the ``onLeadershipChange`` closure of KafkaApis#handleLeaderAndIsrRequest (seed 000 step 9).
+
+        A ``__consumer_offsets`` partition led here now is loaded (the coordinator epoch is
+        its leader epoch); one followed now is unloaded.
+        """
+        for partition in updated_leaders:
+            if partition.topic_partition.topic == GROUP_METADATA_TOPIC_NAME:
+                self.coordinator.on_election(partition.topic_partition.partition, partition.get_leader_epoch())
+        for partition in updated_followers:
+            if partition.topic_partition.topic == GROUP_METADATA_TOPIC_NAME:
+                self.coordinator.on_resignation(partition.topic_partition.partition, partition.get_leader_epoch())
+
+    def on_resignation(self, partition: int, leader_epoch: int) -> None:
+        """Mirrors the ``__consumer_offsets`` branch of KafkaApis#handleStopReplicaRequest (seed 002): a deleted replica resigns."""
+        self.coordinator.on_resignation(partition, leader_epoch if leader_epoch >= 0 else None)
+
+    # -- FindCoordinator ---------------------------------------------------------------------
+
+    def handle_find_coordinator_request(self, envelope: Envelope) -> None:
+        """Mirrors kafka.server.KafkaApis#handleFindCoordinatorRequest (v4: batched keys)."""
+        request: FindCoordinatorRequest = envelope.request
+        if request.key_type != CoordinatorType.GROUP:
+            # Transaction coordinators are not modelled.
+            envelope.respond(request.get_error_response(Errors.INVALID_REQUEST.code))
+            return
+        coordinators = []
+        for key in request.coordinator_keys:
+            error, node = self.get_coordinator(envelope, key)
+            if node is None:
+                coordinators.append(Coordinator(key=key, node_id=-1, host="", port=-1, error_code=error.code,
+                                                error_message=error.message))
+            else:
+                coordinators.append(Coordinator(key=key, node_id=node.id, host=node.host, port=node.port,
+                                                error_code=Errors.NONE.code, error_message=None))
+        envelope.respond(FindCoordinatorResponse(coordinators=tuple(coordinators)))
+
+    def get_coordinator(self, envelope: Envelope, key: str) -> tuple[Errors, Any]:
+        """Mirrors kafka.server.KafkaApis#getCoordinator (group keys).
+
+        1. The group's offsets partition; 2. no ``__consumer_offsets`` topic yet: ask for it
+        to be created and answer COORDINATOR_NOT_AVAILABLE; 3. otherwise the partition's
+        leader, if it is alive, else COORDINATOR_NOT_AVAILABLE.
+        """
+        # 1. Which partition.
+        partition = self.coordinator.partition_for(key)
+        # 2. Create the topic on first use.
+        if not self.metadata_cache.contains_topic(GROUP_METADATA_TOPIC_NAME):
+            self.maybe_create_offsets_topic()
+            return Errors.COORDINATOR_NOT_AVAILABLE, None
+        # 3. The leader of the group's partition.
+        state = self.metadata_cache.get_partition_info(TopicPartition(GROUP_METADATA_TOPIC_NAME, partition))
+        if state is None or state.leader < 0:
+            return Errors.COORDINATOR_NOT_AVAILABLE, None
+        node = self.metadata_cache.get_alive_broker_node(state.leader)
+        if node is None:
+            return Errors.COORDINATOR_NOT_AVAILABLE, None
+        return Errors.NONE, node
+
+    def maybe_create_offsets_topic(self) -> None:
+        """Mirrors kafka.server.DefaultAutoTopicCreationManager#createTopics for ``__consumer_offsets`` (ZooKeeper mode).
+
+        The broker that got the request writes the topic to ZooKeeper through its admin
+        manager (AdminZkClient); the controller then elects leaders. offsets.topic.num.partitions
+        partitions, offsets.topic.replication.factor replicas capped at the live brokers (the
+        rule of Kafka's createInternalTopic before 1.0; newer brokers refuse instead), and the
+        internal topic's configs (compacted, 100 MiB segments). Without ZooKeeper (manual mode)
+        nothing can create it.
+        """
+        admin_manager = getattr(self.broker, "admin_manager", None)
+        if admin_manager is None or self._offsets_topic_creation_requested:
+            return
+        from kafka_ref.common.requests.create_topics import CreatableTopic, CreateableTopicConfig, CreateTopicsRequest
+
+        alive = len(self.metadata_cache.alive_brokers) or len(admin_manager.admin_zk_client.zk_client.get_sorted_broker_list())
+        replication_factor = min(self.config.get("offsets.topic.replication.factor"), max(alive, 1))
+        offsets_config = self.coordinator.group_manager.config
+        configs = (
+            CreateableTopicConfig(name="cleanup.policy", value="compact"),
+            CreateableTopicConfig(name="segment.bytes", value=str(offsets_config.offsets_topic_segment_bytes)),
+            CreateableTopicConfig(name="compression.type", value="producer"),
+        )
+        request = CreateTopicsRequest(timeout_ms=0, topics=(CreatableTopic(
+            name=GROUP_METADATA_TOPIC_NAME, num_partitions=self.config.get("offsets.topic.num.partitions"),
+            replication_factor=replication_factor, configs=configs),))
+        self._offsets_topic_creation_requested = True
+
+        def on_created(response: Any) -> None:
+            result = response.topics[0]
+            error = Errors.for_code(result.error_code)
+            # Created (or created by another broker meanwhile): no need to ask again.
+            self._offsets_topic_creation_requested = error in (Errors.NONE, Errors.TOPIC_ALREADY_EXISTS)
+            self._log.info("offsets_topic_creation", error=error.name,
+                           partitions=result.num_partitions, replication_factor=replication_factor)
+
+        admin_manager.create_topics(request, on_created)
+
+    # -- JoinGroup / SyncGroup / Heartbeat / LeaveGroup ------------------------------------------
+
+    def handle_join_group_request(self, envelope: Envelope) -> None:
+        """Mirrors kafka.server.KafkaApis#handleJoinGroupRequest.
+
+        Static members (a group instance id) get UNSUPPORTED_VERSION (not modelled); v4+
+        dynamic members must first obtain a member id (MEMBER_ID_REQUIRED); a missing
+        rebalance timeout (v0) is the session timeout.
+        """
+        request: JoinGroupRequest = envelope.request
+
+        def send_response(result: JoinGroupResult) -> None:
+            envelope.respond(JoinGroupResponse(
+                error_code=result.error.code, generation_id=result.generation_id, protocol_type=result.protocol_type,
+                protocol_name=result.protocol_name, leader=result.leader_id, skip_assignment=result.skip_assignment,
+                member_id=result.member_id, members=result.members))
+
+        if request.group_instance_id is not None:
+            send_response(JoinGroupResult.of_error(request.member_id, Errors.UNSUPPORTED_VERSION))
+            return
+        rebalance_timeout_ms = request.session_timeout_ms if request.rebalance_timeout_ms == -1 else request.rebalance_timeout_ms
+        self.coordinator.handle_join_group(
+            request.group_id, request.member_id, None, True, True, str(envelope.src), f"/{envelope.src}",
+            rebalance_timeout_ms, request.session_timeout_ms, request.protocol_type,
+            [(p.name, p.metadata) for p in request.protocols], send_response, request.reason)
+
+    def handle_sync_group_request(self, envelope: Envelope) -> None:
+        """Mirrors kafka.server.KafkaApis#handleSyncGroupRequest (v5: protocol type and name are mandatory)."""
+        request: SyncGroupRequest = envelope.request
+
+        def send_response(result: SyncGroupResult) -> None:
+            envelope.respond(SyncGroupResponse(error_code=result.error.code, protocol_type=result.protocol_type,
+                                               protocol_name=result.protocol_name, assignment=result.member_assignment))
+
+        if not request.are_mandatory_protocol_type_and_name_defined():
+            send_response(SyncGroupResult.of_error(Errors.INCONSISTENT_GROUP_PROTOCOL))
+        elif request.group_instance_id is not None:
+            send_response(SyncGroupResult.of_error(Errors.UNSUPPORTED_VERSION))
+        else:
+            self.coordinator.handle_sync_group(request.group_id, request.generation_id, request.member_id,
+                                               request.protocol_type, request.protocol_name, None,
+                                               request.group_assignment(), send_response)
+
+    def handle_heartbeat_request(self, envelope: Envelope) -> None:
+        """Mirrors kafka.server.KafkaApis#handleHeartbeatRequest."""
+        request: HeartbeatRequest = envelope.request
+        if request.group_instance_id is not None:
+            envelope.respond(request.get_error_response(Errors.UNSUPPORTED_VERSION.code))
+            return
+        self.coordinator.handle_heartbeat(request.group_id, request.member_id, None, request.generation_id,
+                                          lambda error: envelope.respond(HeartbeatResponse(error_code=error.code)))
+
+    def handle_leave_group_request(self, envelope: Envelope) -> None:
+        """Mirrors kafka.server.KafkaApis#handleLeaveGroupRequest."""
+        request: LeaveGroupRequest = envelope.request
+
+        def send_response(result: LeaveGroupResult) -> None:
+            envelope.respond(LeaveGroupResponse(error_code=result.top_level_error.code, members=result.member_responses))
+
+        self.coordinator.handle_leave_group(request.group_id, request.members, send_response)
+
+    # -- OffsetCommit / OffsetFetch ------------------------------------------------------------
+
+    def handle_offset_commit_request(self, envelope: Envelope) -> None:
+        """Mirrors kafka.server.KafkaApis#handleOffsetCommitRequest (v5+: the broker stamps the commit time).
+
+        Partitions of topics the principal may not read get TOPIC_AUTHORIZATION_FAILED,
+        unknown ones UNKNOWN_TOPIC_OR_PARTITION; the rest go to the coordinator.
+        """
+        request: OffsetCommitRequest = envelope.request
+        if request.group_instance_id is not None:
+            envelope.respond(request.get_error_response(Errors.UNSUPPORTED_VERSION.code))
+            return
+        errors: dict[TopicPartition, int] = {}
+        authorized: dict[TopicPartition, OffsetAndMetadata] = {}
+        commit_timestamp = self.broker.time.milliseconds()
+        # 1. Per-partition checks.
+        for topic in request.topics:
+            for p in topic.partitions:
+                tp = TopicPartition(topic.name, p.partition_index)
+                if not self.authorizer.authorize_topic(envelope.principal, "READ", topic.name):
+                    errors[tp] = Errors.TOPIC_AUTHORIZATION_FAILED.code
+                elif not self.metadata_cache.contains(tp):
+                    errors[tp] = Errors.UNKNOWN_TOPIC_OR_PARTITION.code
+                else:
+                    authorized[tp] = OffsetAndMetadata(
+                        offset=p.committed_offset,
+                        leader_epoch=None if p.committed_leader_epoch < 0 else p.committed_leader_epoch,
+                        metadata="" if p.committed_metadata is None else p.committed_metadata,
+                        commit_timestamp=commit_timestamp)
+
+        def send_response(results: dict[TopicPartition, Errors]) -> None:
+            merged = dict(errors)
+            merged.update({tp: e.code for tp, e in results.items()})
+            envelope.respond(OffsetCommitResponse.of(merged))
+
+        # 2. The coordinator (or an answer right away).
+        if not authorized:
+            send_response({})
+            return
+        self.coordinator.handle_commit_offsets(request.group_id, request.member_id, None,
+                                               request.generation_id_or_member_epoch, authorized, send_response)
+
+    def handle_offset_fetch_request(self, envelope: Envelope) -> None:
+        """Mirrors kafka.server.KafkaApis#handleOffsetFetchRequest (v8+: per group)."""
+        request: OffsetFetchRequest = envelope.request
+        groups = []
+        for group_request in request.groups:
+            partitions = group_request.partitions()
+            unauthorized: list[TopicPartition] = []
+            if partitions is not None:
+                unauthorized = [tp for tp in partitions
+                                if not self.authorizer.authorize_topic(envelope.principal, "DESCRIBE", tp.topic)]
+                partitions = [tp for tp in partitions if tp not in unauthorized]
+            error, data = self.coordinator.handle_fetch_offsets(group_request.group_id, request.require_stable, partitions)
+            if error is not Errors.NONE:
+                groups.append(OffsetFetchResponseGroup(group_id=group_request.group_id, error_code=error.code))
+                continue
+            if partitions is None:
+                data = {tp: d for tp, d in data.items()
+                        if self.authorizer.authorize_topic(envelope.principal, "DESCRIBE", tp.topic)}
+            for tp in unauthorized:
+                data[tp] = OffsetFetchResponsePartitions(partition_index=tp.partition, committed_offset=INVALID_OFFSET,
+                                                         error_code=Errors.TOPIC_AUTHORIZATION_FAILED.code)
+            by_topic: dict[str, list[OffsetFetchResponsePartitions]] = {}
+            for tp, d in data.items():
+                by_topic.setdefault(tp.topic, []).append(d)
+            groups.append(OffsetFetchResponseGroup(group_id=group_request.group_id, topics=tuple(
+                OffsetFetchResponseTopics(name=t, partitions=tuple(ps)) for t, ps in by_topic.items())))
+        envelope.respond(OffsetFetchResponse(groups=tuple(groups)))

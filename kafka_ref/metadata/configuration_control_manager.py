@@ -1,0 +1,152 @@
+"""The controller's configuration, feature and producer-id state.
+
+Mirrors org.apache.kafka.controller.ConfigurationControlManager, FeatureControlManager and
+ProducerIdControlManager (Kafka 3.4), as far as topic creation, unclean election, the
+metadata.version bootstrap and producer-id blocks need them.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from kafka_ref.common.config import KafkaConfig, LogConfig, MetadataVersion
+from kafka_ref.common.errors import ConfigException, InvalidConfigurationException, UnknownServerException
+from kafka_ref.metadata.records import (
+    ConfigRecord,
+    ConfigResource,
+    ConfigResourceType,
+    FeatureLevelRecord,
+    ProducerIdsRecord,
+)
+
+METADATA_VERSION_FEATURE = "metadata.version"
+# metadata.version feature levels of the last IV of each release (MetadataVersion#featureLevel).
+_FEATURE_LEVELS = {(3, 0): 1, (3, 1): 2, (3, 2): 3, (3, 3): 7, (3, 4): 8, (3, 5): 11, (3, 6): 14, (3, 7): 19, (3, 8): 20}
+PRODUCER_ID_BLOCK_SIZE = 1000
+
+
+def metadata_version_feature_level(ibp: MetadataVersion) -> int:
+    """The metadata.version feature level for an inter.broker.protocol.version (KRaft needs 3.0+)."""
+    major_minor = ibp.release[:2]
+    if major_minor < (3, 0):
+        raise ConfigException("inter.broker.protocol.version", str(ibp), "KRaft mode needs metadata.version 3.0 or later")
+    return _FEATURE_LEVELS.get(major_minor, max(_FEATURE_LEVELS.values()))
+
+
+class FeatureControlManager:
+    """Mirrors org.apache.kafka.controller.FeatureControlManager: finalized features, metadata.version first.
+
+    The era switches KRaft code asks about are read from the metadata.version the log holds
+    (bootstrapped from ``inter.broker.protocol.version``).
+    """
+
+    def __init__(self, ibp: MetadataVersion) -> None:
+        self.bootstrap_level = metadata_version_feature_level(ibp)
+        self.finalized_versions: dict[str, int] = {}
+
+    def bootstrap_records(self) -> list[FeatureLevelRecord]:
+        """Mirrors BootstrapMetadata#records: the metadata.version the new cluster starts at."""
+        return [FeatureLevelRecord(name=METADATA_VERSION_FEATURE, feature_level=self.bootstrap_level)]
+
+    def replay(self, record: FeatureLevelRecord) -> None:
+        """Mirrors FeatureControlManager#replay(FeatureLevelRecord)."""
+        if record.feature_level == 0:
+            self.finalized_versions.pop(record.name, None)
+        else:
+            self.finalized_versions[record.name] = record.feature_level
+
+    @property
+    def metadata_version_level(self) -> int:
+        return self.finalized_versions.get(METADATA_VERSION_FEATURE, self.bootstrap_level)
+
+    # MetadataVersion#is*Supported switches, by feature level.
+    def is_leader_recovery_supported(self) -> bool:
+        return self.metadata_version_level >= 3  # 3.2-IV0
+
+    def is_broker_registration_change_record_supported(self) -> bool:
+        return self.metadata_version_level >= 6  # 3.3-IV2
+
+    def is_in_controlled_shutdown_state_supported(self) -> bool:
+        return self.metadata_version_level >= 7  # 3.3-IV3
+
+    def is_leader_epoch_bump_required_on_isr_shrink(self) -> bool:
+        return self.metadata_version_level < 12  # before 3.6-IV0 (KAFKA-15021)
+
+
+class ConfigurationControlManager:
+    """Mirrors org.apache.kafka.controller.ConfigurationControlManager: dynamic configs by resource."""
+
+    def __init__(self, static_config: KafkaConfig) -> None:
+        self.static_config = static_config
+        self.config_data: dict[ConfigResource, dict[str, str]] = {}
+
+    def incremental_alter_configs(
+        self, changes: Mapping[ConfigResource, Mapping[str, str]]
+    ) -> tuple[list[ConfigRecord], dict[ConfigResource, Exception]]:
+        """Mirrors ConfigurationControlManager#incrementalAlterConfigs (SET operations only).
+
+        Topic keys are validated like LogConfig#validate; a bad key or value fails that
+        resource with INVALID_CONFIG and writes nothing for it.
+        """
+        records: list[ConfigRecord] = []
+        errors: dict[ConfigResource, Exception] = {}
+        for resource, keys in changes.items():
+            # 1. Validate the resulting topic configuration.
+            if resource.type is ConfigResourceType.TOPIC:
+                try:
+                    LogConfig.validate({**self.config_data.get(resource, {}), **keys})
+                except ConfigException as exc:
+                    errors[resource] = InvalidConfigurationException(str(exc))
+                    continue
+            # 2. One ConfigRecord per key.
+            for name, value in keys.items():
+                records.append(ConfigRecord(resource_type=int(resource.type), resource_name=resource.name, name=name, value=value))
+        return records, errors
+
+    def replay(self, record: ConfigRecord) -> None:
+        """Mirrors ConfigurationControlManager#replay(ConfigRecord)."""
+        resource = ConfigResource(ConfigResourceType(record.resource_type), record.resource_name)
+        keys = self.config_data.setdefault(resource, {})
+        if record.value is None:
+            keys.pop(record.name, None)
+        else:
+            keys[record.name] = record.value
+        if not keys:
+            del self.config_data[resource]
+
+    def delete_topic_configs(self, name: str) -> None:
+        """Mirrors ConfigurationControlManager#deleteTopicConfigs."""
+        self.config_data.pop(ConfigResource(ConfigResourceType.TOPIC, name), None)
+
+    def topic_configs(self, name: str) -> dict[str, str]:
+        return dict(self.config_data.get(ConfigResource(ConfigResourceType.TOPIC, name), {}))
+
+    def unclean_leader_election_enabled_for_topic(self, name: str) -> bool:
+        """Mirrors ConfigurationControlManager#uncleanLeaderElectionEnabledForTopic: topic key, else the static default."""
+        value = self.topic_configs(name).get("unclean.leader.election.enable")
+        if value is not None:
+            return LogConfig({"unclean.leader.election.enable": value}).unclean_leader_election_enable
+        return bool(self.static_config.get("unclean.leader.election.enable"))
+
+
+class ProducerIdControlManager:
+    """Mirrors org.apache.kafka.controller.ProducerIdControlManager: blocks of producer ids for brokers."""
+
+    def __init__(self, cluster_control: object) -> None:
+        self.cluster_control = cluster_control
+        self.next_producer_id = 0
+
+    def generate_next_producer_id(self, broker_id: int, broker_epoch: int) -> tuple[list[ProducerIdsRecord], tuple[int, int]]:
+        """Mirrors ProducerIdControlManager#generateNextProducerId; returns (records, (first id, block size))."""
+        # 1. Only a registered broker at its current epoch gets a block.
+        self.cluster_control.check_broker_epoch(broker_id, broker_epoch)  # type: ignore[attr-defined]
+        first = self.next_producer_id
+        if first > 2**63 - 1 - PRODUCER_ID_BLOCK_SIZE:
+            raise UnknownServerException("Exhausted all producerIds as the next block's end producerId would exceed the long range")
+        # 2. The record moves the next free id past this block.
+        record = ProducerIdsRecord(broker_id=broker_id, broker_epoch=broker_epoch, next_producer_id=first + PRODUCER_ID_BLOCK_SIZE)
+        return [record], (first, PRODUCER_ID_BLOCK_SIZE)
+
+    def replay(self, record: ProducerIdsRecord) -> None:
+        """Mirrors ProducerIdControlManager#replay."""
+        self.next_producer_id = record.next_producer_id

@@ -1,0 +1,122 @@
+"""The KRaft startup path of a broker (KafkaBroker#_start_kraft_support).
+
+Mirrors the KRaft part of kafka.server.BrokerServer#startup (Kafka 3.3):
+
+1. the Raft observer starts fetching ``__cluster_metadata`` from the controller, with the
+   BrokerMetadataListener registered on it (commits accumulate, nothing published yet);
+2. the BrokerLifecycleManager registers the broker (the broker epoch) and heartbeats;
+3. wait until the controller says the broker has caught up with the log;
+4. start publishing: the first publish applies everything loaded so far (cache, managers,
+   ReplicaManager#applyDelta);
+5. tell the lifecycle manager the broker is ready to be unfenced.
+
+Controller-bound client requests a broker receives (CreateTopics, DeleteTopics) are forwarded
+to the controller, as KRaft brokers do (ForwardingManager).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Hashable
+
+import anyio
+
+from kafka_ref.common.errors import Errors
+from kafka_ref.common.requests.create_topics import CreateTopicsRequest
+from kafka_ref.common.requests.delete_topics import DeleteTopicsRequest
+from kafka_ref.metadata.broker_lifecycle_manager import BrokerLifecycleManager
+from kafka_ref.metadata.broker_metadata_listener import BrokerMetadataListener
+from kafka_ref.metadata.broker_metadata_publisher import BrokerMetadataPublisher
+from kafka_ref.metadata.metadata_log import RaftObserver
+from kafka_ref.network.network import DisconnectException, Envelope, NetworkTimeoutException
+
+
+class KRaftBrokerSupport:
+    """The KRaft components of one broker: observer, listener, publisher, lifecycle manager."""
+
+    def __init__(self, broker: Any, controller_node: Hashable) -> None:
+        self.broker = broker
+        self.controller_node = controller_node
+        self.raft = RaftObserver(broker.broker_id, broker.network, lambda: controller_node, broker.time)
+        self.listener = BrokerMetadataListener(broker.broker_id, broker.time)
+        self.publisher = BrokerMetadataPublisher(broker)
+        self.lifecycle = BrokerLifecycleManager(
+            broker.broker_id, broker.config, broker.network, lambda: controller_node,
+            lambda: self.listener.highest_metadata_offset, broker.rng, on_broker_epoch=self._on_broker_epoch,
+        )
+        self.forwarding_manager = ForwardingManager(broker, controller_node)
+
+    def _on_broker_epoch(self, epoch: int) -> None:
+        self.broker.broker_epoch = epoch
+
+    async def start(self, tg: anyio.abc.TaskGroup) -> None:
+        """Mirrors BrokerServer#startup's KRaft steps (module docstring); returns after the first publish."""
+        # The cache knows where the active controller is (KRaftCachedControllerId).
+        self.broker.metadata_cache.controller_id = self.controller_node
+        # Controller-bound requests are forwarded; internal topic creation goes the same way.
+        self.forwarding_manager.start(tg)
+        self.broker.apis.register(CreateTopicsRequest, self.forwarding_manager.forward_request)
+        self.broker.apis.register(DeleteTopicsRequest, self.forwarding_manager.forward_request)
+        self.broker.admin_manager = self.forwarding_manager
+        # 1. Metadata log observer with the listener registered.
+        self.raft.register(self.listener)
+        tg.start_soon(self.listener.run, name=f"broker-{self.broker.broker_id}-metadata-listener")
+        tg.start_soon(self.raft.run, name=f"broker-{self.broker.broker_id}-raft-observer")
+        # 2. Registration and heartbeats.
+        tg.start_soon(self.lifecycle.run, name=f"broker-{self.broker.broker_id}-lifecycle")
+        # 3. Caught up with the log as of our registration.
+        await self.lifecycle.initial_catch_up.wait()
+        # The listener must have loaded what the controller counted (its events run in order).
+        # 4. The first publish.
+        await self.listener.start_publishing(self.publisher).wait()
+        # 5. Ready to be unfenced.
+        self.lifecycle.set_ready_to_unfence()
+
+    async def controlled_shutdown(self, timeout_ms: float | None = None) -> bool:
+        """Mirrors BrokerServer#shutdown's controlled part: ask to shut down, wait for the controller's go."""
+        self.lifecycle.begin_controlled_shutdown()
+        limit = timeout_ms if timeout_ms is not None else self.broker.config.get("broker.session.timeout.ms") * 4
+        with anyio.move_on_after(limit / 1000):
+            await self.lifecycle.controlled_shutdown_done.wait()
+        return self.lifecycle.controlled_shutdown_done.is_set()
+
+
+class ForwardingManager:
+    """Mirrors kafka.server.ForwardingManager (and DefaultAutoTopicCreationManager's use of it).
+
+    A KRaft broker cannot create or delete topics itself: it sends the request to the
+    controller and answers with the controller's answer. ``create_topics(request, respond)``
+    has the ZooKeeper admin manager's shape, so the group coordinator can ask for
+    ``__consumer_offsets`` the same way in both modes.
+    """
+
+    def __init__(self, broker: Any, controller_node: Hashable) -> None:
+        self.broker = broker
+        self.controller_node = controller_node
+        self._task_group: anyio.abc.TaskGroup | None = None
+
+    def start(self, tg: anyio.abc.TaskGroup) -> None:
+        self._task_group = tg
+
+    def forward_request(self, envelope: Envelope) -> None:
+        """Mirrors ForwardingManager#forwardRequest: the client's request goes on to the controller."""
+        self._send(envelope.request, envelope.respond)
+
+    def create_topics(self, request: CreateTopicsRequest, respond: Any) -> None:
+        """Mirrors DefaultAutoTopicCreationManager#sendCreateTopicRequest (through the forwarding channel)."""
+        self._send(request, respond)
+
+    def delete_topics(self, request: DeleteTopicsRequest, respond: Any) -> None:
+        self._send(request, respond)
+
+    def _send(self, request: Any, respond: Any) -> None:
+        assert self._task_group is not None, "ForwardingManager used before start()"
+        self._task_group.start_soon(self._forward, request, respond)
+
+    async def _forward(self, request: Any, respond: Any) -> None:
+        # 1. Send to the controller; 2. answer with its response, or a timeout error if it is unreachable.
+        timeout_ms = request.timeout_ms + self.broker.config.get("request.timeout.ms")
+        try:
+            response = await self.broker.network.send(self.broker.broker_id, self.controller_node, request, timeout_ms)
+        except (DisconnectException, NetworkTimeoutException):
+            response = request.get_error_response(Errors.REQUEST_TIMED_OUT.code)
+        respond(response)

@@ -1,0 +1,183 @@
+"""The broker's metadata cache in KRaft mode: a window onto the latest published MetadataImage.
+
+Mirrors kafka.server.metadata.KRaftMetadataCache (Kafka 3.4). It offers the same queries as the
+ZooKeeper-mode cache (kafka_ref/server/metadata_cache.py), so ReplicaManager, Partition and
+KafkaApis use either unchanged. "Alive" means registered and not fenced; a broker in
+controlled shutdown is alive but may not join an ISR.
+"""
+
+from __future__ import annotations
+
+import random
+
+from kafka_ref.common.errors import Errors
+from kafka_ref.common.requests.metadata import (
+    MetadataResponse,
+    MetadataResponseBroker,
+    MetadataResponsePartition,
+    MetadataResponseTopic,
+)
+from kafka_ref.common.requests.update_metadata import UpdateMetadataPartitionState
+from kafka_ref.common.topic_partition import TopicPartition
+from kafka_ref.common.uuid import ZERO_UUID, Uuid
+from kafka_ref.metadata.image import EMPTY_IMAGE, MetadataImage
+from kafka_ref.replica.fetcher.partition_fetch_state import BrokerEndPoint
+
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
+LISTENER = "PLAINTEXT"
+
+
+class KRaftMetadataCache:
+    """Mirrors kafka.server.metadata.KRaftMetadataCache."""
+
+    def __init__(self, broker_id: int, rng: random.Random | None = None) -> None:
+        self.broker_id = broker_id
+        self._image: MetadataImage = EMPTY_IMAGE
+        # KRaft brokers know the active controller from the Raft client (KRaftCachedControllerId).
+        self.controller_id: int | None = None
+        self.rng = rng or random.Random(broker_id)
+
+    # -- the image ---------------------------------------------------------------------------
+
+    def set_image(self, image: MetadataImage) -> None:
+        """Mirrors KRaftMetadataCache#setImage: one reference swap, so readers see one image or the next."""
+        self._image = image
+
+    def current_image(self) -> MetadataImage:
+        return self._image
+
+    # -- brokers -----------------------------------------------------------------------------
+
+    @property
+    def alive_brokers(self) -> dict[int, BrokerEndPoint]:
+        """Unfenced brokers and their end points (the ZooKeeper cache's ``alive_brokers``)."""
+        out = {}
+        for broker_id in sorted(self._image.cluster.brokers):
+            registration = self._image.cluster.brokers[broker_id]
+            node = registration.node(LISTENER)
+            if not registration.fenced and node is not None:
+                out[broker_id] = node
+        return out
+
+    def has_alive_broker(self, broker_id: int) -> bool:
+        """Mirrors KRaftMetadataCache#hasAliveBroker: registered and not fenced."""
+        registration = self._image.cluster.broker(broker_id)
+        return registration is not None and not registration.fenced
+
+    def is_broker_fenced(self, broker_id: int) -> bool:
+        """Mirrors KRaftMetadataCache#isBrokerFenced."""
+        registration = self._image.cluster.broker(broker_id)
+        return registration is None or registration.fenced
+
+    def is_broker_shutting_down(self, broker_id: int) -> bool:
+        """Mirrors KRaftMetadataCache#isBrokerShuttingDown."""
+        registration = self._image.cluster.broker(broker_id)
+        return registration is not None and registration.in_controlled_shutdown
+
+    def is_replica_isr_eligible(self, broker_id: int) -> bool:
+        """Mirrors Partition#isReplicaIsrEligible in KRaft mode: not fenced and not shutting down."""
+        return not self.is_broker_fenced(broker_id) and not self.is_broker_shutting_down(broker_id)
+
+    def get_alive_broker_node(self, broker_id: int | None) -> BrokerEndPoint | None:
+        """Mirrors KRaftMetadataCache#getAliveBrokerNode."""
+        if broker_id is None or not self.has_alive_broker(broker_id):
+            return None
+        return self._image.cluster.broker(broker_id).node(LISTENER)
+
+    def get_alive_brokers(self) -> list[BrokerEndPoint]:
+        return list(self.alive_brokers.values())
+
+    def get_random_alive_broker_id(self) -> int | None:
+        """Mirrors KRaftMetadataCache#getRandomAliveBrokerId (seeded here)."""
+        alive = sorted(self.alive_brokers)
+        return self.rng.choice(alive) if alive else None
+
+    # -- topics ------------------------------------------------------------------------------
+
+    @property
+    def topic_ids(self) -> dict[str, Uuid]:
+        """Topic name → id (the ZooKeeper cache's ``topic_ids``)."""
+        return {name: t.id for name, t in self._image.topics.topics_by_name.items()}
+
+    def contains(self, tp: TopicPartition) -> bool:
+        """Mirrors KRaftMetadataCache#contains(TopicPartition)."""
+        topic = self._image.topics.get_topic(tp.topic)
+        return topic is not None and tp.partition in topic.partitions
+
+    def contains_topic(self, topic: str) -> bool:
+        return self._image.topics.get_topic(topic) is not None
+
+    def get_partition_info(self, tp: TopicPartition) -> UpdateMetadataPartitionState | None:
+        """Mirrors KRaftMetadataCache#getPartitionInfo (in the ZooKeeper cache's shape)."""
+        topic = self._image.topics.get_topic(tp.topic)
+        partition = topic.partitions.get(tp.partition) if topic is not None else None
+        if partition is None:
+            return None
+        return UpdateMetadataPartitionState(
+            topic_name=tp.topic, partition_index=tp.partition, controller_epoch=-1, leader=partition.leader,
+            leader_epoch=partition.leader_epoch, isr=partition.isr, zk_version=partition.partition_epoch,
+            replicas=partition.replicas,
+        )
+
+    def get_all_topics(self) -> set[str]:
+        return set(self._image.topics.topics_by_name)
+
+    def get_topic_id(self, topic: str) -> Uuid:
+        image = self._image.topics.get_topic(topic)
+        return image.id if image is not None else ZERO_UUID
+
+    def get_topic_name(self, topic_id: Uuid) -> str | None:
+        image = self._image.topics.get_topic(topic_id)
+        return image.name if image is not None else None
+
+    def get_topic_partitions(self, topic: str) -> list[TopicPartition]:
+        image = self._image.topics.get_topic(topic)
+        return image.topic_partitions() if image is not None else []
+
+    def get_partition_leader_endpoint(self, tp: TopicPartition) -> BrokerEndPoint | None:
+        """Mirrors KRaftMetadataCache#getPartitionLeaderEndpoint."""
+        info = self.get_partition_info(tp)
+        return self.get_alive_broker_node(info.leader) if info is not None else None
+
+    def get_topic_metadata(self, topics: list[str] | None) -> MetadataResponse:
+        """Mirrors KRaftMetadataCache#getTopicMetadata (+ the brokers and controller of the response).
+
+        A leader with no registration is LEADER_NOT_AVAILABLE (leader -1); fenced or
+        unregistered replicas are offline and give REPLICA_NOT_AVAILABLE. Clients never talk
+        to a KRaft controller: the response names a random alive broker as "controller",
+        which forwards controller requests.
+        """
+        image = self._image
+        names = sorted(image.topics.topics_by_name) if topics is None else topics
+        out_topics = []
+        for name in names:
+            topic = image.topics.get_topic(name)
+            if topic is None:
+                out_topics.append(MetadataResponseTopic(error_code=Errors.UNKNOWN_TOPIC_OR_PARTITION.code, name=name))
+                continue
+            partitions = []
+            for index in sorted(topic.partitions):
+                p = topic.partitions[index]
+                offline = tuple(r for r in p.replicas if self.is_broker_fenced(r))
+                leader_known = image.cluster.broker(p.leader) is not None
+                if not leader_known:
+                    error = Errors.LEADER_NOT_AVAILABLE
+                elif offline:
+                    error = Errors.REPLICA_NOT_AVAILABLE
+                else:
+                    error = Errors.NONE
+                partitions.append(MetadataResponsePartition(
+                    error_code=error.code, partition_index=index, leader_id=p.leader if leader_known else -1,
+                    leader_epoch=p.leader_epoch, replica_nodes=tuple(p.replicas), isr_nodes=tuple(p.isr),
+                    offline_replicas=offline,
+                ))
+            out_topics.append(MetadataResponseTopic(
+                error_code=Errors.NONE.code, name=name, topic_id=topic.id, is_internal=name in INTERNAL_TOPICS,
+                partitions=tuple(partitions),
+            ))
+        controller = self.get_random_alive_broker_id()
+        return MetadataResponse(
+            brokers=tuple(MetadataResponseBroker(node_id=b.id, host=b.host, port=b.port, rack=None) for b in self.get_alive_brokers()),
+            controller_id=controller if controller is not None else -1,
+            topics=tuple(out_topics),
+        )

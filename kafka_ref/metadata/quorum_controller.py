@@ -1,0 +1,336 @@
+"""The KRaft controller: one node that owns the metadata log.
+
+Mirrors org.apache.kafka.controller.QuorumController (Kafka 3.4) with its control managers
+(cluster, replication, configuration, features, producer ids) and kafka.server.ControllerApis
+(the requests it serves). Every write follows QuorumController's ControllerWriteEvent:
+
+1. the operation computes records and an answer from the current in-memory state;
+2. the active controller replays the records at once (its state runs ahead of the commit);
+3. the records go to the Raft log as one atomic batch;
+4. the answer is deferred until the batch is committed (with one voter, at once).
+
+A background task fences brokers whose session expired (``broker.session.timeout.ms`` of loop
+time without a heartbeat): QuorumController's ``maybeFenceReplicas`` event, rescheduled after
+every heartbeat and registration.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import anyio
+
+from kafka_ref.common.config import KafkaConfig
+from kafka_ref.common.errors import ApiException, Errors
+from kafka_ref.common.requests.alter_partition import AlterPartitionRequest
+from kafka_ref.common.requests.create_topics import CreateTopicsRequest
+from kafka_ref.common.requests.delete_topics import DeletableTopicResult, DeleteTopicsRequest, DeleteTopicsResponse
+from kafka_ref.common.state_change import state_change_logger
+from kafka_ref.common.time import Time
+from kafka_ref.common.uuid import ZERO_UUID
+from kafka_ref.metadata.broker_requests import (
+    BrokerHeartbeatRequest,
+    BrokerHeartbeatResponse,
+    BrokerRegistrationRequest,
+    BrokerRegistrationResponse,
+)
+from kafka_ref.metadata.cluster_control_manager import ClusterControlManager
+from kafka_ref.metadata.configuration_control_manager import (
+    ConfigurationControlManager,
+    FeatureControlManager,
+    ProducerIdControlManager,
+)
+from kafka_ref.metadata.metadata_log import BatchReader, KafkaRaftClient, MetadataFetchRequest
+from kafka_ref.metadata.records import MetadataRecordType
+from kafka_ref.metadata.replication_control_manager import ReplicationControlManager
+from kafka_ref.network.network import Envelope
+from kafka_ref.server.authorizer import Authorizer
+
+CLUSTER_ID = "kafka-ref-kraft-cluster"
+
+
+@dataclass(slots=True)
+class ControllerResult:
+    """Mirrors org.apache.kafka.controller.ControllerResult: records to write and the caller's answer."""
+
+    records: list[Any]
+    response: Any
+
+
+class QuorumController:
+    """Mirrors org.apache.kafka.controller.QuorumController (the active controller of a one-voter quorum)."""
+
+    def __init__(self, node_id: int, config: KafkaConfig, time: Time | None = None, rng: random.Random | None = None,
+                 raft_client: KafkaRaftClient | None = None, authorizer: Authorizer | None = None) -> None:
+        self.node_id = node_id
+        self.config = config
+        self.time = time or Time()
+        self.rng = rng or random.Random(node_id)
+        self.authorizer = authorizer or Authorizer()
+        self.cluster_id = CLUSTER_ID
+        # The control managers.
+        self.feature_control = FeatureControlManager(config.inter_broker_protocol_version)
+        self.configuration_control = ConfigurationControlManager(config)
+        self.cluster_control = ClusterControlManager(self.time, config.get("broker.session.timeout.ms"), self.rng,
+                                                     self.feature_control, node_id)
+        self.replication_control = ReplicationControlManager(
+            self.cluster_control, self.configuration_control, self.feature_control, self.rng, node_id,
+            default_num_partitions=config.get("num.partitions"),
+            default_replication_factor=config.get("default.replication.factor"),
+            delete_topic_enable=config.get("delete.topic.enable"),
+        )
+        self.producer_id_control = ProducerIdControlManager(self.cluster_control)
+        # The log and where we stand in it.
+        self.raft_client = raft_client or KafkaRaftClient(node_id, self.time)
+        self.write_offset = -1
+        self.last_committed_offset = -1
+        self.cur_claim_epoch = -1
+        self.deferred: list[tuple[int, Callable[[], None]]] = []
+        self._fence_check: anyio.Event | None = None
+        self._log = state_change_logger(controller_id=node_id)
+        self.raft_client.register(QuorumMetaLogListener(self))
+
+    # ------------------------------------------------------------------ life cycle
+
+    @property
+    def is_active(self) -> bool:
+        return self.cur_claim_epoch >= 0
+
+    async def run(self, *, task_status: anyio.abc.TaskStatus = anyio.TASK_STATUS_IGNORED) -> None:
+        """Run the controller's background work: parked observer fetches and the fencing timer."""
+        async with anyio.create_task_group() as tg:
+            self.raft_client.start(tg)
+            task_status.started(self)
+            await self._maybe_fence_replicas_loop()
+
+    async def _maybe_fence_replicas_loop(self) -> None:
+        """Mirrors QuorumController#rescheduleMaybeFenceStaleBrokers and its MAYBE_FENCE_REPLICAS event.
+
+        Sleep until the oldest unfenced session expires (woken early by any heartbeat or
+        registration), then fence stale brokers one write at a time.
+        """
+        heartbeat_manager = self.cluster_control.heartbeat_manager
+        while True:
+            next_check_ns = heartbeat_manager.next_check_time_ns()
+            self._fence_check = anyio.Event()
+            if next_check_ns is None:
+                await self._fence_check.wait()
+                continue
+            delay_ns = next_check_ns - self.time.nanoseconds()
+            if delay_ns > 0:
+                with anyio.move_on_after(delay_ns / 1e9):
+                    await self._fence_check.wait()
+                continue
+            # 1. Fence one stale broker per write, as Kafka does, until none is left.
+            records = self.replication_control.maybe_fence_one_stale_broker()
+            if records:
+                self._write("maybeFenceReplicas", ControllerResult(records, None), lambda _r: None)
+            else:
+                # Exactly at the deadline the session still counts as valid: look again a moment later.
+                await anyio.sleep(1e-6)
+
+    def _reschedule_maybe_fence_stale_brokers(self) -> None:
+        if self._fence_check is not None:
+            self._fence_check.set()
+
+    # ------------------------------------------------------------------ writes
+
+    def _write(self, name: str, result: ControllerResult, respond: Callable[[Any], None],
+               process_batch_end_offset: Callable[[int], None] | None = None) -> None:
+        """Mirrors QuorumController.ControllerWriteEvent#run: replay, append, answer once committed."""
+        offset = self.write_offset
+        if result.records:
+            # 1. Replay at once, each record at the offset it will have.
+            for i, record in enumerate(result.records):
+                self.replay(record, self.write_offset + 1 + i)
+            offset = self.write_offset + len(result.records)
+            # 2. The answer waits for the commit of the whole batch.
+            self.deferred.append((offset, lambda: respond(result.response)))
+            # 3. Append atomically (one voter: committed right away).
+            last = self.raft_client.schedule_atomic_append(self.cur_claim_epoch, result.records)
+            self.write_offset = last
+            self._log.info("controller_write", operation=name, records=len(result.records), last_offset=last,
+                           types=sorted({type(r).__name__ for r in result.records}))
+            if process_batch_end_offset is not None:
+                process_batch_end_offset(last)
+        else:
+            # 4. Nothing written: answer once everything written so far is committed.
+            self.deferred.append((offset, lambda: respond(result.response)))
+            self._complete_deferred()
+
+    def _complete_deferred(self) -> None:
+        """Mirrors ControllerPurgatory#completeUpTo: answer every write at or below the committed offset."""
+        ready = [(o, f) for o, f in self.deferred if o <= self.last_committed_offset]
+        self.deferred = [(o, f) for o, f in self.deferred if o > self.last_committed_offset]
+        for _offset, complete in ready:
+            complete()
+
+    def replay(self, record: Any, offset: int) -> None:
+        """Mirrors QuorumController#replay: hand the record to the manager that owns it."""
+        match record.API_KEY:
+            case MetadataRecordType.REGISTER_BROKER_RECORD:
+                self.cluster_control.replay_register(record, offset)
+            case MetadataRecordType.UNREGISTER_BROKER_RECORD:
+                self.cluster_control.replay_unregister(record)
+            case MetadataRecordType.TOPIC_RECORD:
+                self.replication_control.replay_topic(record)
+            case MetadataRecordType.PARTITION_RECORD:
+                self.replication_control.replay_partition(record)
+            case MetadataRecordType.CONFIG_RECORD:
+                self.configuration_control.replay(record)
+            case MetadataRecordType.PARTITION_CHANGE_RECORD:
+                self.replication_control.replay_partition_change(record)
+            case (MetadataRecordType.FENCE_BROKER_RECORD | MetadataRecordType.UNFENCE_BROKER_RECORD
+                  | MetadataRecordType.BROKER_REGISTRATION_CHANGE_RECORD):
+                self.cluster_control.replay_fencing(record)
+            case MetadataRecordType.REMOVE_TOPIC_RECORD:
+                self.replication_control.replay_remove_topic(record)
+            case MetadataRecordType.FEATURE_LEVEL_RECORD:
+                self.feature_control.replay(record)
+            case MetadataRecordType.PRODUCER_IDS_RECORD:
+                self.producer_id_control.replay(record)
+            case _:
+                raise RuntimeError(f"Unhandled record type {type(record).__name__}")
+
+    # ------------------------------------------------------------------ Raft callbacks
+
+    def claim(self, epoch: int) -> None:
+        """Mirrors QuorumController.QuorumMetaLogListener#handleLeaderChange → claim: become active.
+
+        A brand-new log gets the bootstrap records first (metadata.version).
+        """
+        self.cur_claim_epoch = epoch
+        self.write_offset = self.raft_client.log.end_offset - 1
+        self._log.info("controller_activated", epoch=epoch, metadata_version_level=self.feature_control.bootstrap_level)
+        if self.raft_client.log.end_offset == 0:
+            self._write("bootstrap", ControllerResult(list(self.feature_control.bootstrap_records()), None), lambda _r: None)
+
+    def handle_commit(self, reader: BatchReader) -> None:
+        """Mirrors QuorumMetaLogListener#handleCommit for the active controller: records were replayed at write time."""
+        last = reader.last_offset
+        if last is not None:
+            self.last_committed_offset = last
+            self._complete_deferred()
+
+    # ------------------------------------------------------------------ ControllerApis
+
+    def handle(self, envelope: Envelope) -> None:
+        """Mirrors kafka.server.ControllerApis#handle: dispatch by request type; errors answer the request."""
+        request = envelope.request
+        handlers: dict[type, Callable[[Envelope], None]] = {
+            MetadataFetchRequest: self.raft_client.handle_fetch_request,
+            BrokerRegistrationRequest: self.handle_broker_registration,
+            BrokerHeartbeatRequest: self.handle_broker_heartbeat,
+            AlterPartitionRequest: self.handle_alter_partition,
+            CreateTopicsRequest: self.handle_create_topics,
+            DeleteTopicsRequest: self.handle_delete_topics,
+        }
+        handler = handlers.get(type(request))
+        try:
+            if handler is None:
+                envelope.respond(request.get_error_response(Errors.UNSUPPORTED_VERSION.code))
+                return
+            if type(request) in (BrokerRegistrationRequest, BrokerHeartbeatRequest, AlterPartitionRequest) \
+                    and not self.authorizer.authorize_cluster_action(envelope.principal):
+                envelope.respond(request.get_error_response(Errors.CLUSTER_AUTHORIZATION_FAILED.code))
+                return
+            handler(envelope)
+        except ApiException as exc:
+            envelope.respond(request.get_error_response(Errors.for_exception(exc).code))
+
+    def handle_broker_registration(self, envelope: Envelope) -> None:
+        """Mirrors QuorumController#registerBroker: the broker epoch is the offset of its RegisterBrokerRecord."""
+        request: BrokerRegistrationRequest = envelope.request
+        # 1. The cluster id must match.
+        if request.cluster_id and request.cluster_id != self.cluster_id:
+            envelope.respond(request.get_error_response(Errors.INCONSISTENT_CLUSTER_ID.code))
+            return
+        # 2. The record goes at the next offset.
+        records, epoch = self.cluster_control.register_broker(request, self.write_offset + 1)
+        self._reschedule_maybe_fence_stale_brokers()
+        self._write("registerBroker", ControllerResult(records, BrokerRegistrationResponse(broker_epoch=epoch)), envelope.respond)
+
+    def handle_broker_heartbeat(self, envelope: Envelope) -> None:
+        """Mirrors QuorumController#processBrokerHeartbeat (and ControllerApis' reply)."""
+        request: BrokerHeartbeatRequest = envelope.request
+        # 1. Only a registered broker heartbeats.
+        register_offset = self.cluster_control.register_broker_record_offsets.get(request.broker_id)
+        if register_offset is None:
+            envelope.respond(request.get_error_response(Errors.STALE_BROKER_EPOCH.code))
+            return
+        # 2. Decide, write, remember the controlled-shutdown offset once the batch has one.
+        records, reply = self.replication_control.process_broker_heartbeat(request, register_offset)
+        self._reschedule_maybe_fence_stale_brokers()
+        response = BrokerHeartbeatResponse(is_caught_up=reply.is_caught_up, is_fenced=reply.is_fenced,
+                                           should_shut_down=reply.should_shut_down)
+
+        def batch_end(offset: int) -> None:
+            if reply.in_controlled_shutdown:
+                self.cluster_control.heartbeat_manager.maybe_update_controlled_shutdown_offset(request.broker_id, offset)
+
+        self._write("processBrokerHeartbeat", ControllerResult(records, response), envelope.respond, batch_end)
+        if not records and reply.in_controlled_shutdown:
+            batch_end(self.write_offset)
+
+    def handle_alter_partition(self, envelope: Envelope) -> None:
+        """Mirrors QuorumController#alterPartition."""
+        records, response = self.replication_control.alter_partition(envelope.request)
+        self._write("alterPartition", ControllerResult(records, response), envelope.respond)
+
+    def handle_create_topics(self, envelope: Envelope) -> None:
+        """Mirrors QuorumController#createTopics (ControllerApis#createTopics)."""
+        records, response = self.replication_control.create_topics(envelope.request)
+        self._write("createTopics", ControllerResult(records, response), envelope.respond)
+
+    def handle_delete_topics(self, envelope: Envelope) -> None:
+        """Mirrors ControllerApis#deleteTopics: names to ids, then QuorumController#deleteTopics."""
+        request: DeleteTopicsRequest = envelope.request
+        # 1. Resolve each topic (by name or id).
+        ids, results = [], []
+        for topic in request.topics:
+            topic_id = topic.topic_id if topic.topic_id != ZERO_UUID else self.replication_control.get_topic_id(topic.name or "")
+            if topic_id is None:
+                results.append(DeletableTopicResult(name=topic.name, error_code=Errors.UNKNOWN_TOPIC_OR_PARTITION.code))
+            else:
+                ids.append(topic_id)
+                results.append(None)
+        # 2. Remove the known ones.
+        records, by_id = self.replication_control.delete_topics(ids)
+        answered = iter(ids)
+        final = []
+        for topic, result in zip(request.topics, results):
+            if result is None:
+                topic_id = next(answered)
+                info = self.replication_control.topics.get(topic_id)
+                name = topic.name or (info.name if info is not None else None)
+                result = DeletableTopicResult(name=name, topic_id=topic_id, error_code=by_id[topic_id].code)
+            final.append(result)
+        self._write("deleteTopics", ControllerResult(records, DeleteTopicsResponse(responses=tuple(final))), envelope.respond)
+
+    # ------------------------------------------------------------------ views for the harness
+
+    def partition_state(self, topic: str, partition: int) -> dict[str, Any] | None:
+        """The partition's registration as a dict (Cluster#partition_state in KRaft mode)."""
+        topic_id = self.replication_control.get_topic_id(topic)
+        registration = self.replication_control.get_partition(topic_id, partition) if topic_id is not None else None
+        if registration is None:
+            return None
+        return {"leader": registration.leader, "leader_epoch": registration.leader_epoch, "isr": list(registration.isr),
+                "controller_epoch": -1, "partition_epoch": registration.partition_epoch,
+                "replicas": list(registration.replicas), "leader_recovery_state": int(registration.leader_recovery_state)}
+
+
+class QuorumMetaLogListener:
+    """Mirrors QuorumController.QuorumMetaLogListener: the controller's RaftClient listener."""
+
+    def __init__(self, controller: QuorumController) -> None:
+        self.controller = controller
+
+    def handle_commit(self, reader: BatchReader) -> None:
+        self.controller.handle_commit(reader)
+
+    def handle_leader_change(self, leader_id: int, epoch: int) -> None:
+        if leader_id == self.controller.node_id and not self.controller.is_active:
+            self.controller.claim(epoch)

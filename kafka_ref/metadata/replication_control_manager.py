@@ -1,0 +1,514 @@
+"""The controller's topics and partitions: creation, deletion, ISR changes, leader election.
+
+Mirrors org.apache.kafka.controller.ReplicationControlManager (Kafka 3.4). Every operation
+returns the records it wants written (the QuorumController replays them and appends them to the
+metadata log) and the answer for the caller; the state here changes only by ``replay``.
+
+Kafka keeps a BrokersToIsrs index (broker → partitions whose ISR holds it, NO_LEADER →
+leaderless partitions); here the same questions are answered by scanning the partitions,
+which gives the same answers in partition order.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from kafka_ref.common.errors import (
+    ApiException,
+    Errors,
+    InvalidReplicaAssignmentException,
+    InvalidReplicationFactorException,
+    InvalidRequestException,
+    InvalidTopicException,
+    UnknownTopicIdException,
+)
+from kafka_ref.common.requests.alter_partition import (
+    AlterPartitionRequest,
+    AlterPartitionResponse,
+    AlterPartitionResponsePartitionData,
+    AlterPartitionResponseTopicData,
+)
+from kafka_ref.common.requests.create_topics import CreatableTopicResult, CreateTopicsRequest, CreateTopicsResponse
+from kafka_ref.common.state_change import state_change_logger
+from kafka_ref.common.uuid import ZERO_UUID, Uuid
+from kafka_ref.metadata.cluster_control_manager import BrokerControlState, ClusterControlManager
+from kafka_ref.metadata.configuration_control_manager import ConfigurationControlManager, FeatureControlManager
+from kafka_ref.metadata.partition_change_builder import Election, PartitionChangeBuilder
+from kafka_ref.metadata.records import (
+    NO_LEADER,
+    NO_LEADER_CHANGE,
+    BrokerRegistrationChangeRecord,
+    BrokerRegistrationFencingChange,
+    BrokerRegistrationInControlledShutdownChange,
+    ConfigResource,
+    ConfigResourceType,
+    FenceBrokerRecord,
+    LeaderRecoveryState,
+    PartitionChangeRecord,
+    PartitionRecord,
+    RemoveTopicRecord,
+    TopicRecord,
+    UnfenceBrokerRecord,
+)
+from kafka_ref.metadata.registrations import PartitionRegistration
+from kafka_ref.zk.admin_zk_client import validate_topic_name
+
+
+@dataclass(slots=True)
+class TopicControlInfo:
+    """Mirrors ReplicationControlManager.TopicControlInfo."""
+
+    name: str
+    id: Uuid
+    parts: dict[int, PartitionRegistration] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerHeartbeatReply:
+    """Mirrors org.apache.kafka.metadata.BrokerHeartbeatReply."""
+
+    is_caught_up: bool
+    is_fenced: bool
+    in_controlled_shutdown: bool
+    should_shut_down: bool
+
+
+class ReplicationControlManager:
+    """Mirrors org.apache.kafka.controller.ReplicationControlManager."""
+
+    def __init__(self, cluster_control: ClusterControlManager, configuration_control: ConfigurationControlManager,
+                 feature_control: FeatureControlManager, rng: random.Random, controller_id: int,
+                 default_num_partitions: int = 1, default_replication_factor: int = 1,
+                 delete_topic_enable: bool = True) -> None:
+        self.cluster_control = cluster_control
+        self.configuration_control = configuration_control
+        self.feature_control = feature_control
+        self.rng = rng
+        self.default_num_partitions = default_num_partitions
+        self.default_replication_factor = default_replication_factor
+        self.delete_topic_enable = delete_topic_enable
+        self.topics_by_name: dict[str, Uuid] = {}
+        self.topics: dict[Uuid, TopicControlInfo] = {}
+        self._log = state_change_logger(controller_id=controller_id)
+
+    # ------------------------------------------------------------------ replay
+
+    def replay_topic(self, record: TopicRecord) -> None:
+        """Mirrors ReplicationControlManager#replay(TopicRecord)."""
+        self.topics_by_name[record.name] = record.topic_id
+        self.topics[record.topic_id] = TopicControlInfo(record.name, record.topic_id)
+
+    def replay_partition(self, record: PartitionRecord) -> None:
+        """Mirrors ReplicationControlManager#replay(PartitionRecord)."""
+        topic = self.topics.get(record.topic_id)
+        if topic is None:
+            raise RuntimeError(f"Tried to create partition {record.topic_id}:{record.partition_id}, but no topic with that ID was found.")
+        topic.parts[record.partition_id] = PartitionRegistration.from_record(record)
+
+    def replay_partition_change(self, record: PartitionChangeRecord) -> None:
+        """Mirrors ReplicationControlManager#replay(PartitionChangeRecord)."""
+        topic = self.topics.get(record.topic_id)
+        previous = topic.parts.get(record.partition_id) if topic is not None else None
+        if previous is None:
+            raise RuntimeError(f"Tried to change partition {record.topic_id}:{record.partition_id}, but it was not found.")
+        topic.parts[record.partition_id] = previous.merge(record)
+
+    def replay_remove_topic(self, record: RemoveTopicRecord) -> None:
+        """Mirrors ReplicationControlManager#replay(RemoveTopicRecord): the topic and its configs go."""
+        topic = self.topics.pop(record.topic_id, None)
+        if topic is None:
+            raise UnknownTopicIdException(f"Can't find topic with ID {record.topic_id} to remove.")
+        self.topics_by_name.pop(topic.name, None)
+        self.configuration_control.delete_topic_configs(topic.name)
+
+    # ------------------------------------------------------------------ the BrokersToIsrs questions
+
+    def partitions_with_broker_in_isr(self, broker_id: int) -> Iterator[tuple[Uuid, int]]:
+        """Mirrors BrokersToIsrs#partitionsWithBrokerInIsr."""
+        for topic in list(self.topics.values()):
+            for partition_id, partition in sorted(topic.parts.items()):
+                if broker_id in partition.isr:
+                    yield topic.id, partition_id
+
+    def partitions_with_no_leader(self) -> Iterator[tuple[Uuid, int]]:
+        """Mirrors BrokersToIsrs#partitionsWithNoLeader."""
+        for topic in list(self.topics.values()):
+            for partition_id, partition in sorted(topic.parts.items()):
+                if partition.leader == NO_LEADER:
+                    yield topic.id, partition_id
+
+    def has_leaderships(self, broker_id: int) -> bool:
+        """Mirrors BrokersToIsrs#hasLeaderships."""
+        return any(p.leader == broker_id for t in self.topics.values() for p in t.parts.values())
+
+    def get_partition(self, topic_id: Uuid, partition_id: int) -> PartitionRegistration | None:
+        topic = self.topics.get(topic_id)
+        return topic.parts.get(partition_id) if topic is not None else None
+
+    def get_topic_id(self, name: str) -> Uuid | None:
+        return self.topics_by_name.get(name)
+
+    def _builder(self, partition: PartitionRegistration, topic_id: Uuid, partition_id: int, acceptable: Any) -> PartitionChangeBuilder:
+        return PartitionChangeBuilder(
+            partition, topic_id, partition_id, acceptable,
+            is_leader_recovery_supported=self.feature_control.is_leader_recovery_supported(),
+            bump_leader_epoch_on_isr_shrink=self.feature_control.is_leader_epoch_bump_required_on_isr_shrink(),
+        )
+
+    # ------------------------------------------------------------------ CreateTopics
+
+    def create_topics(self, request: CreateTopicsRequest) -> tuple[list[Any], CreateTopicsResponse]:
+        """Mirrors ReplicationControlManager#createTopics: one atomic batch for every topic created.
+
+        1. names must be valid and new; 2. configs must not be null and must validate; 3. each
+        topic gets its partitions (manual assignment or the striped placer) with the ISR = the
+        active replicas and the leader = the first of them; 4. the response per topic.
+        """
+        errors: dict[str, ApiException] = {}
+        records: list[Any] = []
+        # 1. Names.
+        for topic in request.topics:
+            try:
+                validate_topic_name(topic.name)
+            except InvalidTopicException as exc:
+                errors[topic.name] = exc
+                continue
+            if topic.name in self.topics_by_name:
+                errors[topic.name] = Errors.TOPIC_ALREADY_EXISTS.exception(f"Topic '{topic.name}' already exists.")
+        # 2. Configs.
+        changes: dict[ConfigResource, dict[str, str]] = {}
+        for topic in request.topics:
+            if topic.name in errors:
+                continue
+            nulls = [c.name for c in topic.configs if c.value is None]
+            if nulls:
+                errors[topic.name] = Errors.INVALID_CONFIG.exception(f"Null value not supported for topic configs: {','.join(nulls)}")
+            elif topic.configs:
+                changes[ConfigResource(ConfigResourceType.TOPIC, topic.name)] = {c.name: c.value for c in topic.configs}
+        config_records, config_errors = self.configuration_control.incremental_alter_configs(changes)
+        for resource, exc in config_errors.items():
+            errors[resource.name] = exc
+        records.extend(r for r in config_records if r.resource_name not in errors)
+        # 3. Partitions.
+        successes: dict[str, CreatableTopicResult] = {}
+        for topic in request.topics:
+            if topic.name in errors:
+                continue
+            try:
+                successes[topic.name] = self._create_topic(topic, records)
+            except ApiException as exc:
+                errors[topic.name] = exc
+        # 4. Answer.
+        results = []
+        for topic in request.topics:
+            exc = errors.get(topic.name)
+            if exc is not None:
+                results.append(CreatableTopicResult(name=topic.name, error_code=Errors.for_exception(exc).code, error_message=str(exc)))
+            else:
+                results.append(successes[topic.name])
+        self._log.info("create_topics_result", topics={t.name: Errors.for_code(r.error_code).name for t, r in zip(request.topics, results)})
+        if request.validate_only:
+            return [], CreateTopicsResponse(topics=tuple(results))
+        return records, CreateTopicsResponse(topics=tuple(results))
+
+    def _create_topic(self, topic: Any, records: list[Any]) -> CreatableTopicResult:
+        """Mirrors ReplicationControlManager#createTopic."""
+        new_parts: dict[int, PartitionRegistration] = {}
+        if topic.assignments:
+            # 1. A manual assignment: -1/-1 required, consecutive partitions, registered brokers.
+            if topic.replication_factor != -1:
+                raise InvalidRequestException("A manual partition assignment was specified, but replication factor was not set to -1.")
+            if topic.num_partitions != -1:
+                raise InvalidRequestException("A manual partition assignment was specified, but numPartitions was not set to -1.")
+            replication_factor: int | None = None
+            for assignment in topic.assignments:
+                if assignment.partition_index in new_parts:
+                    raise InvalidReplicaAssignmentException(
+                        f"Found multiple manual partition assignments for partition {assignment.partition_index}")
+                self.validate_manual_partition_assignment(assignment.broker_ids, replication_factor)
+                replication_factor = len(assignment.broker_ids)
+                isr = [b for b in assignment.broker_ids if self.cluster_control.is_active(b)]
+                if not isr:
+                    raise InvalidReplicaAssignmentException(
+                        f"All brokers specified in the manual partition assignment for partition "
+                        f"{assignment.partition_index} are fenced or in controlled shutdown.")
+                new_parts[assignment.partition_index] = PartitionRegistration(
+                    tuple(assignment.broker_ids), tuple(isr), leader=isr[0])
+            if sorted(new_parts) != list(range(len(new_parts))):
+                raise InvalidReplicaAssignmentException("partitions should be a consecutive 0-based integer sequence")
+        else:
+            # 2. The placer picks the replicas.
+            if topic.replication_factor < -1 or topic.replication_factor == 0:
+                raise InvalidReplicationFactorException("Replication factor must be larger than 0, or -1 to use the default value.")
+            if topic.num_partitions < -1 or topic.num_partitions == 0:
+                raise Errors.INVALID_PARTITIONS.exception("Number of partitions was set to an invalid non-positive value.")
+            num_partitions = self.default_num_partitions if topic.num_partitions == -1 else topic.num_partitions
+            replication_factor = self.default_replication_factor if topic.replication_factor == -1 else topic.replication_factor
+            try:
+                placements = self.cluster_control.replica_placer.place(0, num_partitions, replication_factor,
+                                                                       self.cluster_control.usable_brokers())
+            except InvalidReplicationFactorException as exc:
+                raise InvalidReplicationFactorException(f"Unable to replicate the partition {replication_factor} time(s): {exc}") from None
+            for partition_id, replicas in enumerate(placements):
+                isr = [b for b in replicas if self.cluster_control.is_active(b)]
+                if not isr:
+                    raise InvalidReplicationFactorException(
+                        f"Unable to replicate the partition {replication_factor} time(s): All brokers are currently "
+                        "fenced or in controlled shutdown.")
+                new_parts[partition_id] = PartitionRegistration(tuple(replicas), tuple(isr), leader=isr[0])
+        # 3. A fresh topic id, the TopicRecord, then one PartitionRecord per partition.
+        topic_id = Uuid.random_uuid(self.rng)
+        records.append(TopicRecord(name=topic.name, topic_id=topic_id))
+        for partition_id in sorted(new_parts):
+            records.append(new_parts[partition_id].to_record(topic_id, partition_id))
+        return CreatableTopicResult(
+            name=topic.name, topic_id=topic_id, error_code=Errors.NONE.code, error_message=None,
+            num_partitions=len(new_parts), replication_factor=len(new_parts[0].replicas),
+        )
+
+    def validate_manual_partition_assignment(self, assignment: tuple[int, ...], replication_factor: int | None) -> None:
+        """Mirrors ReplicationControlManager#validateManualPartitionAssignment."""
+        if not assignment:
+            raise InvalidReplicaAssignmentException("The manual partition assignment includes an empty replica list.")
+        previous = None
+        for broker_id in sorted(assignment):
+            if self.cluster_control.registration(broker_id) is None:
+                raise InvalidReplicaAssignmentException(
+                    f"The manual partition assignment includes broker {broker_id}, but no such broker is registered.")
+            if broker_id == previous:
+                raise InvalidReplicaAssignmentException(
+                    f"The manual partition assignment includes the broker {broker_id} more than once.")
+            previous = broker_id
+        if replication_factor is not None and len(assignment) != replication_factor:
+            raise InvalidReplicaAssignmentException(
+                f"The manual partition assignment includes a partition with {len(assignment)} replica(s), but this is "
+                f"not consistent with previous partitions, which have {replication_factor} replica(s).")
+
+    # ------------------------------------------------------------------ DeleteTopics
+
+    def delete_topics(self, topic_ids: list[Uuid]) -> tuple[list[Any], dict[Uuid, Errors]]:
+        """Mirrors ReplicationControlManager#deleteTopics: one RemoveTopicRecord per known topic."""
+        records: list[Any] = []
+        results: dict[Uuid, Errors] = {}
+        for topic_id in topic_ids:
+            if not self.delete_topic_enable:
+                results[topic_id] = Errors.TOPIC_DELETION_DISABLED
+            elif topic_id not in self.topics:
+                results[topic_id] = Errors.UNKNOWN_TOPIC_ID
+            else:
+                records.append(RemoveTopicRecord(topic_id=topic_id))
+                results[topic_id] = Errors.NONE
+        return records, results
+
+    # ------------------------------------------------------------------ AlterPartition
+
+    def alter_partition(self, request: AlterPartitionRequest) -> tuple[list[Any], AlterPartitionResponse]:
+        """Mirrors ReplicationControlManager#alterPartition (request version 2+: topics by id).
+
+        The sender's broker epoch must be current (else STALE_BROKER_EPOCH for the whole
+        request); each partition is validated (validateAlterPartitionData), then the ISR change
+        goes through a PartitionChangeBuilder like any other change.
+        """
+        # 1. Broker epoch.
+        self.cluster_control.check_broker_epoch(request.broker_id, request.broker_epoch)
+        records: list[Any] = []
+        topics_out = []
+        for topic_data in request.topics:
+            # 2. The topic, by id (or by name when no id was sent).
+            topic_id = topic_data.topic_id if topic_data.topic_id != ZERO_UUID else self.topics_by_name.get(topic_data.topic_name)
+            topic = self.topics.get(topic_id) if topic_id is not None else None
+            if topic is None:
+                error = Errors.UNKNOWN_TOPIC_ID if topic_data.topic_id != ZERO_UUID else Errors.UNKNOWN_TOPIC_OR_PARTITION
+                topics_out.append(AlterPartitionResponseTopicData(
+                    topic_name=topic_data.topic_name, topic_id=topic_data.topic_id,
+                    partitions=tuple(AlterPartitionResponsePartitionData(partition_index=p.partition_index, error_code=error.code)
+                                     for p in topic_data.partitions)))
+                continue
+            partitions_out = []
+            for data in topic_data.partitions:
+                partition = topic.parts.get(data.partition_index)
+                # 3. Validate.
+                error = self._validate_alter_partition_data(request.broker_id, topic, data.partition_index, partition, data)
+                if error is not Errors.NONE:
+                    partitions_out.append(AlterPartitionResponsePartitionData(partition_index=data.partition_index, error_code=error.code))
+                    continue
+                # 4. Build the change (unclean election only if the topic allows it).
+                builder = self._builder(partition, topic.id, data.partition_index, self.cluster_control.is_active)
+                if self.configuration_control.unclean_leader_election_enabled_for_topic(topic.name):
+                    builder.set_election(Election.UNCLEAN)
+                builder.set_target_isr(data.new_isr())
+                builder.set_target_leader_recovery_state(LeaderRecoveryState(data.leader_recovery_state))
+                change = builder.build()
+                if change is not None:
+                    records.append(change)
+                    partition = partition.merge(change)
+                    if change.leader not in (request.broker_id, NO_LEADER_CHANGE):
+                        partitions_out.append(AlterPartitionResponsePartitionData(
+                            partition_index=data.partition_index, error_code=Errors.NEW_LEADER_ELECTED.code))
+                        continue
+                # 5. The committed state goes back to the leader.
+                partitions_out.append(AlterPartitionResponsePartitionData(
+                    partition_index=data.partition_index, error_code=Errors.NONE.code, leader_id=partition.leader,
+                    leader_epoch=partition.leader_epoch, isr=partition.isr,
+                    leader_recovery_state=int(partition.leader_recovery_state), partition_epoch=partition.partition_epoch))
+            topics_out.append(AlterPartitionResponseTopicData(topic_name=topic_data.topic_name, topic_id=topic_data.topic_id,
+                                                              partitions=tuple(partitions_out)))
+        return records, AlterPartitionResponse(topics=tuple(topics_out))
+
+    def _validate_alter_partition_data(self, broker_id: int, topic: TopicControlInfo, partition_id: int,
+                                       partition: PartitionRegistration | None, data: Any) -> Errors:
+        """Mirrors ReplicationControlManager#validateAlterPartitionData."""
+        if partition is None:
+            return Errors.UNKNOWN_TOPIC_OR_PARTITION
+        # Epochs from the future: this controller is behind, the leader should find another.
+        if data.leader_epoch > partition.leader_epoch or data.partition_epoch > partition.partition_epoch:
+            return Errors.NOT_CONTROLLER
+        if data.leader_epoch < partition.leader_epoch:
+            return Errors.FENCED_LEADER_EPOCH
+        if broker_id != partition.leader:
+            return Errors.INVALID_REQUEST
+        if data.partition_epoch < partition.partition_epoch:
+            return Errors.INVALID_UPDATE_VERSION
+        new_isr = data.new_isr()
+        if len(set(new_isr)) != len(new_isr) or any(r not in partition.replicas for r in new_isr) or not new_isr:
+            return Errors.INVALID_REQUEST
+        if partition.leader not in new_isr:
+            return Errors.INVALID_REQUEST
+        if data.leader_recovery_state == LeaderRecoveryState.RECOVERING and len(new_isr) > 1:
+            return Errors.INVALID_REQUEST
+        if partition.leader_recovery_state == LeaderRecoveryState.RECOVERED and data.leader_recovery_state == LeaderRecoveryState.RECOVERING:
+            return Errors.INVALID_REQUEST
+        # Every proposed member must be registered, unfenced, not shutting down (and at the epoch the leader saw).
+        for state in data.new_isr_with_epochs:
+            registration = self.cluster_control.registration(state.broker_id)
+            if (registration is None or registration.in_controlled_shutdown or registration.fenced
+                    or (state.broker_epoch != -1 and registration.epoch != state.broker_epoch)):
+                self._log.info("alter_partition_ineligible_replica", topic=topic.name, partition=partition_id,
+                               replica=state.broker_id)
+                return Errors.INELIGIBLE_REPLICA
+        return Errors.NONE
+
+    # ------------------------------------------------------------------ broker state changes
+
+    def generate_leader_and_isr_updates(self, context: str, broker_to_remove: int, broker_to_add: int,
+                                        records: list[Any], partitions: Iterator[tuple[Uuid, int]]) -> None:
+        """Mirrors ReplicationControlManager#generateLeaderAndIsrUpdates.
+
+        For each partition: drop ``broker_to_remove`` from the ISR and from leadership, accept
+        ``broker_to_add`` as a leader even though it is still fenced, elect (unclean if the
+        topic allows it).
+        """
+        def acceptable(replica: int) -> bool:
+            return replica != broker_to_remove and (replica == broker_to_add or self.cluster_control.is_active(replica))
+
+        before = len(records)
+        for topic_id, partition_id in list(partitions):
+            topic = self.topics[topic_id]
+            partition = topic.parts[partition_id]
+            builder = self._builder(partition, topic_id, partition_id, acceptable)
+            if self.configuration_control.unclean_leader_election_enabled_for_topic(topic.name):
+                builder.set_election(Election.UNCLEAN)
+            builder.set_target_isr([r for r in partition.isr if r != broker_to_remove])
+            change = builder.build()
+            if change is not None:
+                records.append(change)
+        if len(records) != before:
+            self._log.info("leader_and_isr_updates", context=context, partitions_changed=len(records) - before)
+
+    def handle_broker_fenced(self, broker_id: int, records: list[Any]) -> None:
+        """Mirrors ReplicationControlManager#handleBrokerFenced: leave every ISR (but a last one), lose leaderships, fence."""
+        registration = self.cluster_control.registration(broker_id)
+        if registration is None:
+            raise RuntimeError(f"Can't find broker registration for broker {broker_id}")
+        self.generate_leader_and_isr_updates("handleBrokerFenced", broker_id, NO_LEADER, records,
+                                             self.partitions_with_broker_in_isr(broker_id))
+        if self.feature_control.is_broker_registration_change_record_supported():
+            records.append(BrokerRegistrationChangeRecord(broker_id=broker_id, broker_epoch=registration.epoch,
+                                                          fenced=BrokerRegistrationFencingChange.FENCE))
+        else:
+            records.append(FenceBrokerRecord(id=broker_id, epoch=registration.epoch))
+
+    def handle_broker_unfenced(self, broker_id: int, broker_epoch: int, records: list[Any]) -> None:
+        """Mirrors ReplicationControlManager#handleBrokerUnfenced: unfence, then lead leaderless partitions it can."""
+        if self.feature_control.is_broker_registration_change_record_supported():
+            records.append(BrokerRegistrationChangeRecord(broker_id=broker_id, broker_epoch=broker_epoch,
+                                                          fenced=BrokerRegistrationFencingChange.UNFENCE))
+        else:
+            records.append(UnfenceBrokerRecord(id=broker_id, epoch=broker_epoch))
+        self.generate_leader_and_isr_updates("handleBrokerUnfenced", NO_LEADER, broker_id, records,
+                                             self.partitions_with_no_leader())
+
+    def handle_broker_in_controlled_shutdown(self, broker_id: int, broker_epoch: int, records: list[Any]) -> None:
+        """Mirrors ReplicationControlManager#handleBrokerInControlledShutdown: mark it, move its leaderships and ISR memberships."""
+        if (self.feature_control.is_in_controlled_shutdown_state_supported()
+                and not self.cluster_control.in_controlled_shutdown(broker_id)):
+            records.append(BrokerRegistrationChangeRecord(
+                broker_id=broker_id, broker_epoch=broker_epoch,
+                in_controlled_shutdown=BrokerRegistrationInControlledShutdownChange.IN_CONTROLLED_SHUTDOWN))
+        self.generate_leader_and_isr_updates(f"enterControlledShutdown[{broker_id}]", broker_id, NO_LEADER, records,
+                                             self.partitions_with_broker_in_isr(broker_id))
+
+    def process_broker_heartbeat(self, request: Any, register_broker_record_offset: int) -> tuple[list[Any], BrokerHeartbeatReply]:
+        """Mirrors ReplicationControlManager#processBrokerHeartbeat.
+
+        1. the broker epoch must be current; 2. the heartbeat manager decides the next state;
+        3. a state change writes its records; 4. the contact is noted; 5. the reply.
+        """
+        broker_id = request.broker_id
+        # 1. Epoch.
+        self.cluster_control.check_broker_epoch(broker_id, request.broker_epoch)
+        heartbeat_manager = self.cluster_control.heartbeat_manager
+        # 2. Next state.
+        current, following = heartbeat_manager.calculate_next_broker_state(
+            broker_id, request, register_broker_record_offset, lambda: self.has_leaderships(broker_id))
+        records: list[Any] = []
+        # 3. Records for the transition.
+        if current is not following:
+            self._log.info("broker_state_change", heartbeat_broker=broker_id, current=current.name, next=following.name,
+                           broker_metadata_offset=request.current_metadata_offset,
+                           register_broker_record_offset=register_broker_record_offset)
+            if following is BrokerControlState.FENCED or following is BrokerControlState.SHUTDOWN_NOW:
+                self.handle_broker_fenced(broker_id, records)
+            elif following is BrokerControlState.UNFENCED:
+                self.handle_broker_unfenced(broker_id, request.broker_epoch, records)
+            elif following is BrokerControlState.CONTROLLED_SHUTDOWN:
+                self.handle_broker_in_controlled_shutdown(broker_id, request.broker_epoch, records)
+        # 4. Contact.
+        heartbeat_manager.touch(broker_id, following.fenced, request.current_metadata_offset)
+        # 5. Reply.
+        reply = BrokerHeartbeatReply(
+            is_caught_up=request.current_metadata_offset >= register_broker_record_offset,
+            is_fenced=following.fenced, in_controlled_shutdown=following.in_controlled_shutdown,
+            should_shut_down=following.should_shut_down,
+        )
+        return records, reply
+
+    def maybe_fence_one_stale_broker(self) -> list[Any]:
+        """Mirrors ReplicationControlManager#maybeFenceOneStaleBroker: one expired session at a time."""
+        records: list[Any] = []
+        heartbeat_manager = self.cluster_control.heartbeat_manager
+        broker_id = heartbeat_manager.find_one_stale_broker()
+        if broker_id is not None:
+            self._log.info("fencing_stale_broker", stale_broker=broker_id,
+                           session_timeout_ms=heartbeat_manager.session_timeout_ns // 1_000_000)
+            self.handle_broker_fenced(broker_id, records)
+            heartbeat_manager.fence(broker_id)
+        return records
+
+    def elect_leader(self, topic_name: str, partition_id: int, election: Election, records: list[Any]) -> Errors:
+        """Mirrors ReplicationControlManager#electLeader (PREFERRED or UNCLEAN)."""
+        topic_id = self.topics_by_name.get(topic_name)
+        partition = self.get_partition(topic_id, partition_id) if topic_id is not None else None
+        if partition is None:
+            return Errors.UNKNOWN_TOPIC_OR_PARTITION
+        if (election is Election.PREFERRED and partition.has_preferred_leader()) or (
+                election is Election.UNCLEAN and partition.has_leader()):
+            return Errors.ELECTION_NOT_NEEDED
+        builder = self._builder(partition, topic_id, partition_id, self.cluster_control.is_active).set_election(election)
+        change = builder.build()
+        if change is None:
+            return Errors.PREFERRED_LEADER_NOT_AVAILABLE if election is Election.PREFERRED else Errors.ELIGIBLE_LEADERS_NOT_AVAILABLE
+        records.append(change)
+        return Errors.NONE

@@ -1,0 +1,454 @@
+"""Deterministic simulation of a whole cluster: one seed decides everything.
+
+Modelled on Kafka's RaftEventSimulationTest and on FoundationDB-style simulation. ``simulate``
+runs a ZooKeeper-mode ``Cluster`` on trio with a ``MockClock`` (virtual time: a minute of
+cluster time costs a fraction of a second) and draws every choice from ``random.Random(seed)``:
+
+* trio's scheduler runs in its deterministic mode, its shuffle of each batch of runnable tasks
+  seeded from the seed, so the interleaving of brokers, fetchers and controller is chosen by
+  the seed and replays exactly;
+* the workload (which partition, acks, which broker to hit, when), the fault times and targets,
+  and the network fault model (delay, duplicate, reorder, drop of inter-broker requests) each
+  draw from their own stream derived from the seed (``SimContext.sub_rng``);
+* the cluster's own randomness (topic ids, fetch session ids) comes from ``Cluster(seed=...)``.
+
+Every event (workload, faults, the brokers' and controller's state-change log) is recorded in a
+``History``; after every step of the event loop that added events, the ``InvariantChecker`` looks
+at the cluster. At the end faults are healed, the cluster converges, and the replica logs are
+compared. The same seed gives the same history byte for byte (``SimResult.digest``), in any
+process, whatever PYTHONHASHSEED is; a failing seed prints the command that replays it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import random
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator
+
+import anyio
+import structlog
+import trio
+import trio.testing
+
+from kafka_ref.cluster import Cluster
+from kafka_ref.common.state_change import configure_logging
+from kafka_ref.common.topic_partition import TopicPartition
+from kafka_ref.sim.history import SOURCE_FAULT, SOURCE_SIM, Event, History
+from kafka_ref.sim.invariants import InvariantChecker, Violation, zk_partition_state
+from kafka_ref.sim.nemesis import NetworkFaultModel
+from kafka_ref.sim.scenarios import BASE_BROKER_CONFIG, Scenario, get_scenario, normalize_ibp
+from kafka_ref.sim.workload import Workload
+
+TOPIC = "sim"
+
+
+@dataclass(frozen=True)
+class SimConfig:
+    """How to run a scenario: the era, the metadata mode, and optional overrides."""
+
+    ibp: str | None = None
+    metadata_mode: str = "zk"
+    duration_s: float | None = None
+    heal_timeout_s: float = 120.0
+    max_violations_per_invariant: int = 5
+    keep_history: bool = False
+
+
+@dataclass
+class SimResult:
+    """What one seed did: its history digest, violations, faults and workload counts."""
+
+    seed: int
+    scenario: str
+    ibp: str | None
+    metadata_mode: str
+    digest: str
+    events: int
+    violations: list[Violation]
+    violation_counts: dict[str, int]
+    faults: dict[str, int]
+    simulated_s: float
+    workload: dict[str, int]
+    unclean_elections: int = 0
+    unclean_losses: int = 0
+    acks1_losses: int = 0
+    checks: int = 0
+    history: History | None = field(default=None, repr=False)
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations
+
+    def replay_command(self, trace: bool = True) -> str:
+        era = f" --ibp {self.ibp}" if self.ibp else ""
+        mode = f" --metadata-mode {self.metadata_mode}" if self.metadata_mode != "zk" else ""
+        return f"kafka-ref sim --scenario {self.scenario} --seed {self.seed}{era}{mode}" + (" --trace" if trace else "")
+
+
+class SimContext:
+    """One simulated run: the cluster, its history, checker, workload, faults and helpers."""
+
+    def __init__(self, seed: int, scenario: Scenario, config: SimConfig) -> None:
+        self.seed = seed
+        self.scenario = scenario
+        self.config = config
+        self.ibp = normalize_ibp(config.ibp)
+        self.master = random.Random(seed)
+        self.cluster_seed = self.master.getrandbits(64)
+        self.scheduler_seed = self.master.getrandbits(64)
+        self.history = History()
+        self.checker = InvariantChecker(self, config.max_violations_per_invariant)
+        self.history.listeners.append(self._on_event)
+        self.cluster: Cluster = None  # type: ignore[assignment]  # set in main()
+        self.partitions: list[TopicPartition] = [TopicPartition(TOPIC, p) for p in range(scenario.partitions)]
+        self.replicas: dict[TopicPartition, list[int]] = {}
+        self._incarnations: dict[Any, int] = {}
+        self.down: set[int] = set()
+        self.partitioned = False
+        self.stopping = False
+        self.faults: Counter[str] = Counter()
+        self.fault_model: NetworkFaultModel = None  # type: ignore[assignment]
+        self.workload: Workload = None  # type: ignore[assignment]
+        self.final_stats: dict[str, int] = {}
+        self._dirty = False
+        self._waiters: list[tuple[Callable[[Event], bool], anyio.Event, list[Event]]] = []
+        self._tg: anyio.abc.TaskGroup | None = None
+        self._restarts: anyio.abc.TaskGroup | None = None
+        self._stop_event: anyio.Event | None = None
+        self._previous_hw_checkpoint: dict[int, str | None] = {}
+        self.simulated_s = 0.0
+
+    # -- randomness -------------------------------------------------------------------------
+
+    def sub_rng(self, name: str) -> random.Random:
+        """An independent stream for one purpose, derived from the seed (stable across processes)."""
+        return random.Random(f"{self.seed}/{name}")
+
+    # -- events -----------------------------------------------------------------------------
+
+    def _on_event(self, event: Event) -> None:
+        self._dirty = True
+        if self._waiters:
+            for waiter in list(self._waiters):
+                predicate, done, holder = waiter
+                if predicate(event):
+                    holder.append(event)
+                    done.set()
+                    self._waiters.remove(waiter)
+
+    def after_step(self) -> None:
+        """Called after each step of the event loop: check the invariants if anything happened."""
+        if self._dirty and self.cluster is not None:
+            self._dirty = False
+            self.checker.check()
+
+    async def wait_event(self, predicate: Callable[[Event], bool], timeout_s: float) -> Event | None:
+        """The next history event matching ``predicate``, or None after ``timeout_s``."""
+        done = anyio.Event()
+        holder: list[Event] = []
+        waiter = (predicate, done, holder)
+        self._waiters.append(waiter)
+        with anyio.move_on_after(timeout_s):
+            await done.wait()
+        if waiter in self._waiters:
+            self._waiters.remove(waiter)
+        return holder[0] if holder else None
+
+    async def wait_until(self, predicate: Callable[[], bool], timeout_s: float, poll_s: float = 0.05) -> bool:
+        with anyio.move_on_after(timeout_s):
+            while not predicate():
+                await anyio.sleep(poll_s)
+            return True
+        return False
+
+    def record_fault(self, kind: str, **fields: Any) -> None:
+        self.faults[kind] += 1
+        self.history.append(SOURCE_FAULT, kind, **fields)
+
+    def count_fault(self, kind: str) -> None:
+        """Count a fault without an event (per-message network faults)."""
+        self.faults[kind] += 1
+
+    def spawn(self, fn: Callable[..., Any], *args: Any) -> None:
+        """Start a task in the run's task group (ignored once the run is stopping)."""
+        assert self._tg is not None
+        if not self.stopping:
+            self._tg.start_soon(fn, *args)
+
+    # -- views of the cluster -----------------------------------------------------------------
+
+    def incarnation(self, broker_id: int) -> int:
+        """Which process of this broker is running now (0, 1, ... in order of first sight)."""
+        broker = self.cluster.brokers[broker_id]
+        number = self._incarnations.get(broker)
+        if number is None:
+            number = self._incarnations[broker] = len(self._incarnations)
+        return number
+
+    def live_brokers(self) -> list[int]:
+        return [b for b, broker in sorted(self.cluster.brokers.items()) if broker.is_running and b not in self.down]
+
+    def zk_leader(self, tp: TopicPartition) -> int:
+        state = zk_partition_state(self, tp)
+        return state["leader"] if state else -1
+
+    def zk_isr(self, tp: TopicPartition) -> list[int]:
+        state = zk_partition_state(self, tp)
+        return sorted(state["isr"]) if state else []
+
+    def all_isr_full(self) -> bool:
+        for tp in self.partitions:
+            state = zk_partition_state(self, tp)
+            if state is None or state["leader"] < 0 or sorted(state["isr"]) != sorted(self.replicas[tp]):
+                return False
+        return True
+
+    def converged(self) -> bool:
+        """Every broker up, full ISRs, and every replica at the leader's LEO and HW."""
+        if any(not broker.is_running for broker in self.cluster.brokers.values()) or not self.all_isr_full():
+            return False
+        for tp in self.partitions:
+            leader = self.zk_leader(tp)
+            leader_partition = self.cluster.brokers[leader].replica_manager.online_partition(tp)
+            if leader_partition is None or not leader_partition.is_leader or leader_partition.log is None:
+                return False
+            leo = leader_partition.log.log_end_offset
+            if leader_partition.log.high_watermark != leo:
+                return False
+            for r in self.replicas[tp]:
+                p = self.cluster.brokers[r].replica_manager.online_partition(tp)
+                if p is None or p.log is None or p.log.log_end_offset != leo or p.log.high_watermark != leo:
+                    return False
+        return True
+
+    def may_take_down(self, count: int = 1) -> bool:
+        return len(self.down) + count <= self.scenario.max_down and not self.stopping
+
+    # -- faults -----------------------------------------------------------------------------
+
+    def crash(self, broker_id: int, kind: str | None, lose_last_hw_checkpoint: bool = False) -> None:
+        """Kill a broker process; optionally its last HW checkpoint write is lost as well."""
+        if kind is not None:
+            self.record_fault(kind, broker=broker_id)
+        self.down.add(broker_id)
+        self.cluster.kill_broker(broker_id)
+        if lose_last_hw_checkpoint:
+            checkpoint = self.cluster.disks[broker_id].replication_offset_checkpoint
+            checkpoint.content = self._previous_hw_checkpoint.get(broker_id)
+            self.history.append(SOURCE_FAULT, "hw_checkpoint_rolled_back", broker=broker_id)
+
+    def shutdown(self, broker_id: int) -> None:
+        self.record_fault("clean_shutdown", broker=broker_id)
+        self.down.add(broker_id)
+        self.cluster.shutdown_broker_uncontrolled(broker_id)
+
+    def expire_session(self, broker_id: int, kind: str | None) -> None:
+        broker = self.cluster.brokers[broker_id]
+        if broker.zk_client is None:
+            return
+        if kind is not None:
+            self.record_fault(kind, broker=broker_id)
+        self.cluster.zookeeper.expire_session(broker.zk_client.session_id)
+
+    def heal_network(self) -> None:
+        self.cluster.network.heal_all()
+        self.partitioned = False
+        self.history.append(SOURCE_FAULT, "network_healed")
+
+    async def restart_after(self, broker_id: int, delay_s: float) -> None:
+        """Restart a downed broker after ``delay_s`` (at once if the run is stopping)."""
+        done = anyio.Event()
+        assert self._restarts is not None
+        self._restarts.start_soon(self._restart, broker_id, delay_s, done)
+        await done.wait()
+
+    async def _restart(self, broker_id: int, delay_s: float, done: anyio.Event) -> None:
+        try:
+            assert self._stop_event is not None
+            with anyio.move_on_after(delay_s):
+                await self._stop_event.wait()
+            if self.cluster.brokers[broker_id].is_running:
+                return
+            try:
+                await self.cluster.restart_broker(broker_id)
+            except TimeoutError as exc:
+                self.history.append(SOURCE_SIM, "restart_failed", broker=broker_id, error=str(exc))
+                return
+            self.down.discard(broker_id)
+            self._watch_hw_checkpoint(broker_id)
+            self.history.append(SOURCE_FAULT, "broker_restarted", broker=broker_id)
+        finally:
+            done.set()
+
+    def _watch_hw_checkpoint(self, broker_id: int) -> None:
+        """Remember each replication-offset-checkpoint's content before every write (for HW-loss faults)."""
+        checkpoint = self.cluster.disks[broker_id].replication_offset_checkpoint
+        if getattr(checkpoint, "_sim_watched", False):
+            return
+        original = checkpoint.write
+
+        def write(offsets: Any) -> None:
+            self._previous_hw_checkpoint[broker_id] = checkpoint.content
+            original(offsets)
+
+        checkpoint.write = write  # type: ignore[method-assign]
+        checkpoint._sim_watched = True  # type: ignore[attr-defined]
+
+    # -- the run ------------------------------------------------------------------------------
+
+    def cluster_config(self) -> dict[str, Any]:
+        config = {**BASE_BROKER_CONFIG, **self.scenario.broker_config}
+        if self.ibp is not None:
+            config["inter.broker.protocol.version"] = self.ibp
+        return config
+
+    async def main(self) -> None:
+        trio.lowlevel.add_instrument(_CheckAfterEachStep(self))
+        self.history.start_clock()
+        scenario = self.scenario
+        rng = self.sub_rng("setup")
+        brokers = list(range(scenario.brokers))
+        for tp in self.partitions:
+            self.replicas[tp] = rng.sample(brokers, scenario.replication_factor)
+        unclean = rng.random() < scenario.unclean_prob
+        topic_config = {"min.insync.replicas": scenario.min_insync_replicas,
+                        "unclean.leader.election.enable": "true" if unclean else "false"}
+        async with Cluster(brokers=scenario.brokers, metadata_mode=self.config.metadata_mode,
+                           config=self.cluster_config(), seed=self.cluster_seed) as cluster:
+            self.cluster = cluster
+            for b in brokers:
+                self._watch_hw_checkpoint(b)
+            self.history.append(SOURCE_SIM, "sim_started", seed=self.seed, scenario=scenario.name,
+                                ibp=self.ibp or "default", replicas={str(tp): r for tp, r in self.replicas.items()},
+                                unclean_leader_election=unclean)
+            await cluster.create_topic(TOPIC, replica_assignment={tp.partition: r for tp, r in self.replicas.items()},
+                                       config=topic_config)
+            self.fault_model = NetworkFaultModel(self, scenario.noise)
+            self.workload = Workload(self)
+            self._stop_event = anyio.Event()
+            duration = self.config.duration_s if self.config.duration_s is not None else scenario.duration_s
+            async with anyio.create_task_group() as restarts:
+                self._restarts = restarts
+                async with anyio.create_task_group() as tg:
+                    self._tg = tg
+                    cluster.network.set_fault_model(self.fault_model)
+                    for p in range(scenario.producers):
+                        tg.start_soon(self.workload.run_producer, p)
+                    tg.start_soon(self.workload.run_consumer)
+                    for nemesis in scenario.nemeses():
+                        tg.start_soon(nemesis.run, self)
+                    await anyio.sleep(duration)
+                    # Stop: no more faults or writes; pending restarts happen now.
+                    self.stopping = True
+                    cluster.network.set_fault_model(None)
+                    self.workload.producing = False
+                    self._stop_event.set()
+                    self.history.append(SOURCE_SIM, "faults_stopped")
+                    tg.cancel_scope.cancel()
+            await self._heal_and_check()
+            self.simulated_s = anyio.current_time()
+
+    async def _heal_and_check(self) -> None:
+        cluster = self.cluster
+        # 1. Heal: no network faults, every broker running.
+        cluster.network.set_fault_model(None)
+        self.heal_network()
+        for b in sorted(cluster.brokers):
+            if not cluster.brokers[b].is_running:
+                try:
+                    await cluster.restart_broker(b)
+                except TimeoutError as exc:
+                    self.history.append(SOURCE_SIM, "restart_failed", broker=b, error=str(exc))
+                    continue
+                self.down.discard(b)
+                self.history.append(SOURCE_FAULT, "broker_restarted", broker=b)
+        # 2. Converge: full ISRs, every replica at the leader's LEO and HW.
+        if not await self.wait_until(self.converged, self.config.heal_timeout_s, poll_s=0.1):
+            self.checker.violate("converged_after_heal", "the cluster did not converge after healing",
+                                 isr={str(tp): self.zk_isr(tp) for tp in self.partitions},
+                                 leaders={str(tp): self.zk_leader(tp) for tp in self.partitions},
+                                 running=[b for b, x in sorted(cluster.brokers.items()) if x.is_running])
+        self.history.append(SOURCE_SIM, "healed", converged=self.converged())
+        # 3. The consumer reads everything committed; then the final comparison.
+        await self.workload.drain()
+        self.checker.check()
+        self.final_stats = self.checker.check_final(self.workload.acked, self.workload.consumed)
+        self.history.append(SOURCE_SIM, "sim_finished", violations=len(self.checker.violations), **self.final_stats)
+
+    def result(self) -> SimResult:
+        return SimResult(
+            seed=self.seed, scenario=self.scenario.name, ibp=self.ibp, metadata_mode=self.config.metadata_mode,
+            digest=self.history.digest(), events=len(self.history), violations=list(self.checker.violations),
+            violation_counts=dict(self.checker.counts), faults=dict(sorted(self.faults.items())),
+            simulated_s=self.simulated_s, workload=self.workload.details() if self.workload else {},
+            unclean_elections=self.checker.unclean_elections,
+            unclean_losses=self.final_stats.get("unclean_losses", 0),
+            acks1_losses=self.final_stats.get("acks1_losses", 0),
+            checks=self.checker.checks,
+            history=self.history if self.config.keep_history else None,
+        )
+
+
+class _CheckAfterEachStep(trio.abc.Instrument):
+    """A trio instrument: after every task step (an atomic section), run the invariant checks."""
+
+    def __init__(self, ctx: SimContext) -> None:
+        self.ctx = ctx
+
+    def after_task_step(self, task: Any) -> None:
+        try:
+            self.ctx.after_step()
+        except Exception as exc:  # a checker bug must not stop the run silently
+            self.ctx.checker.violate("checker_error", f"the invariant checker raised {exc!r}")
+
+
+@contextlib.contextmanager
+def deterministic_scheduling(seed: int) -> Iterator[None]:
+    """Put trio's scheduler in its deterministic mode with its shuffles seeded from ``seed``.
+
+    trio normally reverses each batch of runnable tasks at random (from an unseeded generator);
+    in deterministic mode (the switch Hypothesis uses) it sorts the batch by task creation
+    order and shuffles it with its module generator, which we seed.
+    """
+    import trio._core._run as trio_run
+
+    saved_flag = trio_run._ALLOW_DETERMINISTIC_SCHEDULING
+    saved_state = trio_run._r.getstate()
+    trio_run._ALLOW_DETERMINISTIC_SCHEDULING = True  # type: ignore[misc]
+    trio_run._r.seed(seed)
+    try:
+        yield
+    finally:
+        trio_run._ALLOW_DETERMINISTIC_SCHEDULING = saved_flag  # type: ignore[misc]
+        trio_run._r.setstate(saved_state)
+
+
+@contextlib.contextmanager
+def recording_state_changes(history: History) -> Iterator[None]:
+    """Route every structlog event (DEBUG and up) into ``history`` for the duration."""
+    configure_logging(logging.DEBUG)
+    structlog.configure(
+        processors=[structlog.contextvars.merge_contextvars, history.processor],
+        wrapper_class=structlog.make_filtering_bound_logger(logging.DEBUG),
+        cache_logger_on_first_use=False,
+    )
+    try:
+        yield
+    finally:
+        configure_logging()
+
+
+def simulate(seed: int, scenario: "str | Scenario" = "leader-failover", config: SimConfig | None = None) -> SimResult:
+    """Run ``scenario`` for ``seed`` in virtual time and check every invariant.
+
+    The same (seed, scenario, config) gives the same ``SimResult.digest`` every time.
+    """
+    config = config or SimConfig()
+    ctx = SimContext(seed, get_scenario(scenario), config)
+    with deterministic_scheduling(ctx.scheduler_seed), recording_state_changes(ctx.history):
+        anyio.run(ctx.main, backend="trio",
+                  backend_options={"clock": trio.testing.MockClock(autojump_threshold=0)})
+    return ctx.result()
