@@ -27,6 +27,7 @@ import anyio
 import anyio.lowlevel
 
 from benchmarks.workload import (
+    error_text,
     config_columns,
     TOPIC,
     Plan,
@@ -260,6 +261,9 @@ def _metrics(c: dict[str, Any], stats: ProduceStats, wall_s: float, loop_s: floa
         "hw_lag_max": max(stats.hw_lag, default=0),
         "isr_shrinks": isr_shrinks,
         "cpu_s": cpu_s,
+        # Per CPU second of this process: steadier than wall rates on a shared machine.
+        "records_per_cpu_s": stats.records / max(cpu_s, 1e-9),
+        "fetch_requests_per_cpu_s": fetch_requests / max(cpu_s, 1e-9),
         "peak_rss_mb": peak_rss_mb(),
     }
 
@@ -268,46 +272,50 @@ async def _run(c: dict[str, Any], plan: Plan, out: dict[str, Any], profiler: Any
     quiet_logging()
     deadline = time.perf_counter() + c["timeout_s"]
     replicas = assignment(c)
-    # A stuck configuration fails after timeout_s of loop time (wall time under clock="wall";
-    # under a virtual clock time only moves when every task waits, so a hang jumps there fast).
-    with anyio.fail_after(c["timeout_s"]):
-        await _run_cluster(c, plan, out, profiler, deadline, replicas)
+    async with Cluster(brokers=c["brokers"], metadata_mode=c["metadata_mode"], config=broker_config(c), seed=c["seed"]) as cluster:
+        # A stuck configuration fails after timeout_s of loop time (wall time under clock="wall";
+        # under a virtual clock time only moves when every task waits, so a hang gets there fast).
+        with anyio.fail_after(c["timeout_s"]):
+            await _run_cluster(c, plan, out, profiler, deadline, replicas, cluster)
 
 
 async def _run_cluster(c: dict[str, Any], plan: Plan, out: dict[str, Any], profiler: Any, deadline: float,
-                       replicas: dict[int, list[int]]) -> None:
-    async with Cluster(brokers=c["brokers"], metadata_mode=c["metadata_mode"], config=broker_config(c), seed=c["seed"]) as cluster:
-        # 1. The topic, with leaders and followers in place.
-        if c["metadata_mode"] == "manual":
-            await _create_topic_manual(cluster, c, replicas)
-        else:
-            await _create_topic_zk(cluster, c, replicas)
-        view = ClusterView(cluster, c, replicas)
-        moved = {p: b for p, b in view.leaders.items() if b != replicas[p][0]}
-        if moved:
-            raise BenchmarkError(f"leaders are not the preferred replicas (requests are packed per leader): {moved}")
-        # 2. Warm up: produce and replicate fully before anything is timed.
-        await _produce(cluster, view, plan.warmup, c, None)
-        await view.wait_caught_up(deadline)
-        # 3. The timed section.
-        stats = ProduceStats()
-        fetch0, shrink0 = view.fetch_requests(), view.isr_shrinks()
-        if profiler is not None:
-            profiler.enable()
-        cpu0, loop0, wall0 = time.process_time(), anyio.current_time(), time.perf_counter()
-        produce_deadline = None if c["duration_s"] is None else wall0 + float(c["duration_s"])
-        if produce_deadline is None:
-            await _produce(cluster, view, plan.timed, c, stats)
-        else:
-            cycles = [cycle_sends(plan, i) for i in range(c["producers"])]
-            await _produce(cluster, view, cycles, c, stats, produce_deadline)
-        await view.wait_caught_up(deadline)
-        wall1, loop1, cpu1 = time.perf_counter(), anyio.current_time(), time.process_time()
-        if profiler is not None:
-            profiler.disable()
-        out.update(_metrics(c, stats, wall1 - wall0, loop1 - loop0, cpu1 - cpu0,
-                            view.fetch_requests() - fetch0, view.isr_shrinks() - shrink0))
-        cluster.network.heal_all()
+                       replicas: dict[int, list[int]], cluster: Cluster) -> None:
+    # 1. The topic, with leaders and followers in place.
+    setup0 = time.perf_counter()
+    if c["metadata_mode"] == "manual":
+        await _create_topic_manual(cluster, c, replicas)
+    else:
+        await _create_topic_zk(cluster, c, replicas)
+    view = ClusterView(cluster, c, replicas)
+    moved = {p: b for p, b in view.leaders.items() if b != replicas[p][0]}
+    if moved:
+        raise BenchmarkError(f"leaders are not the preferred replicas (requests are packed per leader): {moved}")
+    out["setup_s"] = time.perf_counter() - setup0
+    # 2. Warm up: produce and replicate fully before anything is timed.
+    warm0 = time.perf_counter()
+    await _produce(cluster, view, plan.warmup, c, None)
+    await view.wait_caught_up(deadline)
+    out["warmup_s"] = time.perf_counter() - warm0
+    # 3. The timed section.
+    stats = ProduceStats()
+    fetch0, shrink0 = view.fetch_requests(), view.isr_shrinks()
+    if profiler is not None:
+        profiler.enable()
+    cpu0, loop0, wall0 = time.process_time(), anyio.current_time(), time.perf_counter()
+    produce_deadline = None if c["duration_s"] is None else wall0 + float(c["duration_s"])
+    if produce_deadline is None:
+        await _produce(cluster, view, plan.timed, c, stats)
+    else:
+        cycles = [cycle_sends(plan, i) for i in range(c["producers"])]
+        await _produce(cluster, view, cycles, c, stats, produce_deadline)
+    await view.wait_caught_up(deadline)
+    wall1, loop1, cpu1 = time.perf_counter(), anyio.current_time(), time.process_time()
+    if profiler is not None:
+        profiler.disable()
+    out.update(_metrics(c, stats, wall1 - wall0, loop1 - loop0, cpu1 - cpu0,
+                        view.fetch_requests() - fetch0, view.isr_shrinks() - shrink0))
+    cluster.network.heal_all()
 
 
 def run_config(config: dict[str, Any] | None = None, profiler: Any = None) -> dict[str, Any]:
@@ -332,8 +340,51 @@ def run_config(config: dict[str, Any] | None = None, profiler: Any = None) -> di
         result["error"] = None
     except Exception as exc:  # a sweep records the failure and moves on
         result["ok"] = False
-        result["error"] = f"{type(exc).__name__}: {exc}"
+        result["error"] = error_text(exc, c)
         result["traceback"] = traceback.format_exc(limit=8)
+    return result
+
+
+async def _run_idle(c: dict[str, Any], sim_seconds: float, out: dict[str, Any]) -> None:
+    quiet_logging()
+    replicas = assignment(c)
+    async with Cluster(brokers=c["brokers"], metadata_mode=c["metadata_mode"], config=broker_config(c), seed=c["seed"]) as cluster:
+        setup0 = time.perf_counter()
+        if c["metadata_mode"] == "manual":
+            await _create_topic_manual(cluster, c, replicas)
+        else:
+            await _create_topic_zk(cluster, c, replicas)
+        view = ClusterView(cluster, c, replicas)
+        # Let every fetcher settle into its long polls before measuring.
+        await anyio.sleep(1.0)
+        out["setup_s"] = time.perf_counter() - setup0
+        fetch0 = view.fetch_requests()
+        cpu0, loop0, wall0 = time.process_time(), anyio.current_time(), time.perf_counter()
+        await anyio.sleep(sim_seconds)
+        wall1, loop1, cpu1 = time.perf_counter(), anyio.current_time(), time.process_time()
+        fetches = view.fetch_requests() - fetch0
+        out.update({"sim_s": loop1 - loop0, "wall_s": wall1 - wall0, "cpu_s": cpu1 - cpu0,
+                    "sim_per_wall": (loop1 - loop0) / max(wall1 - wall0, 1e-9), "fetch_requests": fetches,
+                    "fetch_requests_per_sim_s": fetches / max(loop1 - loop0, 1e-9),
+                    "fetch_requests_per_wall_s": fetches / max(wall1 - wall0, 1e-9), "peak_rss_mb": peak_rss_mb()})
+
+
+def run_idle(config: dict[str, Any] | None = None, sim_seconds: float = 30.0) -> dict[str, Any]:
+    """An idle cluster (topic created, nothing produced): loop seconds per wall second.
+
+    Meant for ``clock="virtual"`` (the default here): followers long-poll
+    ``replica.fetch.wait.max.ms`` and time jumps between polls, so the figure says how much
+    simulated time one wall second buys with this many partitions.
+    """
+    config = {"clock": "virtual", **(config or {})}
+    c = normalize_config(config)
+    result: dict[str, Any] = {"runner": "idle", **config_columns(c), **environment(c)}
+    out: dict[str, Any] = {}
+    try:
+        run_async(lambda: _run_idle(c, sim_seconds, out), c["backend"], c["clock"])
+        result.update(out, ok=True, error=None)
+    except Exception as exc:
+        result.update(ok=False, error=error_text(exc, c), traceback=traceback.format_exc(limit=8))
     return result
 
 

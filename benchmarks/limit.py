@@ -29,6 +29,7 @@ import anyio
 
 from benchmarks.fetch_throughput import BenchmarkError, ProduceStats, _metrics, _producer
 from benchmarks.workload import (
+    error_text,
     config_columns,
     TOPIC,
     Plan,
@@ -280,7 +281,7 @@ def run_limit(config: dict[str, Any] | None = None) -> dict[str, Any]:
         result["error"] = None
     except Exception as exc:
         result["ok"] = False
-        result["error"] = f"{type(exc).__name__}: {exc}"
+        result["error"] = error_text(exc, c)
         result["traceback"] = traceback.format_exc(limit=8)
     return result
 
@@ -290,9 +291,12 @@ def with_limit(result: dict[str, Any], limit: dict[str, Any]) -> dict[str, Any]:
     merged = dict(result)
     merged["limit_records_per_s"] = limit.get("records_per_s")
     merged["limit_fetch_requests_per_s"] = limit.get("fetch_requests_per_s")
+    merged["limit_records_per_cpu_s"] = limit.get("records_per_cpu_s")
     merged["limit_error"] = limit.get("error")
     if result.get("ok") and limit.get("ok") and limit.get("records_per_s"):
         merged["limit_ratio"] = result["records_per_s"] / limit["records_per_s"]
+        merged["limit_ratio_cpu"] = result["records_per_cpu_s"] / limit["records_per_cpu_s"]
     else:
         merged["limit_ratio"] = None
+        merged["limit_ratio_cpu"] = None
     return merged

@@ -19,12 +19,14 @@ METRIC_COLUMNS = [
     "records_per_s", "batches_per_s", "mb_per_s", "follower_records_per_s", "fetch_requests_per_s",
     "batches_per_fetch", "bytes_per_fetch", "produce_acks", "produce_p50_loop_ms", "produce_p99_loop_ms",
     "produce_p50_wall_ms", "produce_p99_wall_ms", "hw_lag_mean", "hw_lag_max", "isr_shrinks",
-    "records", "batches", "bytes", "wall_s", "loop_s", "sim_per_wall", "cpu_s", "peak_rss_mb",
-    "limit_records_per_s", "limit_fetch_requests_per_s", "limit_ratio", "limit_error",
+    "records", "batches", "bytes", "wall_s", "loop_s", "sim_per_wall", "cpu_s", "records_per_cpu_s",
+    "fetch_requests_per_cpu_s", "peak_rss_mb", "limit_records_per_s", "limit_fetch_requests_per_s",
+    "limit_records_per_cpu_s", "limit_ratio", "limit_ratio_cpu", "limit_error",
 ]
 TABLE_METRICS = [("records_per_s", "records/s", "{:,.0f}"), ("mb_per_s", "MB/s", "{:.1f}"),
                  ("fetch_requests_per_s", "fetches/s", "{:,.0f}"), ("batches_per_fetch", "batches/fetch", "{:.2f}"),
-                 ("produce_p99_loop_ms", "p99 ms", "{:.2f}"), ("limit_ratio", "limit ratio", "{:.3f}")]
+                 ("produce_p99_loop_ms", "p99 ms", "{:.2f}"), ("limit_ratio", "limit ratio", "{:.3f}"),
+                 ("limit_ratio_cpu", "limit ratio (CPU)", "{:.3f}")]
 
 
 def columns_of(results: list[dict[str, Any]], axes: list[str]) -> list[str]:
@@ -195,6 +197,10 @@ def write_summary(grid: dict[str, Any], results: list[dict[str, Any]], rows: lis
     ]
     if ratios:
         lines.append(f"- kafka_ref / limit (records/s): mean {mean(ratios):.3f}, min {min(ratios):.3f}, max {max(ratios):.3f}")
+    cpu_ratios = [r["limit_ratio_cpu"] for r in ok if r.get("limit_ratio_cpu") is not None]
+    if cpu_ratios:
+        lines.append(f"- the same per CPU second (steadier on a shared machine): mean {mean(cpu_ratios):.3f}, "
+                     f"min {min(cpu_ratios):.3f}, max {max(cpu_ratios):.3f}")
     lines += ["", f"## Best {min(top, len(ok))} configurations (records/s)", ""] + _table(ok[:top], axes)
     lines += ["", f"## Worst {min(top, len(ok))} configurations", ""] + _table(list(reversed(ok[-top:])), axes)
     if len(ok) <= 48:

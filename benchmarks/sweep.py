@@ -1,8 +1,8 @@
 """The sweep: a grid of configurations, each run in a Spark executor's Python worker.
 
 ``kafka-ref sweep --grid quick --out results/ [--master local[*]]`` (or
-``python -m benchmarks.sweep``) reads a grid TOML, builds the cartesian product of its axes as
-a Spark DataFrame (one ``crossJoin`` per axis, then the repeats), and runs every row with
+``python -m benchmarks.sweep``) reads a grid TOML, builds the cartesian product of its axes (times
+the repeats) as a Spark DataFrame with one row and one partition per run, and runs every row with
 ``run_config`` (plus ``run_limit`` unless the grid says ``limit = false``) inside
 ``mapPartitions``, one configuration per partition. Each finished configuration reaches the
 driver at once through an accumulator, so a progress line is printed per configuration while
@@ -98,12 +98,18 @@ def axis_column(key: str) -> str:
 
 
 def configs_dataframe(spark: Any, grid: dict[str, Any]) -> Any:
-    """The cartesian product as a DataFrame: one JSON-valued column per axis, and ``repeat``."""
-    df = spark.createDataFrame([(int(r),) for r in range(int(grid["repeats"]))], "repeat int")
-    for key, values in grid["axes"].items():
-        axis_df = spark.createDataFrame([(json.dumps(v),) for v in values], f"{axis_column(key)} string")
-        df = df.crossJoin(axis_df)
-    return df
+    """The cartesian product as a DataFrame, one row (and one partition) per run.
+
+    Columns: ``config_id``, ``repeat``, one JSON-valued ``axis_<key>`` column per axis and
+    ``config_json`` (fixed keys included). Built over an RDD that already has one partition per
+    row, so running it needs no shuffle.
+    """
+    axes = list(grid["axes"])
+    rows = [(r["config_id"], r["repeat"], *(json.dumps(r["config"][a]) for a in axes), json.dumps(r["config"], sort_keys=True))
+            for r in expand_grid(grid)]
+    schema = ", ".join(["config_id string", "repeat int", *(f"{axis_column(a)} string" for a in axes), "config_json string"])
+    rdd = spark.sparkContext.parallelize(rows, max(1, len(rows)))
+    return spark.createDataFrame(rdd, schema)
 
 
 # --------------------------------------------------------------------------------------------
@@ -135,14 +141,13 @@ def run_one(config: dict[str, Any], with_limit_run: bool) -> dict[str, Any]:
     return {k: _scalar(v) for k, v in result.items()}
 
 
-def _run_partition(rows: Iterable[Any], fixed: dict[str, Any], axes: list[str], with_limit_run: bool,
-                   accumulator: Any) -> Iterator[str]:
+def _run_partition(rows: Iterable[Any], with_limit_run: bool, accumulator: Any) -> Iterator[str]:
     for row in rows:
-        config = {**fixed, **{key: json.loads(row[axis_column(key)]) for key in axes}}
+        config = json.loads(row["config_json"])
         result = run_one(config, with_limit_run)
-        result["config_id"] = config_id(config)
+        result["config_id"] = row["config_id"]
         result["repeat"] = int(row["repeat"])
-        result["config_json"] = json.dumps(config, sort_keys=True)
+        result["config_json"] = row["config_json"]
         line = json.dumps(result)
         accumulator.add([line])
         yield line
@@ -218,14 +223,13 @@ def run_sweep(grid_name: str, out: str | os.PathLike[str], master: str = "local[
         sc = spark.sparkContext
         echo(f"sweep {grid['name']!r} on {sc.master} (parallelism {sc.defaultParallelism}), "
              f"Spark ready in {time.perf_counter() - started:.1f} s")
-        # 1. The cartesian product, one configuration per partition.
+        # 1. The cartesian product, one run per partition.
         configs = configs_dataframe(spark, grid)
-        total = configs.count()
-        echo(f"{total} runs ({len(expand_grid(grid)) // int(grid['repeats'])} configurations x {grid['repeats']} repeats)")
+        total = configs.rdd.getNumPartitions()
+        echo(f"{total} runs ({total // int(grid['repeats'])} configurations x {grid['repeats']} repeats)")
         accumulator = _list_accumulator(sc)
-        fixed, axes, with_limit_run = dict(grid["fixed"]), list(grid["axes"]), bool(grid["limit"])
-        rdd = configs.repartition(max(1, total)).rdd.mapPartitions(
-            lambda rows: _run_partition(rows, fixed, axes, with_limit_run, accumulator))
+        axes, with_limit_run = list(grid["axes"]), bool(grid["limit"])
+        rdd = configs.rdd.mapPartitions(lambda rows: _run_partition(rows, with_limit_run, accumulator))
         # 2. Run in a driver thread; print each configuration as its task finishes.
         holder: dict[str, Any] = {}
 

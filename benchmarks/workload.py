@@ -324,6 +324,17 @@ def run_async(fn: Callable[[], Awaitable[Any]], backend: str, clock: str) -> Any
     return anyio.run(fn, backend=backend, backend_options=options)
 
 
+def error_text(exc: BaseException, c: dict[str, Any]) -> str:
+    """``Type: message`` for a failed configuration (a bare timeout says which bound it hit)."""
+    # Task groups wrap what failed inside them: report the one underlying error.
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    text = str(exc)
+    if isinstance(exc, TimeoutError) and not text:
+        text = f"the configuration did not finish within timeout_s={c['timeout_s']}"
+    return f"{type(exc).__name__}: {text}"
+
+
 def percentile(values: list[float], q: float) -> float | None:
     """The q-quantile (0..1) by nearest rank; None for no values."""
     if not values:
@@ -350,6 +361,10 @@ def git_commit() -> str:
             out = subprocess.run(["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"],
                                  capture_output=True, text=True, timeout=5)
             _GIT_COMMIT = out.stdout.strip() or "unknown"
+            status = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                                    capture_output=True, text=True, timeout=10)
+            if _GIT_COMMIT != "unknown" and status.stdout.strip():
+                _GIT_COMMIT += "-dirty"  # uncommitted changes to tracked files
         except (OSError, subprocess.SubprocessError):
             _GIT_COMMIT = "unknown"
     return _GIT_COMMIT

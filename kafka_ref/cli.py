@@ -13,13 +13,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command")
     demo = sub.add_parser("demo", help="narrated run of a three-broker cluster in virtual time")
-    demo.add_argument("flow", nargs="?", default="failover", help="which flow to narrate (default: failover)")
+    demo.add_argument("flow", nargs="?", default="failover", help="which flow to narrate: failover (default), deletion, reassignment, preferred-election, controlled-shutdown")
     demo.add_argument("--seed", type=int, default=7)
     demo.add_argument("--backend", choices=("trio", "asyncio"), default="trio")
+    demo.add_argument("--mode", choices=("zk", "kraft"), default="zk", help="metadata mode of the cluster (default: zk)")
     sweep = sub.add_parser("sweep", help="run a fetch-throughput benchmark grid in Spark executors (needs .[bench])")
     sweep.add_argument("--grid", default="quick", help="grid name (quick, default, scale) or a TOML path")
     sweep.add_argument("--out", default="results", help="output directory (default: results/)")
     sweep.add_argument("--master", default="local[*]", help="Spark master (default: local[*])")
+    from kafka_ref.sim.commands import add_scenario_arguments, add_sim_arguments
+
+    add_sim_arguments(sub.add_parser("sim", help="deterministic simulation: seeded faults, invariant checks, replay"))
+    add_scenario_arguments(sub.add_parser("scenario", help="narrated walkthrough keyed to the seeds' numbered steps"))
     return parser
 
 
@@ -29,11 +34,19 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "demo":
         from kafka_ref.demo import run_demo
 
-        return run_demo(args.flow, seed=args.seed, backend=args.backend)
+        return run_demo(args.flow, seed=args.seed, backend=args.backend, mode=args.mode)
     if args.command == "sweep":
         from benchmarks.sweep import run_from_args
 
         return run_from_args(args)
+    if args.command == "sim":
+        from kafka_ref.sim.commands import run_sim_command
+
+        return run_sim_command(args)
+    if args.command == "scenario":
+        from kafka_ref.sim.commands import run_scenario_command
+
+        return run_scenario_command(args)
     parser.print_help()
     return 0
 

@@ -10,6 +10,9 @@ Two metadata modes:
   principal; AlterPartition requests from partition leaders reach the harness endpoint
   ``CONTROLLER_NODE``, which by default accepts them (bumping the partition epoch) and records
   them; a test may install its own handler (``cluster.controller.handler``).
+- ``Cluster(brokers=3, metadata_mode="kraft")``: a KRaft controller node (QuorumController with a
+  one-voter ``__cluster_metadata`` log) and brokers that register, heartbeat, fetch the log and
+  apply it (kafka_ref/metadata/). The same views and operations work as in ZooKeeper mode.
 """
 
 from __future__ import annotations
@@ -101,8 +104,8 @@ class Cluster:
         config: dict[str, Any] | None = None,
         seed: int = 0,
     ) -> None:
-        if metadata_mode not in ("manual", "zk"):
-            raise ValueError(f"metadata_mode {metadata_mode!r} is not available; use 'zk' or 'manual'")
+        if metadata_mode not in ("manual", "zk", "kraft"):
+            raise ValueError(f"metadata_mode {metadata_mode!r} is not available; use 'zk', 'kraft' or 'manual'")
         self.num_brokers = brokers
         self.metadata_mode = metadata_mode
         self.base_config = dict(config or {})
@@ -113,6 +116,12 @@ class Cluster:
         self.brokers: dict[int, KafkaBroker] = {}
         self.controller = ManualController()
         self.zookeeper: ZooKeeper | None = None
+        # KRaft mode: the controller node and its QuorumController (kafka_ref/metadata/kraft_cluster.py).
+        self.kraft: Any = None
+        if metadata_mode == "kraft":
+            from kafka_ref.metadata.kraft_cluster import KRaftClusterSupport
+
+            self.kraft = KRaftClusterSupport(self)
         self._tg: anyio.abc.TaskGroup | None = None
         self._correlation = 0
 
@@ -123,6 +132,8 @@ class Cluster:
         if self.metadata_mode == "zk":
             self.zookeeper = ZooKeeper(time=Time())
             self._tg.start_soon(self.zookeeper.run, name="zookeeper")
+        elif self.kraft is not None:
+            await self.kraft.start(self._tg)
         else:
             inbox = self.network.register(CONTROLLER_NODE)
             self._tg.start_soon(serve_inbox, inbox, self.controller.handle)
@@ -131,6 +142,9 @@ class Cluster:
         if self.metadata_mode == "zk":
             await self.wait_until(lambda: self.controller_id() is not None and self._metadata_converged(),
                                   message="controller elected and every broker known to every broker")
+        if self.kraft is not None:
+            await self.wait_until(lambda: self.kraft.converged() and self._metadata_converged(),
+                                  message="every broker unfenced and caught up with the metadata log")
         return self
 
     async def __aexit__(self, *exc: Any) -> bool | None:
@@ -147,6 +161,11 @@ class Cluster:
             broker = KafkaBroker(
                 broker_id, self.broker_config(broker_id), self.network, self.disks[broker_id],
                 zookeeper=self.zookeeper, rng=random.Random(self.rng.getrandbits(64)),
+            )
+        elif self.kraft is not None:
+            broker = KafkaBroker(
+                broker_id, self.broker_config(broker_id), self.network, self.disks[broker_id],
+                rng=random.Random(self.rng.getrandbits(64)), **self.kraft.broker_kwargs(),
             )
         else:
             broker = KafkaBroker(
@@ -205,6 +224,9 @@ class Cluster:
         response = await self.network.send("admin", self.controller_id(), request, timeout_ms + 1000)
         result = response.responses[0]
         Errors.for_code(result.error_code).maybe_raise(result.error_message)
+        if self.kraft is not None:
+            await self.wait_until(lambda: self.kraft.caught_up(self.live_broker_ids()), timeout_ms,
+                                  message=f"brokers applied the deletion of {name}")
         return result
 
     async def reassign_partitions(self, reassignment: dict[TopicPartition, list[int]], via: str = "zk") -> dict[TopicPartition, int]:
@@ -271,20 +293,28 @@ class Cluster:
         return all(set(self.brokers[b].metadata_cache.alive_brokers) == live for b in live)
 
     def controller_id(self) -> int | None:
-        """The broker id in /controller (ZooKeeper mode), or None."""
+        """The broker id in /controller (ZooKeeper mode), or None; the controller node id in KRaft mode."""
+        if self.kraft is not None:
+            return self.kraft.controller_id()
         data = self._zk_json("/controller")
         return data["brokerid"] if data else None
 
     def controller_epoch(self) -> int | None:
+        if self.kraft is not None:
+            return self.kraft.controller_epoch()
         data = self._zk_json("/controller_epoch")
         return int(data) if data is not None else None
 
     def active_controller(self) -> Any:
+        if self.kraft is not None:
+            return self.kraft.controller
         cid = self.controller_id()
         return self.brokers[cid].controller if cid is not None and cid in self.brokers else None
 
     def partition_state(self, topic: str, partition: int) -> dict[str, Any] | None:
         """leader, leader_epoch, isr, controller_epoch and partition_epoch (the znode version) from ZooKeeper."""
+        if self.kraft is not None:
+            return self.kraft.partition_state(topic, partition)
         assert self.zookeeper is not None
         path = f"/brokers/topics/{topic}/partitions/{partition}/state"
         if self.zookeeper.exists(path) is None:
@@ -327,6 +357,9 @@ class Cluster:
         result = response.topics[0]
         Errors.for_code(result.error_code).maybe_raise(result.error_message)
         await self.wait_until(lambda: all(self.leader_for(name, p) >= 0 for p in range(partitions)), timeout_ms)
+        if self.kraft is not None:
+            await self.wait_until(lambda: self.kraft.caught_up(self.live_broker_ids()), timeout_ms,
+                                  message=f"brokers applied the creation of {name}")
         return result
 
     # ------------------------------------------------------------------ playing the controller

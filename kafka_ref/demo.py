@@ -15,6 +15,10 @@ import anyio
 import structlog
 
 from kafka_ref.common.state_change import configure_logging
+from kafka_ref.demo_admin import FLOWS as ADMIN_FLOWS
+from kafka_ref.demo_admin import NARRATED_ADMIN
+from kafka_ref.coordinator.group.coordinator_failover import FLOWS as GROUP_FLOWS
+from kafka_ref.coordinator.group.coordinator_failover import NARRATED_GROUP
 
 # Events worth a line, and the seed step each one illustrates.
 NARRATED = {
@@ -33,6 +37,8 @@ NARRATED = {
     "broker_crashed": "broker process killed (its disk survives)",
     "broker_started": "broker process started",
 }
+NARRATED.update(NARRATED_ADMIN)  # deletion, reassignment, preferred-election, controlled-shutdown
+NARRATED.update(NARRATED_GROUP)  # coordinator-failover: __consumer_offsets loading and unloading
 
 
 class Narrator:
@@ -60,9 +66,14 @@ def _short(detail: dict) -> str:
     return text if len(text) <= 110 else text[:107] + "..."
 
 
-def run_demo(flow: str = "failover", seed: int = 7, backend: str = "trio", out: Callable[[str], None] = print) -> int:
-    """Run one narrated flow; returns a process exit code."""
-    flows = {"failover": _failover}
+def run_demo(flow: str = "failover", seed: int = 7, backend: str = "trio", out: Callable[[str], None] = print,
+             mode: str = "zk") -> int:
+    """Run one narrated flow; returns a process exit code. ``mode="kraft"`` runs the KRaft flows."""
+    if mode == "kraft":
+        from kafka_ref.metadata.kraft_demo import run_kraft_demo
+
+        return run_kraft_demo(flow, seed=seed, backend=backend, out=out)
+    flows = {"failover": _failover, **ADMIN_FLOWS, **GROUP_FLOWS}
     if flow not in flows:
         out(f"unknown demo flow {flow!r}; available: {', '.join(sorted(flows))}")
         return 2

@@ -131,3 +131,78 @@ async def test_auto_rebalance_waits_until_ratio_exceeds_threshold():
         await cluster.wait_until(lambda: len(checks) >= seen + 2, timeout_ms=30000)
         assert cluster.leader_for("t", 1) != preferred
         assert cluster.partition_state("t", 1)["leader_epoch"] == 1
+
+
+def test_demo_preferred_election():
+    """``kafka-ref demo preferred-election``: t-0 back to its preferred leader on request, t-1 at
+    the next auto-rebalance check (loop time 25 s: checks at 5 s, 15 s, 25 s)."""
+    from kafka_ref.demo import run_demo
+
+    lines: list[str] = []
+    assert run_demo("preferred-election", out=lines.append) == 0
+    order = ["preferred_replica_election_completed controller_epoch=1 topic_partition=t-0",
+             "t=  25.000s  controller 0  leader_imbalance_above_threshold",
+             "preferred_replica_election_completed controller_epoch=1 topic_partition=t-1",
+             "t=25.000s p0: leader=1 epoch=2 isr=[0, 1, 2]; p1: leader=1 epoch=2 isr=[0, 1, 2]"]
+    position = 0
+    for needle in order:
+        position = next(i for i, line in enumerate(lines) if i >= position and needle in line)
+
+
+async def test_pending_preferred_election_runs_at_controller_failover():
+    """/admin/preferred_replica_election written while the controller is dead is handled by the
+    next controller (fetchPendingPreferredReplicaElections in onControllerFailover) and deleted."""
+    async with Cluster(brokers=3, metadata_mode="zk", config={"auto.leader.rebalance.enable": False}, seed=34) as cluster:
+        preferred, second, controller = pick_brokers(cluster)
+        await cluster.create_topic("t", replica_assignment={0: [preferred, second]})
+        tp = TopicPartition("t", 0)
+        await bounce(cluster, preferred, [tp])
+        assert cluster.leader_for("t", 0) == second
+        cluster.kill_broker(controller)
+        await cluster.elect_preferred_leaders([tp])
+        await cluster.wait_until(lambda: cluster.controller_id() not in (None, controller), timeout_ms=40000)
+        await cluster.wait_until(lambda: cluster.leader_for("t", 0) == preferred)
+        await cluster.wait_until(lambda: cluster.zookeeper.exists("/admin/preferred_replica_election") is None)
+        assert cluster.partition_state("t", 0)["leader_epoch"] == 2
+
+
+async def test_admin_triggered_elections():
+    """ElectLeaders through the controller (KafkaController#electLeaders, AdminClientTriggered):
+    UNCLEAN elects a live out-of-sync replica of an offline partition even with
+    unclean.leader.election.enable=false; PREFERRED answers ELECTION_NOT_NEEDED where the
+    preferred replica already leads and UNKNOWN_TOPIC_OR_PARTITION for unknown partitions
+    (ControllerIntegrationTest#testElectLeaders... / LeaderElectionCommandTest)."""
+    from kafka_ref.common.errors import Errors
+    from kafka_ref.controller.preferred_election import ElectionType
+    from kafka_ref.controller.reassignment import ApiError
+
+    config = {"replica.lag.time.max.ms": 1000, "auto.leader.rebalance.enable": False}
+    async with Cluster(brokers=3, metadata_mode="zk", config=config, seed=35) as cluster:
+        leader, follower, controller = pick_brokers(cluster)
+        await cluster.create_topic("t", replica_assignment={0: [leader, follower]})
+        await cluster.create_topic("u", replica_assignment={0: [controller, follower]})
+        tp, up = TopicPartition("t", 0), TopicPartition("u", 0)
+        cluster.network.cut_link(follower, leader)
+        request = ProduceRequest.build(acks=1, timeout_ms=1000, records={tp: MemoryRecords.with_records([SimpleRecord(None, b"x")])})
+        await cluster.network.send("client", leader, request, 2000, principal="User:ANONYMOUS")
+        await cluster.wait_until(lambda: cluster.partition_state("t", 0)["isr"] == [leader], timeout_ms=30000)
+        cluster.network.heal_link(follower, leader)
+        cluster.kill_broker(leader)
+        await cluster.wait_until(lambda: cluster.leader_for("t", 0) == -1, timeout_ms=ZK_TIMEOUT_MS * 2)
+        flow = cluster.active_controller().preferred_replica_election
+
+        async def elect(partitions, election_type):
+            done = anyio.Event()
+            box = {}
+            flow.elect_leaders(cluster.active_controller(), partitions, election_type,
+                               lambda results: (box.update(results), done.set()))
+            await done.wait()
+            return box
+
+        assert await elect([tp], ElectionType.UNCLEAN) == {tp: follower}
+        state = cluster.partition_state("t", 0)
+        assert (state["leader"], state["isr"]) == (follower, [follower])
+        results = await elect([up, TopicPartition("nope", 0)], ElectionType.PREFERRED)
+        assert results == {up: ApiError(Errors.ELECTION_NOT_NEEDED),
+                           TopicPartition("nope", 0): ApiError(Errors.UNKNOWN_TOPIC_OR_PARTITION,
+                                                               "The partition does not exist.")}

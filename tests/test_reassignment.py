@@ -232,3 +232,56 @@ async def test_reassignment_api_validation():
         assert result == {TP: Errors.INVALID_REPLICA_ASSIGNMENT.code, t1: Errors.INVALID_REPLICA_ASSIGNMENT.code,
                           TopicPartition("nope", 0): Errors.UNKNOWN_TOPIC_OR_PARTITION.code}
         assert await cluster.cancel_partition_reassignments([TP]) == {TP: Errors.NO_REASSIGNMENT_IN_PROGRESS.code}
+
+
+def test_demo_reassignment():
+    """``kafka-ref demo reassignment`` narrates U, A and B in order and ends with RS = TRS, leader 3
+    at leader epoch 5 and the old replicas' logs gone."""
+    from kafka_ref.demo import run_demo
+
+    lines: list[str] = []
+    assert run_demo("reassignment", out=lines.append) == 0
+    order = ["reassignment_requested_in_zk", "reassignment_assignment_updated", "reassignment_phase_a",
+             "reassignment_leader_epoch_bumped", "to_state=NewReplica", "reassignment_targets_in_isr",
+             "reassignment_phase_b", "reassignment_leader_not_in_target", "to_state=OfflineReplica",
+             "to_state=ReplicaDeletionStarted", "to_state=NonExistentReplica", "reassignment_completed",
+             "topic znode: {0: {'replicas': [3, 4, 5], 'adding_replicas': [], 'removing_replicas': []}}; "
+             "p0: leader=3 epoch=5 isr=[3, 4, 5]",
+             "logs of t-0 on disk: b0: -, b1: -, b2: -, b3: log, b4: log, b5: log"]
+    position = 0
+    for needle in order:
+        position = next(i for i, line in enumerate(lines) if i >= position and needle in line)
+
+
+async def test_new_controller_and_returning_broker_resume_reassignment():
+    """A move waits in phase A because one target broker is dead. The controller dies too; the
+    next controller finds RS/AR/RR in the topic znode and the request in
+    /admin/reassign_partitions and resumes the move (A1: leader epoch 2). When the dead target
+    broker returns, onBrokerStartup resumes it again (epoch 3); the broker catches up and the
+    move completes: B3 elects 3 (epoch 4), B4 retires 1 and 2 (epochs 5, 6)
+    (ControllerIntegrationTest#testPartitionReassignmentResumesAfterReplicaComesOnline, with a failover)."""
+    async with Cluster(brokers=6, metadata_mode="zk", config=CONFIG, seed=24) as cluster:
+        old_controller = cluster.controller_id()
+        origin, target, dead = [1, 2, 3], [3, 4, 5], 5
+        assert old_controller not in origin + target
+        await cluster.create_topic("t", replica_assignment={0: origin})
+        cluster.kill_broker(dead)
+        ctx = cluster.active_controller().controller_context
+        await cluster.wait_until(lambda: dead not in ctx.live_or_shutting_down_broker_ids, timeout_ms=40000)
+        await cluster.reassign_partitions({TP: target})  # the ZooKeeper path does not check liveness
+        await cluster.wait_until(lambda: sorted(cluster.partition_state("t", 0)["isr"]) == [1, 2, 3, 4])
+        assert cluster.partition_state("t", 0)["leader_epoch"] == 1
+        cluster.kill_broker(old_controller)
+        await cluster.wait_until(lambda: cluster.controller_id() not in (None, old_controller), timeout_ms=40000)
+        new_controller = cluster.active_controller()
+        await cluster.wait_until(lambda: cluster.partition_state("t", 0)["leader_epoch"] == 2,
+                                 message="the new controller resumed the move (A1 again)")
+        assert TP in new_controller.controller_context.partitions_being_reassigned
+        assert cluster.topic_assignment("t")[0] == {"replicas": [3, 4, 5, 1, 2], "adding_replicas": [4, 5],
+                                                    "removing_replicas": [1, 2]}
+        await cluster.restart_broker(dead)
+        await cluster.wait_until(lambda: cluster.topic_assignment("t")[0]["replicas"] == target, timeout_ms=30000)
+        assert cluster.topic_assignment("t")[0] == {"replicas": target, "adding_replicas": [], "removing_replicas": []}
+        assert cluster.zookeeper.exists("/admin/reassign_partitions") is None
+        state = cluster.partition_state("t", 0)
+        assert (state["leader"], state["leader_epoch"], state["isr"]) == (3, 6, [3, 4, 5])

@@ -233,7 +233,7 @@ async def test_old_leader_truncates_unreplicated_records_after_leader_change(ibp
     logs end up identical batch for batch (offsets, partition leader epochs, keys and values).
     The default IBP truncates on the fetch response's diverging epoch; the parametrised older
     eras reach the same logs by HW truncation (0.10.2) or OffsetsForLeaderEpoch (0.11, 2.0).
-    (Kafka's EpochDrivenReplicationProtocolAcceptanceTest covers the same ground.)"""
+    (In the spirit of EpochDrivenReplicationProtocolAcceptanceTest#shouldFollowLeaderEpochBasicWorkflow.)"""
     async with Cluster(brokers=3, metadata_mode="manual", config=ibp_config(ibp)) as cluster:
         # 1. Broker 0 leads epoch 0 with everyone in sync; three committed batches.
         await elect(cluster, leader=0, leader_epoch=0, isr=[0, 1, 2], replicas=[0, 1, 2], is_new=True)

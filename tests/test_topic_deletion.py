@@ -174,3 +174,43 @@ async def test_delete_unknown_topic():
     async with Cluster(brokers=3, metadata_mode="zk", seed=14) as cluster:
         with pytest.raises(UnknownTopicOrPartitionException):
             await cluster.delete_topic("nope")
+
+
+def _index(lines: list[str], needle: str, start: int = 0) -> int:
+    return next(i for i, line in enumerate(lines) if i >= start and needle in line)
+
+
+def test_demo_deletion():
+    """``kafka-ref demo deletion`` narrates the deletion in Kafka's order: queued, started
+    (partitions Offline → NonExistent), the dead broker's replicas ineligible and the topic
+    halted, live replicas deleted, resumed when the broker returns, completed."""
+    from kafka_ref.demo import run_demo
+
+    lines: list[str] = []
+    assert run_demo("deletion", out=lines.append) == 0
+    order = ["topic_deletion_requested", "topic_deletion_enqueued", "topic_deletion_started",
+             "to_state=ReplicaDeletionIneligible", "to_state=ReplicaDeletionStarted", "topic_deletion_halted",
+             "replica_deletion_successful", "ZooKeeper still has /brokers/topics/t: True; ineligible topics: ['t']",
+             "topic_deletion_resumed", "topic_deletion_completed", "logs of t-0 on disk: b0: -, b1: -, b2: -",
+             "t-0 log end offset 0"]
+    position = 0
+    for needle in order:
+        position = _index(lines, needle, position)
+
+
+async def test_new_controller_resumes_deletion_marked_during_failover():
+    """A deletion marker written while the controller is dead is picked up by the next
+    controller at failover (fetchTopicDeletionsInProgress → TopicDeletionManager#init →
+    tryTopicDeletion) and completed."""
+    async with Cluster(brokers=3, metadata_mode="zk", seed=15) as cluster:
+        old_controller = cluster.controller_id()
+        others = [b for b in range(3) if b != old_controller]
+        await cluster.create_topic("t", replica_assignment={0: others})
+        tp = TopicPartition("t", 0)
+        await cluster.wait_until(lambda: all(cluster.broker(b).metadata_cache.contains(tp) for b in others))
+        assert (await produce(cluster, "t", 0, [b"x"])).error_code == 0
+        cluster.kill_broker(old_controller)
+        cluster.zookeeper.create("/admin/delete_topics/t", b"")  # as the ZooKeeper-era tool did
+        await cluster.wait_until(lambda: cluster.controller_id() not in (None, old_controller), timeout_ms=40000)
+        await cluster.wait_until(lambda: not any(zk_paths(cluster, "t").values()), message="deletion completed")
+        await cluster.wait_until(lambda: not any(hosts_anything(cluster, b, tp) for b in others))

@@ -18,7 +18,6 @@ assertions.
 
 from __future__ import annotations
 
-import anyio
 import pytest
 
 from kafka_ref.cluster import Cluster
@@ -42,7 +41,6 @@ from test_replication_manual_cluster import (
 pytestmark = pytest.mark.anyio
 
 A, B = 0, 1
-ERA_IDS = lambda v: f"ibp-{v or 'default'}"  # noqa: E731
 
 
 # ---------------------------------------------------------------------- KIP-101, scenario 1
@@ -69,8 +67,9 @@ async def test_kip101_hw_truncation_followed_by_immediate_leader_election(ibp, k
     its follower and truncates to match B: the acknowledged m2 is gone from both logs and
     offset 1 is reused by m3. From IBP 0.11 B asks the leader instead (OffsetsForLeaderEpoch,
     or from 2.7 a fetch carrying its last fetched epoch) and keeps m2; so does A.
-    (Kafka: EpochDrivenReplicationProtocolAcceptanceTest#logsShouldNotDivergeOnUncleanLeaderElections
-    and #shouldNotAllowDivergentLogs cover the fixed behaviour.)"""
+    (Kafka's EpochDrivenReplicationProtocolAcceptanceTest#shouldSurviveFastLeaderChange checks
+    that no data is lost across such bounces but, as its comment says, could not reproduce the
+    pre-KIP-101 failure deterministically; fixed steps in virtual time can.)"""
     config = ibp_config(ibp, **{"min.insync.replicas": 1})
     async with Cluster(brokers=2, metadata_mode="manual", config=config) as cluster:
         recorder = RequestRecorder(cluster)
@@ -163,7 +162,8 @@ async def test_kip279_fast_leader_change_divergence(ibp, converge, epoch_rounds)
     same offsets, different records and epochs at offset 1, and B is even taken back into
     the ISR. From 2.0 A answers (epoch 0, end offset 2), B cuts at the end of its epoch 0
     (offset 1) and the logs are identical; from 2.7 the same answer comes as the diverging
-    epoch of B's first fetch, with no OffsetsForLeaderEpoch at all."""
+    epoch of B's first fetch, with no OffsetsForLeaderEpoch at all. (The alternating-leader
+    pattern of EpochDrivenReplicationProtocolAcceptanceTest#logsShouldNotDivergeOnUncleanLeaderElections.)"""
     async with Cluster(brokers=2, metadata_mode="manual", config=ibp_config(ibp)) as cluster:
         recorder = RequestRecorder(cluster)
         # 1. A leads epoch 0; m0 is on both replicas.
@@ -220,7 +220,8 @@ async def test_kip279_multi_round_truncation_after_alternating_leaders(ibp, conv
     it cuts to the end of its epoch 1 (offset 2) and asks again for epoch 1; A answers (0, 1),
     which B has, and B cuts to 1. From 2.7 the same two steps ride on the diverging epochs of
     B's fetches. Under 0.11 the single answer (the start of A's epoch 4, offset 2) leaves B's
-    b1 at offset 1 where A has a1."""
+    b1 at offset 1 where A has a1. (Mirrors EpochDrivenReplicationProtocolAcceptanceTest#
+    logsShouldNotDivergeOnUncleanLeaderElections, which alternates the leader the same way.)"""
     async with Cluster(brokers=2, metadata_mode="manual", config=ibp_config(ibp)) as cluster:
         recorder = RequestRecorder(cluster)
         # 1. m0 committed on both in epoch 0.
@@ -255,7 +256,7 @@ async def test_kip279_multi_round_truncation_after_alternating_leaders(ibp, conv
 LEADER_ANSWER_ERAS = [
     # ibp, answers for epochs 0..5 as (leader epoch, end offset); leader epochs {1: 0, 3: 2}, LEO 4
     pytest.param("0.11.0", [(-1, -1), (-1, 2), (-1, 2), (-1, 4), (-1, -1), (-1, -1)], id="ibp-0.11.0"),
-    pytest.param("2.0", [(0, 0), (1, 2), (1, 2), (3, 4), (-1, -1), (-1, -1)], id="ibp-2.0"),
+    pytest.param("2.1", [(0, 0), (1, 2), (1, 2), (3, 4), (-1, -1), (-1, -1)], id="ibp-2.1"),
     pytest.param(None, [(0, 0), (1, 2), (1, 2), (3, 4), (-1, -1), (-1, -1)], id="ibp-default"),
 ]
 
@@ -267,9 +268,10 @@ async def test_offsets_for_leader_epoch_answer_by_era(ibp, answers):
     The leader's epoch cache is {1: 0, 3: 2} with LEO 4. Before KIP-279 the answer is an
     offset only: the LEO for the latest epoch, the start of the next epoch for an older one,
     and undefined for an epoch below the first cached one (0.11's LeaderEpochFileCache#endOffsetFor,
-    which sends the follower back to its high watermark) or above the latest. From 2.0 it is
-    the largest epoch not above the request with that epoch's end offset; an epoch below the
-    first cached one gets the requested epoch and the first start offset (KAFKA-7415)."""
+    which sends the follower back to its high watermark) or above the latest. From KIP-279 it
+    is the largest epoch not above the request with that epoch's end offset; an epoch below
+    the first cached one gets the requested epoch and the first start offset (KAFKA-7415,
+    which is why this checks 2.1 rather than 2.0)."""
     async with Cluster(brokers=2, metadata_mode="manual", config=ibp_config(ibp)) as cluster:
         # 1. A leads epoch 1 (two records), then epoch 3 (two more); B is not told anything.
         await elect(cluster, leader=A, leader_epoch=1, isr=[A], replicas=[A, B], to=[A], is_new=True)

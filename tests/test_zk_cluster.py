@@ -15,6 +15,8 @@ from kafka_ref.common.topic_partition import TopicPartition
 pytestmark = pytest.mark.anyio
 
 ZK_TIMEOUT_MS = 18000
+# The broker-failure scenarios run in both metadata modes (KRaft: tests/test_kraft_cluster.py has the rest).
+MODES = ["zk", "kraft"]
 
 
 async def produce(cluster: Cluster, topic: str, value: bytes, acks: int = -1):
@@ -80,11 +82,12 @@ async def test_controller_failover_bumps_epoch_and_old_epoch_is_fenced():
         assert response.error_code == Errors.STALE_CONTROLLER_EPOCH.code
 
 
-async def test_leader_failure_elects_from_isr_and_old_leader_rejoins():
+@pytest.mark.parametrize("mode", MODES)
+async def test_leader_failure_elects_from_isr_and_old_leader_rejoins(mode):
     """Kill the leader: the controller elects the next live ISR member with leader epoch + 1;
     acknowledged acks=all writes survive; the old leader comes back as a follower, catches up
     and rejoins the ISR (seed 001 §5.4.2 OfflinePartitionLeaderSelector)."""
-    async with Cluster(brokers=3, metadata_mode="zk", config={"min.insync.replicas": 2}, seed=3) as cluster:
+    async with Cluster(brokers=3, metadata_mode=mode, config={"min.insync.replicas": 2}, seed=3) as cluster:
         await cluster.create_topic("t", partitions=1, replication_factor=3)
         acked = []
         for i in range(5):
@@ -110,15 +113,16 @@ async def test_leader_failure_elects_from_isr_and_old_leader_rejoins():
         assert rejoined.leader_replica_id_opt == after["leader"]
 
 
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("unclean", [False, True])
-async def test_entire_isr_offline(unclean):
+async def test_entire_isr_offline(unclean, mode):
     """With the whole ISR offline the partition stays offline (leader -1) without unclean
     election; with unclean.leader.election.enable a live out-of-sync replica leads
     (seed 001 §5.4.2; PartitionLeaderElectionAlgorithms#offlinePartitionLeaderElection)."""
     config = {"unclean.leader.election.enable": unclean, "replica.lag.time.max.ms": 1000}
-    async with Cluster(brokers=3, metadata_mode="zk", config=config, seed=4) as cluster:
+    async with Cluster(brokers=3, metadata_mode=mode, config=config, seed=4) as cluster:
         # Keep the controller out of the partition so cutting leader<->follower leaves AlterPartition alone.
-        leader, follower = [b for b in range(3) if b != cluster.controller_id()]
+        leader, follower = [b for b in range(3) if b != cluster.controller_id()][:2]
         await cluster.create_topic("t", replica_assignment={0: [leader, follower]})
         assert cluster.partition_state("t", 0)["isr"] == [leader, follower]
         # The follower stops fetching (cut off from the leader) and falls out of the ISR.
@@ -139,7 +143,8 @@ async def test_entire_isr_offline(unclean):
             await cluster.wait_until(lambda: cluster.leader_for("t", 0) == leader, timeout_ms=60000)
 
 
-async def test_broker_failure_end_to_end_every_acked_record_survives():
+@pytest.mark.parametrize("mode", MODES)
+async def test_broker_failure_end_to_end_every_acked_record_survives(mode):
     """RF 3, min.insync.replicas 2, acks=all under a steady producer: kill the leader of every
     partition in turn; every acknowledged record is read back at the offset it was acknowledged
     with; each killed broker comes back, truncates, and rejoins the ISR
@@ -147,7 +152,7 @@ async def test_broker_failure_end_to_end_every_acked_record_survives():
     import anyio
 
     config = {"min.insync.replicas": 2, "replica.lag.time.max.ms": 10000}
-    async with Cluster(brokers=3, metadata_mode="zk", config=config, seed=5) as cluster:
+    async with Cluster(brokers=3, metadata_mode=mode, config=config, seed=5) as cluster:
         await cluster.create_topic("t", partitions=3, replication_factor=3)
         acked: dict[tuple[int, int], bytes] = {}
         errors: list[BaseException] = []

@@ -14,12 +14,12 @@ makes the consumer refresh metadata and retry; OFFSET_OUT_OF_RANGE resets the po
 serve consumers only up to the high watermark (the LSO for ``isolation_level=1``), and a fetch
 that starts inside a batch gets the whole batch: records below the position are skipped here.
 
-Group membership (``subscribe``, a ConsumerCoordinator with JoinGroup/SyncGroup/Heartbeat and
-committed offsets) is a later piece of work. It plugs in at two places, as in Kafka:
-``SubscriptionState`` gains subscribed topics and ``assign_from_subscribed`` (the coordinator
-sets the assignment after a rebalance), and ``KafkaConsumer._update_assignment_metadata_if_needed``
-first lets the coordinator poll (join, heartbeat) and then initialises positions from committed
-offsets before falling back to ``auto_offset_reset``.
+Group membership: with ``group_id`` set, ``subscribe(topics)`` hands partition assignment to the
+group (consumer_coordinator.py: JoinGroup/SyncGroup/Heartbeat, range and round-robin assignors,
+``commit_sync`` / ``committed``). ``_update_assignment_metadata_if_needed`` first lets the
+coordinator poll (join, heartbeat), whose assignment replaces the consumer's, then initialises
+positions of newly assigned partitions from the committed offsets before falling back to
+``auto_offset_reset``.
 
 Not modelled: fetch sessions (KIP-227; every fetch here is a full, sessionless fetch), position
 validation with OffsetsForLeaderEpoch after a leader change (KIP-320's truncation detection:
@@ -42,6 +42,7 @@ from kafka_ref.clients.fetcher import ConsumerRecord, Fetcher, OffsetFetcher
 from kafka_ref.clients.subscription_state import FetchPosition, SubscriptionState
 from kafka_ref.common.errors import (
     ConfigException,
+    Errors,
     InvalidOffsetException,
     KafkaException,
     TimeoutException,
@@ -101,6 +102,11 @@ class KafkaConsumer:
         default_api_timeout_ms: int = 60000,
         metadata_max_age_ms: int = 300000,
         time: Time | None = None,
+        group_id: str | None = None,
+        session_timeout_ms: int = 45000,
+        heartbeat_interval_ms: int = 3000,
+        max_poll_interval_ms: int = 300000,
+        partition_assignment_strategy: Iterable[str] = ("range",),
     ) -> None:
         # 1. Validate the configuration (ConfigException names the key).
         if auto_offset_reset not in OFFSET_RESET_STRATEGIES:
@@ -129,6 +135,12 @@ class KafkaConsumer:
         self.fetcher = Fetcher(self)
         self.offset_fetcher = OffsetFetcher(self)
         self._closed = False
+        # 3. Group membership (subscribe, committed offsets): the ConsumerCoordinator, when group.id is set.
+        from kafka_ref.clients.consumer_coordinator import ConsumerCoordinator
+
+        self.coordinator = None if group_id is None else ConsumerCoordinator.for_consumer(
+            self, group_id, session_timeout_ms=session_timeout_ms, heartbeat_interval_ms=heartbeat_interval_ms,
+            max_poll_interval_ms=max_poll_interval_ms, partition_assignment_strategy=partition_assignment_strategy)
 
     async def __aenter__(self) -> KafkaConsumer:
         return self
@@ -137,7 +149,9 @@ class KafkaConsumer:
         self.close()
 
     def close(self) -> None:
-        """Mirrors org.apache.kafka.clients.consumer.KafkaConsumer#close (no group to leave yet)."""
+        """Mirrors org.apache.kafka.clients.consumer.KafkaConsumer#close (a group member sends LeaveGroup)."""
+        if self.coordinator is not None and not self._closed:
+            self.coordinator.maybe_leave_group_nowait()
         self._closed = True
         self.fetcher.pending.clear()
         self.fetcher.completed_fetches.clear()
@@ -166,6 +180,32 @@ class KafkaConsumer:
     def assignment(self) -> set[TopicPartition]:
         """Mirrors org.apache.kafka.clients.consumer.KafkaConsumer#assignment."""
         return self.subscriptions.assigned_partitions()
+
+    # -- group membership (kafka_ref.clients.consumer_coordinator) ---------------------------
+
+    def subscribe(self, topics: Iterable[str]) -> None:
+        """Mirrors org.apache.kafka.clients.consumer.KafkaConsumer#subscribe(Collection): the group assigns partitions."""
+        self._ensure_open()
+        if self.coordinator is None:
+            raise Errors.INVALID_GROUP_ID.exception("To use the group management or offset commit APIs, you must "
+                                                    "provide a valid group.id in the consumer configuration.")
+        self.coordinator.subscribe(topics)
+
+    async def commit_sync(self, offsets: dict[TopicPartition, Any] | None = None, timeout_ms: float | None = None) -> None:
+        """Mirrors org.apache.kafka.clients.consumer.KafkaConsumer#commitSync: the consumed positions by default."""
+        self._ensure_open()
+        if self.coordinator is None:
+            raise Errors.INVALID_GROUP_ID.exception("commit_sync needs a group.id")
+        offsets = self.coordinator.consumed_offsets(self) if offsets is None else offsets
+        await self.coordinator.commit_offsets_sync(offsets, self.default_api_timeout_ms if timeout_ms is None else timeout_ms)
+
+    async def committed(self, partitions: Iterable[TopicPartition], timeout_ms: float | None = None) -> dict[TopicPartition, Any]:
+        """Mirrors org.apache.kafka.clients.consumer.KafkaConsumer#committed(Set): OffsetAndMetadata or None per partition."""
+        self._ensure_open()
+        if self.coordinator is None:
+            raise Errors.INVALID_GROUP_ID.exception("committed needs a group.id")
+        return await self.coordinator.fetch_committed_offsets(
+            partitions, self.default_api_timeout_ms if timeout_ms is None else timeout_ms)
 
     def seek(self, tp: TopicPartition, offset: int) -> None:
         """Mirrors org.apache.kafka.clients.consumer.KafkaConsumer#seek(TopicPartition, long)."""
@@ -223,7 +263,7 @@ class KafkaConsumer:
         list once ``timeout_ms`` of loop time has passed.
         """
         self._ensure_open()
-        if not self.subscriptions.assignment:
+        if not self.subscriptions.assignment and (self.coordinator is None or not self.coordinator.subscription):
             raise KafkaException("Consumer is not subscribed to any topics or assigned any partitions")
         deadline = self.time.milliseconds() + timeout_ms
         while True:
@@ -258,6 +298,9 @@ class KafkaConsumer:
         With group membership the coordinator's poll and committed offsets come first here
         (see the module docstring); with manual assignment: metadata, leaders, resets.
         """
+        # 0. A group member: join / heartbeat, then positions from the committed offsets.
+        if self.coordinator is not None:
+            await self.coordinator.poll_for_consumer(self)
         # 1. Metadata when due, and the leaders it names for every position.
         await self.client.poll_metadata()
         self.metadata.maybe_throw_any_exception()

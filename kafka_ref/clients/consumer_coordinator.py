@@ -2,7 +2,8 @@
 
 Mirrors org.apache.kafka.clients.consumer.internals.AbstractCoordinator and ConsumerCoordinator
 (Kafka 3.x, the classic protocol with the EAGER rebalance protocol), with ConsumerProtocol,
-RangeAssignor and RoundRobinAssignor, Heartbeat, and CommitFailedException.
+RangeAssignor and RoundRobinAssignor, and CommitFailedException (the Heartbeat timer is a
+deadline kept here).
 
 Life of a member: FindCoordinator (any broker) → JoinGroup (first without a member id: the
 coordinator hands one out with MEMBER_ID_REQUIRED, KIP-394) → if leader, run the assignor over
@@ -28,12 +29,11 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-
-import anyio
+from typing import Any
 
 from kafka_ref.clients.client_metadata import Metadata, NetworkClient, client_logger
 from kafka_ref.common.errors import (
-    ApiException,
+    ConfigException,
     Errors,
     KafkaException,
     NetworkException,
@@ -68,9 +68,6 @@ class CommitFailedException(KafkaException):
             "another member. The consumer should rejoin the group with a new poll."))
 
 
-# --------------------------------------------------------------------------------------------
-# ConsumerProtocol: the bytes inside JoinGroup metadata and SyncGroup assignments
-# --------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,10 +94,7 @@ def _put_string(out: bytearray, s: str) -> None:
 
 
 def _put_nullable_bytes(out: bytearray, b: bytes | None) -> None:
-    if b is None:
-        out += struct.pack(">i", -1)
-    else:
-        out += struct.pack(">i", len(b)) + b
+    out += struct.pack(">i", -1) if b is None else struct.pack(">i", len(b)) + b
 
 
 def _put_topic_partitions(out: bytearray, partitions: Iterable[TopicPartition]) -> None:
@@ -110,12 +104,12 @@ def _put_topic_partitions(out: bytearray, partitions: Iterable[TopicPartition]) 
     out += struct.pack(">i", len(by_topic))
     for topic, parts in by_topic.items():
         _put_string(out, topic)
-        out += struct.pack(">i", len(parts))
-        for p in parts:
-            out += struct.pack(">i", p)
+        out += struct.pack(f">i{len(parts)}i", len(parts), *parts)
 
 
 class _Cursor:
+    """Reads Kafka's primitive types from a buffer."""
+
     def __init__(self, data: bytes) -> None:
         self.data = bytes(data)
         self.pos = 0
@@ -125,26 +119,23 @@ class _Cursor:
         self.pos += struct.calcsize(fmt)
         return value
 
-    def string(self) -> str | None:
-        n = self.unpack(">h")
+    def _take(self, n: int) -> bytes | None:
         if n < 0:
             return None
-        s = self.data[self.pos:self.pos + n].decode("utf-8")
+        chunk = self.data[self.pos:self.pos + n]
         self.pos += n
-        return s
+        return chunk
+
+    def string(self) -> str:
+        return (self._take(self.unpack(">h")) or b"").decode("utf-8")
 
     def nullable_bytes(self) -> bytes | None:
-        n = self.unpack(">i")
-        if n < 0:
-            return None
-        b = self.data[self.pos:self.pos + n]
-        self.pos += n
-        return b
+        return self._take(self.unpack(">i"))
 
     def topic_partitions(self) -> tuple[TopicPartition, ...]:
         out = []
         for _ in range(self.unpack(">i")):
-            topic = self.string() or ""
+            topic = self.string()
             out.extend(TopicPartition(topic, self.unpack(">i")) for _ in range(self.unpack(">i")))
         return tuple(out)
 
@@ -179,7 +170,7 @@ class ConsumerProtocol:
         """Mirrors ConsumerProtocol#deserializeSubscription."""
         c = _Cursor(data)
         version = c.unpack(">h")
-        topics = tuple(c.string() or "" for _ in range(c.unpack(">i")))
+        topics = tuple(c.string() for _ in range(c.unpack(">i")))
         user_data = c.nullable_bytes()
         owned: tuple[TopicPartition, ...] = ()
         generation = NO_GENERATION_ID
@@ -209,9 +200,6 @@ class ConsumerProtocol:
         return Assignment(partitions, user_data)
 
 
-# --------------------------------------------------------------------------------------------
-# Assignors
-# --------------------------------------------------------------------------------------------
 
 
 class RangeAssignor:
@@ -277,9 +265,6 @@ class RoundRobinAssignor:
 ASSIGNORS: dict[str, type] = {RangeAssignor.name: RangeAssignor, RoundRobinAssignor.name: RoundRobinAssignor}
 
 
-# --------------------------------------------------------------------------------------------
-# The coordinator client
-# --------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -353,6 +338,8 @@ class ConsumerCoordinator:
         self.assignment: set[TopicPartition] = set()
         self.next_heartbeat_ms = 0
         self.rebalances = 0
+        self._pending: dict[str, Any] = {}
+        self._heartbeat_generation = NO_GENERATION
         self._log = client_logger(client_id=client.client_id, group_id=group_id)
 
     # -- subscription --------------------------------------------------------------------------
@@ -373,14 +360,12 @@ class ConsumerCoordinator:
 
     # -- coordinator discovery -------------------------------------------------------------------
 
-    def coordinator_unknown(self) -> bool:
-        return self.coordinator is None
-
     def mark_coordinator_unknown(self, reason: str) -> None:
         """Mirrors AbstractCoordinator#markCoordinatorUnknown: the generation is kept."""
         if self.coordinator is not None:
             self._log.info("coordinator_marked_unknown", coordinator=self.coordinator, reason=reason)
         self.coordinator = None
+        self._pending.pop("heartbeat", None)
 
     async def ensure_coordinator_ready(self, deadline_ms: int) -> bool:
         """Mirrors AbstractCoordinator#ensureCoordinatorReady: FindCoordinator until one answers or the deadline."""
@@ -412,16 +397,30 @@ class ConsumerCoordinator:
         await self.time.sleep(min(self.retry_backoff_ms, deadline_ms - now))
         return True
 
-    async def _send_to_coordinator(self, request: object, timeout_ms: float | None = None) -> object | None:
-        """Send to the coordinator; a lost connection or timeout marks it unknown and returns None."""
+    async def _send_to_coordinator(self, request: object, timeout_ms: float | None = None,
+                                   resumable: str | None = None) -> object | None:
+        """Send to the coordinator; a lost connection or timeout marks it unknown and returns None.
+
+        A ``resumable`` request (JoinGroup, SyncGroup: they may wait at the coordinator for a
+        long time) survives a cancelled wait, e.g. the end of a short ``poll``: the next call
+        waits for the same request instead of sending another (Kafka's pending joinFuture).
+        """
         node = self.coordinator
         if node is None:
             return None
+        envelope = self._pending.get(resumable) if resumable is not None else None
+        if envelope is None or envelope.dst != node:
+            envelope = self.client.post(node, request)
+            if resumable is not None:
+                self._pending[resumable] = envelope
         try:
-            return await self.client.send(node, request, timeout_ms)
+            response = await self.client.wait(envelope, timeout_ms)
         except (NetworkException, TimeoutException) as exc:
+            self._pending.pop(resumable, None)
             self.mark_coordinator_unknown(f"request {type(request).__name__} failed: {exc!r}")
             return None
+        self._pending.pop(resumable, None)
+        return response
 
     # -- the poll loop -----------------------------------------------------------------------------
 
@@ -436,23 +435,29 @@ class ConsumerCoordinator:
         # 1. A heartbeat is due even while everything is fine.
         await self.maybe_heartbeat()
         # 2. The coordinator, then membership.
-        if self.coordinator_unknown() and not await self.ensure_coordinator_ready(deadline):
+        if self.coordinator is None and not await self.ensure_coordinator_ready(deadline):
             return False
         if self.rejoin_needed:
             return await self.ensure_active_group(deadline)
         return True
 
     async def maybe_heartbeat(self) -> None:
-        """Mirrors AbstractCoordinator.HeartbeatThread's loop body (run from poll here)."""
+        """Mirrors AbstractCoordinator.HeartbeatThread's loop body (run from poll here).
+
+        A heartbeat whose answer a short poll did not wait for is waited for next time.
+        """
         now = self.time.milliseconds()
-        if self.coordinator_unknown() or self.rejoin_needed or not self.generation.has_member_id():
+        if self.coordinator is None or self.rejoin_needed or not self.generation.has_member_id():
             return
-        if now < self.next_heartbeat_ms:
-            return
-        self.next_heartbeat_ms = now + self.heartbeat_interval_ms
-        generation = self.generation
+        if "heartbeat" not in self._pending:
+            if now < self.next_heartbeat_ms:
+                return
+            self.next_heartbeat_ms = now + self.heartbeat_interval_ms
+            self._heartbeat_generation = self.generation
+        generation = self._heartbeat_generation
         response = await self._send_to_coordinator(HeartbeatRequest(
-            group_id=self.group_id, generation_id=generation.generation_id, member_id=generation.member_id))
+            group_id=self.group_id, generation_id=generation.generation_id, member_id=generation.member_id),
+            resumable="heartbeat")
         if response is None:
             self.next_heartbeat_ms = self.time.milliseconds() + self.retry_backoff_ms
             return
@@ -483,7 +488,7 @@ class ConsumerCoordinator:
     async def ensure_active_group(self, deadline_ms: int) -> bool:
         """Mirrors AbstractCoordinator#ensureActiveGroup / joinGroupIfNeeded: rejoin until stable or out of time."""
         while self.rejoin_needed:
-            if self.coordinator_unknown() and not await self.ensure_coordinator_ready(deadline_ms):
+            if self.coordinator is None and not await self.ensure_coordinator_ready(deadline_ms):
                 return False
             # 1. EAGER: give everything up before joining (onJoinPrepare).
             self._on_join_prepare()
@@ -520,7 +525,7 @@ class ConsumerCoordinator:
             protocol_type=PROTOCOL_TYPE, protocols=self._join_protocols(), reason="rebalance")
         # The JoinGroup may wait out a whole rebalance timeout at the coordinator.
         timeout = max(self.request_timeout_ms, self.rebalance_timeout_ms + 5000)
-        response = await self._send_to_coordinator(request, timeout)
+        response = await self._send_to_coordinator(request, timeout, resumable="join")
         if response is None:
             return False
         assert isinstance(response, JoinGroupResponse)
@@ -577,7 +582,8 @@ class ConsumerCoordinator:
             group_id=self.group_id, generation_id=generation.generation_id, member_id=generation.member_id,
             protocol_type=PROTOCOL_TYPE, protocol_name=generation.protocol_name,
             assignments=tuple(SyncGroupRequestAssignment(member_id=m, assignment=a) for m, a in assignment.items()))
-        response = await self._send_to_coordinator(request, max(self.request_timeout_ms, self.rebalance_timeout_ms + 5000))
+        response = await self._send_to_coordinator(request, max(self.request_timeout_ms, self.rebalance_timeout_ms + 5000),
+                                                   resumable="sync")
         if response is None:
             return
         error = Errors.for_code(response.error_code)
@@ -596,6 +602,7 @@ class ConsumerCoordinator:
         """Mirrors ConsumerCoordinator#onJoinComplete: take the assignment, start heartbeating."""
         self.rejoin_needed = False
         self.rebalances += 1
+        self._pending.pop("heartbeat", None)
         self.assignment = set(assignment.partitions)
         self.next_heartbeat_ms = self.time.milliseconds() + self.heartbeat_interval_ms
         self._log.info("partitions_assigned", generation_id=generation.generation_id,
@@ -615,7 +622,7 @@ class ConsumerCoordinator:
             return
         deadline = self.time.milliseconds() + int(timeout_ms)
         while True:
-            if self.coordinator_unknown() and not await self.ensure_coordinator_ready(deadline):
+            if self.coordinator is None and not await self.ensure_coordinator_ready(deadline):
                 raise TimeoutException(f"Timeout of {int(timeout_ms)}ms expired before successfully committing offsets {dict(offsets)}")
             generation = self._generation_if_stable()
             request = OffsetCommitRequest.build(
@@ -683,7 +690,7 @@ class ConsumerCoordinator:
         partitions = list(partitions)
         deadline = self.time.milliseconds() + int(timeout_ms)
         while True:
-            if self.coordinator_unknown() and not await self.ensure_coordinator_ready(deadline):
+            if self.coordinator is None and not await self.ensure_coordinator_ready(deadline):
                 raise TimeoutException(f"Timeout of {int(timeout_ms)}ms expired before the committed offsets could be fetched")
             response = await self._send_to_coordinator(
                 OffsetFetchRequest.for_group(self.group_id, partitions, require_stable=True))
@@ -717,19 +724,74 @@ class ConsumerCoordinator:
                 data.metadata or "")
         return result
 
-    # -- leaving ------------------------------------------------------------------------------------------
-
-    async def maybe_leave_group(self, reason: str = "the consumer is being closed") -> None:
-        """Mirrors AbstractCoordinator#maybeLeaveGroup: LeaveGroup if we are a member and know the coordinator."""
+    def maybe_leave_group_nowait(self, reason: str = "the consumer is being closed") -> None:
+        """Mirrors AbstractCoordinator#maybeLeaveGroup: LeaveGroup if a member (sent, not awaited: close is synchronous)."""
         generation = self.generation
         if self.coordinator is not None and generation.has_member_id():
             self._log.info("leaving_group", member_id=generation.member_id, reason=reason)
-            with anyio.move_on_after(self.request_timeout_ms / 1000):
-                try:
-                    await self._send_to_coordinator(LeaveGroupRequest(
-                        group_id=self.group_id, members=(MemberIdentity(member_id=generation.member_id, reason=reason),)))
-                except ApiException:
-                    pass
+            self.client.post(self.coordinator, LeaveGroupRequest(
+                group_id=self.group_id, members=(MemberIdentity(member_id=generation.member_id, reason=reason),)))
         self.generation = NO_GENERATION
         self.assignment = set()
         self.request_rejoin(reason)
+
+    # -- the KafkaConsumer side -----------------------------------------------------------------------
+
+    @classmethod
+    def for_consumer(cls, consumer: Any, group_id: str, *, session_timeout_ms: int, heartbeat_interval_ms: int,
+                     max_poll_interval_ms: int, partition_assignment_strategy: Iterable[str]) -> "ConsumerCoordinator":
+        """The coordinator KafkaConsumer's constructor builds when ``group.id`` is set.
+
+        Revoked partitions leave the consumer's assignment (and their buffered records);
+        assigned ones join it without positions, to be filled from the committed offsets.
+        """
+        if heartbeat_interval_ms >= session_timeout_ms:
+            raise ConfigException("heartbeat.interval.ms", heartbeat_interval_ms,
+                                  "Heartbeat must be set lower than the session timeout")
+
+        def revoked(partitions: set[TopicPartition]) -> None:
+            consumer.assign(sorted(consumer.assignment() - partitions))
+
+        def assigned(partitions: set[TopicPartition]) -> None:
+            consumer.assign(sorted(partitions))
+
+        return cls(consumer.client, consumer.metadata, group_id, time=consumer.time,
+                   session_timeout_ms=session_timeout_ms, rebalance_timeout_ms=max_poll_interval_ms,
+                   heartbeat_interval_ms=heartbeat_interval_ms, retry_backoff_ms=consumer.retry_backoff_ms,
+                   request_timeout_ms=consumer.request_timeout_ms, assignors=partition_assignment_strategy,
+                   on_partitions_revoked=revoked, on_partitions_assigned=assigned)
+
+    async def poll_for_consumer(self, consumer: Any) -> None:
+        """Mirrors the group part of KafkaConsumer#updateAssignmentMetadataIfNeeded.
+
+        1. ConsumerCoordinator#poll (coordinator, membership, heartbeat); 2. positions of
+        newly assigned partitions from the committed offsets (refreshCommittedOffsetsIfNeeded);
+        partitions with no commit are left to ``auto_offset_reset``.
+        """
+        if not self.subscription:
+            return
+        await self.poll(consumer.default_api_timeout_ms)
+        await self.refresh_committed_offsets_if_needed(consumer)
+
+    async def refresh_committed_offsets_if_needed(self, consumer: Any) -> None:
+        """Mirrors ConsumerCoordinator#refreshCommittedOffsetsIfNeeded."""
+        subscriptions = consumer.subscriptions
+        missing = [tp for tp in sorted(consumer.assignment())
+                   if subscriptions.assigned_state(tp).position is None and not subscriptions.assigned_state(tp).awaiting_reset()]
+        if not missing:
+            return
+        committed = await self.fetch_committed_offsets(missing, consumer.default_api_timeout_ms)
+        for tp, offset in committed.items():
+            if offset is not None and subscriptions.is_assigned(tp):
+                consumer.seek(tp, offset.offset)
+                self._log.info("position_from_committed_offset", topic_partition=str(tp), offset=offset.offset)
+
+    @staticmethod
+    def consumed_offsets(consumer: Any) -> dict[TopicPartition, OffsetAndMetadata]:
+        """Mirrors SubscriptionState#allConsumed: the position of every assigned partition that has one."""
+        out = {}
+        for tp in sorted(consumer.assignment()):
+            position = consumer.subscriptions.assigned_state(tp).position
+            if position is not None:
+                out[tp] = OffsetAndMetadata(position.offset, position.offset_epoch)
+        return out

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 
 
 class ControlledShutdownFlow(ControllerExtension):
-    """The controller side of controlled shutdown, installed as a KafkaController extension."""
+    """Mirrors the controlled-shutdown part of kafka.controller.KafkaController, as a controller extension."""
 
     def process_controlled_shutdown(self, c: "KafkaController", broker_id: int, broker_epoch: int,
                                     callback: Callable[[Any], None]) -> None:

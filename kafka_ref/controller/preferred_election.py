@@ -20,7 +20,8 @@ preferred replica could lead are elected back to it.
 from __future__ import annotations
 
 import enum
-from typing import TYPE_CHECKING, Any, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from kafka_ref.common.errors import ControllerMovedException, Errors, StateChangeFailedException
 from kafka_ref.common.topic_partition import TopicPartition
@@ -56,6 +57,22 @@ class ElectionTrigger(enum.Enum):
     AdminClientTriggered = "AdminClientTriggered"
 
 
+@dataclass
+class AdminReplicaLeaderElection(ev.ControllerEvent):
+    """Mirrors kafka.controller.ReplicaLeaderElection in its AdminClientTriggered form (ElectLeaders)."""
+
+    flow: "PreferredReplicaElectionFlow"
+    partitions: set[TopicPartition]
+    election_type: "ElectionType"
+    callback: Callable[[dict[TopicPartition, Any]], None]
+    name: str = field(default="ReplicaLeaderElection")
+
+    def process(self, controller: Any) -> None:
+        results = self.flow.process_replica_leader_election_for(
+            controller, self.partitions, self.election_type, ElectionTrigger.AdminClientTriggered)
+        self.callback(results or {})
+
+
 def _log(c: "KafkaController") -> Any:
     return c.state_change_logger.bind(controller_epoch=c.controller_context.epoch)
 
@@ -66,7 +83,9 @@ def _is_queued_for_deletion(c: "KafkaController", topic: str) -> bool:
 
 
 class PreferredReplicaElectionFlow(ControllerExtension):
-    """Preferred election and auto-rebalance, installed as a KafkaController extension.
+    """Mirrors the preferred-election and auto-rebalance parts of kafka.controller.KafkaController.
+
+    Installed as a KafkaController extension.
 
     ``generation`` stands for the controller's own KafkaScheduler being shut down on
     resignation: a rebalance task scheduled by an earlier term of this controller does nothing.
@@ -77,7 +96,7 @@ class PreferredReplicaElectionFlow(ControllerExtension):
 
     # ---- failover ------------------------------------------------------------------------------
     def on_failover_resume(self, c: "KafkaController") -> None:
-        """The election steps of KafkaController#onControllerFailover.
+        """Mirrors kafka.controller.KafkaController#onControllerFailover (its election and scheduler steps).
 
         Elections written to ZooKeeper before this controller took over run now; then the
         auto-rebalance task is scheduled if ``auto.leader.rebalance.enable``.
@@ -91,7 +110,7 @@ class PreferredReplicaElectionFlow(ControllerExtension):
             self.schedule_auto_leader_rebalance_task(c, AUTO_REBALANCE_INITIAL_DELAY_MS)
 
     def on_resignation(self, c: "KafkaController") -> None:
-        """The ``kafkaScheduler.shutdown()`` step of KafkaController#onControllerResignation."""
+        """Mirrors kafka.controller.KafkaController#onControllerResignation (its ``kafkaScheduler.shutdown()`` step)."""
         self.generation += 1
 
     def fetch_pending_preferred_replica_elections(self, c: "KafkaController") -> set[TopicPartition]:
@@ -111,8 +130,9 @@ class PreferredReplicaElectionFlow(ControllerExtension):
         pending = listed - completed
         skipped = {tp for tp in pending if _is_queued_for_deletion(c, tp.topic)}
         pending -= skipped
-        _log(c).info("preferred_replica_elections_pending", listed=_names(listed), completed=_names(completed),
-                     skipped_for_deletion=_names(skipped), resuming=_names(pending))
+        log = _log(c).info if listed else _log(c).debug  # an empty znode is not worth a line
+        log("preferred_replica_elections_pending", listed=_names(listed), completed=_names(completed),
+            skipped_for_deletion=_names(skipped), resuming=_names(pending))
         return pending
 
     # ---- the election --------------------------------------------------------------------------
@@ -124,8 +144,9 @@ class PreferredReplicaElectionFlow(ControllerExtension):
         each partition's new LeaderAndIsr or the error; for ZooKeeper and auto triggers the
         znode bookkeeping follows whatever happened.
         """
-        _log(c).info("replica_leader_election", election_type=election_type.name, trigger=election_trigger.value,
-                     partitions=_names(partitions))
+        log = _log(c).info if partitions else _log(c).debug
+        log("replica_leader_election", election_type=election_type.name, trigger=election_trigger.value,
+            partitions=_names(partitions))
         try:
             # 1. The strategy: preferred, or unclean only when an admin asked for it.
             if election_type == ElectionType.PREFERRED:
@@ -172,6 +193,14 @@ class PreferredReplicaElectionFlow(ControllerExtension):
         if not is_triggered_by_auto_rebalance:
             c.zk_client.delete_preferred_replica_election(ctx.epoch_zk_version)
             c.event_manager.put(ev.ReplicaLeaderElection())
+
+    def elect_leaders(self, c: "KafkaController", partitions: Iterable[TopicPartition], election_type: ElectionType,
+                      callback: Callable[[dict[TopicPartition, Any]], None]) -> None:
+        """Mirrors kafka.controller.KafkaController#electLeaders: an admin's election, queued as an event.
+
+        The callback gets, per partition, the new leader id or an ApiError.
+        """
+        c.event_manager.put(AdminReplicaLeaderElection(self, set(partitions), election_type, callback))
 
     def process_replica_leader_election(self, c: "KafkaController") -> None:
         """Mirrors kafka.controller.KafkaController#processReplicaLeaderElection for a ZooKeeper trigger.

@@ -94,7 +94,7 @@ def _deletion(c: "KafkaController") -> Any:
 
 
 class PartitionReassignmentFlow(ControllerExtension):
-    """The reassignment methods of kafka.controller.KafkaController, installed as a controller extension.
+    """Mirrors the reassignment methods of kafka.controller.KafkaController, as a controller extension.
 
     Only the AlterPartition path (IBP ≥ 2.7) completes a move: no per-partition ISR watch is
     registered, so resignation has nothing to unregister.
@@ -102,7 +102,7 @@ class PartitionReassignmentFlow(ControllerExtension):
 
     # ---- failover and broker start-up ------------------------------------------------------------
     def on_failover_init(self, c: "KafkaController") -> None:
-        """The reassignment step of KafkaController#initializeControllerContext.
+        """Mirrors kafka.controller.KafkaController#initializeControllerContext (its reassignment step).
 
         A partition whose topic znode still lists adding or removing replicas was being moved
         when the previous controller stopped: it is being reassigned.
@@ -113,16 +113,16 @@ class PartitionReassignmentFlow(ControllerExtension):
                 ctx.partitions_being_reassigned.add(tp)
 
     def on_failover_resume(self, c: "KafkaController") -> None:
-        """The ``initializePartitionReassignments()`` step of KafkaController#onControllerFailover."""
+        """Mirrors kafka.controller.KafkaController#onControllerFailover (its ``initializePartitionReassignments`` step)."""
         self.initialize_partition_reassignments(c)
 
     def on_broker_startup(self, c: "KafkaController", new_brokers: list[int], replicas: list[PartitionAndReplica]) -> None:
-        """The reassignment step of KafkaController#onBrokerStartup: moves waiting for these brokers resume."""
+        """Mirrors kafka.controller.KafkaController#onBrokerStartup (its reassignment step): moves waiting for these brokers resume."""
         new = set(new_brokers)
         self.maybe_resume_reassignments(c, lambda tp, assignment: any(r in new for r in target_replicas(assignment)))
 
     def on_alter_partition_applied(self, c: "KafkaController", partitions: Sequence[TopicPartition]) -> None:
-        """The tail of KafkaController#processAlterPartition: an ISR expansion may complete a move."""
+        """Mirrors kafka.controller.KafkaController#processAlterPartition (its tail): an ISR expansion may complete a move."""
         for tp in partitions:
             if tp in c.controller_context.partitions_being_reassigned:
                 self.maybe_complete_reassignment(c, tp)

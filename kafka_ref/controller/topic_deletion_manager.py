@@ -367,7 +367,7 @@ class TopicDeletionManager:
 
 
 class TopicDeletionFlow(ControllerExtension):
-    """The controller side of topic deletion, installed as a KafkaController extension.
+    """Mirrors the topic-deletion parts of kafka.controller.KafkaController, as a controller extension.
 
     Holds the controller's TopicDeletionManager (also reachable as
     ``controller.topic_deletion_manager``) and the KafkaController methods that feed it. The
@@ -404,16 +404,19 @@ class TopicDeletionFlow(ControllerExtension):
         return to_be_deleted, with_offline | reassigning
 
     def on_failover_init(self, c: "KafkaController") -> None:
-        """The deletion steps of KafkaController#onControllerFailover before the state machines start."""
+        """Mirrors kafka.controller.KafkaController#onControllerFailover (its deletion-manager initialisation).
+
+        Runs before the state machines start, as in Kafka.
+        """
         to_be_deleted, ineligible = self.fetch_topic_deletions_in_progress(c)
         self.manager.init(to_be_deleted, ineligible)
 
     def on_failover_resume(self, c: "KafkaController") -> None:
-        """The ``topicDeletionManager.tryTopicDeletion()`` step of KafkaController#onControllerFailover."""
+        """Mirrors kafka.controller.KafkaController#onControllerFailover (its ``tryTopicDeletion`` step)."""
         self.manager.try_topic_deletion()
 
     def on_broker_startup(self, c: "KafkaController", new_brokers: list[int], replicas: list[PartitionAndReplica]) -> None:
-        """The deletion step of KafkaController#onBrokerStartup: a returning broker may unblock deletions."""
+        """Mirrors kafka.controller.KafkaController#onBrokerStartup (its deletion step): a returning broker may unblock deletions."""
         for_deletion = [r for r in replicas if self.manager.is_topic_queued_up_for_deletion(r.topic)]
         if for_deletion:
             c.state_change_logger.info("topic_deletion_replicas_on_started_brokers", brokers=sorted(new_brokers),
@@ -421,7 +424,7 @@ class TopicDeletionFlow(ControllerExtension):
             self.manager.resume_deletion_for_topics({r.topic for r in for_deletion})
 
     def on_replicas_for_deletion_offline(self, c: "KafkaController", replicas: list[PartitionAndReplica]) -> None:
-        """The deletion step of KafkaController#onReplicasBecomeOffline: their deletion fails for now."""
+        """Mirrors kafka.controller.KafkaController#onReplicasBecomeOffline (its deletion step): their deletion fails for now."""
         self.manager.fail_replica_deletion(replicas)
 
     # ---- events --------------------------------------------------------------------------------

@@ -61,6 +61,7 @@ class BrokerLifecycleManager:
         self.initial_unfence = anyio.Event()
         self.controlled_shutdown_done = anyio.Event()
         self._wake = anyio.Event()
+        self._wake_requested = False
         self._log = state_change_logger(broker_id=broker_id)
 
     # ------------------------------------------------------------------ controls
@@ -68,12 +69,17 @@ class BrokerLifecycleManager:
     def set_ready_to_unfence(self) -> None:
         """Mirrors BrokerLifecycleManager#setReadyToUnfence: from now on heartbeats ask to be unfenced."""
         self.ready_to_unfence = True
-        self._wake.set()
+        self._schedule_next_communication_immediately()
 
     def begin_controlled_shutdown(self) -> None:
         """Mirrors BrokerLifecycleManager#beginControlledShutdown: heartbeat now, asking to shut down."""
         self._log.info("broker_begin_controlled_shutdown", broker_epoch=self.broker_epoch)
         self.state = BrokerState.PENDING_CONTROLLED_SHUTDOWN
+        self._schedule_next_communication_immediately()
+
+    def _schedule_next_communication_immediately(self) -> None:
+        """Mirrors BrokerLifecycleManager#scheduleNextCommunicationImmediately (even if a heartbeat is in flight)."""
+        self._wake_requested = True
         self._wake.set()
 
     # ------------------------------------------------------------------ the loop
@@ -85,16 +91,21 @@ class BrokerLifecycleManager:
             if not await self.send_broker_registration():
                 await self._sleep(self.heartbeat_interval_ms)
         while self.state is not BrokerState.SHUTTING_DOWN:
-            ok = await self.send_broker_heartbeat()
+            await self.send_broker_heartbeat()
             if self.state is BrokerState.SHUTTING_DOWN:
                 break
-            # Immediately after a state request, else one interval later (after a failure too).
-            await self._sleep(self.heartbeat_interval_ms if ok else self.heartbeat_interval_ms)
+            # One interval later (after a failure too); a state request (ready to unfence,
+            # controlled shutdown) wakes the loop at once.
+            await self._sleep(self.heartbeat_interval_ms)
 
     async def _sleep(self, ms: int) -> None:
+        if self._wake_requested:
+            self._wake_requested = False
+            return
         self._wake = anyio.Event()
         with anyio.move_on_after(ms / 1000):
             await self._wake.wait()
+        self._wake_requested = False
 
     async def send_broker_registration(self) -> bool:
         """Mirrors BrokerLifecycleManager#sendBrokerRegistration and its response handler."""

@@ -26,6 +26,7 @@ class BrokerRegistrationResponse(AbstractResponse):
     broker_epoch: int = -1
 
     def error_counts(self) -> dict[int, int]:
+        """Mirrors AbstractResponse#errorCounts."""
         return {self.error_code: 1}
 
 
@@ -58,6 +59,7 @@ class BrokerRegistrationRequest(AbstractRequest):
     is_migrating_zk_broker: bool = False
 
     def get_error_response(self, error_code: int, throttle_time_ms: int = 0) -> BrokerRegistrationResponse:
+        """Mirrors AbstractRequest#getErrorResponse: the whole request answered with one error."""
         return BrokerRegistrationResponse(throttle_time_ms=throttle_time_ms, error_code=error_code)
 
 
@@ -77,6 +79,7 @@ class BrokerHeartbeatResponse(AbstractResponse):
     should_shut_down: bool = False
 
     def error_counts(self) -> dict[int, int]:
+        """Mirrors AbstractResponse#errorCounts."""
         return {self.error_code: 1}
 
 
@@ -98,6 +101,7 @@ class BrokerHeartbeatRequest(AbstractRequest):
     want_shut_down: bool = False
 
     def get_error_response(self, error_code: int, throttle_time_ms: int = 0) -> BrokerHeartbeatResponse:
+        """Mirrors AbstractRequest#getErrorResponse: the whole request answered with one error."""
         return BrokerHeartbeatResponse(throttle_time_ms=throttle_time_ms, error_code=error_code)
 
 

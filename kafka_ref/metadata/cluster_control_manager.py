@@ -275,6 +275,7 @@ class ClusterControlManager:
     # -- queries -----------------------------------------------------------------------------
 
     def registration(self, broker_id: int) -> BrokerRegistration | None:
+        """Mirrors ClusterControlManager#registration."""
         return self.broker_registrations.get(broker_id)
 
     def is_active(self, broker_id: int) -> bool:
@@ -286,6 +287,7 @@ class ClusterControlManager:
         return state is None or not state.shutting_down
 
     def in_controlled_shutdown(self, broker_id: int) -> bool:
+        """Mirrors ClusterControlManager#inControlledShutdown."""
         registration = self.broker_registrations.get(broker_id)
         return registration is not None and registration.in_controlled_shutdown
 

@@ -57,19 +57,24 @@ class FeatureControlManager:
 
     @property
     def metadata_version_level(self) -> int:
+        """Mirrors FeatureControlManager#metadataVersion (as a feature level)."""
         return self.finalized_versions.get(METADATA_VERSION_FEATURE, self.bootstrap_level)
 
     # MetadataVersion#is*Supported switches, by feature level.
     def is_leader_recovery_supported(self) -> bool:
+        """Mirrors MetadataVersion#isLeaderRecoverySupported (3.2-IV0)."""
         return self.metadata_version_level >= 3  # 3.2-IV0
 
     def is_broker_registration_change_record_supported(self) -> bool:
+        """Mirrors MetadataVersion#isBrokerRegistrationChangeRecordSupported (3.3-IV2)."""
         return self.metadata_version_level >= 6  # 3.3-IV2
 
     def is_in_controlled_shutdown_state_supported(self) -> bool:
+        """Mirrors MetadataVersion#isInControlledShutdownStateSupported (3.3-IV3)."""
         return self.metadata_version_level >= 7  # 3.3-IV3
 
     def is_leader_epoch_bump_required_on_isr_shrink(self) -> bool:
+        """Mirrors MetadataVersion#isLeaderEpochBumpRequiredOnIsrShrink (before 3.6-IV0)."""
         return self.metadata_version_level < 12  # before 3.6-IV0 (KAFKA-15021)
 
 
@@ -119,6 +124,7 @@ class ConfigurationControlManager:
         self.config_data.pop(ConfigResource(ConfigResourceType.TOPIC, name), None)
 
     def topic_configs(self, name: str) -> dict[str, str]:
+        """Mirrors ConfigurationControlManager#currentTopicConfig."""
         return dict(self.config_data.get(ConfigResource(ConfigResourceType.TOPIC, name), {}))
 
     def unclean_leader_election_enabled_for_topic(self, name: str) -> bool:

@@ -194,6 +194,7 @@ class TopicsDelta:
         return image.name
 
     def get_topic(self, topic_id: Uuid) -> TopicDelta | None:
+        """Mirrors TopicsDelta#changedTopic: the staged delta of one topic, if any."""
         return self.changed_topics.get(topic_id)
 
     def topic_was_deleted(self, topic_name: str) -> bool:
@@ -339,9 +340,11 @@ class FeaturesDelta:
         self.changes: dict[str, int] = {}
 
     def replay_feature_level(self, record: FeatureLevelRecord) -> None:
+        """Mirrors FeaturesDelta#replay(FeatureLevelRecord)."""
         self.changes[record.name] = record.feature_level
 
     def apply(self) -> FeaturesImage:
+        """Mirrors FeaturesDelta#apply."""
         versions = dict(self.image.finalized_versions)
         for name, level in self.changes.items():
             if level == 0:
@@ -358,9 +361,11 @@ class ProducerIdsDelta:
         self.next_producer_id = image.next_producer_id
 
     def replay_producer_ids(self, record: ProducerIdsRecord) -> None:
+        """Mirrors ProducerIdsDelta#replay(ProducerIdsRecord)."""
         self.next_producer_id = record.next_producer_id
 
     def apply(self) -> ProducerIdsImage:
+        """Mirrors ProducerIdsDelta#apply."""
         return ProducerIdsImage(self.next_producer_id)
 
 
@@ -380,26 +385,31 @@ class MetadataDelta:
         self.records_replayed = 0
 
     def get_or_create_cluster_delta(self) -> ClusterDelta:
+        """Mirrors MetadataDelta#getOrCreateClusterDelta."""
         if self.cluster_delta is None:
             self.cluster_delta = ClusterDelta(self.image.cluster)
         return self.cluster_delta
 
     def get_or_create_topics_delta(self) -> TopicsDelta:
+        """Mirrors MetadataDelta#getOrCreateTopicsDelta."""
         if self.topics_delta is None:
             self.topics_delta = TopicsDelta(self.image.topics)
         return self.topics_delta
 
     def get_or_create_configs_delta(self) -> ConfigurationsDelta:
+        """Mirrors MetadataDelta#getOrCreateConfigsDelta."""
         if self.configs_delta is None:
             self.configs_delta = ConfigurationsDelta(self.image.configs)
         return self.configs_delta
 
     def get_or_create_features_delta(self) -> FeaturesDelta:
+        """Mirrors MetadataDelta#getOrCreateFeaturesDelta."""
         if self.features_delta is None:
             self.features_delta = FeaturesDelta(self.image.features)
         return self.features_delta
 
     def get_or_create_producer_ids_delta(self) -> ProducerIdsDelta:
+        """Mirrors MetadataDelta#getOrCreateProducerIdsDelta."""
         if self.producer_ids_delta is None:
             self.producer_ids_delta = ProducerIdsDelta(self.image.producer_ids)
         return self.producer_ids_delta

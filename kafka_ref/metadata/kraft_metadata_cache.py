@@ -44,6 +44,7 @@ class KRaftMetadataCache:
         self._image = image
 
     def current_image(self) -> MetadataImage:
+        """Mirrors KRaftMetadataCache#currentImage."""
         return self._image
 
     # -- brokers -----------------------------------------------------------------------------
@@ -85,6 +86,7 @@ class KRaftMetadataCache:
         return self._image.cluster.broker(broker_id).node(LISTENER)
 
     def get_alive_brokers(self) -> list[BrokerEndPoint]:
+        """Mirrors KRaftMetadataCache#getAliveBrokers (unfenced brokers' end points)."""
         return list(self.alive_brokers.values())
 
     def get_random_alive_broker_id(self) -> int | None:
@@ -105,6 +107,7 @@ class KRaftMetadataCache:
         return topic is not None and tp.partition in topic.partitions
 
     def contains_topic(self, topic: str) -> bool:
+        """Mirrors KRaftMetadataCache#contains(String)."""
         return self._image.topics.get_topic(topic) is not None
 
     def get_partition_info(self, tp: TopicPartition) -> UpdateMetadataPartitionState | None:
@@ -120,17 +123,21 @@ class KRaftMetadataCache:
         )
 
     def get_all_topics(self) -> set[str]:
+        """Mirrors KRaftMetadataCache#getAllTopics."""
         return set(self._image.topics.topics_by_name)
 
     def get_topic_id(self, topic: str) -> Uuid:
+        """Mirrors KRaftMetadataCache#getTopicId (ZERO_UUID when unknown)."""
         image = self._image.topics.get_topic(topic)
         return image.id if image is not None else ZERO_UUID
 
     def get_topic_name(self, topic_id: Uuid) -> str | None:
+        """Mirrors KRaftMetadataCache#getTopicName."""
         image = self._image.topics.get_topic(topic_id)
         return image.name if image is not None else None
 
     def get_topic_partitions(self, topic: str) -> list[TopicPartition]:
+        """Mirrors KRaftMetadataCache#getTopicPartitions."""
         image = self._image.topics.get_topic(topic)
         return image.topic_partitions() if image is not None else []
 

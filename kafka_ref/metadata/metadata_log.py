@@ -60,6 +60,7 @@ class MetadataFetchResponse(AbstractResponse):
     batches: tuple[Batch, ...] = ()
 
     def error_counts(self) -> dict[int, int]:
+        """Mirrors AbstractResponse#errorCounts."""
         return {self.error_code: 1}
 
 
@@ -84,6 +85,7 @@ class MetadataFetchRequest(AbstractRequest):
     max_wait_ms: int = FETCH_MAX_WAIT_MS
 
     def get_error_response(self, error_code: int, throttle_time_ms: int = 0) -> MetadataFetchResponse:
+        """Mirrors FetchRequest#getErrorResponse (top-level error)."""
         return MetadataFetchResponse(error_code=error_code)
 
 
@@ -107,6 +109,7 @@ class MetadataLog:
 
     @property
     def last_fetched_epoch(self) -> int:
+        """Mirrors KafkaMetadataLog#lastFetchedEpoch."""
         return self.batches[-1].epoch if self.batches else -1
 
     def append_as_leader(self, records: Iterable[MetadataRecord], epoch: int, append_timestamp: int) -> Batch:
@@ -128,7 +131,7 @@ class MetadataLog:
         self.high_watermark = min(offset, self.end_offset)
 
     def read(self, start_offset: int, max_offset: int | None = None, max_batches: int = MAX_BATCHES_PER_FETCH) -> list[Batch]:
-        """Batches whose records start at or after ``start_offset`` and end below ``max_offset``."""
+        """Mirrors KafkaMetadataLog#read: the batches holding ``start_offset`` onwards, ending below ``max_offset``."""
         out: list[Batch] = []
         for batch in self.batches:
             if batch.last_offset < start_offset:
@@ -212,6 +215,7 @@ class KafkaRaftClient:
         context.fire_commits(self.log)
 
     def leader_and_epoch(self) -> tuple[int, int]:
+        """Mirrors RaftClient#leaderAndEpoch."""
         return self.node_id, self.epoch
 
     def schedule_atomic_append(self, epoch: int, records: Iterable[MetadataRecord]) -> int:
@@ -295,6 +299,7 @@ class RaftObserver:
 
     @property
     def high_watermark(self) -> int:
+        """Mirrors RaftClient#highWatermark."""
         return self.log.high_watermark
 
     async def run(self) -> None:

@@ -55,18 +55,22 @@ class PartitionChangeBuilder:
         self.target_leader_recovery_state = partition.leader_recovery_state
 
     def set_election(self, election: Election) -> "PartitionChangeBuilder":
+        """Mirrors PartitionChangeBuilder#setElection."""
         self.election = election
         return self
 
     def set_target_isr(self, isr: Iterable[int]) -> "PartitionChangeBuilder":
+        """Mirrors PartitionChangeBuilder#setTargetIsr."""
         self.target_isr = list(isr)
         return self
 
     def set_target_replicas(self, replicas: Iterable[int]) -> "PartitionChangeBuilder":
+        """Mirrors PartitionChangeBuilder#setTargetReplicas."""
         self.target_replicas = list(replicas)
         return self
 
     def set_target_leader_recovery_state(self, state: LeaderRecoveryState) -> "PartitionChangeBuilder":
+        """Mirrors PartitionChangeBuilder#setTargetLeaderRecoveryState."""
         self.target_leader_recovery_state = state
         return self
 

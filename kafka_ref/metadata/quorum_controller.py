@@ -96,6 +96,7 @@ class QuorumController:
 
     @property
     def is_active(self) -> bool:
+        """Mirrors QuorumController#isActive: this node claimed the metadata log's leadership."""
         return self.cur_claim_epoch >= 0
 
     async def run(self, *, task_status: anyio.abc.TaskStatus = anyio.TASK_STATUS_IGNORED) -> None:

@@ -144,10 +144,12 @@ class ReplicationControlManager:
         return any(p.leader == broker_id for t in self.topics.values() for p in t.parts.values())
 
     def get_partition(self, topic_id: Uuid, partition_id: int) -> PartitionRegistration | None:
+        """Mirrors ReplicationControlManager#getPartition."""
         topic = self.topics.get(topic_id)
         return topic.parts.get(partition_id) if topic is not None else None
 
     def get_topic_id(self, name: str) -> Uuid | None:
+        """Mirrors ReplicationControlManager#getTopicId."""
         return self.topics_by_name.get(name)
 
     def _builder(self, partition: PartitionRegistration, topic_id: Uuid, partition_id: int, acceptable: Any) -> PartitionChangeBuilder:

@@ -268,7 +268,11 @@ class ReplicaManager(ReadPath, ApplyDelta):
         self.start_high_watermark_check_point_thread()
         # 8. Fetchers left without partitions go away.
         self.replica_fetcher_manager.shutdown_idle_fetcher_threads()
-        # 9. Tell the group coordinator (and any other listener) about the changes.
+        # 9. Tell the group coordinator (and any other listener) about the changes. Kafka hands
+        #    over identity-hashed sets; we hand them over in partition order so a seeded run
+        #    loads and unloads coordinator partitions in the same order every time.
+        partitions_become_leader = sorted(partitions_become_leader, key=lambda p: (p.topic, p.partition_id))
+        partitions_become_follower = sorted(partitions_become_follower, key=lambda p: (p.topic, p.partition_id))
         if on_leadership_change is not None:
             on_leadership_change(partitions_become_leader, partitions_become_follower)
         for listener in self.leadership_change_listeners:

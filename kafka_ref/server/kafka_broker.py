@@ -197,6 +197,9 @@ class KafkaBroker:
 
         The first step of Kafka's shutdown; call ``shutdown()`` after it (kafka_ref.controller.controlled_shutdown).
         """
+        if self.kraft is not None:
+            # KRaft (BrokerServer#shutdown): heartbeats ask to shut down until the controller agrees.
+            return self.config.get("controlled.shutdown.enable") and await self.kraft.controlled_shutdown()
         from kafka_ref.controller.controlled_shutdown import broker_controlled_shutdown
 
         return await broker_controlled_shutdown(self)

@@ -48,6 +48,7 @@ INVARIANTS = (
     "replicas_identical",
     "acked_write_durable",
     "consumed_record_durable",
+    "committed_offset_durable",
 )
 
 
@@ -89,6 +90,19 @@ class ConsumedRecord:
     event_index: int
 
 
+_parsed: dict[bytes, Any] = {}
+
+
+def _parse(data: bytes) -> Any:
+    """json.loads with a small cache: the same znode content is read after every event."""
+    value = _parsed.get(data)
+    if value is None:
+        if len(_parsed) > 4096:
+            _parsed.clear()
+        value = _parsed[data] = json.loads(data)
+    return value
+
+
 def zk_partition_state(ctx: "SimContext", tp: TopicPartition) -> dict[str, Any] | None:
     """leader, leader_epoch, isr and controller_epoch from the partition's state znode."""
     zk = ctx.cluster.zookeeper
@@ -96,7 +110,15 @@ def zk_partition_state(ctx: "SimContext", tp: TopicPartition) -> dict[str, Any] 
     if zk is None or zk.exists(path) is None:
         return None
     data, _stat = zk.get_data(path)
-    return json.loads(data)
+    return _parse(data)
+
+
+def zk_controller_epoch(ctx: "SimContext") -> int:
+    zk = ctx.cluster.zookeeper
+    if zk is None or zk.exists("/controller_epoch") is None:
+        return 0
+    data, _stat = zk.get_data("/controller_epoch")
+    return int(_parse(data)) if data else 0
 
 
 def batches_of(ctx: "SimContext", broker_id: int, tp: TopicPartition) -> list[Any]:
@@ -144,6 +166,7 @@ class InvariantChecker:
         self._epoch_leader: dict[tuple[TopicPartition, int], int] = {}
         self._leader_hw: dict[tuple[int, int, TopicPartition, int], int] = {}
         self._consumer_position: dict[TopicPartition, int] = {}
+        self._zk_seen_zxid = -1
         self.unclean_partitions: set[TopicPartition] = set()
         self.unclean_elections = 0
 
@@ -162,12 +185,17 @@ class InvariantChecker:
         self.checks += 1
         ctx = self.ctx
         cluster = ctx.cluster
-        # 1. Controller epoch in ZooKeeper only grows.
-        controller_epoch = cluster.controller_epoch() or 0
-        if controller_epoch < self._zk_controller_epoch:
-            self.violate("controller_epoch_monotonic", "the /controller_epoch znode went back",
-                         previous=self._zk_controller_epoch, now=controller_epoch)
-        self._zk_controller_epoch = max(self._zk_controller_epoch, controller_epoch)
+        # 1. ZooKeeper's view (only when something was written there since the last check).
+        zxid = cluster.zookeeper.last_zxid if cluster.zookeeper is not None else 0
+        if zxid != self._zk_seen_zxid:
+            self._zk_seen_zxid = zxid
+            controller_epoch = zk_controller_epoch(ctx)
+            if controller_epoch < self._zk_controller_epoch:
+                self.violate("controller_epoch_monotonic", "the /controller_epoch znode went back",
+                             previous=self._zk_controller_epoch, now=controller_epoch)
+            self._zk_controller_epoch = max(self._zk_controller_epoch, controller_epoch)
+            for tp in ctx.checked_partitions():
+                self._check_zk_state(tp)
         live = [(b, broker) for b, broker in sorted(cluster.brokers.items()) if broker.is_running]
         # 2. Each broker process's controller epoch only grows.
         for b, broker in live:
@@ -177,8 +205,7 @@ class InvariantChecker:
                 self.violate("controller_epoch_monotonic", f"broker {b} accepted an older controller epoch",
                              broker=b, previous=self._broker_controller_epoch[key], now=epoch)
             self._broker_controller_epoch[key] = max(epoch, self._broker_controller_epoch.get(key, -1))
-        for tp in ctx.partitions:
-            self._check_zk_state(tp)
+        for tp in ctx.checked_partitions():
             for b, broker in live:
                 partition = broker.replica_manager.online_partition(tp)
                 if partition is not None and partition.log is not None:
@@ -275,7 +302,7 @@ class InvariantChecker:
         ctx = self.ctx
         stats = {"unclean_losses": 0, "acks1_losses": 0}
         logs: dict[TopicPartition, dict[int, list[Any]]] = {}
-        for tp in ctx.partitions:
+        for tp in ctx.checked_partitions():
             replicas = ctx.replicas[tp]
             logs[tp] = {r: batches_of(ctx, r, tp) for r in replicas}
             # 1. Every replica log is the same: offsets, epochs and bytes of every batch.
@@ -321,6 +348,25 @@ class InvariantChecker:
                              f"(from broker {record.broker}, event #{record.event_index}) is gone",
                              offset=record.offset, now=(f"epoch {found[0]} value {found[1]!r}" if found else "absent"))
         return stats
+
+    def check_commits(self, acknowledged: dict[TopicPartition, int], fetched: dict[TopicPartition, int] | None) -> None:
+        """``committed_offset_durable``: the group coordinator still has every acknowledged commit.
+
+        The consumer's positions only grow, so the offset fetched after healing must be at least
+        the highest acknowledged commit of each partition.
+        """
+        if not acknowledged:
+            return
+        if fetched is None:
+            self.violate("committed_offset_durable", "the group's committed offsets could not be fetched after healing",
+                         acknowledged={str(tp): o for tp, o in acknowledged.items()})
+            return
+        for tp, offset in sorted(acknowledged.items()):
+            now = fetched.get(tp, -1)
+            if now < offset:
+                self.violate("committed_offset_durable",
+                             f"{tp}: commit of offset {offset} was acknowledged, the coordinator now returns {now}",
+                             acknowledged=offset, fetched=now)
 
 
 def _end(batches: list[tuple]) -> int:

@@ -188,7 +188,12 @@ class CrashRestart(Nemesis):
 
 
 class CleanShutdown(Nemesis):
-    """Shut a broker down cleanly (no controlled shutdown), restart it later."""
+    """Shut a broker down cleanly, restart it later.
+
+    With probability ``controlled_prob`` it is Kafka's full clean shutdown (controlled shutdown
+    first: the controller moves its leaderships away), otherwise a clean stop without it
+    (checkpoints written, ZooKeeper session closed).
+    """
 
     kind = "clean_shutdown"
 
@@ -198,8 +203,21 @@ class CleanShutdown(Nemesis):
         target = _pick_target(ctx, self.rng, self.params.get("target", "any"))
         if target is None:
             return
-        ctx.shutdown(target)
+        controlled = self.rng.random() < self.params.get("controlled_prob", 0.5)
+        await ctx.shutdown(target, controlled)
         ctx.spawn(ctx.restart_after, target, self.down_for())
+
+
+class PreferredElection(Nemesis):
+    """Ask the controller to move leadership back to the preferred replicas (leaders change, ISR stays)."""
+
+    kind = "preferred_election"
+
+    async def inject(self, ctx: "SimContext") -> None:
+        if ctx.cluster.zookeeper is None or ctx.cluster.zookeeper.exists("/admin/preferred_replica_election") is not None:
+            return
+        ctx.record_fault(self.kind, leaders={str(tp): ctx.zk_leader(tp) for tp in ctx.partitions})
+        await ctx.cluster.elect_preferred_leaders(ctx.partitions)
 
 
 class ControllerKill(Nemesis):
@@ -334,6 +352,9 @@ class BackToBack(Nemesis):
     second leader ``gap_ms`` after its election ("elected"), or after it acknowledged its first
     write in its new epoch ("first_write"). ``slow_followers_ms``: meanwhile the surviving
     replicas' fetch and epoch requests are slow (a delay range), for ``slow_s`` seconds.
+    ``lag_successor_ms``: before the first kill, the replica the controller will elect next (the
+    first other live ISR member in assignment order) fetches slowly for ``lag_for_s`` seconds,
+    so the third replica holds records the successor lacks.
     """
 
     kind = "back_to_back"
@@ -347,6 +368,16 @@ class BackToBack(Nemesis):
         first = ctx.zk_leader(tp)
         if first not in ctx.live_brokers() or not ctx.may_take_down(2):
             return
+        lag = self.params.get("lag_successor_ms")
+        if lag is not None:
+            isr = ctx.zk_isr(tp)
+            successor = next((r for r in ctx.replicas[tp] if r != first and r in isr and r in ctx.live_brokers()), None)
+            if successor is not None:
+                ctx.fault_model.slow[successor] = lag
+                await anyio.sleep(self.rng.uniform(*self.params.get("lag_for_s", (0.5, 2.0))))
+                ctx.fault_model.slow.pop(successor, None)
+            if first not in ctx.live_brokers() or ctx.zk_leader(tp) != first or not ctx.may_take_down(2):
+                return
         ctx.record_fault(self.kind, topic_partition=str(tp), first=first)
         ctx.crash(first, kind=None)
         slow = self.params.get("slow_followers_ms")
@@ -393,14 +424,14 @@ class RollingRestart(ScriptedNemesis):
             if roll < self.params.get("crash_prob", 0.3):
                 ctx.crash(broker, kind="crash_restart", lose_last_hw_checkpoint=self.rng.random() < 0.3)
             else:
-                ctx.shutdown(broker)
+                await ctx.shutdown(broker, controlled=self.rng.random() < 0.7)
             await ctx.restart_after(broker, self.rng.uniform(*self.params.get("down_s", (1.0, 8.0))))
             await ctx.wait_until(ctx.all_isr_full, 60.0)
             await anyio.sleep(self.rng.uniform(1.0, 5.0))
 
 
 class LastReplicaStanding(ScriptedNemesis):
-    """Shrink the ISR to the leader alone (its followers cut off), then kill the leader.
+    """Shrink the ISR to the leader alone (its followers' fetches stalled), then kill the leader.
 
     With unclean.leader.election.enable the controller elects a cut-off follower (an unclean
     election, whose losses are counted apart); without it the partition stays offline until the
@@ -416,13 +447,15 @@ class LastReplicaStanding(ScriptedNemesis):
             return
         followers = [r for r in ctx.replicas[tp] if r != leader]
         ctx.record_fault(self.kind, topic_partition=str(tp), leader=leader, followers=followers)
-        # 1. Cut the followers off from the leader: the leader shrinks the ISR to itself.
+        # 1. Stall the followers' fetches (longer than replica.lag.time.max.ms): the leader
+        #    shrinks the ISR to itself through the controller, and keeps taking writes.
         for f in followers:
-            ctx.cluster.network.cut_link(leader, f)
+            ctx.fault_model.slow[f] = (25000.0, 30000.0)
         await ctx.wait_until(lambda: ctx.zk_isr(tp) == [leader], 60.0)
         await anyio.sleep(self.rng.uniform(0.5, 5.0))
-        # 2. Kill the last replica standing, and heal the links of the survivors.
+        # 2. Kill the last replica standing; the survivors fetch normally again.
         ctx.crash(leader, kind="crash_restart")
-        ctx.heal_network()
+        for f in followers:
+            ctx.fault_model.slow.pop(f, None)
         # 3. Bring it back later (with unclean election it returns as a follower and truncates).
         await ctx.restart_after(leader, self.rng.uniform(5.0, 20.0))

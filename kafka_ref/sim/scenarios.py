@@ -34,6 +34,7 @@ from kafka_ref.sim.nemesis import (
     Nemesis,
     NetworkNoise,
     NetworkPartition,
+    PreferredElection,
     RollingRestart,
     SlowFollower,
     ZkSessionExpiry,
@@ -47,6 +48,7 @@ BASE_BROKER_CONFIG: dict[str, Any] = {
     "replica.socket.timeout.ms": 10000,
     "request.timeout.ms": 10000,
     "auto.leader.rebalance.enable": False,
+    "offsets.topic.num.partitions": 1,
 }
 
 # inter.broker.protocol.version per era (None: the default, the latest).
@@ -75,11 +77,12 @@ class Scenario:
     broker_config: dict[str, Any] = field(default_factory=dict)
     duration_s: float = 60.0
     producers: int = 2
-    produce_interval_ms: tuple[float, float] = (20.0, 120.0)
+    produce_interval_ms: tuple[float, float] = (50.0, 250.0)
     acks_all_ratio: float = 0.8
-    consume_interval_ms: tuple[float, float] = (50.0, 300.0)
+    consume_interval_ms: tuple[float, float] = (100.0, 400.0)
     max_down: int = 1
     noise: NetworkNoise = NetworkNoise()
+    commit_offsets: bool = True
     expect_violation: dict[str, str] = field(default_factory=dict)
 
     def summary(self) -> str:
@@ -98,10 +101,12 @@ def _register(scenario: Scenario) -> Scenario:
 
 _register(Scenario(
     name="leader-failover",
-    description="Leaders crash (some losing their last HW checkpoint) or shut down cleanly and come back.",
+    description="Leaders crash (some losing their last HW checkpoint) or shut down cleanly and come back; "
+                "preferred-leader elections move leadership back.",
     nemeses=lambda: [
         CrashRestart(4.0, target="leader", down_s=(2.0, 15.0), hw_loss_prob=0.3),
-        CleanShutdown(1.0, target="leader", down_s=(2.0, 10.0)),
+        CleanShutdown(1.5, target="leader", down_s=(2.0, 10.0), controlled_prob=0.5),
+        PreferredElection(2.0),
     ],
     partitions=2,
 ))
@@ -140,7 +145,7 @@ _register(Scenario(
     description="Every broker restarts once (clean shutdown or crash), waiting for a full ISR in between.",
     nemeses=lambda: [RollingRestart(start_after_s=(3.0, 8.0), crash_prob=0.3, down_s=(1.0, 8.0))],
     partitions=2,
-    duration_s=120.0,
+    duration_s=90.0,
 ))
 
 _register(Scenario(
@@ -149,7 +154,7 @@ _register(Scenario(
     nemeses=lambda: [BackToBack(3.0, gap_ms=(0.0, 40.0), after_ack_prob=1.0, down_s=(8.0, 20.0))],
     brokers=4,
     acks_all_ratio=1.0,
-    produce_interval_ms=(10.0, 40.0),
+    produce_interval_ms=(20.0, 80.0),
     max_down=2,
     noise=NetworkNoise(delay_prob=0.5, max_delay_ms=30.0, duplicate_prob=0.0),
     expect_violation={"0.10.2": "acked_write_durable"},
@@ -159,11 +164,12 @@ _register(Scenario(
     name="kip279",
     description="Mostly acks=1 writes; a leader killed at random, its successor killed within 60 ms.",
     nemeses=lambda: [BackToBack(3.0, gap_ms=(0.0, 30.0), after_ack_prob=0.0, down_s=(8.0, 20.0),
-                                second_after="first_write", slow_followers_ms=(20.0, 200.0), slow_s=8.0)],
+                                second_after="first_write", slow_followers_ms=(20.0, 200.0), slow_s=8.0,
+                                lag_successor_ms=(30.0, 150.0), lag_for_s=(0.3, 1.5))],
     brokers=4,
     min_insync_replicas=1,
     acks_all_ratio=0.3,
-    produce_interval_ms=(5.0, 25.0),
+    produce_interval_ms=(10.0, 40.0),
     max_down=2,
     noise=NetworkNoise(delay_prob=0.5, max_delay_ms=30.0, duplicate_prob=0.0),
     expect_violation={"0.11": "replicas_identical"},

@@ -43,6 +43,7 @@ from kafka_ref.sim.scenarios import BASE_BROKER_CONFIG, Scenario, get_scenario, 
 from kafka_ref.sim.workload import Workload
 
 TOPIC = "sim"
+OFFSETS_TOPIC = "__consumer_offsets"
 
 
 @dataclass(frozen=True)
@@ -119,6 +120,7 @@ class SimContext:
         self._restarts: anyio.abc.TaskGroup | None = None
         self._stop_event: anyio.Event | None = None
         self._previous_hw_checkpoint: dict[int, str | None] = {}
+        self._offsets_partitions: list[TopicPartition] = []
         self.simulated_s = 0.0
 
     # -- randomness -------------------------------------------------------------------------
@@ -199,18 +201,34 @@ class SimContext:
         state = zk_partition_state(self, tp)
         return sorted(state["isr"]) if state else []
 
+    def checked_partitions(self) -> list[TopicPartition]:
+        """The workload's partitions, then the group coordinator's once it has created them."""
+        if len(self._offsets_partitions) == 0 and self.cluster is not None and self.cluster.zookeeper is not None:
+            assignment = self.cluster.topic_assignment(OFFSETS_TOPIC)
+            if assignment:
+                for p, info in sorted(assignment.items()):
+                    tp = TopicPartition(OFFSETS_TOPIC, int(p))
+                    self.replicas[tp] = list(info["replicas"])
+                    self._offsets_partitions.append(tp)
+        return self.partitions + self._offsets_partitions
+
     def all_isr_full(self) -> bool:
-        for tp in self.partitions:
+        for tp in self.checked_partitions():
             state = zk_partition_state(self, tp)
             if state is None or state["leader"] < 0 or sorted(state["isr"]) != sorted(self.replicas[tp]):
                 return False
         return True
 
     def converged(self) -> bool:
-        """Every broker up, full ISRs, and every replica at the leader's LEO and HW."""
+        """Every broker up, full ISRs, the leader's HW at its LEO, and every replica at that LEO.
+
+        A follower's HW may stay one fetch behind: after truncating on a diverging epoch it
+        learns the HW only when the leader's HW moves again (the leader's fetch session already
+        sent that HW in the diverging response, which the follower does not apply), as in Kafka.
+        """
         if any(not broker.is_running for broker in self.cluster.brokers.values()) or not self.all_isr_full():
             return False
-        for tp in self.partitions:
+        for tp in self.checked_partitions():
             leader = self.zk_leader(tp)
             leader_partition = self.cluster.brokers[leader].replica_manager.online_partition(tp)
             if leader_partition is None or not leader_partition.is_leader or leader_partition.log is None:
@@ -220,9 +238,25 @@ class SimContext:
                 return False
             for r in self.replicas[tp]:
                 p = self.cluster.brokers[r].replica_manager.online_partition(tp)
-                if p is None or p.log is None or p.log.log_end_offset != leo or p.log.high_watermark != leo:
+                if p is None or p.log is None or p.log.log_end_offset != leo or p.log.high_watermark > leo:
                     return False
         return True
+
+    def replica_states(self) -> dict[str, dict[int, str]]:
+        """Each replica's role, leader epoch, LEO and HW, for violation reports."""
+        states: dict[str, dict[int, str]] = {}
+        for tp in self.partitions:
+            states[str(tp)] = {}
+            for r in self.replicas[tp]:
+                broker = self.cluster.brokers[r]
+                p = broker.replica_manager.online_partition(tp) if broker.is_running else None
+                if p is None or p.log is None:
+                    states[str(tp)][r] = "down" if not broker.is_running else "no log"
+                else:
+                    role = "leader" if p.is_leader else f"follower of {p.leader_replica_id_opt}"
+                    states[str(tp)][r] = (f"{role} epoch {p.leader_epoch} LEO {p.log.log_end_offset} "
+                                          f"HW {p.log.high_watermark}")
+        return states
 
     def may_take_down(self, count: int = 1) -> bool:
         return len(self.down) + count <= self.scenario.max_down and not self.stopping
@@ -240,10 +274,14 @@ class SimContext:
             checkpoint.content = self._previous_hw_checkpoint.get(broker_id)
             self.history.append(SOURCE_FAULT, "hw_checkpoint_rolled_back", broker=broker_id)
 
-    def shutdown(self, broker_id: int) -> None:
-        self.record_fault("clean_shutdown", broker=broker_id)
+    async def shutdown(self, broker_id: int, controlled: bool) -> None:
+        """Kafka's clean shutdown: controlled (leaderships moved away first) or a plain clean stop."""
+        self.record_fault("controlled_shutdown" if controlled else "clean_shutdown", broker=broker_id)
         self.down.add(broker_id)
-        self.cluster.shutdown_broker_uncontrolled(broker_id)
+        if controlled:
+            await self.cluster.shutdown_broker(broker_id)
+        else:
+            self.cluster.shutdown_broker_uncontrolled(broker_id)
 
     def expire_session(self, broker_id: int, kind: str | None) -> None:
         broker = self.cluster.brokers[broker_id]
@@ -300,7 +338,8 @@ class SimContext:
     # -- the run ------------------------------------------------------------------------------
 
     def cluster_config(self) -> dict[str, Any]:
-        config = {**BASE_BROKER_CONFIG, **self.scenario.broker_config}
+        config = {**BASE_BROKER_CONFIG, "offsets.topic.replication.factor": min(3, self.scenario.brokers),
+                  **self.scenario.broker_config}
         if self.ibp is not None:
             config["inter.broker.protocol.version"] = self.ibp
         return config
@@ -338,6 +377,8 @@ class SimContext:
                     for p in range(scenario.producers):
                         tg.start_soon(self.workload.run_producer, p)
                     tg.start_soon(self.workload.run_consumer)
+                    if scenario.commit_offsets:
+                        tg.start_soon(self.workload.run_committer)
                     for nemesis in scenario.nemeses():
                         tg.start_soon(nemesis.run, self)
                     await anyio.sleep(duration)
@@ -370,12 +411,15 @@ class SimContext:
             self.checker.violate("converged_after_heal", "the cluster did not converge after healing",
                                  isr={str(tp): self.zk_isr(tp) for tp in self.partitions},
                                  leaders={str(tp): self.zk_leader(tp) for tp in self.partitions},
-                                 running=[b for b, x in sorted(cluster.brokers.items()) if x.is_running])
+                                 running=[b for b, x in sorted(cluster.brokers.items()) if x.is_running],
+                                 replicas=self.replica_states())
         self.history.append(SOURCE_SIM, "healed", converged=self.converged())
         # 3. The consumer reads everything committed; then the final comparison.
         await self.workload.drain()
+        committed = await self.workload.fetch_committed() if self.workload.committed else {}
         self.checker.check()
         self.final_stats = self.checker.check_final(self.workload.acked, self.workload.consumed)
+        self.checker.check_commits(self.workload.committed, committed)
         self.history.append(SOURCE_SIM, "sim_finished", violations=len(self.checker.violations), **self.final_stats)
 
     def result(self) -> SimResult:

@@ -8,10 +8,13 @@ Mirrors the package kafka.coordinator.group (Kafka 3.x, before KIP-848's new coo
   writes (group metadata and offset commits), ownership of offsets partitions
   (group_metadata_manager.py);
 - ``GroupCoordinator``: JoinGroup / SyncGroup / Heartbeat / LeaveGroup / OffsetCommit /
-  OffsetFetch, rebalances and failure detection through delayed operations
-  (group_coordinator.py, delayed_join.py, delayed_heartbeat.py);
+  OffsetFetch (group_coordinator.py), rebalances and failure detection through delayed
+  operations (rebalance.py, delayed_join.py, delayed_heartbeat.py);
 - the binary key and value formats of ``__consumer_offsets`` (schemas.py);
-- the KafkaApis handlers of the group APIs and FindCoordinator (group_apis.py).
+- the KafkaApis handlers of the group APIs and FindCoordinator, and the broker wiring
+  (group_apis.py);
+- seed 000's coordinator failover as a runnable scenario (coordinator_failover.py, used by
+  ``kafka-ref demo coordinator-failover``).
 """
 
 from kafka_ref.coordinator.group.group_coordinator import GroupConfig, GroupCoordinator, JoinGroupResult, SyncGroupResult

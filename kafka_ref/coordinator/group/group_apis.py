@@ -44,12 +44,20 @@ from kafka_ref.coordinator.group.group_metadata_manager import GROUP_METADATA_TO
 from kafka_ref.network.network import Envelope
 
 
-def install_group_coordinator(broker: Any, *, load_bound: str = "high_watermark") -> GroupCoordinator:
+def install_group_coordinator(broker: Any, *, load_bound: str | None = None) -> GroupCoordinator:
     """Create the broker's GroupCoordinator and wire it in (KafkaServer#startup's group coordinator part).
 
     1. The coordinator, started with offsets.topic.num.partitions; 2. its request handlers
     registered with KafkaApis; 3. the ``__consumer_offsets`` leadership and resignation hooks.
+    ``load_bound`` left out follows the era (inter.broker.protocol.version): below 1.0 a new
+    coordinator replays its partition up to the HW (seed 000), from 1.0 up to the log end
+    offset. (Bounded by the HW, a new leader whose HW still trails the old leader's forgets
+    offset commits that were already acknowledged; the simulator's committed_offset_durable
+    invariant finds that in the default era.)
     """
+    if load_bound is None:
+        load_bound = ("log_end_offset" if broker.config.inter_broker_protocol_version.is_at_least("1.0")
+                      else "high_watermark")
     # 1. Build and start.
     coordinator = GroupCoordinator.from_broker(broker, load_bound=load_bound)
     coordinator.startup(lambda: broker.config.get("offsets.topic.num.partitions"))
@@ -71,7 +79,6 @@ class GroupApis:
         self.broker = broker
         self.coordinator = coordinator
         self.config = broker.config
-        self.metadata_cache = broker.metadata_cache
         self._offsets_topic_creation_requested = False
         self._log = state_change_logger(broker_id=broker.broker_id)
 
@@ -85,6 +92,10 @@ class GroupApis:
             OffsetCommitRequest: self.handle_offset_commit_request,
             OffsetFetchRequest: self.handle_offset_fetch_request,
         }
+
+    @property
+    def metadata_cache(self) -> Any:
+        return self.broker.metadata_cache
 
     @property
     def authorizer(self) -> Any:
@@ -152,21 +163,22 @@ class GroupApis:
         return Errors.NONE, node
 
     def maybe_create_offsets_topic(self) -> None:
-        """Mirrors kafka.server.DefaultAutoTopicCreationManager#createTopics for ``__consumer_offsets`` (ZooKeeper mode).
+        """Mirrors kafka.server.DefaultAutoTopicCreationManager#createTopics for ``__consumer_offsets``.
 
-        The broker that got the request writes the topic to ZooKeeper through its admin
-        manager (AdminZkClient); the controller then elects leaders. offsets.topic.num.partitions
+        The broker that got the request asks its admin manager: in ZooKeeper mode it writes the
+        topic to ZooKeeper (AdminZkClient) and the controller elects leaders; in KRaft mode the
+        request is forwarded to the controller. offsets.topic.num.partitions
         partitions, offsets.topic.replication.factor replicas capped at the live brokers (the
         rule of Kafka's createInternalTopic before 1.0; newer brokers refuse instead), and the
-        internal topic's configs (compacted, 100 MiB segments). Without ZooKeeper (manual mode)
-        nothing can create it.
+        internal topic's configs (compacted, 100 MiB segments). Without a controller (manual
+        mode) nothing can create it.
         """
         admin_manager = getattr(self.broker, "admin_manager", None)
         if admin_manager is None or self._offsets_topic_creation_requested:
             return
         from kafka_ref.common.requests.create_topics import CreatableTopic, CreateableTopicConfig, CreateTopicsRequest
 
-        alive = len(self.metadata_cache.alive_brokers) or len(admin_manager.admin_zk_client.zk_client.get_sorted_broker_list())
+        alive = len(self.metadata_cache.alive_brokers)
         replication_factor = min(self.config.get("offsets.topic.replication.factor"), max(alive, 1))
         offsets_config = self.coordinator.group_manager.config
         configs = (

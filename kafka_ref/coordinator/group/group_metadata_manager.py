@@ -171,6 +171,10 @@ class GroupMetadataManager:
             self._draining = True
             self.scheduler.schedule(f"group-metadata-manager-{name}", self._drain_jobs)
 
+    def has_pending_jobs(self) -> bool:
+        """True while a load or unload is queued or running on the manager's scheduler."""
+        return bool(self._jobs) or self._draining
+
     async def _drain_jobs(self) -> None:
         try:
             while self._jobs:

@@ -655,7 +655,10 @@ class AbstractFetcherThread(abc.ABC):
         ``add_partitions`` is synchronous, so the lookup happens at the start of the next
         ``do_work`` (same rule: fetchOffsetAndTruncate). A failure backs the partition off.
         """
-        for tp in list(self._pending_offset_resets):
+        # In fetch order (a set iterates in string-hash order, which differs per process).
+        for tp in [tp for tp in self.partition_states.partition_state_map() if tp in self._pending_offset_resets] + \
+                [tp for tp in sorted(self._pending_offset_resets, key=lambda t: (t.topic, t.partition))
+                 if self.partition_states.state_value(tp) is None]:
             state = self.partition_states.state_value(tp)
             if state is None:
                 self._pending_offset_resets.discard(tp)
@@ -738,8 +741,14 @@ class AbstractFetcherThread(abc.ABC):
         self._signal_all()
 
     def delay_partitions(self, partitions: Iterable[TopicPartition], delay_ms: int) -> None:
-        """Mirrors kafka.server.AbstractFetcherThread#delayPartitions: back off until a deadline."""
-        for tp in partitions:
+        """Mirrors kafka.server.AbstractFetcherThread#delayPartitions: back off until a deadline.
+
+        Delayed partitions move to the back in their current fetch order: callers often pass a
+        set, whose iteration order follows string hashes (PYTHONHASHSEED), and that order would
+        become the next full fetch request's partition order.
+        """
+        wanted = set(partitions)
+        for tp in [tp for tp in self.partition_states.partition_state_map() if tp in wanted]:
             current = self.partition_states.state_value(tp)
             if current is not None and not current.is_delayed:
                 self.partition_states.update_and_move_to_end(tp, replace(current, delay=DelayedItem(delay_ms, self.time)))

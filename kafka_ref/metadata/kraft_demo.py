@@ -1,0 +1,138 @@
+"""``kafka-ref demo --mode kraft``: seed 004's metadata path narrated on a KRaft cluster.
+
+Flow ``failover`` (the default): brokers register with the QuorumController and are unfenced
+once caught up; a topic is created (TopicRecord + PartitionRecord written to
+``__cluster_metadata``); each broker's listener replays the records into a MetadataDelta,
+publishes the next image, and ReplicaManager#applyDelta turns its local changes into a leader
+and followers whose fetchers start (seed 004 §2.1–2.2); acks=all writes; the leader's process
+dies, stops heartbeating and is fenced after broker.session.timeout.ms; it comes back, is
+unfenced once caught up, and rejoins as a follower.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import anyio
+
+# Events worth a line in KRaft mode, and what they illustrate.
+NARRATED_KRAFT = {
+    "controller_activated": "QuorumController claims leadership of __cluster_metadata (metadata.version bootstrapped)",
+    "broker_registration_accepted": "ClusterControlManager#registerBroker: RegisterBrokerRecord, epoch = its offset",
+    "broker_registered": "BrokerLifecycleManager: registered, now heartbeating (fenced)",
+    "broker_caught_up": "heartbeat answer isCaughtUp: the broker may publish its first image",
+    "broker_state_change": "BrokerHeartbeatManager#calculateNextBrokerState (heartbeat)",
+    "controller_write": "QuorumController: records replayed, appended, committed",
+    "metadata_publish": "seed 004 §2.1 HandleCommitsEvent → loadBatches → MetadataDelta#replay → publish",
+    "apply_delta_local_changes": "seed 004 §2.2 ReplicaManager#applyDelta: TopicsDelta#localChanges",
+    "apply_delta_started_fetchers_for_followers": "seed 004 §2.2 applyLocalFollowersDelta → addFetcherForPartitions",
+    "become_leader": "seed 004 §2.2 applyLocalLeadersDelta → Partition#makeLeader",
+    "become_follower": "seed 004 §2.2 applyLocalFollowersDelta → Partition#makeFollower",
+    "fencing_stale_broker": "maybeFenceStaleBroker: no heartbeat for broker.session.timeout.ms",
+    "isr_updated": "AlterPartition committed by the KRaft controller (PartitionChangeRecord)",
+    "broker_crashed": "broker process killed (its disk survives)",
+    "broker_started": "broker process started",
+}
+
+
+def _replicas_line(cluster: Any, topic: str) -> str:
+    from kafka_ref.common.topic_partition import TopicPartition
+
+    parts = []
+    for b, broker in sorted(cluster.brokers.items()):
+        p = broker.replica_manager.online_partition(TopicPartition(topic, 0)) if broker.is_running else None
+        if p is None or p.log is None:
+            parts.append(f"b{b}: -")
+        else:
+            role = "leader" if p.is_leader else "follower"
+            parts.append(f"b{b}: {role} LEO={p.log.log_end_offset} HW={p.log.high_watermark}")
+    return ", ".join(parts)
+
+
+def _log_tail(cluster: Any, since: int) -> list[str]:
+    out = []
+    for batch in cluster.active_controller().raft_client.log.batches:
+        for i, record in enumerate(batch.records):
+            if batch.base_offset + i >= since:
+                out.append(f"    offset {batch.base_offset + i}: {record}")
+    return out
+
+
+async def _kraft_failover(seed: int, out: Callable[[str], None]) -> None:
+    from kafka_ref.cluster import Cluster
+    from kafka_ref.demo import _produce
+
+    out("kafka-ref demo --mode kraft: a KRaft controller (node 3000) and three brokers, virtual time")
+    out("== 1. brokers register (RegisterBrokerRecord), heartbeat, catch up with __cluster_metadata, get unfenced")
+    async with Cluster(brokers=3, metadata_mode="kraft", config={"min.insync.replicas": 2}, seed=seed) as cluster:
+        controller = cluster.active_controller()
+        out(f"  controller {cluster.controller_id()} leads the metadata log at epoch {cluster.controller_epoch()}; "
+            f"broker epochs: {', '.join(f'b{b}={cluster.broker(b).broker_epoch}' for b in range(3))}")
+        mark = controller.raft_client.log.end_offset
+        out("== 2. CreateTopics t (RF 3): the controller writes the records; every broker replays and applies them")
+        await cluster.create_topic("t", partitions=1, replication_factor=3)
+        for line in _log_tail(cluster, mark):
+            out(line)
+        out(f"  replicas: {_replicas_line(cluster, 't')}")
+        out("== 3. acks=all writes")
+        for i in range(3):
+            r = await _produce(cluster, "t", [f"record-{i}".encode()])
+            out(f"  produce record-{i}: error={r.error_code} offset={r.base_offset}")
+        await anyio.sleep(1)
+        leader = cluster.leader_for("t", 0)
+        out(f"== 4. kill the leader (broker {leader}): no more heartbeats; fenced after broker.session.timeout.ms")
+        cluster.kill_broker(leader)
+        await cluster.wait_until(lambda: cluster.leader_for("t", 0) not in (-1, leader), timeout_ms=60000, message="a new leader")
+        out(f"  partition state: {cluster.partition_state('t', 0)}")
+        r = await _produce(cluster, "t", [b"record-after-failover"])
+        out(f"  produce record-after-failover: error={r.error_code} offset={r.base_offset}")
+        out(f"== 5. restart broker {leader}: new registration, fenced until caught up, then a follower that rejoins the ISR")
+        await cluster.restart_broker(leader)
+        await cluster.wait_until(lambda: leader in cluster.partition_state("t", 0)["isr"], timeout_ms=60000,
+                                 message="old leader back in the ISR")
+        await anyio.sleep(1)
+        out(f"  partition state: {cluster.partition_state('t', 0)}")
+        out(f"  replicas: {_replicas_line(cluster, 't')}")
+        out(f"== done at t={anyio.current_time():.3f}s of virtual time")
+
+
+FLOWS = {"failover": _kraft_failover}
+
+
+def run_kraft_demo(flow: str = "failover", seed: int = 7, backend: str = "trio", out: Callable[[str], None] = print) -> int:
+    """Run one narrated KRaft flow in virtual time with the KRaft events narrated; returns an exit code."""
+    import logging
+
+    import structlog
+
+    from kafka_ref import demo
+    from kafka_ref.common.state_change import configure_logging
+
+    if flow not in FLOWS:
+        out(f"unknown demo flow {flow!r} for --mode kraft; available: {', '.join(sorted(FLOWS))}")
+        return 2
+    # The narrator reads demo.NARRATED: narrate the KRaft events for this run only.
+    saved = dict(demo.NARRATED)
+    demo.NARRATED.clear()
+    demo.NARRATED.update(NARRATED_KRAFT)
+    try:
+        configure_logging(logging.INFO)
+        narrator = demo.Narrator(out, lambda: anyio.current_time())
+        structlog.configure(processors=[structlog.contextvars.merge_contextvars, narrator])
+
+        async def main() -> None:
+            await FLOWS[flow](seed, out)
+
+        if backend == "trio":
+            import trio.testing
+
+            anyio.run(main, backend="trio", backend_options={"clock": trio.testing.MockClock(autojump_threshold=0)})
+        else:
+            from kafka_ref.testing.virtual_time_loop import VirtualTimeEventLoop
+
+            anyio.run(main, backend="asyncio", backend_options={"loop_factory": VirtualTimeEventLoop})
+    finally:
+        demo.NARRATED.clear()
+        demo.NARRATED.update(saved)
+        configure_logging()
+    return 0

@@ -1,0 +1,159 @@
+"""``kafka-ref scenario NAME``: annotated walkthroughs keyed to the seeds' numbered steps.
+
+Each walkthrough runs a small cluster in virtual time (trio, deterministic scheduling) and
+prints one line per step it shows, tagged with the seed and step: ``[seed 000 step 5]``,
+``[seed 001 §5.3.2.1]``, ``[seed 004 phase 3]``. The lines come from the state-change log
+(structlog events, routed here by a processor) and from thin wrappers this module puts on the
+objects of the running cluster (instance attributes only: the classes are untouched), so each
+line is printed at the moment the code it describes runs. With ``--debug`` every step stops
+in ``breakpoint()``: the frames up the stack are Kafka's method at that step (``up`` to see it),
+and ``cluster`` in this frame is the whole cluster.
+
+The walkthroughs themselves live in kafka_ref/sim/walkthroughs.py.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Callable
+
+import anyio
+import structlog
+import trio.testing
+
+from kafka_ref.common.state_change import configure_logging
+
+EventHandler = Callable[[dict], "tuple[str, str] | None"]
+
+
+def manager_line(event: dict) -> str:
+    """"[ReplicaFetcherManager on broker 1] Added fetcher ..." as "broker 1: added fetcher ..."."""
+    head, _, tail = event_text(event).partition("] ")
+    who = head.lstrip("[").replace("ReplicaFetcherManager on ", "")
+    return f"{who}: {tail[:1].lower()}{tail[1:]}" if tail else head
+
+
+class Narration:
+    """Prints step lines; routes state-change events to handlers; stops at steps under --debug."""
+
+    def __init__(self, out: Callable[[str], None], debug: bool = False) -> None:
+        self.out = out
+        self.debug = debug
+        self.lines: list[str] = []
+        self.handlers: dict[str, EventHandler] = {}
+        self.cluster: Any = None
+        self.muted = False
+
+    def say(self, text: str) -> None:
+        """A heading or an explanation (not a step)."""
+        self.lines.append(text)
+        self.out(text)
+
+    def step(self, ref: str, text: str) -> None:
+        """One step: ``[ref] text``; under --debug, stop here."""
+        if self.muted:
+            return
+        line = f"  [{ref}] {text}"
+        self.lines.append(line)
+        self.out(line)
+        if self.debug:
+            cluster = self.cluster  # noqa: F841 - there to inspect in the debugger
+            breakpoint()
+
+    def on(self, event: str, handler: EventHandler) -> None:
+        """Print ``handler(event_dict)`` (a (ref, text) pair, or None to skip) for every ``event``."""
+        self.handlers[event] = handler
+
+    def processor(self, _logger: Any, _method: str, event_dict: dict) -> Any:
+        name = str(event_dict.get("event", ""))
+        handler = self.handlers.get(name)
+        if handler is None and name.startswith("["):
+            # Free-text fetcher lines: route by their first words after the thread name.
+            for key, h in self.handlers.items():
+                if key.startswith("text:") and key[5:] in name:
+                    handler = h
+                    break
+        if handler is not None:
+            shown = handler(event_dict)
+            if shown is not None:
+                self.step(*shown)
+        raise structlog.DropEvent
+
+
+def wrap(obj: Any, method: str, before: Callable[..., None] | None = None,
+         after: Callable[..., None] | None = None) -> None:
+    """Replace ``obj.method`` (on this instance only) by one that calls ``before(*args)`` first
+    and ``after(result, *args)`` afterwards."""
+    original = getattr(obj, method)
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if before is not None:
+            before(*args, **kwargs)
+        result = original(*args, **kwargs)
+        if after is not None:
+            after(result, *args, **kwargs)
+        return result
+
+    setattr(obj, method, wrapper)
+
+
+def wrap_async(obj: Any, method: str, after: Callable[..., None]) -> None:
+    """Like ``wrap`` for a coroutine method: ``after(result, *args)`` once it returns."""
+    original = getattr(obj, method)
+
+    async def wrapper(*args: Any, **kwargs: Any) -> Any:
+        result = await original(*args, **kwargs)
+        after(result, *args, **kwargs)
+        return result
+
+    setattr(obj, method, wrapper)
+
+
+# name -> (description, function in kafka_ref.sim.walkthroughs)
+NARRATED: dict[str, tuple[str, str]] = {
+    "leader-and-isr": ("seed 000: ReplicaManager.becomeLeaderOrFollower's nine steps", "leader_and_isr"),
+    "controller-failover": ("seed 001 §5.2: onControllerResignation and onControllerFailover", "controller_failover"),
+    "partition-states": ("seed 001 §5.3.1-5.3.2: the partition state machine", "partition_states"),
+    "replica-states": ("seed 001 §5.3.3: the replica state machine", "replica_states"),
+    "replica-lifecycle": ("seed 002: a replica created, made follower, stopped and deleted", "replica_lifecycle"),
+    "fetch-hw": ("seed 004 §1: the four phases of HW and LEO movement", "fetch_hw"),
+    "consumer-offsets-migration": ("seed 000: __consumer_offsets immigration and emigration",
+                                   "consumer_offsets_migration"),
+}
+
+
+def event_text(event: dict) -> str:
+    """The text of a Kafka-style log line (its %-format with the positional arguments filled in)."""
+    message = str(event.get("event", ""))
+    args = event.get("positional_args")
+    try:
+        return message % tuple(args) if args else message
+    except (TypeError, ValueError):
+        return message
+
+
+def run_narrated(name: str, debug: bool = False, out: Callable[[str], None] = print, seed: int = 7) -> int:
+    """Run one walkthrough; returns a process exit code. ``seed`` fixes the scheduling."""
+    from kafka_ref.sim import walkthroughs
+    from kafka_ref.sim.simulate import deterministic_scheduling
+
+    if name not in NARRATED:
+        out(f"unknown scenario {name!r}; available: {', '.join(NARRATED)}")
+        return 2
+    description, function = NARRATED[name]
+    walkthrough = getattr(walkthroughs, function)
+    narration = Narration(out, debug)
+    narration.say(f"kafka-ref scenario {name}: {description}")
+    configure_logging(logging.DEBUG)
+    structlog.configure(processors=[structlog.contextvars.merge_contextvars, narration.processor],
+                        wrapper_class=structlog.make_filtering_bound_logger(logging.DEBUG),
+                        cache_logger_on_first_use=False)
+    try:
+        with deterministic_scheduling(seed):
+            anyio.run(walkthrough, narration, backend="trio",
+                      backend_options={"clock": trio.testing.MockClock(autojump_threshold=0)})
+    finally:
+        configure_logging()
+    narration.say(f"== done: {sum(1 for line in narration.lines if line.startswith('  ['))} steps shown")
+    return 0
+

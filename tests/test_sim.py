@@ -1,0 +1,165 @@
+"""The deterministic simulator (kafka_ref/sim): every scenario on a fixed set of seeds in the
+default era, replay determinism (in process and in a subprocess with another PYTHONHASHSEED),
+the history's canonical form, the network fault model, and the ``kafka-ref sim`` command.
+
+Modelled on Kafka's RaftEventSimulationTest: a seeded cluster, random faults, invariants after
+every event, and a seed that replays exactly.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import anyio
+import pytest
+
+from kafka_ref.cli import main
+from kafka_ref.network.network import INTER_BROKER_PRINCIPAL, Network, serve_inbox
+from kafka_ref.sim import SCENARIOS, SimConfig, simulate
+from kafka_ref.sim.history import History, canonical
+from kafka_ref.sim.invariants import INVARIANTS
+
+SHORT = SimConfig(duration_s=30.0)
+
+
+@pytest.mark.parametrize("scenario", list(SCENARIOS))
+def test_scenario_holds_every_invariant_in_the_default_era(scenario):
+    """Mirrors RaftEventSimulationTest's per-scenario properties: a fixed seed, no violation."""
+    result = simulate(11, scenario, SHORT)
+    assert [v.describe() for v in result.violations] == []
+    assert result.ok
+    assert result.events > 500
+    assert result.workload["acked_all"] > 0
+    assert result.workload["consumed"] > 0
+    # Every scenario injects faults (process, network or both).
+    assert sum(result.faults.values()) > 0
+
+
+def test_same_seed_twice_in_one_process_gives_the_same_history():
+    first = simulate(5, "back-to-back-failures", SHORT)
+    second = simulate(5, "back-to-back-failures", SHORT)
+    assert first.digest == second.digest
+    assert first.events == second.events
+    assert first.faults == second.faults
+    other = simulate(6, "back-to-back-failures", SHORT)
+    assert other.digest != first.digest
+
+
+def test_same_seed_in_a_subprocess_with_another_hash_seed_gives_the_same_history():
+    """String hashing differs per process (PYTHONHASHSEED): the history must not depend on it."""
+    here = simulate(3, "controller-failover", SHORT)
+    code = ("from kafka_ref.sim import simulate, SimConfig; "
+            "print(simulate(3, 'controller-failover', SimConfig(duration_s=30.0)).digest)")
+    env = {**os.environ, "PYTHONHASHSEED": "4242"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == here.digest
+
+
+def test_a_failing_seed_names_invariant_seed_event_and_states_and_prints_its_replay_command():
+    result = simulate(1, "kip101", SimConfig(ibp="0.10.2"))
+    assert not result.ok
+    violation = next(v for v in result.violations if v.invariant == "acked_write_durable")
+    assert violation.seed == 1
+    assert 0 <= violation.event_index < result.events
+    assert set(violation.states) == {"offset", "acked_epoch", "found"}
+    assert violation.describe().startswith(f"[acked_write_durable] seed=1 event=#{violation.event_index}: ")
+    assert result.replay_command() == "kafka-ref sim --scenario kip101 --seed 1 --ibp 0.10.2 --trace"
+    assert set(result.violation_counts) <= set(INVARIANTS)
+
+
+def test_canonical_form_sorts_sets_and_drops_addresses():
+    assert canonical({"b", "a", "c"}) == "{a,b,c}"
+    assert canonical(frozenset({3, 1, 2})) == "{1,2,3}"
+    assert canonical({"z": 1, "a": [1, (2, 3)]}) == "{a:[1,[2,3]],z:1}"
+    assert canonical("<Foo object at 0x7f00deadbeef>") == "<Foo object>"
+    assert canonical(b"v1") == "v1"
+
+
+def test_history_digest_covers_every_event_line():
+    clock = iter([0.0, 0.0, 0.5, 1.25]).__next__
+    history = History(clock=clock)
+    history.start_clock()
+    history.append("client", "produce", n=1, acks=-1)
+    history.append("fault", "crash_restart", broker=2)
+    assert history.lines() == ["0 0.000 client produce acks=-1 n=1", "1 500.000 fault crash_restart broker=2"]
+    same = History(clock=iter([0.0, 0.0, 0.5]).__next__)
+    same.start_clock()
+    same.append("client", "produce", acks=-1, n=1)
+    assert same.lines()[0] == history.lines()[0]
+
+
+class _DuplicateThenDelay:
+    """A fault model: the first request twice (second copy 5 ms late), then each one 10 ms late."""
+
+    def __init__(self, tg):
+        self.tg = tg
+        self.seen = 0
+
+    def deliveries(self, envelope):
+        self.seen += 1
+        return (0.0, 0.005) if self.seen == 1 else (0.010,)
+
+    def call_later(self, delay_s, callback):
+        async def later():
+            await anyio.sleep(delay_s)
+            callback()
+
+        self.tg.start_soon(later)
+
+
+@pytest.mark.anyio
+async def test_network_fault_model_duplicates_and_delays_requests():
+    """Network.set_fault_model: a duplicate reaches the handler twice (answered once); a delayed
+    request arrives late; without a model the fast path is back."""
+    network = Network()
+    handled: list[tuple[str, float]] = []
+
+    def handle(envelope):
+        handled.append((envelope.request, anyio.current_time()))
+        envelope.respond(f"ok {envelope.request}")
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(serve_inbox, network.register(1), handle)
+        network.set_fault_model(_DuplicateThenDelay(tg))
+        start = anyio.current_time()
+        assert await network.send(0, 1, "a", 1000, INTER_BROKER_PRINCIPAL) == "ok a"
+        assert await network.send(0, 1, "b", 1000, INTER_BROKER_PRINCIPAL) == "ok b"
+        await anyio.sleep(0.05)
+        network.set_fault_model(None)
+        assert await network.send(0, 1, "c", 1000, INTER_BROKER_PRINCIPAL) == "ok c"
+        tg.cancel_scope.cancel()
+    assert [r for r, _ in handled] == ["a", "a", "b", "c"]
+    times = [round((t - start) * 1000) for _, t in handled]
+    assert times[0] == 0 and times[1] == 5 and times[2] == 10
+
+
+def test_cli_replays_one_seed(capsys):
+    code = main(["sim", "--scenario", "leader-failover", "--seed", "4", "--duration", "20"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "seed 4 scenario leader-failover era default" in out
+    assert "history sha256 " in out
+    assert "no invariant violated" in out
+
+
+def test_cli_trace_prints_a_timeline_with_the_faults(capsys):
+    code = main(["sim", "--scenario", "back-to-back-failures", "--seed", "2", "--duration", "30", "--trace"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert out.startswith("timeline of seed 2, scenario back-to-back-failures, era default")
+    assert "back_to_back " in out and "broker_crashed" in out and "become_leader" in out
+    assert " produce_ack " not in out          # per-record traffic is left out of --trace
+
+
+def test_cli_runs_many_seeds_in_worker_processes_and_prints_the_summary(capsys):
+    code = main(["sim", "--scenario", "last-replica-standing", "--seeds", "2", "--jobs", "2", "--duration", "20",
+                 "--no-progress", "--markdown"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "scenario last-replica-standing, era default: 2 seeds, 0 with violations" in out
+    assert "simulated s per wall s" in out and "seeds/min" in out
+    assert "faults injected:" in out and "last_replica_standing" in out
+    assert "violations (seeds per invariant):\n    none" in out
+    assert "| last-replica-standing | default | 2 |" in out
