@@ -88,7 +88,7 @@ class Event:
 
 
 class History:
-    """Mirrors nothing in Kafka: the recorder behind the invariant checker and the digest.
+    """The recorder behind the invariant checker, the digest and the --trace timeline.
 
     ``listeners`` are called with each new event (the checker marks itself dirty there and
     checks once the current atomic step of the event loop is over).

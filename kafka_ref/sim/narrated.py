@@ -97,18 +97,6 @@ def wrap(obj: Any, method: str, before: Callable[..., None] | None = None,
     setattr(obj, method, wrapper)
 
 
-def wrap_async(obj: Any, method: str, after: Callable[..., None]) -> None:
-    """Like ``wrap`` for a coroutine method: ``after(result, *args)`` once it returns."""
-    original = getattr(obj, method)
-
-    async def wrapper(*args: Any, **kwargs: Any) -> Any:
-        result = await original(*args, **kwargs)
-        after(result, *args, **kwargs)
-        return result
-
-    setattr(obj, method, wrapper)
-
-
 # name -> (description, function in kafka_ref.sim.walkthroughs)
 NARRATED: dict[str, tuple[str, str]] = {
     "leader-and-isr": ("seed 000: ReplicaManager.becomeLeaderOrFollower's nine steps", "leader_and_isr"),
