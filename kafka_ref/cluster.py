@@ -129,6 +129,16 @@ class Cluster:
 
     async def __aenter__(self) -> "Cluster":
         self._tg = await anyio.create_task_group().__aenter__()
+        try:
+            return await self._start()
+        except BaseException as exc:
+            # Leave the task group properly (cancelled) so a failed or cancelled start-up unwinds cleanly.
+            self._tg.cancel_scope.cancel()
+            await self._tg.__aexit__(type(exc), exc, exc.__traceback__)
+            raise
+
+    async def _start(self) -> "Cluster":
+        assert self._tg is not None
         if self.metadata_mode == "zk":
             self.zookeeper = ZooKeeper(time=Time())
             self._tg.start_soon(self.zookeeper.run, name="zookeeper")

@@ -533,3 +533,12 @@ __all__ = ["KafkaException", "Errors", "ConfigException", "StateChangeFailedExce
 __all__ += sorted(name for name, value in list(globals().items())
                   if isinstance(value, type) and issubclass(value, ApiException) and not name.startswith("_")
                   and value.__name__ == name)
+
+
+class IllegalStateException(RuntimeError):
+    """Mirrors java.lang.IllegalStateException: an invariant of a state machine or a fetcher broke.
+
+    Raised or logged when a state machine is asked for a transition its table forbids, when a
+    request batch is reused before it was sent, or when a fetcher's partition state is inconsistent.
+    """
+

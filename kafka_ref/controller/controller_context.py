@@ -12,6 +12,8 @@ context share one definition without an import cycle (the state machine modules 
 
 from __future__ import annotations
 
+from kafka_ref.common.errors import IllegalStateException  # noqa: F401 (re-exported)
+
 import enum
 from dataclasses import dataclass
 from typing import Iterable, Mapping
@@ -22,12 +24,6 @@ from kafka_ref.zk.kafka_zk_client import INITIAL_CONTROLLER_EPOCH, INITIAL_CONTR
 from kafka_ref.zk.zk_data import BrokerInfo, LeaderAndIsr, LeaderIsrAndControllerEpoch, ReplicaAssignment
 
 
-class IllegalStateException(RuntimeError):
-    """Mirrors java.lang.IllegalStateException as the controller uses it.
-
-    Raised or logged when a state machine is asked for a transition its table forbids, when a
-    request batch is reused before it was sent, or when the topic-id maps would disagree.
-    """
 
 
 # ---- states (kafka.controller.PartitionState / ReplicaState) --------------------------------

@@ -117,13 +117,18 @@ class DelayedOperationPurgatory(Generic[T]):
             return 0
         completed = 0
         remaining: list[T] = []
-        for op in list(watchers):
+        snapshot = list(watchers)
+        for op in snapshot:
             if op.is_completed:
                 continue
             if op.safe_try_complete():
                 completed += 1
             else:
                 remaining.append(op)
+        # Completing an operation may have watched new ones under this key: keep them.
+        current = self._watchers.get(key, [])
+        seen = {id(op) for op in snapshot}
+        remaining.extend(op for op in current if id(op) not in seen and not op.is_completed)
         if remaining:
             self._watchers[key] = remaining
         else:

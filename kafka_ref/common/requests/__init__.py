@@ -142,6 +142,14 @@ from kafka_ref.common.requests.update_metadata import (
     UpdateMetadataTopicState,
 )
 
+from kafka_ref.common.requests.alter_partition_reassignments import AlterPartitionReassignmentsRequest  # noqa: E402
+from kafka_ref.common.requests.heartbeat import HeartbeatRequest  # noqa: E402
+from kafka_ref.common.requests.join_group import JoinGroupRequest  # noqa: E402
+from kafka_ref.common.requests.leave_group import LeaveGroupRequest  # noqa: E402
+from kafka_ref.common.requests.offset_commit import OffsetCommitRequest  # noqa: E402
+from kafka_ref.common.requests.offset_fetch import OffsetFetchRequest  # noqa: E402
+from kafka_ref.common.requests.sync_group import SyncGroupRequest  # noqa: E402
+
 _REQUEST_CLASSES: tuple[type[AbstractRequest], ...] = (
     ProduceRequest,
     FetchRequest,
@@ -157,6 +165,13 @@ _REQUEST_CLASSES: tuple[type[AbstractRequest], ...] = (
     DeleteTopicsRequest,
     OffsetForLeaderEpochRequest,
     AlterPartitionRequest,
+    JoinGroupRequest,
+    SyncGroupRequest,
+    HeartbeatRequest,
+    LeaveGroupRequest,
+    OffsetCommitRequest,
+    OffsetFetchRequest,
+    AlterPartitionReassignmentsRequest,
 )
 
 REQUEST_TYPES: dict[ApiKeys, type[AbstractRequest]] = {cls.API_KEY: cls for cls in _REQUEST_CLASSES}
@@ -239,7 +254,14 @@ __all__ = [
     "PartitionProduceResponse",
     "ProduceRequest",
     "ProduceResponse",
+    "AlterPartitionReassignmentsRequest",
+    "HeartbeatRequest",
+    "JoinGroupRequest",
+    "LeaveGroupRequest",
+    "OffsetCommitRequest",
+    "OffsetFetchRequest",
     "REQUEST_TYPES",
+    "SyncGroupRequest",
     "RESPONSE_TYPES",
     "RemainingPartition",
     "ReplicaState",

@@ -27,16 +27,9 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
 
 from kafka_ref.common.state_change import state_change_logger
+from kafka_ref.common.errors import IllegalStateException  # noqa: F401 (re-exported)
 from kafka_ref.common.time import Time
 from kafka_ref.common.topic_partition import TopicPartition
-
-
-class IllegalStateException(RuntimeError):
-    """Mirrors java.lang.IllegalStateException as the group coordinator throws it.
-
-    An invariant of the group state machine was about to break (an illegal transition, a
-    Stable group without a protocol, ...). It is a bug report, never a client error.
-    """
 
 
 class GroupState(enum.Enum):

@@ -10,6 +10,8 @@ map whose order gives round-robin fairness between partitions), and IllegalState
 
 from __future__ import annotations
 
+from kafka_ref.common.errors import IllegalStateException  # noqa: F401 (re-exported)
+
 import enum
 from dataclasses import dataclass, replace
 from typing import Generic, Iterable, Iterator, TypeVar
@@ -20,8 +22,6 @@ from kafka_ref.common.uuid import Uuid
 from kafka_ref.log.fetch_data import OffsetAndEpoch  # noqa: F401  (re-exported for the fetcher)
 
 
-class IllegalStateException(RuntimeError):
-    """Mirrors java.lang.IllegalStateException: an invariant of the fetcher was broken."""
 
 
 @dataclass(frozen=True, slots=True)
