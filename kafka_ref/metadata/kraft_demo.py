@@ -123,14 +123,9 @@ def run_kraft_demo(flow: str = "failover", seed: int = 7, backend: str = "trio",
         async def main() -> None:
             await FLOWS[flow](seed, out)
 
-        if backend == "trio":
-            import trio.testing
+        from kafka_ref.testing.virtual_time_loop import run_in_virtual_time
 
-            anyio.run(main, backend="trio", backend_options={"clock": trio.testing.MockClock(autojump_threshold=0)})
-        else:
-            from kafka_ref.testing.virtual_time_loop import VirtualTimeEventLoop
-
-            anyio.run(main, backend="asyncio", backend_options={"loop_factory": VirtualTimeEventLoop})
+        run_in_virtual_time(main, backend)
     finally:
         demo.NARRATED.clear()
         demo.NARRATED.update(saved)

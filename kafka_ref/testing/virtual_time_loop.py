@@ -61,3 +61,16 @@ class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
 
     def time(self) -> float:
         return self._virtual_selector.now
+
+
+def run_in_virtual_time(main, backend: str = "trio"):  # noqa: ANN001, ANN201 - any async callable
+    """Run ``main()`` with anyio on ``backend`` ("trio" or "asyncio") in virtual time; return its result."""
+    import anyio
+
+    if backend == "trio":
+        import trio.testing
+
+        return anyio.run(main, backend="trio", backend_options={"clock": trio.testing.MockClock(autojump_threshold=0)})
+    if backend == "asyncio":
+        return anyio.run(main, backend="asyncio", backend_options={"loop_factory": VirtualTimeEventLoop})
+    raise ValueError(f"unknown backend {backend!r}; use 'trio' or 'asyncio'")
