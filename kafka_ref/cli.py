@@ -25,6 +25,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_sim_arguments(sub.add_parser("sim", help="deterministic simulation: seeded faults, invariant checks, replay"))
     add_scenario_arguments(sub.add_parser("scenario", help="narrated walkthrough keyed to the seeds' numbered steps"))
+    from kafka_ref.kafka_map import add_map_arguments
+
+    add_map_arguments(sub.add_parser("map", help="the Kafka map: every mirrored Kafka method, where it lives, which seed step it serves"))
     return parser
 
 
@@ -47,6 +50,10 @@ def main(argv: list[str] | None = None) -> int:
         from kafka_ref.sim.commands import run_scenario_command
 
         return run_scenario_command(args)
+    if args.command == "map":
+        from kafka_ref.kafka_map import run_map_command
+
+        return run_map_command(args)
     parser.print_help()
     return 0
 

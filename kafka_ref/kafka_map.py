@@ -29,16 +29,18 @@ SEED_METHODS_TOML = REPO_ROOT / "docs" / "seed_methods.toml"
 #: A reference in a first line: optional lowercase dotted package, a class (with optional
 #: nested ``.Inner`` classes), an optional ``#method`` and optional overload arguments.
 _REF = re.compile(
-    r"(?<![\w.#`])((?:[a-z][a-z0-9_]*\.)+)?([A-Z][A-Za-z0-9_]*(?:\.[A-Z][A-Za-z0-9_]*)*)"
-    r"(?:#([A-Za-z_][A-Za-z0-9_]*)(\([A-Za-z0-9_, ]*\))?)?"
+    r"(?<![\w.#`])((?:[a-z][a-z0-9_]*\.)+)?([A-Z][A-Za-z0-9_]*\$?(?:\.[A-Z][A-Za-z0-9_]*\$?)*)"
+    r"(?:(?:#|\.(?=[a-z]))([A-Za-z_][A-Za-z0-9_]*|<init>))?(\([^()]*\))?"
 )
+#: ``Outer's Inner``: a class nested in (or a handler owned by) ``Outer``.
+_POSSESSIVE = re.compile(r"^'s ([A-Z][A-Za-z0-9_]*)")
 #: ``closure#inner`` on a lowercase name: a function nested in a mirrored method.
 _LOWER_REF = re.compile(r"^Mirrors\s+([a-z][A-Za-z0-9_]*)#([A-Za-z_][A-Za-z0-9_]*)")
 #: A fully qualified class mention anywhere in a docstring (for package lookup).
 _QUALIFIED = re.compile(r"\b((?:kafka|org)(?:\.[a-z][a-z0-9_]*)+)\.([A-Z][A-Za-z0-9_]*)")
 _ERA = re.compile(
     r"KIP-\d+|IBP\s*[<>=]*\s*\d+\.\d+(?:-IV\d)?\+?|inter\.broker\.protocol\.version"
-    r"|metadata\.version|\bKafka\s+\d+\.\d+(?:\.\d+)?(?:\s*[–-]\s*\d+\.\d+)?\+?"
+    r"|metadata\.version|\bKafka\s+\d+\.(?:x|\d+(?:\.\d+)?(?:\s*[–-]\s*\d+\.\d+)?\+?)"
     r"|\b\d+\.\d+-IV\d\b|\b(?:before|after|since|from|below|until)\s+\d+\.\d+(?:-IV\d)?\+?"
     r"|\b\d+\.\d+\s*[–-]\s*\d+\.\d+\b|\b\d+\.\d+\+"
 )
@@ -151,7 +153,13 @@ def parse_first_line(first_line: str) -> tuple[str, str, str, str] | None:
     # Prefer a reference with a method or a package (``the X part of kafka.Y``), else the first.
     best = next((m for m in refs if m.group(3) or m.group(1)), refs[0])
     package = (best.group(1) or "").rstrip(".")
-    return package, best.group(2), best.group(3) or "", best.group(4) or ""
+    cls, method, signature = best.group(2), best.group(3) or "", best.group(4) or ""
+    owned = _POSSESSIVE.match(rest[best.end() :])
+    if owned and not method:
+        cls = f"{cls}.{owned.group(1)}"
+    if (signature and not method) or method == cls.split(".")[-1]:  # ``Class(args)``: a constructor
+        method = "<init>"
+    return package, cls, method, signature
 
 
 @dataclass
@@ -220,11 +228,16 @@ def collect_mirrors(root: Path = PACKAGE_ROOT) -> list[MirrorEntry]:
     entries: list[MirrorEntry] = []
     for raw in raws:
         cls, method, package = raw.cls, raw.method, raw.package
-        if not cls:  # closure#inner: a function inside the owner's Kafka method
+        signature = raw.signature
+        if not cls:  # closure#inner: a function inside the owner's Kafka method, a part of it
             owner_pkg, owner_cls = _split_class(raw.owner_kafka_class)
             package, cls = owner_pkg, owner_cls
-            method = method.split("#", 1)[0]
-        signature = raw.signature
+            method, inner = method.split("#", 1)
+            signature = f"[{inner}]"
+        if raw.first_line.startswith("Mirrors the ") and not signature:
+            # "Mirrors the ``read`` closure inside X#y": a part of X#y, not a second claim on it.
+            part = re.search(r"``(\w+)``", raw.first_line)
+            signature = f"[{part.group(1)}]" if part else "[part]"
         if not package:
             package = _resolve_package(cls, raw.owner_kafka_class, packages)
         if not package and not method and raw.first_line.startswith("Mirrors the ") and raw.owner_kafka_class:
@@ -285,12 +298,14 @@ def duplicates(entries: list[MirrorEntry], seeds: SeedMethods) -> tuple[dict[str
     """(all Kafka names claimed by more than one place, those with no stated reason).
 
     Overloads with different argument lists (``replay(TopicRecord)``) are different methods.
-    A duplicate is explained when either docstring says why (:data:`REASON_WORDS`), or the
+    Parts (``Mirrors the read closure inside ...``, signature ``[read]``) are not claims on the
+    whole method. A duplicate is explained when either docstring says why (:data:`REASON_WORDS`), or the
     toml allowlists the name with a reason.
     """
     groups: dict[str, list[MirrorEntry]] = defaultdict(list)
     for e in entries:
-        groups[e.kafka + e.signature].append(e)
+        if not e.signature.startswith("["):  # parts ("Mirrors the X of Y") never collide
+            groups[e.kafka + e.signature].append(e)
     dups = {k: v for k, v in groups.items() if len(v) > 1}
     unexplained = {
         k: v

@@ -135,6 +135,25 @@ async def test_network_fault_model_duplicates_and_delays_requests():
     assert times[0] == 0 and times[1] == 5 and times[2] == 10
 
 
+def test_progress_bar_redraws_one_line():
+    import io
+
+    from kafka_ref.sim.progress import ProgressBar
+
+    stream = io.StringIO()
+    bar = ProgressBar(4, "kip101 (default)", stream=stream, width=8)
+    bar.update(failed=False)
+    bar.update(failed=True)
+    bar.close()
+    assert stream.getvalue() == ("\rkip101 (default) [##------] 1/4 seeds, 0 failing"
+                                 "\rkip101 (default) [####----] 2/4 seeds, 1 failing\n")
+
+
+def test_only_zookeeper_mode_is_simulated_so_far():
+    with pytest.raises(ValueError, match="supports only 'zk'"):
+        simulate(1, "leader-failover", SimConfig(metadata_mode="kraft"))
+
+
 def test_cli_replays_one_seed(capsys):
     code = main(["sim", "--scenario", "leader-failover", "--seed", "4", "--duration", "20"])
     out = capsys.readouterr().out

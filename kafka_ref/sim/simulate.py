@@ -491,6 +491,9 @@ def simulate(seed: int, scenario: "str | Scenario" = "leader-failover", config: 
     The same (seed, scenario, config) gives the same ``SimResult.digest`` every time.
     """
     config = config or SimConfig()
+    if config.metadata_mode != "zk":
+        raise ValueError(f"metadata_mode {config.metadata_mode!r}: the simulator reads leaders, ISRs and "
+                         "sessions from ZooKeeper and supports only 'zk' so far")
     ctx = SimContext(seed, get_scenario(scenario), config)
     with deterministic_scheduling(ctx.scheduler_seed), recording_state_changes(ctx.history):
         anyio.run(ctx.main, backend="trio",
