@@ -60,18 +60,10 @@ from kafka_ref.common.time import Time
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.common.uuid import Uuid
 from kafka_ref.replica.fetcher.fetcher_metrics import FetcherLagStats, FetcherStats
-from kafka_ref.replica.fetcher.partition_fetch_state import (
-    FETCHING,
-    TRUNCATING,
-    DelayedItem,
-    FailedPartitions,
-    IllegalStateException,
-    InitialFetchState,
-    OffsetAndEpoch,
-    OffsetTruncationState,
-    PartitionFetchState,
-    PartitionStates,
-)
+from kafka_ref.common.errors import IllegalStateException
+from kafka_ref.replica.fetcher.partition_fetch_state import (FETCHING, TRUNCATING, DelayedItem, FailedPartitions,
+                                                             InitialFetchState, OffsetAndEpoch, OffsetTruncationState,
+                                                             PartitionFetchState, PartitionStates)
 
 if TYPE_CHECKING:
     from kafka_ref.log.fetch_data import LogAppendInfo
