@@ -32,10 +32,11 @@ pytestmark = pytest.mark.anyio
 ALL = [TopicPartition(TOPIC, p) for p in range(PARTITIONS)]
 
 
-async def test_coordinator_failover_resumes_from_committed_offsets():
+@pytest.mark.parametrize("metadata_mode", ["zk", "kraft"])
+async def test_coordinator_failover_resumes_from_committed_offsets(metadata_mode):
     state_change_logger()           # structlog configured before capture_logs takes it over
     with structlog.testing.capture_logs() as logs:
-        report = await run_coordinator_failover(seed=7)
+        report = await run_coordinator_failover(seed=7, metadata_mode=metadata_mode)
     otp = f"__consumer_offsets-{report.offsets_partition}"
     assert report.new_coordinator not in (-1, report.old_coordinator)
     assert report.coordinator_epoch == 1                   # leader epoch 0 → 1 at the failover

@@ -126,15 +126,16 @@ def _offsets_line(offsets: dict[TopicPartition, int]) -> str:
 
 
 async def run_coordinator_failover(seed: int = 7, out: Callable[[str], None] = lambda line: None,
-                                   group_id: str = "orders") -> FailoverReport:
+                                   group_id: str = "orders", metadata_mode: str = "zk") -> FailoverReport:
     """Run the scenario in the current event loop (virtual time expected) and return its report."""
     from kafka_ref.cluster import Cluster
 
     report = FailoverReport(group_id)
     seq = [0]
     config = {"offsets.topic.num.partitions": OFFSETS_PARTITIONS, "offsets.topic.replication.factor": 3}
-    out("kafka-ref demo coordinator-failover: three brokers (ZooKeeper mode), a group of three consumers, virtual time")
-    async with Cluster(brokers=3, metadata_mode="zk", config=config, seed=seed) as cluster:
+    mode_name = "ZooKeeper" if metadata_mode == "zk" else "KRaft"
+    out(f"kafka-ref demo coordinator-failover: three brokers ({mode_name} mode), a group of three consumers, virtual time")
+    async with Cluster(brokers=3, metadata_mode=metadata_mode, config=config, seed=seed) as cluster:
         # 1. Data to consume.
         out(f"== 1. topic {TOPIC}: {PARTITIONS} partitions, replication factor 3; "
             f"{PARTITIONS * RECORDS_PER_PARTITION} records, {RECORDS_PER_PARTITION} per partition")
