@@ -63,6 +63,14 @@ class NetworkFaultModel:
     Only inter-broker requests (broker to broker, controller to broker) are touched; client
     traffic goes through unchanged. Slow followers and LeaderAndIsr faults are switched on by
     the nemeses below.
+
+    Each link (source, destination) stays first-in first-out, as a TCP connection is: a
+    delayed request holds back the requests sent after it on the same link, and a duplicate
+    (a resend) arrives right behind its original. Requests on different links overtake each
+    other freely, which is the reordering a cluster really sees (a follower's fetch against
+    the controller's LeaderAndIsr, an AlterPartition against an UpdateMetadata). Without this,
+    a late copy of an old UpdateMetadata could land after a newer one, which Kafka's
+    one-connection-per-broker controller channel never allows.
     """
 
     def __init__(self, ctx: "SimContext", noise: NetworkNoise) -> None:
@@ -71,11 +79,29 @@ class NetworkFaultModel:
         self.rng = ctx.sub_rng("network")
         self.slow: dict[int, tuple[float, float]] = {}
         self.leader_and_isr_actions: list[str] = []
+        self._last_arrival: dict[tuple[int, int], float] = {}
+
+    def _in_order(self, src: int, dst: int, delays: Sequence[float]) -> Sequence[float]:
+        """Stretch ``delays`` so nothing overtakes what was sent earlier on this link."""
+        now = anyio.current_time()
+        last = self._last_arrival.get((src, dst), -1.0)
+        result = []
+        for delay in delays:
+            arrival = max(now + delay, last + 1e-6) if last >= now else now + delay
+            last = arrival
+            result.append(arrival - now)
+        self._last_arrival[(src, dst)] = last
+        return tuple(result)
 
     def deliveries(self, envelope: Envelope) -> Sequence[float]:
         src, dst = envelope.src, envelope.dst
         if envelope.principal != INTER_BROKER_PRINCIPAL or not isinstance(src, int) or not isinstance(dst, int):
             return (0.0,)
+        delays = self._choose(envelope)
+        return self._in_order(src, dst, delays) if delays else delays
+
+    def _choose(self, envelope: Envelope) -> Sequence[float]:
+        src, dst = envelope.src, envelope.dst
         rng, noise = self.rng, self.noise
         kind = type(envelope.request).__name__
         # 1. Armed LeaderAndIsr faults take the next LeaderAndIsr requests.
