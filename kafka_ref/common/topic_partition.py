@@ -5,8 +5,9 @@ Mirrors org.apache.kafka.common.TopicPartition and TopicIdPartition.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from kafka_ref.common.utils import java_int, java_string_hash
 from kafka_ref.common.uuid import Uuid
 
 
@@ -14,11 +15,21 @@ from kafka_ref.common.uuid import Uuid
 class TopicPartition:
     """Mirrors org.apache.kafka.common.TopicPartition.
 
-    Printed as ``topic-partition`` like Kafka's ``toString``.
+    Printed as ``topic-partition`` like Kafka's ``toString``. Its hash is Kafka's ``hashCode``
+    (31 * (31 + partition) + the topic's Java string hash), computed once: unlike Python's
+    string hash it does not change with PYTHONHASHSEED, so sets and dicts of partitions iterate
+    in the same order in every process and a simulated run replays byte for byte.
     """
 
     topic: str
     partition: int
+    _hash: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", java_int(31 * (31 + self.partition) + java_string_hash(self.topic)))
+
+    def __hash__(self) -> int:
+        return self._hash
 
     def __str__(self) -> str:
         return f"{self.topic}-{self.partition}"

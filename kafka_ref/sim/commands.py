@@ -37,7 +37,7 @@ def add_sim_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--trace", action="store_true", help="with --seed: print the run as a timeline")
     parser.add_argument("--trace-all", action="store_true", help="like --trace, with every produce/consume event")
     parser.add_argument("--duration", type=float, default=None, help="simulated seconds before healing")
-    parser.add_argument("--metadata-mode", default="zk", help="cluster metadata mode (zk)")
+    parser.add_argument("--metadata-mode", default="zk", help="cluster metadata mode: zk or kraft")
     parser.add_argument("--markdown", action="store_true", help="also print a markdown table row per scenario")
     parser.add_argument("--no-progress", action="store_true")
 

@@ -5,10 +5,10 @@ simulated event) and on Jepsen-style end-of-run checks. During the run, after ev
 event loop that added events to the history (an atomic section: kafka_ref's synchronous methods
 never interleave), ``InvariantChecker.check`` looks at the whole cluster:
 
-* ``leader_in_isr`` – a partition with a leader has it in its ISR (in ZooKeeper, and in the
-  leader's own committed ISR);
+* ``leader_in_isr`` – a partition with a leader has it in its ISR (in the controller's record,
+  and in the leader's own committed ISR);
 * ``leader_epoch_monotonic`` / ``controller_epoch_monotonic`` – epochs never go back (in
-  ZooKeeper, and in each broker process);
+  the controller's record, and in each broker process);
 * ``single_leader_per_epoch`` – no two brokers ever lead a partition in the same leader epoch;
 * ``hw_monotonic_in_epoch`` – a leader's high watermark never drops within its epoch;
 * ``hw_le_isr_leo`` – the leader's HW is at most the log end offset of every member of its
@@ -22,6 +22,10 @@ epochs and bytes everywhere), ``acked_write_durable`` (every acks=all write ackn
 partition that never had an unclean election is in every replica at its offset), and
 ``consumed_record_durable`` (what a consumer read is still there). Unclean elections are
 recorded, and the acknowledged writes they lose are counted apart, not as violations.
+
+"The controller's record" is ZooKeeper's partition state znodes and /controller_epoch in
+ZooKeeper mode, and the QuorumController's partition registrations and metadata quorum epoch in
+KRaft mode.
 """
 
 from __future__ import annotations
@@ -113,6 +117,34 @@ def zk_partition_state(ctx: "SimContext", tp: TopicPartition) -> dict[str, Any] 
     return _parse(data)
 
 
+def kraft_partition_state(ctx: "SimContext", tp: TopicPartition) -> dict[str, Any] | None:
+    """leader, leader_epoch and isr from the KRaft controller's partition registration."""
+    return ctx.cluster.kraft.partition_state(tp.topic, tp.partition)
+
+
+def metadata_partition_state(ctx: "SimContext", tp: TopicPartition) -> dict[str, Any] | None:
+    """The controller's record of a partition (its leader, leader epoch and ISR), in either mode."""
+    if ctx.cluster.kraft is not None:
+        return kraft_partition_state(ctx, tp)
+    return zk_partition_state(ctx, tp)
+
+
+def metadata_version(ctx: "SimContext") -> tuple[int, int]:
+    """Changes whenever the controller's metadata may have: ZooKeeper's last zxid, or the KRaft
+    controller's epoch and last written offset."""
+    cluster = ctx.cluster
+    if cluster.kraft is not None:
+        return cluster.kraft.controller_epoch(), cluster.kraft.metadata_version()
+    return 0, (cluster.zookeeper.last_zxid if cluster.zookeeper is not None else 0)
+
+
+def controller_epoch_of(ctx: "SimContext") -> int:
+    """The /controller_epoch znode, or the KRaft metadata quorum's leader epoch."""
+    if ctx.cluster.kraft is not None:
+        return ctx.cluster.kraft.controller_epoch()
+    return zk_controller_epoch(ctx)
+
+
 def zk_controller_epoch(ctx: "SimContext") -> int:
     zk = ctx.cluster.zookeeper
     if zk is None or zk.exists("/controller_epoch") is None:
@@ -159,14 +191,14 @@ class InvariantChecker:
         self.counts: dict[str, int] = {}
         self.checks = 0
         # Observed state, for the "only grows" invariants.
-        self._zk: dict[TopicPartition, dict[str, Any]] = {}
-        self._zk_controller_epoch = 0
+        self._metadata: dict[TopicPartition, dict[str, Any]] = {}
+        self._controller_epoch = 0
         self._broker_controller_epoch: dict[tuple[int, int], int] = {}
         self._broker_leader_epoch: dict[tuple[int, int, TopicPartition], int] = {}
         self._epoch_leader: dict[tuple[TopicPartition, int], int] = {}
         self._leader_hw: dict[tuple[int, int, TopicPartition, int], int] = {}
         self._consumer_position: dict[TopicPartition, int] = {}
-        self._zk_seen_zxid = -1
+        self._seen_metadata_version: tuple[int, int] = (-1, -1)
         self.unclean_partitions: set[TopicPartition] = set()
         self.unclean_elections = 0
 
@@ -185,17 +217,18 @@ class InvariantChecker:
         self.checks += 1
         ctx = self.ctx
         cluster = ctx.cluster
-        # 1. ZooKeeper's view (only when something was written there since the last check).
-        zxid = cluster.zookeeper.last_zxid if cluster.zookeeper is not None else 0
-        if zxid != self._zk_seen_zxid:
-            self._zk_seen_zxid = zxid
-            controller_epoch = zk_controller_epoch(ctx)
-            if controller_epoch < self._zk_controller_epoch:
-                self.violate("controller_epoch_monotonic", "the /controller_epoch znode went back",
-                             previous=self._zk_controller_epoch, now=controller_epoch)
-            self._zk_controller_epoch = max(self._zk_controller_epoch, controller_epoch)
+        # 1. The controller's view, ZooKeeper or the KRaft controller (only when something was
+        #    written there since the last check).
+        version = metadata_version(ctx)
+        if version != self._seen_metadata_version:
+            self._seen_metadata_version = version
+            controller_epoch = controller_epoch_of(ctx)
+            if controller_epoch < self._controller_epoch:
+                self.violate("controller_epoch_monotonic", f"the controller epoch in {self._where()} went back",
+                             previous=self._controller_epoch, now=controller_epoch)
+            self._controller_epoch = max(self._controller_epoch, controller_epoch)
             for tp in ctx.checked_partitions():
-                self._check_zk_state(tp)
+                self._check_metadata_state(tp)
         live = [(b, broker) for b, broker in sorted(cluster.brokers.items()) if broker.is_running]
         # 2. Each broker process's controller epoch only grows.
         for b, broker in live:
@@ -211,20 +244,23 @@ class InvariantChecker:
                 if partition is not None and partition.log is not None:
                     self._check_replica(tp, b, partition)
 
-    def _check_zk_state(self, tp: TopicPartition) -> None:
-        state = zk_partition_state(self.ctx, tp)
+    def _where(self) -> str:
+        return "the KRaft controller" if self.ctx.cluster.kraft is not None else "ZooKeeper"
+
+    def _check_metadata_state(self, tp: TopicPartition) -> None:
+        state = metadata_partition_state(self.ctx, tp)
         if state is None:
             return
         leader, epoch, isr = state["leader"], state["leader_epoch"], list(state["isr"])
-        # 3. Leader in ISR, in ZooKeeper.
+        # 3. Leader in ISR, in the controller's record.
         if leader >= 0 and leader not in isr:
-            self.violate("leader_in_isr", f"{tp}: ZooKeeper names leader {leader} outside its ISR",
+            self.violate("leader_in_isr", f"{tp}: {self._where()} names leader {leader} outside its ISR",
                          leader=leader, leader_epoch=epoch, isr=isr)
-        previous = self._zk.get(tp)
+        previous = self._metadata.get(tp)
         if previous is not None:
-            # 4. Leader epoch in ZooKeeper only grows.
+            # 4. The controller's leader epoch only grows.
             if epoch < previous["leader_epoch"]:
-                self.violate("leader_epoch_monotonic", f"{tp}: ZooKeeper leader epoch went back",
+                self.violate("leader_epoch_monotonic", f"{tp}: the leader epoch in {self._where()} went back",
                              previous=previous["leader_epoch"], now=epoch)
             # 5. An elected leader from outside the previous ISR is an unclean election.
             if epoch > previous["leader_epoch"] and leader >= 0 and leader != previous["leader"] \
@@ -234,7 +270,7 @@ class InvariantChecker:
                 self.ctx.history.append("sim", "unclean_election_observed", topic_partition=str(tp), leader=leader,
                                         leader_epoch=epoch, previous_isr=previous["isr"])
         if previous is None or epoch >= previous["leader_epoch"]:
-            self._zk[tp] = {"leader": leader, "leader_epoch": epoch, "isr": isr}
+            self._metadata[tp] = {"leader": leader, "leader_epoch": epoch, "isr": isr}
 
     def _check_replica(self, tp: TopicPartition, b: int, partition: Any) -> None:
         ctx = self.ctx

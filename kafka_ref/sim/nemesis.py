@@ -11,14 +11,21 @@ crash_restart             a broker is killed (memory lost, disk kept) and restar
 hw_checkpoint_loss        the same, and the last write of its replication-offset-checkpoint
                           is lost too (the file as it was one checkpoint interval earlier)
 clean_shutdown            a broker shuts down cleanly (checkpoints written, session closed)
-controller_kill           the active controller's broker is killed, restarted later
+controller_kill           the active controller's broker is killed, restarted later (KRaft
+                          mode: the controller node, which comes back in a new epoch)
 zk_session_expiry         ZooKeeper expires a broker's session (it re-registers)
+broker_heartbeats_lost    KRaft mode's form of the same failure: the broker's heartbeats do
+                          not reach the controller for longer than broker.session.timeout.ms
+                          (it is fenced, then unfenced once back and caught up)
 partition_leader_isolated a leader loses every network link (optionally its ZooKeeper
                           session too), healed later
 partition_split           the brokers split into a majority and a minority side
 slow_follower             a follower's fetches are delayed by seconds
 leader_and_isr_dropped    the next LeaderAndIsr requests are lost (the controller resends)
 leader_and_isr_duplicated the next LeaderAndIsr requests arrive twice, the copy late
+metadata_fetch_dropped / metadata_fetch_duplicated
+                          KRaft mode's form: a broker's next fetches of the metadata log are
+                          lost (it retries after the request timeout) or arrive twice
 back_to_back              a leader is killed, then the leader elected after it, quickly
 msg_delayed / msg_duplicated / msg_dropped
                           inter-broker requests delayed, duplicated or lost by the
@@ -37,7 +44,6 @@ import anyio
 
 from kafka_ref.network.network import INTER_BROKER_PRINCIPAL, Envelope
 from kafka_ref.sim.history import Event
-from kafka_ref.sim.invariants import zk_partition_state
 
 if TYPE_CHECKING:
     from kafka_ref.sim.simulate import SimContext
@@ -79,6 +85,9 @@ class NetworkFaultModel:
         self.rng = ctx.sub_rng("network")
         self.slow: dict[int, tuple[float, float]] = {}
         self.leader_and_isr_actions: list[str] = []
+        kraft = ctx.config.metadata_mode == "kraft"
+        self.metadata_request = "MetadataFetchRequest" if kraft else "LeaderAndIsrRequest"
+        self.metadata_fault = "metadata_fetch" if kraft else "leader_and_isr"
         self._last_arrival: dict[tuple[int, int], float] = {}
 
     def _in_order(self, src: int, dst: int, delays: Sequence[float]) -> Sequence[float]:
@@ -104,14 +113,15 @@ class NetworkFaultModel:
         src, dst = envelope.src, envelope.dst
         rng, noise = self.rng, self.noise
         kind = type(envelope.request).__name__
-        # 1. Armed LeaderAndIsr faults take the next LeaderAndIsr requests.
-        if kind == "LeaderAndIsrRequest" and self.leader_and_isr_actions:
+        # 1. Armed faults take the next requests that carry metadata to brokers: LeaderAndIsr
+        #    from a ZooKeeper-mode controller, a broker's metadata log fetch in KRaft mode.
+        if kind == self.metadata_request and self.leader_and_isr_actions:
             action = self.leader_and_isr_actions.pop(0)
             if action == "drop":
-                self.ctx.record_fault("leader_and_isr_dropped", src=src, dst=dst)
+                self.ctx.record_fault(f"{self.metadata_fault}_dropped", src=src, dst=dst)
                 return ()
             late = rng.uniform(0.05, 2.0)
-            self.ctx.record_fault("leader_and_isr_duplicated", src=src, dst=dst, copy_after_ms=round(late * 1000))
+            self.ctx.record_fault(f"{self.metadata_fault}_duplicated", src=src, dst=dst, copy_after_ms=round(late * 1000))
             return (0.0, late)
         # 2. Background loss, delay and duplication.
         if noise.drop_prob and rng.random() < noise.drop_prob:
@@ -189,7 +199,7 @@ def _pick_target(ctx: "SimContext", rng: random.Random, target: str) -> int | No
         return controller if controller in live else None
     if target in ("leader", "follower"):
         tp = rng.choice(ctx.partitions)
-        leader = ctx.zk_leader(tp)
+        leader = ctx.leader_of(tp)
         if target == "leader":
             return leader if leader in live else None
         followers = [r for r in ctx.replicas[tp] if r != leader and r in live]
@@ -240,9 +250,10 @@ class PreferredElection(Nemesis):
     kind = "preferred_election"
 
     async def inject(self, ctx: "SimContext") -> None:
+        # KRaft mode: our QuorumController has no ElectLeaders handler, so this nemesis is idle there.
         if ctx.cluster.zookeeper is None or ctx.cluster.zookeeper.exists("/admin/preferred_replica_election") is not None:
             return
-        ctx.record_fault(self.kind, leaders={str(tp): ctx.zk_leader(tp) for tp in ctx.partitions})
+        ctx.record_fault(self.kind, leaders={str(tp): ctx.leader_of(tp) for tp in ctx.partitions})
         await ctx.cluster.elect_preferred_leaders(ctx.partitions)
 
 
@@ -252,6 +263,12 @@ class ControllerKill(Nemesis):
     kind = "controller_kill"
 
     async def inject(self, ctx: "SimContext") -> None:
+        if ctx.cluster.kraft is not None:
+            # KRaft mode: the controller is its own node, not a broker.
+            if not ctx.controller_down and not ctx.stopping:
+                ctx.kill_controller(self.kind)
+                ctx.spawn(ctx.restart_controller_after, self.down_for())
+            return
         if not ctx.may_take_down():
             return
         target = _pick_target(ctx, self.rng, "controller")
@@ -345,12 +362,15 @@ class LeaderAndIsrFault(Nemesis):
 
 
 def _is_leader_change(ctx: "SimContext", tp: Any, old_leader: int) -> Callable[[Event], bool]:
-    """The controller's state-change event after it wrote a new leader (not ``old_leader``) to ZooKeeper."""
+    """The controller's state-change event after it wrote a new leader (not ``old_leader``)."""
 
     def match(event: Event) -> bool:
+        if ctx.kraft:
+            # The QuorumController's write of the PartitionChangeRecord.
+            return event.name == "controller_write" and ctx.leader_of(tp) not in (-1, old_leader)
         if event.name != "partition_state_changed" or event.fields.get("topic_partition") != str(tp):
             return False
-        return ctx.zk_leader(tp) not in (-1, old_leader)
+        return ctx.leader_of(tp) not in (-1, old_leader)
     return match
 
 
@@ -391,18 +411,18 @@ class BackToBack(Nemesis):
         if self.rng.random() < self.params.get("after_ack_prob", 0.5):
             await ctx.wait_event(lambda e: e.name == "produce_ack" and e.fields.get("acks") == -1, 10.0)
         tp = self.rng.choice(ctx.partitions)
-        first = ctx.zk_leader(tp)
+        first = ctx.leader_of(tp)
         if first not in ctx.live_brokers() or not ctx.may_take_down(2):
             return
         lag = self.params.get("lag_successor_ms")
         if lag is not None:
-            isr = ctx.zk_isr(tp)
+            isr = ctx.isr_of(tp)
             successor = next((r for r in ctx.replicas[tp] if r != first and r in isr and r in ctx.live_brokers()), None)
             if successor is not None:
                 ctx.fault_model.slow[successor] = lag
                 await anyio.sleep(self.rng.uniform(*self.params.get("lag_for_s", (0.5, 2.0))))
                 ctx.fault_model.slow.pop(successor, None)
-            if first not in ctx.live_brokers() or ctx.zk_leader(tp) != first or not ctx.may_take_down(2):
+            if first not in ctx.live_brokers() or ctx.leader_of(tp) != first or not ctx.may_take_down(2):
                 return
         ctx.record_fault(self.kind, topic_partition=str(tp), first=first)
         ctx.crash(first, kind=None)
@@ -413,15 +433,15 @@ class BackToBack(Nemesis):
                 ctx.fault_model.slow[r] = slow
             ctx.spawn(_heal_slow, ctx, survivors, self.params.get("slow_s", 10.0))
         event = await ctx.wait_event(_is_leader_change(ctx, tp, first), 60.0)
-        second = ctx.zk_leader(tp)
+        second = ctx.leader_of(tp)
         if event is not None and second >= 0 and second != first and second in ctx.live_brokers():
             if self.params.get("second_after", "elected") == "first_write":
-                epoch = (zk_partition_state(ctx, tp) or {}).get("leader_epoch", -1)
+                epoch = (ctx.partition_state(tp) or {}).get("leader_epoch", -1)
                 await ctx.wait_event(lambda e: e.name == "produce_ack" and e.fields.get("broker") == second
                                      and e.fields.get("epoch") == epoch, 10.0)
             gap = self.rng.uniform(*self.params.get("gap_ms", (0.0, 50.0))) / 1000.0
             await anyio.sleep(gap)
-            if second in ctx.live_brokers() and ctx.zk_leader(tp) == second:
+            if second in ctx.live_brokers() and ctx.leader_of(tp) == second:
                 ctx.crash(second, kind=None)
                 ctx.history.append("fault", "back_to_back_second", topic_partition=str(tp), second=second,
                                    gap_ms=round(gap * 1000, 3))
@@ -468,7 +488,7 @@ class LastReplicaStanding(ScriptedNemesis):
 
     async def inject(self, ctx: "SimContext") -> None:
         tp = self.rng.choice(ctx.partitions)
-        leader = ctx.zk_leader(tp)
+        leader = ctx.leader_of(tp)
         if leader < 0:
             return
         followers = [r for r in ctx.replicas[tp] if r != leader]
@@ -477,7 +497,7 @@ class LastReplicaStanding(ScriptedNemesis):
         #    shrinks the ISR to itself through the controller, and keeps taking writes.
         for f in followers:
             ctx.fault_model.slow[f] = (25000.0, 30000.0)
-        await ctx.wait_until(lambda: ctx.zk_isr(tp) == [leader], 60.0)
+        await ctx.wait_until(lambda: ctx.isr_of(tp) == [leader], 60.0)
         await anyio.sleep(self.rng.uniform(0.5, 5.0))
         # 2. Kill the last replica standing; the survivors fetch normally again.
         ctx.crash(leader, kind="crash_restart")

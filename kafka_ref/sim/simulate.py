@@ -1,8 +1,9 @@
 """Deterministic simulation of a whole cluster: one seed decides everything.
 
 Modelled on Kafka's RaftEventSimulationTest and on FoundationDB-style simulation. ``simulate``
-runs a ZooKeeper-mode ``Cluster`` on trio with a ``MockClock`` (virtual time: a minute of
-cluster time costs a fraction of a second) and draws every choice from ``random.Random(seed)``:
+runs a ``Cluster`` (ZooKeeper mode, or KRaft mode with ``SimConfig(metadata_mode="kraft")``) on
+trio with a ``MockClock`` (virtual time: a minute of cluster time costs a fraction of a second)
+and draws every choice from ``random.Random(seed)``:
 
 * trio's scheduler runs in its deterministic mode, its shuffle of each batch of runnable tasks
   seeded from the seed, so the interleaving of brokers, fetchers and controller is chosen by
@@ -37,7 +38,7 @@ from kafka_ref.cluster import Cluster
 from kafka_ref.common.state_change import configure_logging
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.sim.history import SOURCE_FAULT, SOURCE_SIM, Event, History
-from kafka_ref.sim.invariants import InvariantChecker, Violation, zk_partition_state
+from kafka_ref.sim.invariants import InvariantChecker, Violation, metadata_partition_state
 from kafka_ref.sim.nemesis import NetworkFaultModel
 from kafka_ref.sim.scenarios import BASE_BROKER_CONFIG, Scenario, get_scenario, normalize_ibp
 from kafka_ref.sim.workload import Workload
@@ -122,6 +123,8 @@ class SimContext:
         self._previous_hw_checkpoint: dict[int, str | None] = {}
         self._offsets_partitions: list[TopicPartition] = []
         self.simulated_s = 0.0
+        self.controller_down = False
+        self._heartbeat_rng = self.sub_rng("heartbeats")
 
     # -- randomness -------------------------------------------------------------------------
 
@@ -193,28 +196,47 @@ class SimContext:
     def live_brokers(self) -> list[int]:
         return [b for b, broker in sorted(self.cluster.brokers.items()) if broker.is_running and b not in self.down]
 
-    def zk_leader(self, tp: TopicPartition) -> int:
-        state = zk_partition_state(self, tp)
+    @property
+    def kraft(self) -> bool:
+        return self.config.metadata_mode == "kraft"
+
+    def partition_state(self, tp: TopicPartition) -> dict[str, Any] | None:
+        """The controller's record of ``tp`` (a ZooKeeper znode or a KRaft partition registration)."""
+        return metadata_partition_state(self, tp)
+
+    def leader_of(self, tp: TopicPartition) -> int:
+        state = metadata_partition_state(self, tp)
         return state["leader"] if state else -1
 
-    def zk_isr(self, tp: TopicPartition) -> list[int]:
-        state = zk_partition_state(self, tp)
+    def isr_of(self, tp: TopicPartition) -> list[int]:
+        state = metadata_partition_state(self, tp)
         return sorted(state["isr"]) if state else []
 
     def checked_partitions(self) -> list[TopicPartition]:
         """The workload's partitions, then the group coordinator's once it has created them."""
-        if len(self._offsets_partitions) == 0 and self.cluster is not None and self.cluster.zookeeper is not None:
-            assignment = self.cluster.topic_assignment(OFFSETS_TOPIC)
-            if assignment:
-                for p, info in sorted(assignment.items()):
-                    tp = TopicPartition(OFFSETS_TOPIC, int(p))
-                    self.replicas[tp] = list(info["replicas"])
-                    self._offsets_partitions.append(tp)
+        if len(self._offsets_partitions) == 0 and self.cluster is not None:
+            if self.cluster.zookeeper is not None:
+                assignment = self.cluster.topic_assignment(OFFSETS_TOPIC)
+                replicas = {int(p): list(info["replicas"]) for p, info in (assignment or {}).items()}
+            elif self.cluster.kraft is not None:
+                replicas = self._kraft_topic_replicas(OFFSETS_TOPIC)
+            else:
+                replicas = {}
+            for p, assigned in sorted(replicas.items()):
+                tp = TopicPartition(OFFSETS_TOPIC, p)
+                self.replicas[tp] = assigned
+                self._offsets_partitions.append(tp)
         return self.partitions + self._offsets_partitions
+
+    def _kraft_topic_replicas(self, topic: str) -> dict[int, list[int]]:
+        replicas: dict[int, list[int]] = {}
+        while (state := self.cluster.kraft.partition_state(topic, len(replicas))) is not None:
+            replicas[len(replicas)] = list(state["replicas"])
+        return replicas
 
     def all_isr_full(self) -> bool:
         for tp in self.checked_partitions():
-            state = zk_partition_state(self, tp)
+            state = metadata_partition_state(self, tp)
             if state is None or state["leader"] < 0 or sorted(state["isr"]) != sorted(self.replicas[tp]):
                 return False
         return True
@@ -228,8 +250,10 @@ class SimContext:
         """
         if any(not broker.is_running for broker in self.cluster.brokers.values()) or not self.all_isr_full():
             return False
+        if self.cluster.kraft is not None and not self.cluster.kraft.converged():
+            return False
         for tp in self.checked_partitions():
-            leader = self.zk_leader(tp)
+            leader = self.leader_of(tp)
             leader_partition = self.cluster.brokers[leader].replica_manager.online_partition(tp)
             if leader_partition is None or not leader_partition.is_leader or leader_partition.log is None:
                 return False
@@ -284,12 +308,52 @@ class SimContext:
             self.cluster.shutdown_broker_uncontrolled(broker_id)
 
     def expire_session(self, broker_id: int, kind: str | None) -> None:
+        """ZooKeeper mode: ZooKeeper expires the broker's session. KRaft mode, the same failure
+        seen by a KRaft controller: the broker's heartbeats stop reaching it (the link between
+        them is cut) for longer than broker.session.timeout.ms, so the controller fences the
+        broker; when the link is back the broker catches up with the metadata log and is
+        unfenced."""
         broker = self.cluster.brokers[broker_id]
+        if self.cluster.kraft is not None:
+            if kind is not None:
+                self.record_fault("broker_heartbeats_lost" if kind == "zk_session_expiry" else kind, broker=broker_id)
+            session_s = self.cluster.broker_config(broker_id).get("broker.session.timeout.ms") / 1000
+            lost_s = session_s + self._heartbeat_rng.uniform(0.5, 3.0)
+            controller = self.cluster.kraft.controller_node
+            self.cluster.network.cut_link(broker_id, controller)
+            self.spawn(self._restore_heartbeats, broker_id, controller, lost_s)
+            return
         if broker.zk_client is None:
             return
         if kind is not None:
             self.record_fault(kind, broker=broker_id)
         self.cluster.zookeeper.expire_session(broker.zk_client.session_id)
+
+    async def _restore_heartbeats(self, broker_id: int, controller: int, after_s: float) -> None:
+        await anyio.sleep(after_s)
+        self.cluster.network.heal_link(broker_id, controller)
+        self.history.append(SOURCE_FAULT, "broker_heartbeats_restored", broker=broker_id)
+
+    # -- the KRaft controller node ------------------------------------------------------------
+
+    def kill_controller(self, kind: str) -> None:
+        """KRaft mode: the controller process dies (its metadata log survives on its disk)."""
+        self.record_fault(kind, controller=self.cluster.kraft.controller_node)
+        self.controller_down = True
+        self.cluster.kraft.kill_controller()
+
+    async def restart_controller_after(self, delay_s: float) -> None:
+        assert self._stop_event is not None
+        with anyio.move_on_after(delay_s):
+            await self._stop_event.wait()
+        await self._restart_controller()
+
+    async def _restart_controller(self) -> None:
+        if not self.controller_down:
+            return
+        self.controller_down = False
+        await self.cluster.kraft.restart_controller()
+        self.history.append(SOURCE_FAULT, "controller_restarted", epoch=self.cluster.kraft.controller_epoch())
 
     def heal_network(self) -> None:
         self.cluster.network.heal_all()
@@ -394,9 +458,11 @@ class SimContext:
 
     async def _heal_and_check(self) -> None:
         cluster = self.cluster
-        # 1. Heal: no network faults, every broker running.
+        # 1. Heal: no network faults, the KRaft controller and every broker running.
         cluster.network.set_fault_model(None)
         self.heal_network()
+        if self.cluster.kraft is not None:
+            await self._restart_controller()
         for b in sorted(cluster.brokers):
             if not cluster.brokers[b].is_running:
                 try:
@@ -409,8 +475,8 @@ class SimContext:
         # 2. Converge: full ISRs, every replica at the leader's LEO and HW.
         if not await self.wait_until(self.converged, self.config.heal_timeout_s, poll_s=0.1):
             self.checker.violate("converged_after_heal", "the cluster did not converge after healing",
-                                 isr={str(tp): self.zk_isr(tp) for tp in self.partitions},
-                                 leaders={str(tp): self.zk_leader(tp) for tp in self.partitions},
+                                 isr={str(tp): self.isr_of(tp) for tp in self.partitions},
+                                 leaders={str(tp): self.leader_of(tp) for tp in self.partitions},
                                  running=[b for b, x in sorted(cluster.brokers.items()) if x.is_running],
                                  replicas=self.replica_states())
         self.history.append(SOURCE_SIM, "healed", converged=self.converged())
@@ -491,9 +557,8 @@ def simulate(seed: int, scenario: "str | Scenario" = "leader-failover", config: 
     The same (seed, scenario, config) gives the same ``SimResult.digest`` every time.
     """
     config = config or SimConfig()
-    if config.metadata_mode != "zk":
-        raise ValueError(f"metadata_mode {config.metadata_mode!r}: the simulator reads leaders, ISRs and "
-                         "sessions from ZooKeeper and supports only 'zk' so far")
+    if config.metadata_mode not in ("zk", "kraft"):
+        raise ValueError(f"metadata_mode {config.metadata_mode!r}: the simulator runs 'zk' or 'kraft' clusters")
     ctx = SimContext(seed, get_scenario(scenario), config)
     with deterministic_scheduling(ctx.scheduler_seed), recording_state_changes(ctx.history):
         anyio.run(ctx.main, backend="trio",

@@ -4,7 +4,7 @@ Producers send raw ProduceRequests (one record per request, each value unique, n
 failed or timed-out send is simply recorded as not acknowledged). Which partition, which acks,
 which broker to hit and when all come from the workload's random stream: mostly the leader
 named by a random live broker's metadata cache (possibly stale, as a real client's would be),
-sometimes ZooKeeper's leader, sometimes a random broker (which answers NOT_LEADER_OR_FOLLOWER).
+sometimes the controller's leader (ZooKeeper or KRaft), sometimes a random broker (which answers NOT_LEADER_OR_FOLLOWER).
 The consumer fetches each partition from its leader with FetchRequest (replica id -1, so the
 leader serves only below its high watermark) and reports every record to the checker. It
 commits its positions to the group coordinator now and then (a "simple" group: OffsetCommit
@@ -28,7 +28,7 @@ from kafka_ref.common.requests.produce import ProduceRequest
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.network.network import ANONYMOUS_PRINCIPAL
 from kafka_ref.sim.history import SOURCE_CLIENT
-from kafka_ref.sim.invariants import AckedWrite, ConsumedRecord, record_at, zk_partition_state
+from kafka_ref.sim.invariants import AckedWrite, ConsumedRecord, record_at
 
 if TYPE_CHECKING:
     from kafka_ref.sim.simulate import SimContext
@@ -61,12 +61,12 @@ class Workload:
     # -- helpers ---------------------------------------------------------------------------
 
     def choose_broker(self, tp: TopicPartition) -> int | None:
-        """Which broker a client sends to: metadata (maybe stale), ZooKeeper's view, or any."""
+        """Which broker a client sends to: metadata (maybe stale), the controller's view, or any."""
         return self.choose_leader(tp)[0]
 
     def choose_leader(self, tp: TopicPartition) -> tuple[int | None, int]:
         """(broker, leader epoch the client believes in): from a random live broker's metadata
-        cache (maybe stale), from ZooKeeper, or a random broker with no epoch."""
+        cache (maybe stale), from the controller's record, or a random broker with no epoch."""
         ctx = self.ctx
         live = ctx.live_brokers()
         if not live:
@@ -75,7 +75,7 @@ class Workload:
         if roll < 0.05:
             return self.rng.choice(sorted(ctx.cluster.brokers)), -1
         if roll < 0.2:
-            state = zk_partition_state(ctx, tp)
+            state = ctx.partition_state(tp)
             if state is None or state["leader"] < 0:
                 return None, -1
             return state["leader"], state["leader_epoch"]
@@ -180,9 +180,9 @@ class Workload:
             return -1
         error = Errors.for_code(data.error_code)
         if error is Errors.OFFSET_OUT_OF_RANGE:
-            # Only the leader of the current epoch (per ZooKeeper) is believed; a deposed leader
+            # Only the leader of the current epoch (per the controller) is believed; a deposed leader
             # that has not heard of its successor may be behind the consumer.
-            state = zk_partition_state(ctx, tp)
+            state = ctx.partition_state(tp)
             if state is not None and state["leader"] == broker and leader_epoch == state["leader_epoch"]:
                 self._reset(tp, broker, position)
             else:
@@ -287,13 +287,13 @@ class Workload:
         with anyio.move_on_after(timeout_s):
             for tp in self.ctx.partitions:
                 while True:
-                    leader = self.ctx.zk_leader(tp)
+                    leader = self.ctx.leader_of(tp)
                     if leader < 0:
                         break
                     partition = self.ctx.cluster.brokers[leader].replica_manager.online_partition(tp)
                     if partition is None or partition.log is None or self.positions[tp] >= partition.log.high_watermark:
                         break
-                    state = zk_partition_state(self.ctx, tp) or {}
+                    state = self.ctx.partition_state(tp) or {}
                     if await self.consume_once(tp, leader, state.get("leader_epoch", -1)) <= 0:
                         await anyio.sleep(0.05)
 
