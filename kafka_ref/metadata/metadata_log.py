@@ -208,11 +208,16 @@ class KafkaRaftClient:
         self._task_group = task_group
 
     def register(self, listener: RaftListener) -> None:
-        """Mirrors KafkaRaftClient#register: the listener hears the leader and every commit from offset 0."""
+        """Mirrors KafkaRaftClient#register: the listener hears every commit from offset 0, then the leader.
+
+        The leader change comes after the commits of earlier epochs, as KafkaRaftClient's
+        ListenerContext holds it back until the listener has read up to the epoch's start: a
+        restarted controller replays the whole log before it claims leadership.
+        """
         context = _ListenerContext(listener)
         self.listeners.append(context)
-        listener.handle_leader_change(self.node_id, self.epoch)
         context.fire_commits(self.log)
+        listener.handle_leader_change(self.node_id, self.epoch)
 
     def leader_and_epoch(self) -> tuple[int, int]:
         """Mirrors RaftClient#leaderAndEpoch."""

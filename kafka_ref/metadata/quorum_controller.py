@@ -209,11 +209,23 @@ class QuorumController:
             self._write("bootstrap", ControllerResult(list(self.feature_control.bootstrap_records()), None), lambda _r: None)
 
     def handle_commit(self, reader: BatchReader) -> None:
-        """Mirrors QuorumMetaLogListener#handleCommit for the active controller: records were replayed at write time."""
+        """Mirrors QuorumController.QuorumMetaLogListener#handleCommit.
+
+        1. Active: the records were replayed when they were written; only the writes waiting
+           for this commit are answered.
+        2. Not active (a standby, or a restarted controller catching up before it claims):
+           every committed record is replayed here, at its offset.
+        """
         last = reader.last_offset
-        if last is not None:
-            self.last_committed_offset = last
-            self._complete_deferred()
+        if last is None:
+            return
+        if not self.is_active:
+            for batch in reader:
+                for i, record in enumerate(batch.records):
+                    self.replay(record, batch.base_offset + i)
+            self.write_offset = last
+        self.last_committed_offset = last
+        self._complete_deferred()
 
     # ------------------------------------------------------------------ ControllerApis
 

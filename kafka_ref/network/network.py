@@ -65,9 +65,11 @@ class Envelope:
     _done: anyio.Event = field(default_factory=anyio.Event)
     response: Any = None
     error: BaseException | None = None
+    # A copy whose answer never reaches the sender (the earlier copies of a duplicated request).
+    answer_lost: bool = False
 
     def respond(self, response: Any) -> None:
-        if self._done.is_set():
+        if self._done.is_set() or self.answer_lost:
             return
         # The answer travels back over the same link: a cut link or isolation loses it.
         if not self._network._deliverable(self.dst, self.src):
@@ -172,7 +174,10 @@ class Network:
         For every request that would be delivered, ``model.deliveries(envelope)`` returns the
         delays, in seconds of loop time, at which copies reach the destination: ``(0.0,)`` is a
         normal delivery, ``()`` drops it, two entries duplicate it, and different delays on the
-        same link reorder messages. ``model.call_later(delay_s, callback)`` must run the callback
+        same link reorder messages. A duplicated request is handled once per copy and the sender
+        gets the answer to the last copy: the earlier answers are lost, as when a request is sent
+        again after its connection dropped with the first answer still on the way (TCP itself
+        never duplicates, so this is the only way Kafka sees a request twice). ``model.call_later(delay_s, callback)`` must run the callback
         after that much loop time. A late copy is lost if the destination restarted or the link
         broke meanwhile. Without a model, ``post`` takes the usual fast path.
         """
@@ -189,11 +194,14 @@ class Network:
         if not delays:
             return envelope
         node.in_flight.add(envelope)
-        for delay in delays:
+        last = len(delays) - 1
+        for i, delay in enumerate(delays):
+            copy = envelope if i == last else Envelope(envelope.src, envelope.dst, envelope.correlation_id,
+                                                       envelope.request, envelope.principal, self, answer_lost=True)
             if delay <= 0:
-                node.send_stream.send_nowait(envelope)
+                node.send_stream.send_nowait(copy)
             else:
-                self._fault_model.call_later(delay, lambda: self._deliver_late(node, envelope))
+                self._fault_model.call_later(delay, lambda copy=copy: self._deliver_late(node, copy))
         return envelope
 
     def _deliverable(self, src: NodeId, dst: NodeId) -> bool:

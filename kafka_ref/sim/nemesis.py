@@ -267,7 +267,7 @@ class ControllerKill(Nemesis):
             # KRaft mode: the controller is its own node, not a broker.
             if not ctx.controller_down and not ctx.stopping:
                 ctx.kill_controller(self.kind)
-                ctx.spawn(ctx.restart_controller_after, self.down_for())
+                ctx.restart_controller_after(self.down_for())
             return
         if not ctx.may_take_down():
             return

@@ -35,6 +35,7 @@ import trio
 import trio.testing
 
 from kafka_ref.cluster import Cluster
+from kafka_ref.common.config import MetadataVersion
 from kafka_ref.common.state_change import configure_logging
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.sim.history import SOURCE_FAULT, SOURCE_SIM, Event, History
@@ -44,6 +45,7 @@ from kafka_ref.sim.scenarios import BASE_BROKER_CONFIG, Scenario, get_scenario, 
 from kafka_ref.sim.workload import Workload
 
 TOPIC = "sim"
+RESTART_TIMEOUT_S = 60.0
 OFFSETS_TOPIC = "__consumer_offsets"
 
 
@@ -342,7 +344,14 @@ class SimContext:
         self.controller_down = True
         self.cluster.kraft.kill_controller()
 
-    async def restart_controller_after(self, delay_s: float) -> None:
+    def restart_controller_after(self, delay_s: float) -> None:
+        """Restart the KRaft controller node after ``delay_s`` (at once if the run is stopping).
+
+        Runs in the restarts task group, which outlives the cancellation of the faults."""
+        assert self._restarts is not None
+        self._restarts.start_soon(self._restart_controller_later, delay_s)
+
+    async def _restart_controller_later(self, delay_s: float) -> None:
         assert self._stop_event is not None
         with anyio.move_on_after(delay_s):
             await self._stop_event.wait()
@@ -375,7 +384,7 @@ class SimContext:
             if self.cluster.brokers[broker_id].is_running:
                 return
             try:
-                await self.cluster.restart_broker(broker_id)
+                await self.restart_broker(broker_id)
             except TimeoutError as exc:
                 self.history.append(SOURCE_SIM, "restart_failed", broker=broker_id, error=str(exc))
                 return
@@ -384,6 +393,17 @@ class SimContext:
             self.history.append(SOURCE_FAULT, "broker_restarted", broker=broker_id)
         finally:
             done.set()
+
+    async def restart_broker(self, broker_id: int) -> None:
+        """Start a new process of the broker; TimeoutError if it is not up within RESTART_TIMEOUT_S.
+
+        (A KRaft broker starts only once it has registered and caught up with the metadata log;
+        a run must never wait for that forever.)"""
+        try:
+            with anyio.fail_after(RESTART_TIMEOUT_S):
+                await self.cluster.restart_broker(broker_id)
+        except TimeoutError:
+            raise TimeoutError(f"broker {broker_id} did not start within {RESTART_TIMEOUT_S:g} s of loop time") from None
 
     def _watch_hw_checkpoint(self, broker_id: int) -> None:
         """Remember each replication-offset-checkpoint's content before every write (for HW-loss faults)."""
@@ -466,7 +486,7 @@ class SimContext:
         for b in sorted(cluster.brokers):
             if not cluster.brokers[b].is_running:
                 try:
-                    await cluster.restart_broker(b)
+                    await self.restart_broker(b)
                 except TimeoutError as exc:
                     self.history.append(SOURCE_SIM, "restart_failed", broker=b, error=str(exc))
                     continue
@@ -559,6 +579,9 @@ def simulate(seed: int, scenario: "str | Scenario" = "leader-failover", config: 
     config = config or SimConfig()
     if config.metadata_mode not in ("zk", "kraft"):
         raise ValueError(f"metadata_mode {config.metadata_mode!r}: the simulator runs 'zk' or 'kraft' clusters")
+    ibp = normalize_ibp(config.ibp)
+    if config.metadata_mode == "kraft" and ibp is not None and not MetadataVersion.parse(ibp).is_at_least("3.0"):
+        raise ValueError(f"inter.broker.protocol.version {ibp} predates KRaft (3.0): its eras run in 'zk' mode only")
     ctx = SimContext(seed, get_scenario(scenario), config)
     with deterministic_scheduling(ctx.scheduler_seed), recording_state_changes(ctx.history):
         anyio.run(ctx.main, backend="trio",
