@@ -459,3 +459,49 @@ def test_demo_kraft_narrates_the_seed_path():
     assert kill < text.index("fencing_stale_broker", kill) < text.index("become_leader", kill)
     assert "current=FENCED next=UNFENCED" in text[text.index("== 5."):]
     assert lines[-1].startswith("== done at t=")
+
+
+# ------------------------------------------------------------------------------ controller failover
+
+
+@pytest.mark.anyio
+async def test_controller_restart_replays_the_log_and_leads_in_the_next_epoch():
+    """The one-voter form of a KRaft controller failover (KRaftClusterTest's controller restarts,
+    QuorumMetaLogListener#handleCommit for a controller that is not active yet): while the
+    controller node is down brokers keep serving and nobody is fenced; the restarted process
+    replays the surviving log to the same state, claims epoch 2, keeps every broker session
+    alive from the claim on, and its next writes (a fencing, a leader change) reach the brokers."""
+    async with Cluster(brokers=3, metadata_mode="kraft", seed=7) as cluster:
+        await cluster.create_topic("t", replica_assignment={0: [0, 1, 2]})
+        assert (await produce(cluster, b"v0")).base_offset == 0
+        before = cluster.active_controller()
+        state_before = cluster.partition_state("t", 0)
+        epochs_before = {b: registration(cluster, b).epoch for b in range(3)}
+        log_end = cluster.kraft.metadata_version()
+        # 1. Down: requests to the node are refused, the replicas carry on without it.
+        cluster.kraft.kill_controller()
+        assert not cluster.kraft.is_running and not cluster.network.is_up(3000)
+        assert (await produce(cluster, b"v1")).base_offset == 1
+        await anyio.sleep(SESSION_TIMEOUT_MS * 2 / 1000)
+        assert cluster.kraft.metadata_version() == log_end
+        assert not cluster.kraft.converged()
+        # 2. Back: same state from the log, next epoch, no broker fenced for the downtime.
+        await cluster.kraft.restart_controller()
+        after = cluster.active_controller()
+        assert after is not before and after.is_active
+        assert cluster.controller_epoch() == 2 and after.cur_claim_epoch == 2
+        assert cluster.partition_state("t", 0) == state_before
+        assert {b: registration(cluster, b).epoch for b in range(3)} == epochs_before
+        assert after.last_committed_offset == after.write_offset == log_end - 1
+        await anyio.sleep(SESSION_TIMEOUT_MS / 1000 / 2)
+        assert not any(registration(cluster, b).fenced for b in range(3))
+        await cluster.wait_until(cluster.kraft.converged)
+        assert all(cluster.broker(b).kraft.raft.leader_epoch == 2 for b in range(3))
+        # 3. Its writes carry epoch 2 and drive the brokers: broker 0 dies, is fenced, loses leadership.
+        cluster.kill_broker(0)
+        await cluster.wait_until(lambda: registration(cluster, 0).fenced, timeout_ms=SESSION_TIMEOUT_MS + 1000)
+        state = cluster.partition_state("t", 0)
+        assert (state["leader"], state["leader_epoch"], state["isr"]) == (1, 1, [1, 2])
+        assert cluster.kraft.metadata_log.batches[-1].epoch == 2
+        await cluster.wait_until(lambda: cluster.broker(1).replica_manager.online_partition(TP).is_leader)
+        assert (await produce(cluster, b"v2")).base_offset == 2

@@ -24,10 +24,17 @@ from kafka_ref.sim.invariants import INVARIANTS
 SHORT = SimConfig(duration_s=30.0)
 
 
+CI_SEEDS = (11, 12)
+
+
+@pytest.mark.parametrize("mode", ["zk", "kraft"])
+@pytest.mark.parametrize("seed", CI_SEEDS)
 @pytest.mark.parametrize("scenario", list(SCENARIOS))
-def test_scenario_holds_every_invariant_in_the_default_era(scenario):
-    """Mirrors RaftEventSimulationTest's per-scenario properties: a fixed seed, no violation."""
-    result = simulate(11, scenario, SHORT)
+def test_scenario_holds_every_invariant_in_the_default_era(scenario, seed, mode):
+    """Mirrors RaftEventSimulationTest's per-scenario properties: fixed seeds, no violation, in
+    ZooKeeper mode and in KRaft mode. (The README's long run covers many more seeds.)"""
+    result = simulate(seed, scenario, SimConfig(duration_s=30.0, metadata_mode=mode))
+    assert result.metadata_mode == mode
     assert [v.describe() for v in result.violations] == []
     assert result.ok
     assert result.events > 500
@@ -163,6 +170,32 @@ def test_an_unknown_metadata_mode_is_refused():
         simulate(1, "leader-failover", SimConfig(metadata_mode="manual"))
 
 
+def test_a_pre_kraft_era_is_refused_in_kraft_mode():
+    with pytest.raises(ValueError, match=r"0\.11\.0 predates KRaft \(3\.0\)"):
+        simulate(1, "kip279", SimConfig(ibp="0.11", metadata_mode="kraft"))
+
+
+def test_cli_refuses_a_pre_kraft_era_in_kraft_mode(capsys):
+    assert main(["sim", "--scenario", "kip101", "--seeds", "1", "--ibp", "0.10.2", "--metadata-mode", "kraft"]) == 2
+    assert "0.10.2 predates KRaft (3.0)" in capsys.readouterr().out
+
+
+def test_kraft_controller_failover_kills_and_restarts_the_controller_node():
+    """KRaft mode's controller-failover: the controller node dies and comes back in a higher
+    epoch, brokers lose heartbeats for longer than broker.session.timeout.ms (fenced, then
+    unfenced), metadata fetches are dropped or duplicated; no invariant breaks."""
+    result = simulate(1, "controller-failover", SimConfig(metadata_mode="kraft", keep_history=True))
+    assert result.ok, [v.describe() for v in result.violations]
+    assert (result.faults["controller_kill"], result.faults["broker_heartbeats_lost"]) == (2, 3)
+    assert (result.faults["metadata_fetch_dropped"], result.faults["metadata_fetch_duplicated"]) == (6, 3)
+    events = result.history.events
+    epochs = [e.fields["epoch"] for e in events if e.name == "controller_restarted" and e.source == "fault"]
+    assert epochs == [2, 3]
+    # Two brokers fenced for lost heartbeats; five unfencings (three at start-up, then those two).
+    assert len([e for e in events if e.name == "fencing_stale_broker"]) == 2
+    assert len([e for e in events if e.name == "broker_state_change" and e.fields.get("next") == "UNFENCED"]) == 5
+
+
 def test_cli_replays_one_seed(capsys):
     code = main(["sim", "--scenario", "leader-failover", "--seed", "4", "--duration", "20"])
     out = capsys.readouterr().out
@@ -186,8 +219,8 @@ def test_cli_runs_many_seeds_in_worker_processes_and_prints_the_summary(capsys):
                  "--no-progress", "--markdown"])
     out = capsys.readouterr().out
     assert code == 0
-    assert "scenario last-replica-standing, era default: 2 seeds, 0 with violations" in out
+    assert "scenario last-replica-standing, era default, zk mode: 2 seeds, 0 with violations" in out
     assert "simulated s per wall s" in out and "seeds/min" in out
     assert "faults injected:" in out and "last_replica_standing" in out
     assert "violations (seeds per invariant):\n    none" in out
-    assert "| last-replica-standing | default | 2 |" in out
+    assert "| last-replica-standing | zk | default | 2 |" in out

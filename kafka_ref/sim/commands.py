@@ -44,7 +44,7 @@ def add_sim_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_sim_command(args: argparse.Namespace, out: Callable[[str], None] = print) -> int:
     """Returns 1 when any seed broke an invariant, else 0."""
-    from kafka_ref.sim.simulate import SimConfig, simulate
+    from kafka_ref.sim.simulate import SimConfig, check_config, simulate
 
     names = list(SCENARIOS) if args.scenario == "all" else [args.scenario]
     for name in names:
@@ -53,6 +53,11 @@ def run_sim_command(args: argparse.Namespace, out: Callable[[str], None] = print
             return 2
     config = SimConfig(ibp=normalize_ibp(args.ibp), metadata_mode=args.metadata_mode, duration_s=args.duration,
                        keep_history=args.trace or args.trace_all)
+    try:
+        check_config(config)
+    except ValueError as exc:
+        out(str(exc))
+        return 2
     if args.seed is not None:
         failed = False
         for name in names:
@@ -83,8 +88,8 @@ def run_sim_command(args: argparse.Namespace, out: Callable[[str], None] = print
     return 1 if failed else 0
 
 
-MARKDOWN_HEADER = ("| scenario | era | seeds | faults | seeds with violations (by invariant) | unclean elections / "
-                   "acked writes lost to them | seeds/min | sim s per wall s |\n|---|---|---|---|---|---|---|---|")
+MARKDOWN_HEADER = ("| scenario | mode | era | seeds | faults | seeds with violations (by invariant) | unclean elections / "
+                   "acked writes lost to them | seeds/min | sim s per wall s |\n|---|---|---|---|---|---|---|---|---|")
 
 
 def _print_one(result: "SimResult", out: Callable[[str], None], trace: bool, everything: bool) -> None:

@@ -63,6 +63,7 @@ class Summary:
 
     scenario: str
     ibp: str | None
+    metadata_mode: str = "zk"
     seeds: int = 0
     failed_seeds: list[int] = field(default_factory=list)
     faults: Counter = field(default_factory=Counter)
@@ -112,7 +113,7 @@ class Summary:
         return self.simulated_s / self.seed_wall_s if self.seed_wall_s > 0 else 0.0
 
     def table(self) -> str:
-        lines = [f"scenario {self.scenario}, era {self.era}: {self.seeds} seeds, "
+        lines = [f"scenario {self.scenario}, era {self.era}, {self.metadata_mode} mode: {self.seeds} seeds, "
                  f"{len(self.failed_seeds)} with violations"]
         lines.append(f"  {'simulated time':<28} {self.simulated_s:,.0f} s ({self.sim_per_wall:,.0f} simulated s per wall s)")
         lines.append(f"  {'throughput':<28} {self.seeds_per_minute:,.1f} seeds/min (wall {self.wall_s:,.1f} s)")
@@ -136,7 +137,7 @@ class Summary:
 
     def markdown_row(self) -> str:
         violations = ", ".join(f"{k} ({v})" for k, v in sorted(self.violations.items())) or "0"
-        return (f"| {self.scenario} | {self.era} | {self.seeds} | {sum(self.faults[k] for k in self.faults if not k.startswith('msg_')):,} "
+        return (f"| {self.scenario} | {self.metadata_mode} | {self.era} | {self.seeds} | {sum(self.faults[k] for k in self.faults if not k.startswith('msg_')):,} "
                 f"| {violations} | {self.unclean_elections} / {self.unclean_losses} | {self.seeds_per_minute:,.0f} "
                 f"| {self.sim_per_wall:,.0f} |")
 
@@ -169,8 +170,8 @@ def run_summary(scenario: str, seeds: Iterable[int], config: SimConfig, jobs: in
                 progress: bool = True, on_failure: Callable[[SimResult], None] | None = None) -> Summary:
     """Run the seeds with a progress bar; call ``on_failure`` for each failing seed."""
     seeds = list(seeds)
-    summary = Summary(scenario, normalize_ibp(config.ibp))
-    bar = ProgressBar(len(seeds), f"{scenario} ({config.ibp or 'default'})") if progress else None
+    summary = Summary(scenario, normalize_ibp(config.ibp), config.metadata_mode)
+    bar = ProgressBar(len(seeds), f"{scenario} ({config.ibp or 'default'}, {config.metadata_mode})") if progress else None
     start = time.perf_counter()
     for outcome in run_seeds(scenario, seeds, config, jobs):
         summary.add(outcome)

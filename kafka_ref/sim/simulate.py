@@ -571,17 +571,22 @@ def recording_state_changes(history: History) -> Iterator[None]:
         configure_logging()
 
 
+def check_config(config: SimConfig) -> None:
+    """ValueError for a configuration the simulator cannot run (an unknown mode, a pre-KRaft era in KRaft mode)."""
+    if config.metadata_mode not in ("zk", "kraft"):
+        raise ValueError(f"metadata_mode {config.metadata_mode!r}: the simulator runs 'zk' or 'kraft' clusters")
+    ibp = normalize_ibp(config.ibp)
+    if config.metadata_mode == "kraft" and ibp is not None and not MetadataVersion.parse(ibp).is_at_least("3.0"):
+        raise ValueError(f"inter.broker.protocol.version {ibp} predates KRaft (3.0): its eras run in 'zk' mode only")
+
+
 def simulate(seed: int, scenario: "str | Scenario" = "leader-failover", config: SimConfig | None = None) -> SimResult:
     """Run ``scenario`` for ``seed`` in virtual time and check every invariant.
 
     The same (seed, scenario, config) gives the same ``SimResult.digest`` every time.
     """
     config = config or SimConfig()
-    if config.metadata_mode not in ("zk", "kraft"):
-        raise ValueError(f"metadata_mode {config.metadata_mode!r}: the simulator runs 'zk' or 'kraft' clusters")
-    ibp = normalize_ibp(config.ibp)
-    if config.metadata_mode == "kraft" and ibp is not None and not MetadataVersion.parse(ibp).is_at_least("3.0"):
-        raise ValueError(f"inter.broker.protocol.version {ibp} predates KRaft (3.0): its eras run in 'zk' mode only")
+    check_config(config)
     ctx = SimContext(seed, get_scenario(scenario), config)
     with deterministic_scheduling(ctx.scheduler_seed), recording_state_changes(ctx.history):
         anyio.run(ctx.main, backend="trio",
