@@ -276,16 +276,32 @@ class Cluster:
                          "removing_replicas": list(data.get("removing_replicas", {}).get(p, []))}
                 for p, r in data["partitions"].items()}
 
-    async def elect_preferred_leaders(self, partitions: Iterable[TopicPartition] | None = None) -> None:
-        """Write /admin/preferred_replica_election (every partition when None), as the ZooKeeper-era tool did."""
+    async def elect_preferred_leaders(self, partitions: Iterable[TopicPartition] | None = None,
+                                      timeout_ms: int = 30000) -> dict[TopicPartition, int]:
+        """Move leadership back to the preferred replicas (every partition when None).
+
+        ZooKeeper mode writes /admin/preferred_replica_election, as the ZooKeeper-era tool did,
+        and returns {}. KRaft mode sends ElectLeaders (PREFERRED) to the controller, waits until
+        the live brokers applied the result, and returns each answered partition's error code.
+        """
         from kafka_ref.zk.zk_data import PreferredReplicaElectionZNode
 
+        if self.kraft is not None:
+            from kafka_ref.common.requests.elect_leaders import ElectLeadersRequest
+
+            request = ElectLeadersRequest.of(None if partitions is None else list(partitions), timeout_ms=timeout_ms)
+            response = await self.network.send("admin", self.controller_id(), request, timeout_ms + 1000)
+            Errors.for_code(response.error_code).maybe_raise()
+            await self.wait_until(lambda: self.kraft.caught_up(self.live_broker_ids()), timeout_ms,
+                                  message="brokers applied the elections")
+            return response.partition_errors()
         assert self.zookeeper is not None
         if partitions is None:
             partitions = [TopicPartition(t, int(p)) for t in self.zookeeper.get_children("/brokers/topics")
                           for p in self.zookeeper.get_children(f"/brokers/topics/{t}/partitions")]
         self.zookeeper.create(PreferredReplicaElectionZNode.path(),
                               PreferredReplicaElectionZNode.encode(sorted(partitions)))
+        return {}
 
     # ------------------------------------------------------------------ ZooKeeper-mode views
 

@@ -505,3 +505,68 @@ async def test_controller_restart_replays_the_log_and_leads_in_the_next_epoch():
         assert cluster.kraft.metadata_log.batches[-1].epoch == 2
         await cluster.wait_until(lambda: cluster.broker(1).replica_manager.online_partition(TP).is_leader)
         assert (await produce(cluster, b"v2")).base_offset == 2
+
+
+# ------------------------------------------------------------------------------ ElectLeaders
+
+
+@pytest.mark.anyio
+async def test_elect_leaders_preferred_and_unclean_through_the_quorum_controller():
+    """Mirrors ReplicationControlManagerTest#testElectPreferredLeaders and #testElectUncleanLeaders_WithoutElr:
+    PREFERRED moves leadership back to the first replica once it is in the ISR (leader epoch + 1,
+    ISR unchanged); a named partition that needs nothing answers ELECTION_NOT_NEEDED, an
+    unknown one UNKNOWN_TOPIC_OR_PARTITION, and with no partitions named the ones that need
+    nothing are left out; a preferred replica outside the ISR answers PREFERRED_LEADER_NOT_AVAILABLE;
+    UNCLEAN elects a live replica outside the ISR of an offline partition."""
+    from kafka_ref.common.requests.elect_leaders import ElectionType, ElectLeadersRequest
+
+    config = {"broker.session.timeout.ms": SESSION_TIMEOUT_MS}
+    async with Cluster(brokers=3, metadata_mode="kraft", seed=8, config=config) as cluster:
+        await cluster.create_topic("t", replica_assignment={0: [0, 1, 2], 1: [1, 2, 0]})
+        t0, t1 = TopicPartition("t", 0), TopicPartition("t", 1)
+        # Broker 0 dies and comes back: partition 0's leadership moved to 1 and stays there.
+        cluster.kill_broker(0)
+        await cluster.wait_until(lambda: cluster.leader_for("t", 0) == 1, timeout_ms=SESSION_TIMEOUT_MS + 1000)
+        await cluster.restart_broker(0)
+        await cluster.wait_until(lambda: sorted(cluster.partition_state("t", 0)["isr"]) == [0, 1, 2], timeout_ms=30000)
+        before = cluster.partition_state("t", 0)
+        assert (before["leader"], before["leader_epoch"]) == (1, 1)
+        # PREFERRED for named partitions.
+        errors = await cluster.elect_preferred_leaders([t0, t1, TopicPartition("nope", 0)])
+        assert errors == {t0: Errors.NONE.code, t1: Errors.ELECTION_NOT_NEEDED.code,
+                          TopicPartition("nope", 0): Errors.UNKNOWN_TOPIC_OR_PARTITION.code}
+        after = cluster.partition_state("t", 0)
+        assert (after["leader"], after["leader_epoch"], after["isr"]) == (0, 2, before["isr"])
+        await cluster.wait_until(lambda: cluster.broker(0).replica_manager.online_partition(t0).is_leader)
+        # No partitions named: nothing needs an election, nothing is answered.
+        assert await cluster.elect_preferred_leaders(None) == {}
+        # An empty list asks for nothing.
+        response = await cluster.network.send("admin", 3000, ElectLeadersRequest.of([]), 1000)
+        assert response.replica_election_results == ()
+        # The preferred replica outside the ISR: not available.
+        cluster.network.isolate(1)
+        await cluster.wait_until(lambda: cluster.leader_for("t", 1) == 2, timeout_ms=SESSION_TIMEOUT_MS + 1000)
+        cluster.network.heal_node(1)
+        cluster.kill_broker(1)
+        assert await cluster.elect_preferred_leaders([t1]) == {t1: Errors.PREFERRED_LEADER_NOT_AVAILABLE.code}
+        # UNCLEAN: partition 1's ISR dies with broker 2 and 0 ... only broker 1 (outside the ISR) returns.
+        cluster.kill_broker(2)
+        await cluster.wait_until(lambda: cluster.partition_state("t", 1)["leader"] in (0, -1), timeout_ms=SESSION_TIMEOUT_MS + 1000)
+        cluster.kill_broker(0)
+        await cluster.wait_until(lambda: cluster.partition_state("t", 1)["leader"] == -1, timeout_ms=SESSION_TIMEOUT_MS + 1000)
+        isr = cluster.partition_state("t", 1)["isr"]
+        assert 1 not in isr
+        await cluster.restart_broker(1)
+        unclean = ElectLeadersRequest.of([t1], ElectionType.UNCLEAN)
+        response = await cluster.network.send("admin", 3000, unclean, 1000)
+        assert response.partition_errors() == {t1: Errors.NONE.code}
+        state = cluster.partition_state("t", 1)
+        assert (state["leader"], state["isr"]) == (1, [1])
+        # A second UNCLEAN finds a leader: not needed.
+        response = await cluster.network.send("admin", 3000, unclean, 1000)
+        assert response.partition_errors() == {t1: Errors.ELECTION_NOT_NEEDED.code}
+        # An unknown election type is a malformed request.
+        bad = await cluster.network.send("admin", 3000, ElectLeadersRequest(election_type=7, topic_partitions=()), 1000)
+        assert bad.error_code == Errors.NONE.code  # empty list: answered before the type is looked at, as in Kafka
+        bad = await cluster.network.send("admin", 3000, ElectLeadersRequest(election_type=7), 1000)
+        assert bad.error_code == Errors.INVALID_REQUEST.code

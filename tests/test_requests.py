@@ -201,7 +201,7 @@ def test_request_header() -> None:
 
 
 def test_request_and_response_types_are_linked() -> None:
-    assert len(REQUEST_TYPES) == 21
+    assert len(REQUEST_TYPES) == 22
     for api_key, request_type in REQUEST_TYPES.items():
         response_type = RESPONSE_TYPES[api_key]
         assert request_type.API_KEY is api_key

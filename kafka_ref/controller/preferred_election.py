@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from kafka_ref.common.errors import ControllerMovedException, Errors, StateChangeFailedException
+from kafka_ref.common.requests.elect_leaders import ElectionType
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.controller import controller_events as ev
 from kafka_ref.controller.controller_context import OnlinePartition
@@ -40,13 +41,6 @@ if TYPE_CHECKING:
     from kafka_ref.controller.kafka_controller import KafkaController
 
 AUTO_REBALANCE_INITIAL_DELAY_MS = 5000  # scheduleAutoLeaderRebalanceTask(delay = 5, SECONDS) at failover
-
-
-class ElectionType(enum.IntEnum):
-    """Mirrors org.apache.kafka.common.ElectionType."""
-
-    PREFERRED = 0
-    UNCLEAN = 1
 
 
 class ElectionTrigger(enum.Enum):

@@ -205,7 +205,12 @@ class KafkaRaftClient:
         self._log = state_change_logger(controller_id=node_id)
 
     def start(self, task_group: anyio.abc.TaskGroup) -> None:
+        """Where parked fetches wait (the controller node's task group)."""
         self._task_group = task_group
+
+    def stop(self) -> None:
+        """The node is going down: no more parking."""
+        self._task_group = None
 
     def register(self, listener: RaftListener) -> None:
         """Mirrors KafkaRaftClient#register: the listener hears every commit from offset 0, then the leader.

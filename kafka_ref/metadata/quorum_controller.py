@@ -27,6 +27,7 @@ from kafka_ref.common.errors import ApiException, Errors
 from kafka_ref.common.requests.alter_partition import AlterPartitionRequest
 from kafka_ref.common.requests.create_topics import CreateTopicsRequest
 from kafka_ref.common.requests.delete_topics import DeletableTopicResult, DeleteTopicsRequest, DeleteTopicsResponse
+from kafka_ref.common.requests.elect_leaders import ElectLeadersRequest, ElectLeadersResponse
 from kafka_ref.common.state_change import state_change_logger
 from kafka_ref.common.time import Time
 from kafka_ref.common.uuid import ZERO_UUID
@@ -103,8 +104,12 @@ class QuorumController:
         """Run the controller's background work: parked observer fetches and the fencing timer."""
         async with anyio.create_task_group() as tg:
             self.raft_client.start(tg)
-            task_status.started(self)
-            await self._maybe_fence_replicas_loop()
+            try:
+                task_status.started(self)
+                await self._maybe_fence_replicas_loop()
+            finally:
+                # Stopping (cancelled): fetches still being handled are answered at once, not parked.
+                self.raft_client.stop()
 
     async def _maybe_fence_replicas_loop(self) -> None:
         """Mirrors QuorumController#rescheduleMaybeFenceStaleBrokers and its MAYBE_FENCE_REPLICAS event.
@@ -239,6 +244,7 @@ class QuorumController:
             AlterPartitionRequest: self.handle_alter_partition,
             CreateTopicsRequest: self.handle_create_topics,
             DeleteTopicsRequest: self.handle_delete_topics,
+            ElectLeadersRequest: self.handle_elect_leaders,
         }
         handler = handlers.get(type(request))
         try:
@@ -296,6 +302,15 @@ class QuorumController:
         """Mirrors QuorumController#createTopics (ControllerApis#createTopics)."""
         records, response = self.replication_control.create_topics(envelope.request)
         self._write("createTopics", ControllerResult(records, response), envelope.respond)
+
+    def handle_elect_leaders(self, envelope: Envelope) -> None:
+        """Mirrors QuorumController#electLeaders: an empty partition list needs no write; None means all."""
+        request: ElectLeadersRequest = envelope.request
+        if request.topic_partitions is not None and not request.topic_partitions:
+            envelope.respond(ElectLeadersResponse())
+            return
+        records, response = self.replication_control.elect_leaders(request)
+        self._write("electLeaders", ControllerResult(records, response), envelope.respond)
 
     def handle_delete_topics(self, envelope: Envelope) -> None:
         """Mirrors ControllerApis#deleteTopics: names to ids, then QuorumController#deleteTopics."""

@@ -31,6 +31,13 @@ from kafka_ref.common.requests.alter_partition import (
     AlterPartitionResponseTopicData,
 )
 from kafka_ref.common.requests.create_topics import CreatableTopicResult, CreateTopicsRequest, CreateTopicsResponse
+from kafka_ref.common.requests.elect_leaders import (
+    ElectionType,
+    ElectLeadersRequest,
+    ElectLeadersResponse,
+    PartitionResult,
+    ReplicaElectionResult,
+)
 from kafka_ref.common.state_change import state_change_logger
 from kafka_ref.common.uuid import ZERO_UUID, Uuid
 from kafka_ref.metadata.cluster_control_manager import BrokerControlState, ClusterControlManager
@@ -498,6 +505,39 @@ class ReplicationControlManager:
             self.handle_broker_fenced(broker_id, records)
             heartbeat_manager.fence(broker_id)
         return records
+
+    def elect_leaders(self, request: ElectLeadersRequest) -> tuple[list[Any], ElectLeadersResponse]:
+        """Mirrors ReplicationControlManager#electLeaders.
+
+        1. The election type must be PREFERRED or UNCLEAN (else INVALID_REQUEST).
+        2. No partitions named (None): try every partition of every topic, and leave the ones
+           that need no election out of the answer.
+        3. Named partitions: try each and answer each, ELECTION_NOT_NEEDED included.
+        """
+        # 1. The election type.
+        try:
+            election = Election.UNCLEAN if ElectionType(request.election_type) is ElectionType.UNCLEAN else Election.PREFERRED
+        except ValueError:
+            raise InvalidRequestException(f"Unknown election type {request.election_type}") from None
+        records: list[Any] = []
+        results: list[ReplicaElectionResult] = []
+        if request.topic_partitions is None:
+            # 2. Every partition.
+            for name, topic_id in self.topics_by_name.items():
+                topic = self.topics.get(topic_id)
+                answered = []
+                for partition_id in sorted(topic.parts) if topic is not None else ():
+                    error = self.elect_leader(name, partition_id, election, records)
+                    if error is not Errors.ELECTION_NOT_NEEDED:
+                        answered.append(PartitionResult(partition_id=partition_id, error_code=error.code))
+                results.append(ReplicaElectionResult(topic=name, partition_result=tuple(answered)))
+        else:
+            # 3. The named partitions.
+            for topic in request.topic_partitions:
+                answered = [PartitionResult(partition_id=p, error_code=self.elect_leader(topic.topic, p, election, records).code)
+                            for p in topic.partitions]
+                results.append(ReplicaElectionResult(topic=topic.topic, partition_result=tuple(answered)))
+        return records, ElectLeadersResponse(replica_election_results=tuple(results))
 
     def elect_leader(self, topic_name: str, partition_id: int, election: Election, records: list[Any]) -> Errors:
         """Mirrors ReplicationControlManager#electLeader (PREFERRED or UNCLEAN)."""

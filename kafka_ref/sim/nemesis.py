@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import anyio
 
-from kafka_ref.network.network import INTER_BROKER_PRINCIPAL, Envelope
+from kafka_ref.network.network import INTER_BROKER_PRINCIPAL, DisconnectException, Envelope, NetworkTimeoutException
 from kafka_ref.sim.history import Event
 
 if TYPE_CHECKING:
@@ -250,11 +250,19 @@ class PreferredElection(Nemesis):
     kind = "preferred_election"
 
     async def inject(self, ctx: "SimContext") -> None:
-        # KRaft mode: our QuorumController has no ElectLeaders handler, so this nemesis is idle there.
-        if ctx.cluster.zookeeper is None or ctx.cluster.zookeeper.exists("/admin/preferred_replica_election") is not None:
+        # ZooKeeper mode: one election znode at a time. KRaft mode: ElectLeaders to the
+        # controller node (nothing to ask while it is down).
+        zookeeper = ctx.cluster.zookeeper
+        if zookeeper is not None and zookeeper.exists("/admin/preferred_replica_election") is not None:
+            return
+        if ctx.kraft and ctx.controller_down:
             return
         ctx.record_fault(self.kind, leaders={str(tp): ctx.leader_of(tp) for tp in ctx.partitions})
-        await ctx.cluster.elect_preferred_leaders(ctx.partitions)
+        try:
+            await ctx.cluster.elect_preferred_leaders(ctx.partitions)
+        except (TimeoutError, DisconnectException, NetworkTimeoutException):
+            # The controller died meanwhile or brokers lag behind: the elections may or may not have happened.
+            ctx.history.append("sim", "preferred_election_unconfirmed")
 
 
 class ControllerKill(Nemesis):

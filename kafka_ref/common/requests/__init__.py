@@ -143,6 +143,7 @@ from kafka_ref.common.requests.update_metadata import (
 )
 
 from kafka_ref.common.requests.alter_partition_reassignments import AlterPartitionReassignmentsRequest  # noqa: E402
+from kafka_ref.common.requests.elect_leaders import ElectLeadersRequest, ElectLeadersResponse, ElectionType  # noqa: E402
 from kafka_ref.common.requests.heartbeat import HeartbeatRequest  # noqa: E402
 from kafka_ref.common.requests.join_group import JoinGroupRequest  # noqa: E402
 from kafka_ref.common.requests.leave_group import LeaveGroupRequest  # noqa: E402
@@ -172,6 +173,7 @@ _REQUEST_CLASSES: tuple[type[AbstractRequest], ...] = (
     OffsetCommitRequest,
     OffsetFetchRequest,
     AlterPartitionReassignmentsRequest,
+    ElectLeadersRequest,
 )
 
 REQUEST_TYPES: dict[ApiKeys, type[AbstractRequest]] = {cls.API_KEY: cls for cls in _REQUEST_CLASSES}
@@ -255,6 +257,9 @@ __all__ = [
     "ProduceRequest",
     "ProduceResponse",
     "AlterPartitionReassignmentsRequest",
+    "ElectLeadersRequest",
+    "ElectLeadersResponse",
+    "ElectionType",
     "HeartbeatRequest",
     "JoinGroupRequest",
     "LeaveGroupRequest",
