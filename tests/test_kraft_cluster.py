@@ -461,6 +461,39 @@ def test_demo_kraft_narrates_the_seed_path():
     assert lines[-1].startswith("== done at t=")
 
 
+@pytest.mark.parametrize("flow,fragments", [
+    ("deletion", ["== 1. DeleteTopics t", "apply_delta_deleting_partitions partitions=2", "RemoveTopicRecord(",
+                  "logs of t-0 on disk: b0: -, b1: -, b2: -", "t-0 log end offset 0"]),
+    ("preferred-election", ["== 1. kill broker 0", "fencing_stale_broker", "== 3. ElectLeaders PREFERRED",
+                            "answer: t-0: error 0, t-1: error 0", "leader=0, replicas=None",
+                            "p0: leader=0 epoch=2 isr=[0, 1, 2]; p1: leader=0 epoch=2 isr=[0, 1, 2]"]),
+    ("controlled-shutdown", ["broker_begin_controlled_shutdown", "broker_controlled_shutdown_complete",
+                             "the controller answered should_shut_down: True", "p1: leader=0 epoch=1 isr=[0, 2]"]),
+    ("coordinator-failover", ["offsets_partition_loaded", "group_stabilized", "group_loaded",
+                              "60 distinct records consumed of 60"]),
+])
+def test_demo_kraft_admin_flows(flow, fragments):
+    """``kafka-ref demo FLOW --mode kraft``: the admin flows in their KRaft form, key lines in order."""
+    from kafka_ref.demo import run_demo
+
+    lines: list[str] = []
+    assert run_demo(flow, seed=7, out=lines.append, mode="kraft") == 0
+    text = "\n".join(lines)
+    positions = [text.find(fragment) for fragment in fragments]
+    assert -1 not in positions, [f for f, p in zip(fragments, positions) if p == -1]
+    assert positions == sorted(positions)
+    assert lines[-1].startswith("== done at t=")
+
+
+def test_demo_kraft_has_no_reassignment_flow():
+    from kafka_ref.demo import run_demo
+
+    lines: list[str] = []
+    assert run_demo("reassignment", out=lines.append, mode="kraft") == 2
+    assert lines == ["unknown demo flow 'reassignment' for --mode kraft; available: controlled-shutdown, "
+                     "coordinator-failover, deletion, failover, preferred-election"]
+
+
 # ------------------------------------------------------------------------------ controller failover
 
 

@@ -1,4 +1,4 @@
-"""``kafka-ref demo --mode kraft``: seed 004's metadata path narrated on a KRaft cluster.
+"""``kafka-ref demo [flow] --mode kraft``: seed 004's metadata path narrated on a KRaft cluster.
 
 Flow ``failover`` (the default): brokers register with the QuorumController and are unfenced
 once caught up; a topic is created (TopicRecord + PartitionRecord written to
@@ -6,7 +6,11 @@ once caught up; a topic is created (TopicRecord + PartitionRecord written to
 publishes the next image, and ReplicaManager#applyDelta turns its local changes into a leader
 and followers whose fetchers start (seed 004 §2.1–2.2); acks=all writes; the leader's process
 dies, stops heartbeating and is fenced after broker.session.timeout.ms; it comes back, is
-unfenced once caught up, and rejoins as a follower.
+unfenced once caught up, and rejoins as a follower. The admin flows in their KRaft form:
+``deletion`` (a RemoveTopicRecord), ``preferred-election`` (ElectLeaders), ``controlled-shutdown``
+(through heartbeats) and ``coordinator-failover`` (``__consumer_offsets`` leadership from the
+topics delta). Reassignment has no KRaft form here (the QuorumController does not implement
+AlterPartitionReassignments).
 """
 
 from __future__ import annotations
@@ -30,6 +34,9 @@ NARRATED_KRAFT = {
     "become_follower": "seed 004 §2.2 applyLocalFollowersDelta → Partition#makeFollower",
     "fencing_stale_broker": "maybeFenceStaleBroker: no heartbeat for broker.session.timeout.ms",
     "isr_updated": "AlterPartition committed by the KRaft controller (PartitionChangeRecord)",
+    "apply_delta_deleting_partitions": "seed 004 §2.2 applyDelta: deletes first (stopPartitions, logs deleted)",
+    "broker_begin_controlled_shutdown": "BrokerLifecycleManager#beginControlledShutdown: heartbeat want_shut_down",
+    "broker_controlled_shutdown_complete": "heartbeat answer should_shut_down: nothing led any more",
     "broker_crashed": "broker process killed (its disk survives)",
     "broker_started": "broker process started",
 }
@@ -96,7 +103,92 @@ async def _kraft_failover(seed: int, out: Callable[[str], None]) -> None:
         out(f"== done at t={anyio.current_time():.3f}s of virtual time")
 
 
-FLOWS = {"failover": _kraft_failover}
+async def _kraft_deletion(seed: int, out: Callable[[str], None]) -> None:
+    """DeleteTopics in KRaft mode: one RemoveTopicRecord; each broker's applyDelta deletes its replicas."""
+    from kafka_ref.cluster import Cluster
+    from kafka_ref.common.topic_partition import TopicPartition
+    from kafka_ref.demo_admin import _hosting, _produce
+
+    out("kafka-ref demo deletion --mode kraft: three brokers, topic t (2 partitions, RF 3) deleted and created again")
+    async with Cluster(brokers=3, metadata_mode="kraft", seed=seed) as cluster:
+        created = await cluster.create_topic("t", partitions=2, replication_factor=3)
+        tps = [TopicPartition("t", p) for p in range(2)]
+        for tp in tps:
+            await _produce(cluster, tp, 3)
+        out(f"  topic id {created.topic_id}; logs of t-0 on disk: {_hosting(cluster, tps[0])}")
+        mark = cluster.active_controller().raft_client.log.end_offset
+        out("== 1. DeleteTopics t: the controller writes one RemoveTopicRecord; no StopReplica, no deletion states")
+        await cluster.delete_topic("t")
+        for line in _log_tail(cluster, mark):
+            out(line)
+        await anyio.sleep(0.1)
+        out(f"  logs of t-0 on disk: {_hosting(cluster, tps[0])} (TopicsDelta#localChanges put them in 'deletes')")
+        out("== 2. create t again: a new topic id, empty partitions")
+        result = await cluster.create_topic("t", partitions=2, replication_factor=3)
+        leader = cluster.leader_for("t", 0)
+        log = cluster.broker(leader).replica_manager.online_partition(tps[0]).log
+        out(f"  topic id {result.topic_id}, t-0 log end offset {log.log_end_offset}")
+        out(f"== done at t={anyio.current_time():.3f}s of virtual time")
+
+
+async def _kraft_preferred_election(seed: int, out: Callable[[str], None]) -> None:
+    """ElectLeaders (PREFERRED) to the QuorumController: one PartitionChangeRecord per moved leader."""
+    from kafka_ref.cluster import Cluster
+    from kafka_ref.common.topic_partition import TopicPartition
+    from kafka_ref.demo_admin import _leaders
+
+    out("kafka-ref demo preferred-election --mode kraft: the preferred replica bounced, then elected again")
+    async with Cluster(brokers=3, metadata_mode="kraft", seed=seed) as cluster:
+        await cluster.create_topic("t", replica_assignment={0: [0, 1, 2], 1: [0, 2, 1]})
+        out(f"  {_leaders(cluster, 't', 2)}")
+        out("== 1. kill broker 0 (preferred replica of t-0 and t-1): fenced after broker.session.timeout.ms, leaders move")
+        cluster.kill_broker(0)
+        await cluster.wait_until(lambda: all(cluster.leader_for("t", p) not in (-1, 0) for p in range(2)), timeout_ms=60000)
+        out(f"  {_leaders(cluster, 't', 2)}")
+        out("== 2. restart broker 0: registered, unfenced once caught up, back in the ISRs as a follower")
+        await cluster.restart_broker(0)
+        await cluster.wait_until(lambda: all(0 in cluster.partition_state("t", p)["isr"] for p in range(2)),
+                                 timeout_ms=60000, poll_ms=1)
+        out(f"  {_leaders(cluster, 't', 2)}")
+        mark = cluster.active_controller().raft_client.log.end_offset
+        out("== 3. ElectLeaders PREFERRED for t-0 and t-1")
+        errors = await cluster.elect_preferred_leaders([TopicPartition("t", 0), TopicPartition("t", 1)])
+        out(f"  answer: {', '.join(f'{tp}: error {code}' for tp, code in errors.items())}")
+        for line in _log_tail(cluster, mark):
+            out(line)
+        out(f"  {_leaders(cluster, 't', 2)}")
+        out(f"== done at t={anyio.current_time():.3f}s of virtual time")
+
+
+async def _kraft_controlled_shutdown(seed: int, out: Callable[[str], None]) -> None:
+    """Controlled shutdown through heartbeats: want_shut_down, leaders moved, should_shut_down."""
+    from kafka_ref.cluster import Cluster
+    from kafka_ref.demo_admin import _leaders
+
+    out("kafka-ref demo controlled-shutdown --mode kraft: three brokers, 3 partitions RF 3, broker 1 shuts down cleanly")
+    async with Cluster(brokers=3, metadata_mode="kraft", config={"min.insync.replicas": 2}, seed=seed) as cluster:
+        await cluster.create_topic("t", replica_assignment={p: [p] + [b for b in range(3) if b != p] for p in range(3)})
+        out(f"  {_leaders(cluster, 't', 3)}")
+        out("== 1. broker 1 heartbeats with want_shut_down; the controller moves its leaderships and ISR memberships")
+        succeeded = await cluster.shutdown_broker(1)
+        out(f"  the controller answered should_shut_down: {succeeded}")
+        out(f"== 2. after the clean stop: {_leaders(cluster, 't', 3)}")
+        out(f"== done at t={anyio.current_time():.3f}s of virtual time")
+
+
+async def _kraft_coordinator_failover(seed: int, out: Callable[[str], None]) -> None:
+    from kafka_ref.coordinator.group.coordinator_failover import run_coordinator_failover
+
+    await run_coordinator_failover(seed, out, metadata_mode="kraft")
+
+
+FLOWS = {
+    "failover": _kraft_failover,
+    "deletion": _kraft_deletion,
+    "preferred-election": _kraft_preferred_election,
+    "controlled-shutdown": _kraft_controlled_shutdown,
+    "coordinator-failover": _kraft_coordinator_failover,
+}
 
 
 def run_kraft_demo(flow: str = "failover", seed: int = 7, backend: str = "trio", out: Callable[[str], None] = print) -> int:
@@ -115,6 +207,10 @@ def run_kraft_demo(flow: str = "failover", seed: int = 7, backend: str = "trio",
     saved = dict(demo.NARRATED)
     demo.NARRATED.clear()
     demo.NARRATED.update(NARRATED_KRAFT)
+    if flow == "coordinator-failover":
+        from kafka_ref.coordinator.group.coordinator_failover import NARRATED_GROUP
+
+        demo.NARRATED.update(NARRATED_GROUP)
     try:
         configure_logging(logging.INFO)
         narrator = demo.Narrator(out, lambda: anyio.current_time())
