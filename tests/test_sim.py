@@ -52,6 +52,8 @@ def test_same_seed_twice_in_one_process_gives_the_same_history():
     assert first.faults == second.faults
     other = simulate(6, "back-to-back-failures", SHORT)
     assert other.digest != first.digest
+    kraft = SimConfig(duration_s=30.0, metadata_mode="kraft")
+    assert simulate(5, "controller-failover", kraft).digest == simulate(5, "controller-failover", kraft).digest
 
 
 def test_same_seed_in_subprocesses_with_other_hash_seeds_gives_the_same_history():
@@ -60,11 +62,12 @@ def test_same_seed_in_subprocesses_with_other_hash_seeds_gives_the_same_history(
     (It once did: sets of TopicPartition iterated in string-hash order until TopicPartition took
     Kafka's hashCode; under hash seed 271828 the leader-failover run below then differed.)
     """
-    runs = [(3, "controller-failover"), (1, "leader-failover"), (2, "partition-leader-away")]
-    here = [simulate(seed, name, SimConfig(duration_s=20.0)).digest for seed, name in runs]
+    runs = [(3, "controller-failover", "zk"), (1, "leader-failover", "zk"), (2, "partition-leader-away", "zk"),
+            (1, "controller-failover", "kraft")]
+    here = [simulate(seed, name, SimConfig(duration_s=20.0, metadata_mode=mode)).digest for seed, name, mode in runs]
     code = ("from kafka_ref.sim import simulate, SimConfig\n"
-            f"for seed, name in {runs!r}:\n"
-            "    print(simulate(seed, name, SimConfig(duration_s=20.0)).digest)")
+            f"for seed, name, mode in {runs!r}:\n"
+            "    print(simulate(seed, name, SimConfig(duration_s=20.0, metadata_mode=mode)).digest)")
     for hash_seed in ("0", "271828"):
         env = {**os.environ, "PYTHONHASHSEED": hash_seed}
         out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
