@@ -115,11 +115,16 @@ async def deletion(seed: int, out: Out) -> None:
         out(f"  logs of t-0 on disk: {_hosting(cluster, tps[0])}; ZooKeeper: /brokers/topics/t, /config/topics/t and "
             "/admin/delete_topics/t gone")
         out("== 4. create t again: new topic id, empty partitions")
-        result = await cluster.create_topic("t", partitions=2, replication_factor=3)
-        leader = cluster.leader_for("t", 0)
-        log = cluster.broker(leader).replica_manager.online_partition(tps[0]).log
-        out(f"  topic id {result.topic_id}, t-0 log end offset {log.log_end_offset}")
-        out(f"== done at t={anyio.current_time():.3f}s of virtual time")
+        await recreate_topic(cluster, out)
+
+
+async def recreate_topic(cluster: Any, out: Out) -> None:
+    """Create t (2 partitions, RF 3) again after its deletion and show that it starts empty."""
+    result = await cluster.create_topic("t", partitions=2, replication_factor=3)
+    leader = cluster.leader_for("t", 0)
+    log = cluster.broker(leader).replica_manager.online_partition(TopicPartition("t", 0)).log
+    out(f"  topic id {result.topic_id}, t-0 log end offset {log.log_end_offset}")
+    out(f"== done at t={anyio.current_time():.3f}s of virtual time")
 
 
 async def reassignment(seed: int, out: Out) -> None:

@@ -482,7 +482,8 @@ def test_demo_kraft_admin_flows(flow, fragments):
     positions = [text.find(fragment) for fragment in fragments]
     assert -1 not in positions, [f for f, p in zip(fragments, positions) if p == -1]
     assert positions == sorted(positions)
-    assert lines[-1].startswith("== done at t=")
+    # (Brokers may still log a publish at the same instant the flow ends.)
+    assert sum(line.startswith("== done at t=") for line in lines) == 1
 
 
 def test_demo_kraft_has_no_reassignment_flow():

@@ -107,7 +107,7 @@ async def _kraft_deletion(seed: int, out: Callable[[str], None]) -> None:
     """DeleteTopics in KRaft mode: one RemoveTopicRecord; each broker's applyDelta deletes its replicas."""
     from kafka_ref.cluster import Cluster
     from kafka_ref.common.topic_partition import TopicPartition
-    from kafka_ref.demo_admin import _hosting, _produce
+    from kafka_ref.demo_admin import _hosting, _produce, recreate_topic
 
     out("kafka-ref demo deletion --mode kraft: three brokers, topic t (2 partitions, RF 3) deleted and created again")
     async with Cluster(brokers=3, metadata_mode="kraft", seed=seed) as cluster:
@@ -124,11 +124,7 @@ async def _kraft_deletion(seed: int, out: Callable[[str], None]) -> None:
         await anyio.sleep(0.1)
         out(f"  logs of t-0 on disk: {_hosting(cluster, tps[0])} (TopicsDelta#localChanges put them in 'deletes')")
         out("== 2. create t again: a new topic id, empty partitions")
-        result = await cluster.create_topic("t", partitions=2, replication_factor=3)
-        leader = cluster.leader_for("t", 0)
-        log = cluster.broker(leader).replica_manager.online_partition(tps[0]).log
-        out(f"  topic id {result.topic_id}, t-0 log end offset {log.log_end_offset}")
-        out(f"== done at t={anyio.current_time():.3f}s of virtual time")
+        await recreate_topic(cluster, out)
 
 
 async def _kraft_preferred_election(seed: int, out: Callable[[str], None]) -> None:
