@@ -177,8 +177,8 @@ class Network:
         same link reorder messages. A duplicated request is handled once per copy and the sender
         gets the answer to the last copy: the earlier answers are lost, as when a request is sent
         again after its connection dropped with the first answer still on the way (TCP itself
-        never duplicates, so this is the only way Kafka sees a request twice). ``model.call_later(delay_s, callback)`` must run the callback
-        after that much loop time. A late copy is lost if the destination restarted or the link
+        never duplicates, so this is the only way Kafka sees a request twice).
+        ``model.call_later(delay_s, callback)`` must run the callback after that much loop time. A late copy is lost if the destination restarted or the link
         broke meanwhile. Without a model, ``post`` takes the usual fast path.
         """
         self._fault_model = model
