@@ -13,7 +13,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command")
     demo = sub.add_parser("demo", help="narrated run of a three-broker cluster in virtual time")
-    demo.add_argument("flow", nargs="?", default="failover", help="which flow to narrate: failover (default), deletion, reassignment (zk only), preferred-election, controlled-shutdown, coordinator-failover")
+    demo.add_argument("flow", nargs="?", default="failover", help="which flow to narrate: failover (default), deletion, reassignment, preferred-election, controlled-shutdown, coordinator-failover")
     demo.add_argument("--seed", type=int, default=7)
     demo.add_argument("--backend", choices=("trio", "asyncio"), default="trio")
     demo.add_argument("--mode", choices=("zk", "kraft"), default="zk", help="metadata mode of the cluster (default: zk)")

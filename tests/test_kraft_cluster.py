@@ -469,6 +469,9 @@ def test_demo_kraft_narrates_the_seed_path():
                             "p0: leader=0 epoch=2 isr=[0, 1, 2]; p1: leader=0 epoch=2 isr=[0, 1, 2]"]),
     ("controlled-shutdown", ["broker_begin_controlled_shutdown", "broker_controlled_shutdown_complete",
                              "the controller answered should_shut_down: True", "p1: leader=0 epoch=1 isr=[0, 2]"]),
+    ("reassignment", ["20 records acknowledged", "== 1. AlterPartitionReassignments", "answer: t-0: error 0",
+                      "adding_replicas=(3, 4, 5)", "replicas=(3, 4, 5)", "p0: leader=3 epoch=1 isr=[",
+                      "logs of t-0 on disk: b0: -, b1: -, b2: -, b3: log, b4: log, b5: log", "log end offset 20"]),
     ("coordinator-failover", ["offsets_partition_loaded", "group_stabilized", "group_loaded",
                               "60 distinct records consumed of 60"]),
 ])
@@ -484,15 +487,6 @@ def test_demo_kraft_admin_flows(flow, fragments):
     assert positions == sorted(positions)
     # (Brokers may still log a publish at the same instant the flow ends.)
     assert sum(line.startswith("== done at t=") for line in lines) == 1
-
-
-def test_demo_kraft_has_no_reassignment_flow():
-    from kafka_ref.demo import run_demo
-
-    lines: list[str] = []
-    assert run_demo("reassignment", out=lines.append, mode="kraft") == 2
-    assert lines == ["unknown demo flow 'reassignment' for --mode kraft; available: controlled-shutdown, "
-                     "coordinator-failover, deletion, failover, preferred-election"]
 
 
 # ------------------------------------------------------------------------------ controller failover

@@ -10,7 +10,7 @@ Mirrors the KRaft part of kafka.server.BrokerServer#startup (Kafka 3.3):
    ReplicaManager#applyDelta);
 5. tell the lifecycle manager the broker is ready to be unfenced.
 
-Controller-bound client requests a broker receives (CreateTopics, DeleteTopics, ElectLeaders) are forwarded
+Controller-bound client requests a broker receives (CreateTopics, DeleteTopics, ElectLeaders, AlterPartitionReassignments) are forwarded
 to the controller, as KRaft brokers do (ForwardingManager).
 """
 
@@ -22,6 +22,7 @@ import anyio
 
 from kafka_ref.common.errors import Errors
 from kafka_ref.common.requests.create_topics import CreateTopicsRequest
+from kafka_ref.common.requests.alter_partition_reassignments import AlterPartitionReassignmentsRequest
 from kafka_ref.common.requests.delete_topics import DeleteTopicsRequest
 from kafka_ref.common.requests.elect_leaders import ElectLeadersRequest
 from kafka_ref.metadata.broker_lifecycle_manager import BrokerLifecycleManager
@@ -58,6 +59,7 @@ class KRaftBrokerSupport:
         self.broker.apis.register(CreateTopicsRequest, self.forwarding_manager.forward_request)
         self.broker.apis.register(DeleteTopicsRequest, self.forwarding_manager.forward_request)
         self.broker.apis.register(ElectLeadersRequest, self.forwarding_manager.forward_request)
+        self.broker.apis.register(AlterPartitionReassignmentsRequest, self.forwarding_manager.forward_request)
         self.broker.admin_manager = self.forwarding_manager
         # 1. Metadata log observer with the listener registered.
         self.raft.register(self.listener)

@@ -8,9 +8,9 @@ and followers whose fetchers start (seed 004 §2.1–2.2); acks=all writes; the 
 dies, stops heartbeating and is fenced after broker.session.timeout.ms; it comes back, is
 unfenced once caught up, and rejoins as a follower. The admin flows in their KRaft form:
 ``deletion`` (a RemoveTopicRecord), ``preferred-election`` (ElectLeaders), ``controlled-shutdown``
-(through heartbeats) and ``coordinator-failover`` (``__consumer_offsets`` leadership from the
-topics delta). Reassignment has no KRaft form here (the QuorumController does not implement
-AlterPartitionReassignments).
+(through heartbeats), ``reassignment`` (AlterPartitionReassignments: the merged replica set,
+completed by the ISR expansion) and ``coordinator-failover`` (``__consumer_offsets`` leadership
+from the topics delta).
 """
 
 from __future__ import annotations
@@ -172,6 +172,33 @@ async def _kraft_controlled_shutdown(seed: int, out: Callable[[str], None]) -> N
         out(f"== done at t={anyio.current_time():.3f}s of virtual time")
 
 
+async def _kraft_reassignment(seed: int, out: Callable[[str], None]) -> None:
+    """AlterPartitionReassignments to the QuorumController: two PartitionChangeRecords move t-0."""
+    from kafka_ref.cluster import Cluster
+    from kafka_ref.common.topic_partition import TopicPartition
+    from kafka_ref.demo_admin import _hosting, _leaders, _produce
+
+    out("kafka-ref demo reassignment --mode kraft: six brokers, t-0 on [0,1,2] moves to [3,4,5]")
+    async with Cluster(brokers=6, metadata_mode="kraft", seed=seed) as cluster:
+        tp = TopicPartition("t", 0)
+        await cluster.create_topic("t", replica_assignment={0: [0, 1, 2]})
+        acked = await _produce(cluster, tp, 20)
+        out(f"  {acked} records acknowledged (acks=all); {_leaders(cluster, 't', 1)}")
+        mark = cluster.active_controller().raft_client.log.end_offset
+        out("== 1. AlterPartitionReassignments {t-0: [3,4,5]}: replicas [3,4,5,0,1,2], adding [3,4,5], removing [0,1,2]")
+        errors = await cluster.reassign_partitions({tp: [3, 4, 5]}, via="api")
+        out(f"  answer: {', '.join(f'{p}: error {code}' for p, code in errors.items())}")
+        out("== 2. the new replicas catch up; the leader's AlterPartition that completes the ISR also completes the move")
+        await cluster.wait_until(lambda: cluster.partition_state("t", 0)["replicas"] == [3, 4, 5], timeout_ms=30000)
+        await cluster.wait_until(lambda: all(cluster.disks[b].get_local_log(tp) is None for b in (0, 1, 2)), timeout_ms=30000)
+        for line in _log_tail(cluster, mark):
+            out(line)
+        out(f"  {_leaders(cluster, 't', 1)}; logs of t-0 on disk: {_hosting(cluster, tp)}")
+        log = cluster.broker(cluster.leader_for("t", 0)).replica_manager.online_partition(tp).log
+        out(f"  new leader's log end offset {log.log_end_offset} (every acknowledged record moved)")
+        out(f"== done at t={anyio.current_time():.3f}s of virtual time")
+
+
 async def _kraft_coordinator_failover(seed: int, out: Callable[[str], None]) -> None:
     from kafka_ref.coordinator.group.coordinator_failover import run_coordinator_failover
 
@@ -181,6 +208,7 @@ async def _kraft_coordinator_failover(seed: int, out: Callable[[str], None]) -> 
 FLOWS = {
     "failover": _kraft_failover,
     "deletion": _kraft_deletion,
+    "reassignment": _kraft_reassignment,
     "preferred-election": _kraft_preferred_election,
     "controlled-shutdown": _kraft_controlled_shutdown,
     "coordinator-failover": _kraft_coordinator_failover,

@@ -17,6 +17,7 @@ import enum
 from typing import Callable, Iterable
 
 from kafka_ref.common.uuid import Uuid
+from kafka_ref.metadata.partition_reassignment import PartitionReassignmentReplicas
 from kafka_ref.metadata.records import NO_LEADER, NO_LEADER_CHANGE, LeaderRecoveryState, PartitionChangeRecord
 from kafka_ref.metadata.registrations import PartitionRegistration
 
@@ -67,6 +68,16 @@ class PartitionChangeBuilder:
     def set_target_replicas(self, replicas: Iterable[int]) -> "PartitionChangeBuilder":
         """Mirrors PartitionChangeBuilder#setTargetReplicas."""
         self.target_replicas = list(replicas)
+        return self
+
+    def set_target_removing(self, removing: Iterable[int]) -> "PartitionChangeBuilder":
+        """Mirrors PartitionChangeBuilder#setTargetRemoving."""
+        self.target_removing = list(removing)
+        return self
+
+    def set_target_adding(self, adding: Iterable[int]) -> "PartitionChangeBuilder":
+        """Mirrors PartitionChangeBuilder#setTargetAdding."""
+        self.target_adding = list(adding)
         return self
 
     def set_target_leader_recovery_state(self, state: LeaderRecoveryState) -> "PartitionChangeBuilder":
@@ -138,14 +149,27 @@ class PartitionChangeBuilder:
         elif self.bump_leader_epoch_on_isr_shrink and not set(self.partition.isr) <= set(self.target_isr):
             record["leader"] = self.partition.leader
 
+    def _complete_reassignment_if_needed(self) -> None:
+        """Mirrors PartitionChangeBuilder#completeReassignmentIfNeeded: once the target ISR holds
+        every replica that stays, the removing replicas leave and the reassignment lists clear."""
+        reassignment = PartitionReassignmentReplicas(tuple(self.target_removing), tuple(self.target_adding),
+                                                     tuple(self.target_replicas))
+        completed = reassignment.maybe_complete_reassignment(self.target_isr)
+        if completed is None:
+            return
+        self.target_replicas, self.target_isr = list(completed[0]), list(completed[1])
+        self.target_removing, self.target_adding = [], []
+
     def build(self) -> PartitionChangeRecord | None:
         """Mirrors PartitionChangeBuilder#build: the change record, or None when nothing changes.
 
-        1. elect; 2. bump the leader epoch if the change needs it; 3. set the new ISR unless the
-        election set it or it would be empty (the last ISR member stays in the ISR); 4. the
-        assignment and recovery state; 5. no-op check.
+        0. complete a reassignment the target ISR allows; 1. elect; 2. bump the leader epoch if
+        the change needs it; 3. set the new ISR unless the election set it or it would be empty
+        (the last ISR member stays in the ISR); 4. the assignment and recovery state; 5. no-op check.
         """
         record: dict = {}
+        # 0. Reassignment completion.
+        self._complete_reassignment_if_needed()
         # 1. Election.
         self._try_election(record)
         # 2. Leader epoch bump.

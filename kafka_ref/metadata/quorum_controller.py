@@ -25,6 +25,7 @@ import anyio
 from kafka_ref.common.config import KafkaConfig
 from kafka_ref.common.errors import ApiException, Errors
 from kafka_ref.common.requests.alter_partition import AlterPartitionRequest
+from kafka_ref.common.requests.alter_partition_reassignments import AlterPartitionReassignmentsRequest
 from kafka_ref.common.requests.create_topics import CreateTopicsRequest
 from kafka_ref.common.requests.delete_topics import DeletableTopicResult, DeleteTopicsRequest, DeleteTopicsResponse
 from kafka_ref.common.requests.elect_leaders import ElectLeadersRequest, ElectLeadersResponse
@@ -245,6 +246,7 @@ class QuorumController:
             CreateTopicsRequest: self.handle_create_topics,
             DeleteTopicsRequest: self.handle_delete_topics,
             ElectLeadersRequest: self.handle_elect_leaders,
+            AlterPartitionReassignmentsRequest: self.handle_alter_partition_reassignments,
         }
         handler = handlers.get(type(request))
         try:
@@ -311,6 +313,11 @@ class QuorumController:
             return
         records, response = self.replication_control.elect_leaders(request)
         self._write("electLeaders", ControllerResult(records, response), envelope.respond)
+
+    def handle_alter_partition_reassignments(self, envelope: Envelope) -> None:
+        """Mirrors QuorumController#alterPartitionReassignments (ControllerApis: answered when committed)."""
+        records, response = self.replication_control.alter_partition_reassignments(envelope.request)
+        self._write("alterPartitionReassignments", ControllerResult(records, response), envelope.respond)
 
     def handle_delete_topics(self, envelope: Envelope) -> None:
         """Mirrors ControllerApis#deleteTopics: names to ids, then QuorumController#deleteTopics."""

@@ -22,13 +22,21 @@ from kafka_ref.common.errors import (
     InvalidReplicationFactorException,
     InvalidRequestException,
     InvalidTopicException,
+    NoReassignmentInProgressException,
     UnknownTopicIdException,
+    UnknownTopicOrPartitionException,
 )
 from kafka_ref.common.requests.alter_partition import (
     AlterPartitionRequest,
     AlterPartitionResponse,
     AlterPartitionResponsePartitionData,
     AlterPartitionResponseTopicData,
+)
+from kafka_ref.common.requests.alter_partition_reassignments import (
+    AlterPartitionReassignmentsRequest,
+    AlterPartitionReassignmentsResponse,
+    ReassignablePartitionResponse,
+    ReassignableTopicResponse,
 )
 from kafka_ref.common.requests.create_topics import CreatableTopicResult, CreateTopicsRequest, CreateTopicsResponse
 from kafka_ref.common.requests.elect_leaders import (
@@ -43,6 +51,7 @@ from kafka_ref.common.uuid import ZERO_UUID, Uuid
 from kafka_ref.metadata.cluster_control_manager import BrokerControlState, ClusterControlManager
 from kafka_ref.metadata.configuration_control_manager import ConfigurationControlManager, FeatureControlManager
 from kafka_ref.metadata.partition_change_builder import Election, PartitionChangeBuilder
+from kafka_ref.metadata.partition_reassignment import PartitionReassignmentReplicas, PartitionReassignmentRevert
 from kafka_ref.metadata.records import (
     NO_LEADER,
     NO_LEADER_CHANGE,
@@ -294,6 +303,91 @@ class ReplicationControlManager:
             raise InvalidReplicaAssignmentException(
                 f"The manual partition assignment includes a partition with {len(assignment)} replica(s), but this is "
                 f"not consistent with previous partitions, which have {replication_factor} replica(s).")
+
+    # ------------------------------------------------------------------ AlterPartitionReassignments
+
+    def alter_partition_reassignments(self, request: AlterPartitionReassignmentsRequest
+                                      ) -> tuple[list[Any], AlterPartitionReassignmentsResponse]:
+        """Mirrors ReplicationControlManager#alterPartitionReassignments: each partition on its own, errors per partition."""
+        records: list[Any] = []
+        topics_out = []
+        for topic in request.topics:
+            partitions_out = []
+            for target in topic.partitions:
+                try:
+                    self.alter_partition_reassignment(topic.name, target.partition_index, target.replicas, records)
+                    error, message = Errors.NONE, None
+                except ApiException as exc:
+                    error, message = Errors.for_exception(exc), str(exc)
+                partitions_out.append(ReassignablePartitionResponse(
+                    partition_index=target.partition_index, error_code=error.code, error_message=message))
+            topics_out.append(ReassignableTopicResponse(name=topic.name, partitions=tuple(partitions_out)))
+        self._log.info("alter_partition_reassignments", records=len(records))
+        return records, AlterPartitionReassignmentsResponse(responses=tuple(topics_out))
+
+    def alter_partition_reassignment(self, topic_name: str, partition_id: int, replicas: tuple[int, ...] | None,
+                                     records: list[Any]) -> None:
+        """Mirrors ReplicationControlManager#alterPartitionReassignment: start/change one, or cancel it (replicas None)."""
+        topic_id = self.topics_by_name.get(topic_name)
+        topic = self.topics.get(topic_id) if topic_id is not None else None
+        if topic is None:
+            raise UnknownTopicOrPartitionException(f"Unable to find a topic named {topic_name}.")
+        partition = topic.parts.get(partition_id)
+        if partition is None:
+            raise UnknownTopicOrPartitionException(f"Unable to find partition {topic_name}:{partition_id}.")
+        if replicas is None:
+            change = self.cancel_partition_reassignment(topic_name, topic_id, partition_id, partition)
+        else:
+            change = self.change_partition_reassignment(topic_id, partition_id, partition, replicas)
+        if change is not None:
+            records.append(change)
+
+    def cancel_partition_reassignment(self, topic_name: str, topic_id: Uuid, partition_id: int,
+                                      partition: PartitionRegistration) -> Any:
+        """Mirrors ReplicationControlManager#cancelPartitionReassignment: back to the original replicas.
+
+        1. Only a partition being reassigned can be cancelled; 2. a revert that empties the ISR
+        is an unclean election, allowed only with unclean.leader.election.enable; 3. one change
+        record: original replicas, the ISR without the adding replicas, no reassignment lists.
+        """
+        # 1. In progress?
+        if not partition.is_reassigning():
+            raise NoReassignmentInProgressException(Errors.NO_REASSIGNMENT_IN_PROGRESS.message)
+        revert = PartitionReassignmentRevert.of(partition.replicas, partition.isr, partition.removing_replicas,
+                                                partition.adding_replicas)
+        unclean_allowed = self.configuration_control.unclean_leader_election_enabled_for_topic(topic_name)
+        # 2. Unclean only if allowed.
+        if revert.unclean and not unclean_allowed:
+            raise InvalidReplicaAssignmentException(
+                f"Unable to revert partition assignment for {topic_name}:{partition_id} because it would require an "
+                "unclean leader election.")
+        # 3. The change.
+        builder = self._builder(partition, topic_id, partition_id, self.cluster_control.is_active)
+        if unclean_allowed:
+            builder.set_election(Election.UNCLEAN)
+        builder.set_target_isr(revert.isr).set_target_replicas(revert.replicas).set_target_removing(()).set_target_adding(())
+        return builder.build()
+
+    def change_partition_reassignment(self, topic_id: Uuid, partition_id: int, partition: PartitionRegistration,
+                                      target: tuple[int, ...]) -> Any:
+        """Mirrors ReplicationControlManager#changePartitionReassignment: the first record of a reassignment.
+
+        1. The target must be a valid assignment of registered brokers; 2. the merged replica
+        set (target, then the replicas being removed) with removing/adding lists, unless the
+        ISR already allows completing it in the same record (a mere reordering, for one).
+        """
+        # 1. Valid target.
+        self.validate_manual_partition_assignment(tuple(target), None)
+        # 2. Merged replicas and the reassignment lists.
+        reassignment = PartitionReassignmentReplicas.from_assignments(partition.replicas, target)
+        builder = self._builder(partition, topic_id, partition_id, self.cluster_control.is_active)
+        if list(reassignment.replicas) != list(partition.replicas):
+            builder.set_target_replicas(reassignment.replicas)
+        if reassignment.removing:
+            builder.set_target_removing(reassignment.removing)
+        if reassignment.adding:
+            builder.set_target_adding(reassignment.adding)
+        return builder.build()
 
     # ------------------------------------------------------------------ DeleteTopics
 
