@@ -227,3 +227,21 @@ def test_cli_runs_many_seeds_in_worker_processes_and_prints_the_summary(capsys):
     assert "faults injected:" in out and "last_replica_standing" in out
     assert "violations (seeds per invariant):\n    none" in out
     assert "| last-replica-standing | zk | default | 2 |" in out
+
+
+def test_long_run_script_writes_the_readme_table(tmp_path):
+    """benchmarks/sim_long_run.py: one row per (scenario, mode, era), written as each finishes."""
+    from benchmarks.sim_long_run import LEGACY_ERAS, main as long_run, plan
+
+    rows = plan(1000, 200, 50)
+    assert len(rows) == len(SCENARIOS) * (2 + len(LEGACY_ERAS))
+    assert rows[0] == ("leader-failover", "zk", None, 1000) and ("kip279", "zk", "0.11", 50) in rows
+    assert [r for r in plan(0, 200, 0, ("kraft",))] == [(name, "kraft", None, 200) for name in SCENARIOS]
+    out = tmp_path / "run.md"
+    assert long_run(["--seeds", "1", "--kraft-seeds", "0", "--era-seeds", "0", "--modes", "zk", "--jobs", "1",
+                     "--out", str(out)]) == 0
+    text = out.read_text()
+    assert text.startswith("# Simulator long run (complete,")
+    table = [line for line in text.splitlines() if line.startswith("| ") and "| zk | default | 1 |" in line]
+    assert [line.split(" | ")[0][2:] for line in table] == list(SCENARIOS)
+    assert all(" | 0 | 0 / 0 | " in line or "last-replica-standing" in line for line in table)
