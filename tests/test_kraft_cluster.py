@@ -585,6 +585,7 @@ async def test_elect_leaders_preferred_and_unclean_through_the_quorum_controller
         isr = cluster.partition_state("t", 1)["isr"]
         assert 1 not in isr
         await cluster.restart_broker(1)
+        await cluster.wait_until(lambda: not registration(cluster, 1).fenced)
         unclean = ElectLeadersRequest.of([t1], ElectionType.UNCLEAN)
         response = await cluster.network.send("admin", 3000, unclean, 1000)
         assert response.partition_errors() == {t1: Errors.NONE.code}
