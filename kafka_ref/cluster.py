@@ -229,14 +229,11 @@ class Cluster:
         """DeleteTopics sent to the controller; raises the topic's error (e.g. TOPIC_DELETION_DISABLED)."""
         from kafka_ref.common.requests.delete_topics import DeleteTopicsRequest
 
-        await self.wait_until(lambda: self.controller_id() is not None)
         request = DeleteTopicsRequest.for_topic_names([name], timeout_ms)
-        response = await self.network.send("admin", self.controller_id(), request, timeout_ms + 1000)
+        response = await self._send_to_controller(request, timeout_ms)
         result = response.responses[0]
         Errors.for_code(result.error_code).maybe_raise(result.error_message)
-        if self.kraft is not None:
-            await self.wait_until(lambda: self.kraft.caught_up(self.live_broker_ids()), timeout_ms,
-                                  message=f"brokers applied the deletion of {name}")
+        await self._wait_brokers_applied(timeout_ms, f"the deletion of {name}")
         return result
 
     async def reassign_partitions(self, reassignment: dict[TopicPartition, list[int]], via: str = "zk") -> dict[TopicPartition, int]:
@@ -261,9 +258,8 @@ class Cluster:
     async def _alter_partition_reassignments(self, reassignments: dict[TopicPartition, list[int] | None]) -> dict[TopicPartition, int]:
         from kafka_ref.common.requests.alter_partition_reassignments import AlterPartitionReassignmentsRequest
 
-        await self.wait_until(lambda: self.controller_id() is not None)
         request = AlterPartitionReassignmentsRequest.of(reassignments)
-        response = await self.network.send("admin", self.controller_id(), request, request.timeout_ms + 1000)
+        response = await self._send_to_controller(request, request.timeout_ms)
         Errors.for_code(response.error_code).maybe_raise(response.error_message)
         return response.partition_errors()
 
@@ -290,10 +286,9 @@ class Cluster:
             from kafka_ref.common.requests.elect_leaders import ElectLeadersRequest
 
             request = ElectLeadersRequest.of(None if partitions is None else list(partitions), timeout_ms=timeout_ms)
-            response = await self.network.send("admin", self.controller_id(), request, timeout_ms + 1000)
+            response = await self._send_to_controller(request, timeout_ms)
             Errors.for_code(response.error_code).maybe_raise()
-            await self.wait_until(lambda: self.kraft.caught_up(self.live_broker_ids()), timeout_ms,
-                                  message="brokers applied the elections")
+            await self._wait_brokers_applied(timeout_ms, "the elections")
             return response.partition_errors()
         assert self.zookeeper is not None
         if partitions is None:
@@ -378,15 +373,23 @@ class Cluster:
         else:
             topic = CreatableTopic(name=name, num_partitions=partitions, replication_factor=replication_factor, configs=configs)
         request = CreateTopicsRequest(topics=(topic,), timeout_ms=timeout_ms)
-        await self.wait_until(lambda: self.controller_id() is not None)
-        response = await self.network.send("admin", self.controller_id(), request, timeout_ms + 1000)
+        response = await self._send_to_controller(request, timeout_ms)
         result = response.topics[0]
         Errors.for_code(result.error_code).maybe_raise(result.error_message)
         await self.wait_until(lambda: all(self.leader_for(name, p) >= 0 for p in range(partitions)), timeout_ms)
+        await self._wait_brokers_applied(timeout_ms, f"the creation of {name}")
+        return result
+
+    async def _send_to_controller(self, request: Any, timeout_ms: float) -> Any:
+        """An admin request to the active controller (once there is one); its answer."""
+        await self.wait_until(lambda: self.controller_id() is not None)
+        return await self.network.send("admin", self.controller_id(), request, timeout_ms + 1000)
+
+    async def _wait_brokers_applied(self, timeout_ms: float, what: str) -> None:
+        """KRaft mode: wait until every live broker has published what the controller committed."""
         if self.kraft is not None:
             await self.wait_until(lambda: self.kraft.caught_up(self.live_broker_ids()), timeout_ms,
-                                  message=f"brokers applied the creation of {name}")
-        return result
+                                  message=f"brokers applied {what}")
 
     # ------------------------------------------------------------------ playing the controller
 

@@ -120,8 +120,7 @@ async def test_cancelling_a_stuck_reassignment_reverts_to_the_original_replicas(
         assert errors == {TP: Errors.NONE.code}
         state = cluster.partition_state("t", 0)
         assert (state["replicas"], sorted(state["isr"])) == ([0, 1, 3, 2], [0, 1, 2])
-        registration = cluster.active_controller().replication_control.get_partition(
-            cluster.active_controller().replication_control.get_topic_id("t"), 0)
+        registration = cluster.active_controller().replication_control.get_partition(registration_topic(cluster), 0)
         assert (registration.removing_replicas, registration.adding_replicas) == ((2,), (3,))
         assert await cluster.cancel_partition_reassignments([TP]) == {TP: Errors.NONE.code}
         state = cluster.partition_state("t", 0)

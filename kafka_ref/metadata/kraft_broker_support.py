@@ -32,6 +32,10 @@ from kafka_ref.metadata.metadata_log import RaftObserver
 from kafka_ref.network.network import DisconnectException, Envelope, NetworkTimeoutException
 
 
+# Controller-bound admin requests a KRaft broker forwards instead of handling.
+FORWARDED_REQUESTS = (CreateTopicsRequest, DeleteTopicsRequest, ElectLeadersRequest, AlterPartitionReassignmentsRequest)
+
+
 class KRaftBrokerSupport:
     """The KRaft components of one broker: observer, listener, publisher, lifecycle manager."""
 
@@ -56,10 +60,8 @@ class KRaftBrokerSupport:
         self.broker.metadata_cache.controller_id = self.controller_node
         # Controller-bound requests are forwarded; internal topic creation goes the same way.
         self.forwarding_manager.start(tg)
-        self.broker.apis.register(CreateTopicsRequest, self.forwarding_manager.forward_request)
-        self.broker.apis.register(DeleteTopicsRequest, self.forwarding_manager.forward_request)
-        self.broker.apis.register(ElectLeadersRequest, self.forwarding_manager.forward_request)
-        self.broker.apis.register(AlterPartitionReassignmentsRequest, self.forwarding_manager.forward_request)
+        for request_type in FORWARDED_REQUESTS:
+            self.broker.apis.register(request_type, self.forwarding_manager.forward_request)
         self.broker.admin_manager = self.forwarding_manager
         # 1. Metadata log observer with the listener registered.
         self.raft.register(self.listener)

@@ -19,6 +19,8 @@ from typing import Any, Callable
 
 import anyio
 
+from kafka_ref.coordinator.group.coordinator_failover import NARRATED_GROUP
+
 # Events worth a line in KRaft mode, and what they illustrate.
 NARRATED_KRAFT = {
     "controller_activated": "QuorumController claims leadership of __cluster_metadata (metadata.version bootstrapped)",
@@ -231,10 +233,7 @@ def run_kraft_demo(flow: str = "failover", seed: int = 7, backend: str = "trio",
     saved = dict(demo.NARRATED)
     demo.NARRATED.clear()
     demo.NARRATED.update(NARRATED_KRAFT)
-    if flow == "coordinator-failover":
-        from kafka_ref.coordinator.group.coordinator_failover import NARRATED_GROUP
-
-        demo.NARRATED.update(NARRATED_GROUP)
+    demo.NARRATED.update(NARRATED_GROUP)  # coordinator-failover: __consumer_offsets loading and unloading
     try:
         configure_logging(logging.INFO)
         narrator = demo.Narrator(out, lambda: anyio.current_time())

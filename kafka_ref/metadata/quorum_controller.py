@@ -229,7 +229,6 @@ class QuorumController:
             for batch in reader:
                 for i, record in enumerate(batch.records):
                     self.replay(record, batch.base_offset + i)
-            self.write_offset = last
         self.last_committed_offset = last
         self._complete_deferred()
 
