@@ -21,6 +21,9 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_argument("--grid", default="quick", help="grid name (quick, default, scale) or a TOML path")
     sweep.add_argument("--out", default="results", help="output directory (default: results/)")
     sweep.add_argument("--master", default="local[*]", help="Spark master (default: local[*])")
+    bench = sub.add_parser("bench", help="hot-path measures: compare (A/B against a git revision) or headline")
+    bench.add_argument("what", choices=("compare", "headline"))
+    bench.add_argument("rest", nargs=argparse.REMAINDER, help="arguments of python -m benchmarks.<what>")
     from kafka_ref.sim.commands import add_scenario_arguments, add_sim_arguments
 
     add_sim_arguments(sub.add_parser("sim", help="deterministic simulation: seeded faults, invariant checks, replay"))
@@ -42,6 +45,10 @@ def main(argv: list[str] | None = None) -> int:
         from benchmarks.sweep import run_from_args
 
         return run_from_args(args)
+    if args.command == "bench":
+        import importlib
+
+        return importlib.import_module(f"benchmarks.{args.what}").main(args.rest)
     if args.command == "sim":
         from kafka_ref.sim.commands import run_sim_command
 

@@ -168,3 +168,23 @@ def test_csv_columns_are_written_in_order(tmp_path: Path):
     with open(csv_path, "w", newline="") as f:
         csv.writer(f).writerow(columns_of(results, ["partitions"]))
     assert csv_path.read_text().startswith("config_id,ok,records_per_s")
+
+
+def test_headline_call_count_is_deterministic_and_compare_judges_targets():
+    """The cProfile call count per produce request is the same in two runs (virtual clock, asyncio FIFO)."""
+    from benchmarks.compare import target_met
+    from benchmarks.headline import run_measure
+
+    first, second = run_measure("calls", 0.1), run_measure("calls", 0.1)
+    assert first["produce_requests"] == 100
+    assert first["calls"] == second["calls"]
+    assert target_met("calls", 240.0, 960.0) == "yes"
+    assert target_met("r100", 9.0, 1.0) == "no"
+    assert target_met("sim", 5.0, 1.0) == "yes"
+
+
+def test_cli_bench_routes_to_the_benchmark_module():
+    from kafka_ref.cli import build_parser
+
+    args = build_parser().parse_args(["bench", "compare", "--baseline", "HEAD", "calls"])
+    assert (args.what, args.rest) == ("compare", ["--baseline", "HEAD", "calls"])
