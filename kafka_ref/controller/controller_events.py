@@ -103,6 +103,7 @@ class ControllerEventManager:
         self.processor = processor
         self.send_stream, self.receive_stream = anyio.create_memory_object_stream(math.inf)
         self.processed: list[str] = []
+        self.failed_events: list[tuple[str, str]] = []
         self._log = state_change_logger(controller_id=controller_id)
 
     def put(self, event: ControllerEvent) -> None:
@@ -118,11 +119,22 @@ class ControllerEventManager:
         self.put(event)
 
     async def run(self) -> None:
-        """Mirrors ControllerEventThread#doWork: process events one by one, never dying on an error."""
+        """Mirrors ControllerEventThread#doWork: process events one by one, never dying on an error.
+
+        Kafka catches any Throwable from ``process``, logs it and counts it in a metric; the
+        thread goes on to the next event. Here the handler counts the failure in
+        ``failed_events`` and logs it; the log call names the event ``controller_event`` (a
+        structlog logger reserves ``event`` for the message itself), and even a failing log
+        call cannot end the loop.
+        """
         async for event in self.receive_stream:
             self.processed.append(event.name)
             try:
                 event.process(self.processor)
             except Exception as exc:  # the controller logs and keeps going, as Kafka's does
-                self._log.error("controller_event_failed", event=event.name, error=repr(exc))
+                self.failed_events.append((event.name, repr(exc)))
+                try:
+                    self._log.error("controller_event_failed", controller_event=event.name, error=repr(exc))
+                except Exception:  # the error path itself must not take the controller down
+                    pass
             await anyio.lowlevel.checkpoint()

@@ -450,16 +450,43 @@ class KafkaController:
         self.event_manager.put(ev.AlterPartitionReceived(request, callback))
 
     def process_alter_partition(self, request: AlterPartitionRequest, callback: Callable[[AlterPartitionResponse], None]) -> None:
-        """Mirrors KafkaController#processAlterPartition / tryProcessAlterPartition (KIP-497, KIP-841)."""
+        """Mirrors KafkaController#processAlterPartition (Kafka 3.7).
+
+        1. Run ``try_process_alter_partition``; anything it raises (a request carrying a value
+           the controller cannot decode, such as an unknown leader recovery state) is answered
+           with a top-level UNKNOWN_SERVER_ERROR and the controller carries on.
+        2. A successful ISR change may complete a reassignment (the extensions' hook).
+        """
+        # 1. The request itself may be malformed: answer it, never fail the event.
+        try:
+            responses = self.try_process_alter_partition(request, callback)
+        except Exception as exc:
+            self._log.error("alter_partition_failed", broker=request.broker_id, error=repr(exc))
+            callback(AlterPartitionResponse(error_code=Errors.UNKNOWN_SERVER_ERROR.code))
+            responses = {}
+        # 2. After answering, see whether a successful ISR expansion completes a reassignment.
+        applied = [tp for tp, r in responses.items() if isinstance(r, LeaderAndIsr)]
+        for ext in self.extensions:
+            hook = getattr(ext, "on_alter_partition_applied", None)
+            if hook is not None:
+                hook(self, applied)
+
+    def try_process_alter_partition(self, request: AlterPartitionRequest,
+                                    callback: Callable[[AlterPartitionResponse], None]) -> dict[TopicPartition, Any]:
+        """Mirrors KafkaController#tryProcessAlterPartition (KIP-497, KIP-704, KIP-841; Kafka 3.7).
+
+        Returns each partition's outcome (an ``Errors`` or the committed ``LeaderAndIsr``);
+        a short circuit answers the whole request and returns nothing.
+        """
         ctx = self.controller_context
         # 1. Short circuits: not controller; unknown or stale broker epoch.
         if not self.is_active:
             callback(AlterPartitionResponse(error_code=Errors.NOT_CONTROLLER.code))
-            return
+            return {}
         broker_epoch = ctx.live_broker_id_and_epochs.get(request.broker_id)
         if broker_epoch is None or (request.broker_epoch != -1 and broker_epoch != request.broker_epoch):
             callback(AlterPartitionResponse(error_code=Errors.STALE_BROKER_EPOCH.code))
-            return
+            return {}
         responses: dict[TopicPartition, Errors | LeaderAndIsr] = {}
         to_alter: dict[TopicPartition, LeaderAndIsr] = {}
         topic_names: dict[TopicPartition, Any] = {}
@@ -468,8 +495,9 @@ class KafkaController:
             for p in topic.partitions:
                 tp = TopicPartition(topic.topic_name, p.partition_index)
                 topic_names[tp] = topic.topic_id
+                # An unknown recovery state raises here, before anything is written (LeaderRecoveryState.of).
                 to_alter[tp] = LeaderAndIsr(request.broker_id, p.leader_epoch, tuple(p.new_isr()),
-                                            p.leader_recovery_state, p.partition_epoch)
+                                            LeaderRecoveryState.of(p.leader_recovery_state), p.partition_epoch)
         # 3. Validate each against the controller's view.
         adjusted: dict[TopicPartition, LeaderAndIsr] = {}
         for tp, new in to_alter.items():
@@ -512,13 +540,9 @@ class KafkaController:
             self.update_leader_and_isr_cache(successful)
             self._log.info("alter_partition_applied", partitions={str(tp): list(adjusted[tp].isr) for tp in successful})
         self.send_update_metadata_request(sorted(ctx.live_or_shutting_down_broker_ids), set(to_alter))
+        # 6. Answer per partition.
         callback(_alter_partition_response(responses, topic_names))
-        # 6. A successful ISR change may complete a reassignment (KafkaController#processAlterPartition's tail).
-        applied = [tp for tp, r in responses.items() if isinstance(r, LeaderAndIsr)]
-        for ext in self.extensions:
-            hook = getattr(ext, "on_alter_partition_applied", None)
-            if hook is not None:
-                hook(self, applied)
+        return responses
 
     def process_leader_and_isr_response_received(self, response: Any, broker_id: int) -> None:
         """Mirrors KafkaController#processLeaderAndIsrResponseReceived (offline dirs are not modelled)."""

@@ -90,6 +90,19 @@ class LeaderRecoveryState(IntEnum):
     RECOVERED = 0
     RECOVERING = 1
 
+    @classmethod
+    def of(cls, value: int) -> "LeaderRecoveryState":
+        """Mirrors LeaderRecoveryState#of: a value other than 0 or 1 is refused.
+
+        Kafka throws IllegalArgumentException; here it is a ValueError with the same meaning
+        (the caller's input is wrong, not the state).
+        """
+        if value == cls.RECOVERED:
+            return cls.RECOVERED
+        if value == cls.RECOVERING:
+            return cls.RECOVERING
+        raise ValueError(f"Value {value} is not a valid leader recovery state")
+
 
 @dataclass(frozen=True, slots=True)
 class LeaderAndIsr:
