@@ -514,14 +514,19 @@ def test_high_watermark_waits_for_maximal_isr_and_caught_up_replicas():
     assert log.high_watermark == 16
 
 
-@pytest.mark.parametrize("ibp, hw_after_first_fetch", [("3.7", 0), ("3.6", 10)])
-def test_high_watermark_advance_should_not_advance_when_under_min_isr(ibp, hw_after_first_fetch):
-    """Mirrors PartitionTest#testHighWatermarkAdvanceShouldNotAdvanceWhenUnderMinISR (KAFKA-15583).
+@pytest.mark.parametrize("props, hw_after_first_fetch", [
+    ({}, 0),
+    # The rule is in the 3.7.0 broker's code, not behind the IBP: a 3.8 broker at IBP 3.6 applies it.
+    ({"inter.broker.protocol.version": "3.6"}, 0),
+    ({"inter.broker.protocol.version": "3.6", "kafka_ref.broker.version": "3.6"}, 10),
+])
+def test_high_watermark_advance_should_not_advance_when_under_min_isr(props, hw_after_first_fetch):
+    """Mirrors PartitionTest#testHighWatermarkAdvanceShouldNotAdvanceWhenUnderMinISR (KAFKA-15583, 3.7.0).
 
-    From inter.broker.protocol.version 3.7 the HW stays put while the committed ISR is below
-    min.insync.replicas; 3.6 advances it.
+    A 3.7.0+ broker keeps the HW while the committed ISR is below the effective min ISR, at any
+    IBP; a 3.6 broker (``kafka_ref.broker.version``) advances it.
     """
-    broker, alter, partition = setup({"inter.broker.protocol.version": ibp, "min.insync.replicas": 3})
+    broker, alter, partition = setup({**props, "min.insync.replicas": 3})
     log = leader_log_with(broker)
     assert partition.make_leader(lai_state(BROKER, 5, [0, 1], [0, 1, 2], partition_epoch=1), {}, None)
     assert partition.is_under_min_isr()
@@ -534,6 +539,29 @@ def test_high_watermark_advance_should_not_advance_when_under_min_isr(ibp, hw_af
     alter.complete_isr_update(2)
     assert not partition.is_under_min_isr()
     assert log.high_watermark == 10
+
+
+@pytest.mark.parametrize("broker_version, effective, under, acks_all_ok", [("3.7", 2, False, True), ("3.6", 3, True, False)])
+def test_effective_min_isr_caps_at_replica_count(broker_version, effective, under, acks_all_ok):
+    """Mirrors Partition#effectiveMinIsr (KAFKA-15583, 3.7.0; the test ProducerFailureHandlingTest lost then):
+    RF 2 with min.insync.replicas=3 and a full ISR is not under min ISR on a 3.7+ broker, so acks=all is
+    accepted and the HW advances; a 3.6 broker refuses acks=all with NOT_ENOUGH_REPLICAS."""
+    broker, _, partition = setup({"min.insync.replicas": 3, "kafka_ref.broker.version": broker_version,
+                                  "inter.broker.protocol.version": "3.6"})
+    partition.make_leader(lai_state(BROKER, 1, [0, 1], [0, 1], partition_epoch=1), {}, None)
+    log = partition.leader_log_if_local()
+    assert (partition.effective_min_isr(), partition.is_under_min_isr(), partition.is_at_min_isr()) == (
+        effective, under, not under)
+    if acks_all_ok:
+        info = partition.append_records_to_leader(records(3), "client", -1)
+        assert (info.first_offset, info.last_offset) == (0, 2)
+        fetch_follower(partition, REMOTE, 3)
+        assert log.high_watermark == 3
+        assert partition.check_enough_replicas_reach_offset(3) == (True, Errors.NONE)
+    else:
+        with pytest.raises(NotEnoughReplicasException):
+            partition.append_records_to_leader(records(3), "client", -1)
+        assert log.log_end_offset == 0
 
 
 def test_at_min_isr_and_under_min_isr():

@@ -447,15 +447,15 @@ def test_not_enough_replicas_before_append():
     assert produce(rm, records(3), acks=1).value[TP0].error is Errors.NONE
 
 
-@pytest.mark.parametrize("ibp, expected", [("3.6", Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND), ("3.7", Errors.REQUEST_TIMED_OUT)])
-def test_not_enough_replicas_after_append(ibp, expected):
+@pytest.mark.parametrize("version, expected", [("3.6", Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND), ("3.7", Errors.REQUEST_TIMED_OUT)])
+def test_not_enough_replicas_after_append(version, expected):
     """Mirrors DelayedProduce#tryComplete / Partition#checkEnoughReplicasReachOffset.
 
-    The ISR shrinks below min.insync.replicas while acks=-1 records wait. Before 3.7 the
-    leader alone moves the HW and the produce answers NOT_ENOUGH_REPLICAS_AFTER_APPEND; from
-    3.7 (KAFKA-15583) the HW stays put and the produce times out.
+    The ISR shrinks below min.insync.replicas while acks=-1 records wait. A broker before 3.7.0
+    lets the leader alone move the HW and the produce answers NOT_ENOUGH_REPLICAS_AFTER_APPEND;
+    a 3.7.0+ broker (KAFKA-15583, ``kafka_ref.broker.version``) keeps the HW and the produce times out.
     """
-    broker, rm = setup({"min.insync.replicas": 2, "inter.broker.protocol.version": ibp})
+    broker, rm = setup({"min.insync.replicas": 2, "inter.broker.protocol.version": "3.6", "kafka_ref.broker.version": version})
     lai(rm, lai_state(0, 0, [0, 1], [0, 1]))
     waiting = produce(rm, records(3), acks=-1, timeout=1000)
     assert not waiting.done

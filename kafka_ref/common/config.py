@@ -66,7 +66,15 @@ class MetadataVersion:
 
     @property
     def no_hw_advance_below_min_isr(self) -> bool:
-        """KAFKA-15583 (3.7): the leader does not advance HW while the ISR is below min ISR."""
+        """KAFKA-15583 (broker 3.7.0): the leader does not advance HW while the ISR is below
+        the effective min ISR. A rule of the broker's code, not of the IBP: read it from
+        ``KafkaConfig.broker_version``."""
+        return self.is_at_least("3.7")
+
+    @property
+    def caps_min_isr_at_replica_count(self) -> bool:
+        """KAFKA-15583 (broker 3.7.0): Partition#effectiveMinIsr is min.insync.replicas capped
+        at the number of replicas. A rule of the broker's code: read it from ``broker_version``."""
         return self.is_at_least("3.7")
 
     def __str__(self) -> str:
@@ -76,6 +84,8 @@ class MetadataVersion:
 _parse_cached = lru_cache(maxsize=64)(MetadataVersion.parse)
 
 LATEST_IBP = "3.8"
+# The Kafka release whose broker code kafka_ref runs unless ``kafka_ref.broker.version`` says otherwise.
+LATEST_BROKER_VERSION = "3.8"
 
 
 def _to_int(name: str, value: Any) -> int:
@@ -191,6 +201,11 @@ KAFKA_CONFIG_KEYS = [
     _k("process.roles", _to_str, ""),
     _k("log.dir", _to_str, "/tmp/kafka-logs"),
     _k("inter.broker.protocol.version", _to_ibp, LATEST_IBP),
+    # Not a Kafka key: Kafka's code-level rules come with its binary, so kafka_ref needs a switch
+    # for "which release's broker code runs" beside the IBP (which only chooses wire formats and
+    # the rules Kafka itself gates on the IBP). It may not be older than the IBP.
+    _k("kafka_ref.broker.version", _to_ibp, LATEST_BROKER_VERSION, None,
+       "The Kafka release whose broker code runs (kafka_ref's switch for code-version rules)."),
     # Replication (seed 004 §2.3; defaults from Kafka 3.x).
     _k("replica.lag.time.max.ms", _to_int, 30000, _at_least(1)),
     _k("replica.fetch.max.bytes", _to_int, 1048576, _at_least(0)),
@@ -267,6 +282,11 @@ class KafkaConfig(_Typed):
     def __init__(self, props: Mapping[str, Any] | None = None) -> None:
         self.originals = dict(props or {})
         self._values = _KAFKA_DEF.parse(self.originals)
+        # A broker cannot speak an inter-broker protocol newer than its own code.
+        ibp, version = self._values["inter.broker.protocol.version"], self._values["kafka_ref.broker.version"]
+        if version < ibp:
+            raise ConfigException("inter.broker.protocol.version", str(ibp),
+                                  f"The broker runs Kafka {version} code (kafka_ref.broker.version) and cannot use a newer IBP")
 
     def copy_with(self, props: Mapping[str, Any]) -> "KafkaConfig":
         merged = dict(self.originals)
@@ -280,6 +300,15 @@ class KafkaConfig(_Typed):
     @property
     def inter_broker_protocol_version(self) -> MetadataVersion:
         return self._values["inter.broker.protocol.version"]
+
+    @property
+    def broker_version(self) -> MetadataVersion:
+        """The Kafka release whose broker code runs (``kafka_ref.broker.version``, default 3.8).
+
+        Rules Kafka changed in its code without an IBP gate (KAFKA-15583's effective min ISR
+        and HW rule, the coordinator's load bound) follow this, not the IBP.
+        """
+        return self._values["kafka_ref.broker.version"]
 
     @property
     def replica_lag_time_max_ms(self) -> int:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterable
 
+from kafka_ref.common.config import LATEST_BROKER_VERSION, MetadataVersion
 from kafka_ref.common.errors import Errors, NotEnoughReplicasException, NotLeaderOrFollowerException
 from kafka_ref.common.requests.leader_and_isr import LeaderAndIsrPartitionState
 from kafka_ref.common.state_change import state_change_logger
@@ -51,12 +52,15 @@ class Partition(PartitionReads):
         local_broker_id: int,
         time: Time,
         replica_manager: Any,
+        broker_version: "MetadataVersion | None" = None,
     ) -> None:
         self.topic_partition = topic_partition
         self.topic = topic_partition.topic
         self.partition_id = topic_partition.partition
         self.replica_lag_time_max_ms = replica_lag_time_max_ms
         self.inter_broker_protocol_version = inter_broker_protocol_version
+        # The release whose broker code runs (kafka_ref.broker.version): KAFKA-15583's rules follow it.
+        self.broker_version = broker_version if broker_version is not None else MetadataVersion.parse(LATEST_BROKER_VERSION)
         self.local_broker_id = local_broker_id
         self.time = time
         self.replica_manager = replica_manager
@@ -122,19 +126,33 @@ class Partition(PartitionReads):
             )
         return self.log
 
-    def min_isr(self) -> int:
-        """Mirrors kafka.cluster.Partition#effectiveMinIsr: the topic's min.insync.replicas."""
+    def effective_min_isr(self) -> int:
+        """Mirrors kafka.cluster.Partition#effectiveMinIsr (Kafka 3.7.0+, KAFKA-15583).
+
+        The topic's min.insync.replicas, capped at the number of replicas (the leader and its
+        remote replicas), so a topic whose min ISR exceeds its replication factor is not
+        permanently under min ISR. Brokers before 3.7.0 (``kafka_ref.broker.version``) use the
+        configured value as it is.
+        """
+        # 1. The topic's configured value.
         config = self.log_manager.fetch_log_config(self.topic)
-        return config.min_in_sync_replicas if config is not None else 1
+        configured = config.min_in_sync_replicas if config is not None else 1
+        # 2. From 3.7.0 no more than the replicas this leader knows of (itself included).
+        if self.broker_version.caps_min_isr_at_replica_count:
+            return min(configured, len(self.remote_replicas_map) + 1)
+        return configured
+
+    # The name older kafka_ref code used for the same number.
+    min_isr = effective_min_isr
 
     def is_under_replicated(self) -> bool:
         return self.is_leader and len(self.partition_state.isr) < len(self.assignment)
 
     def is_under_min_isr(self) -> bool:
-        return self.leader_log_if_local() is not None and len(self.partition_state.isr) < self.min_isr()
+        return self.leader_log_if_local() is not None and len(self.partition_state.isr) < self.effective_min_isr()
 
     def is_at_min_isr(self) -> bool:
-        return self.leader_log_if_local() is not None and len(self.partition_state.isr) == self.min_isr()
+        return self.leader_log_if_local() is not None and len(self.partition_state.isr) == self.effective_min_isr()
 
     def is_adding_replica(self, replica_id: int) -> bool:
         return replica_id in self.adding_replicas
@@ -448,13 +466,15 @@ class Partition(PartitionReads):
 
         The new HW is the smallest LEO among the leader and every follower that is in the
         maximal ISR, or that is caught up (and eligible) and so about to join it — so a
-        follower on its way in is not overtaken. From IBP 3.7 (KAFKA-15583) the HW does not
-        move while the ISR is below min.insync.replicas.
+        follower on its way in is not overtaken. Brokers from 3.7.0 (KAFKA-15583) do not move
+        the HW while the committed ISR is below the effective min ISR; the switch is the broker's
+        code version (``kafka_ref.broker.version``), not the IBP, because Kafka gates it on neither:
+        a 3.7 broker applies it at any IBP.
         """
         if current_time_ms is None:
             current_time_ms = self.time.milliseconds()
-        # 1. Era switch: no HW advance under min ISR from 3.7 on.
-        if self.inter_broker_protocol_version.no_hw_advance_below_min_isr and self.is_under_min_isr():
+        # 1. Version switch: no HW advance under the effective min ISR from broker 3.7.0 on.
+        if self.broker_version.no_hw_advance_below_min_isr and self.is_under_min_isr():
             return False
         # 2. Start from the leader's LEO and lower it to any replica that must be waited for.
         leader_leo = leader_log.log_end_offset_metadata
@@ -488,7 +508,7 @@ class Partition(PartitionReads):
         if leader_log is None:
             return False, Errors.NOT_LEADER_OR_FOLLOWER
         cur_maximal_isr = self.partition_state.maximal_isr
-        min_isr = self.min_isr()
+        min_isr = self.effective_min_isr()
         if leader_log.high_watermark >= required_offset:
             if min_isr <= len(cur_maximal_isr):
                 return True, Errors.NONE
@@ -631,8 +651,8 @@ class Partition(PartitionReads):
             raise NotLeaderOrFollowerException(
                 f"Leader not local for partition {self.topic_partition} on broker {self.local_broker_id}"
             )
-        # 1. Not enough in-sync replicas for acks=all: refuse before writing.
-        min_isr = self.min_isr()
+        # 1. Not enough in-sync replicas (effective min ISR) for acks=all: refuse before writing.
+        min_isr = self.effective_min_isr()
         in_sync_size = len(self.partition_state.isr)
         if in_sync_size < min_isr and required_acks == -1:
             raise NotEnoughReplicasException(

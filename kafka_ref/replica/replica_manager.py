@@ -167,6 +167,7 @@ class ReplicaManager(ReadPath, ApplyDelta):
             tp,
             replica_lag_time_max_ms=self.config.replica_lag_time_max_ms,
             inter_broker_protocol_version=self.config.inter_broker_protocol_version,
+            broker_version=self.config.broker_version,
             local_broker_id=self.local_broker_id,
             time=self.time,
             replica_manager=self,

@@ -423,7 +423,9 @@ class SimContext:
         config = {**BASE_BROKER_CONFIG, "offsets.topic.replication.factor": min(3, self.scenario.brokers),
                   **self.scenario.broker_config}
         if self.ibp is not None:
+            # An era is a cluster of that release: its IBP and its broker code.
             config["inter.broker.protocol.version"] = self.ibp
+            config["kafka_ref.broker.version"] = self.ibp
         return config
 
     async def main(self) -> None:
