@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command == "demo":
-        from kafka_ref.demo import run_demo
+        from kafka_ref.demos.demo import run_demo
 
         return run_demo(args.flow, seed=args.seed, backend=args.backend, mode=args.mode)
     if args.command == "sweep":

@@ -12,7 +12,8 @@ Two metadata modes:
   them; a test may install its own handler (``cluster.controller.handler``).
 - ``Cluster(brokers=3, metadata_mode="kraft")``: a KRaft controller node (QuorumController with a
   one-voter ``__cluster_metadata`` log) and brokers that register, heartbeat, fetch the log and
-  apply it (kafka_ref/metadata/). The same views and operations work as in ZooKeeper mode.
+  apply it (kafka_ref/raft/, image/, controller/quorum/, server/metadata/;
+  the wiring is kafka_ref/kraft_cluster.py). The same views and operations work as in ZooKeeper mode.
 """
 
 from __future__ import annotations
@@ -116,10 +117,10 @@ class Cluster:
         self.brokers: dict[int, KafkaBroker] = {}
         self.controller = ManualController()
         self.zookeeper: ZooKeeper | None = None
-        # KRaft mode: the controller node and its QuorumController (kafka_ref/metadata/kraft_cluster.py).
+        # KRaft mode: the controller node and its QuorumController (kafka_ref/kraft_cluster.py).
         self.kraft: Any = None
         if metadata_mode == "kraft":
-            from kafka_ref.metadata.kraft_cluster import KRaftClusterSupport
+            from kafka_ref.kraft_cluster import KRaftClusterSupport
 
             self.kraft = KRaftClusterSupport(self)
         self._tg: anyio.abc.TaskGroup | None = None

@@ -18,10 +18,10 @@ from kafka_ref.common.config import KafkaConfig
 from kafka_ref.common.errors import Errors
 from kafka_ref.common.time import MockTime
 from kafka_ref.log.disk import Disk
-from kafka_ref.metadata.delta import MetadataDelta
-from kafka_ref.metadata.image import EMPTY_IMAGE, MetadataImage, MetadataProvenance
-from kafka_ref.metadata.kraft_metadata_cache import KRaftMetadataCache
-from kafka_ref.metadata.records import (
+from kafka_ref.image.delta import MetadataDelta
+from kafka_ref.image.image import EMPTY_IMAGE, MetadataImage, MetadataProvenance
+from kafka_ref.server.metadata.kraft_metadata_cache import KRaftMetadataCache
+from kafka_ref.image.records import (
     BrokerEndpoint,
     BrokerRegistrationChangeRecord,
     BrokerRegistrationFencingChange,

@@ -203,7 +203,7 @@ async def test_controlled_shutdown_of_the_controller_broker():
 def test_demo_controlled_shutdown():
     """``kafka-ref demo controlled-shutdown``: request, leadership moved, followers out of the
     ISR, empty answer, clean stop; afterwards the broker leads nothing."""
-    from kafka_ref.demo import run_demo
+    from kafka_ref.demos.demo import run_demo
 
     lines: list[str] = []
     assert run_demo("controlled-shutdown", out=lines.append) == 0

@@ -19,13 +19,13 @@ import structlog
 
 from kafka_ref.common.state_change import state_change_logger
 from kafka_ref.common.topic_partition import TopicPartition
-from kafka_ref.coordinator.group.coordinator_failover import (
+from kafka_ref.demos.coordinator_failover import (
     PARTITIONS,
     RECORDS_PER_PARTITION,
     TOPIC,
     run_coordinator_failover,
 )
-from kafka_ref.demo import run_demo
+from kafka_ref.demos.demo import run_demo
 
 pytestmark = pytest.mark.anyio
 

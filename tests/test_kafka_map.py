@@ -156,7 +156,7 @@ def test_parse_first_line_variants(line, expected):
 
 def test_short_names_get_their_package(entries):
     by_place = {(e.module, e.qualname): e for e in entries}
-    replay = by_place[("kafka_ref/metadata/delta.py", "MetadataDelta.replay")]
+    replay = by_place[("kafka_ref/image/delta.py", "MetadataDelta.replay")]
     assert (replay.kafka, replay.signature) == ("org.apache.kafka.image.MetadataDelta#replay", "(ApiMessage)")
     inner = by_place[("kafka_ref/replica/fetcher/abstract_fetcher_manager.py", "AbstractFetcherManager.add_fetcher_for_partitions.add_and_start_fetcher_thread")]
     assert (inner.kafka, inner.signature) == ("kafka.server.AbstractFetcherManager#addFetcherForPartitions", "[addAndStartFetcherThread]")

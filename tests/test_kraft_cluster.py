@@ -34,9 +34,9 @@ from kafka_ref.common.state_change import state_change_logger
 from kafka_ref.common.time import MockTime
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.common.uuid import Uuid
-from kafka_ref.metadata.broker_requests import BrokerHeartbeatRequest, BrokerRegistrationRequest, Listener
-from kafka_ref.metadata.quorum_controller import ControllerResult, QuorumController
-from kafka_ref.metadata.records import (
+from kafka_ref.common.requests.broker_requests import BrokerHeartbeatRequest, BrokerRegistrationRequest, Listener
+from kafka_ref.controller.quorum.quorum_controller import ControllerResult, QuorumController
+from kafka_ref.image.records import (
     BrokerRegistrationChangeRecord,
     FeatureLevelRecord,
     PartitionRecord,
@@ -444,7 +444,7 @@ def test_topic_creation_records_and_placement():
 
 def test_demo_kraft_narrates_the_seed_path():
     """``kafka-ref demo --mode kraft``: record replayed → delta → local changes → fetcher started, then fencing."""
-    from kafka_ref.demo import run_demo
+    from kafka_ref.demos.demo import run_demo
 
     lines: list[str] = []
     assert run_demo("failover", seed=7, out=lines.append, mode="kraft") == 0
@@ -477,7 +477,7 @@ def test_demo_kraft_narrates_the_seed_path():
 ])
 def test_demo_kraft_admin_flows(flow, fragments):
     """``kafka-ref demo FLOW --mode kraft``: the admin flows in their KRaft form, key lines in order."""
-    from kafka_ref.demo import run_demo
+    from kafka_ref.demos.demo import run_demo
 
     lines: list[str] = []
     assert run_demo(flow, seed=7, out=lines.append, mode="kraft") == 0

@@ -12,10 +12,10 @@ import pytest
 from kafka_ref.cluster import Cluster
 from kafka_ref.common.errors import Errors, InvalidReplicaAssignmentException
 from kafka_ref.common.topic_partition import TopicPartition
-from kafka_ref.metadata.partition_change_builder import PartitionChangeBuilder
-from kafka_ref.metadata.partition_reassignment import PartitionReassignmentReplicas, PartitionReassignmentRevert
-from kafka_ref.metadata.records import LeaderRecoveryState
-from kafka_ref.metadata.registrations import PartitionRegistration
+from kafka_ref.controller.quorum.partition_change_builder import PartitionChangeBuilder
+from kafka_ref.controller.quorum.partition_reassignment import PartitionReassignmentReplicas, PartitionReassignmentRevert
+from kafka_ref.image.records import LeaderRecoveryState
+from kafka_ref.image.registrations import PartitionRegistration
 from kafka_ref.common.uuid import Uuid
 
 TP = TopicPartition("t", 0)

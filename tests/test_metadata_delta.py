@@ -8,10 +8,10 @@ import pytest
 
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.common.uuid import Uuid
-from kafka_ref.metadata.delta import MetadataDelta, MetadataReplayException, TopicsDelta
-from kafka_ref.metadata.image import EMPTY_IMAGE, MetadataProvenance, TopicImage, TopicsImage
-from kafka_ref.metadata.partition_change_builder import Election, PartitionChangeBuilder
-from kafka_ref.metadata.records import (
+from kafka_ref.image.delta import MetadataDelta, MetadataReplayException, TopicsDelta
+from kafka_ref.image.image import EMPTY_IMAGE, MetadataProvenance, TopicImage, TopicsImage
+from kafka_ref.controller.quorum.partition_change_builder import Election, PartitionChangeBuilder
+from kafka_ref.image.records import (
     NO_LEADER,
     BrokerEndpoint,
     BrokerRegistrationChangeRecord,
@@ -32,7 +32,7 @@ from kafka_ref.metadata.records import (
     UnfenceBrokerRecord,
     UnregisterBrokerRecord,
 )
-from kafka_ref.metadata.registrations import PartitionRegistration
+from kafka_ref.image.registrations import PartitionRegistration
 
 FOO = Uuid(1, 101)
 BAR = Uuid(1, 202)

@@ -136,7 +136,7 @@ async def test_auto_rebalance_waits_until_ratio_exceeds_threshold():
 def test_demo_preferred_election():
     """``kafka-ref demo preferred-election``: t-0 back to its preferred leader on request, t-1 at
     the next auto-rebalance check (loop time 25 s: checks at 5 s, 15 s, 25 s)."""
-    from kafka_ref.demo import run_demo
+    from kafka_ref.demos.demo import run_demo
 
     lines: list[str] = []
     assert run_demo("preferred-election", out=lines.append) == 0

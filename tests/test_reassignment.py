@@ -237,7 +237,7 @@ async def test_reassignment_api_validation():
 def test_demo_reassignment():
     """``kafka-ref demo reassignment`` narrates U, A and B in order and ends with RS = TRS, leader 3
     at leader epoch 5 and the old replicas' logs gone."""
-    from kafka_ref.demo import run_demo
+    from kafka_ref.demos.demo import run_demo
 
     lines: list[str] = []
     assert run_demo("reassignment", out=lines.append) == 0

@@ -184,7 +184,7 @@ def test_demo_deletion():
     """``kafka-ref demo deletion`` narrates the deletion in Kafka's order: queued, started
     (partitions Offline → NonExistent), the dead broker's replicas ineligible and the topic
     halted, live replicas deleted, resumed when the broker returns, completed."""
-    from kafka_ref.demo import run_demo
+    from kafka_ref.demos.demo import run_demo
 
     lines: list[str] = []
     assert run_demo("deletion", out=lines.append) == 0

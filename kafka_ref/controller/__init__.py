@@ -1,1 +1,1 @@
-"""The ZooKeeper-era controller (kafka.controller)."""
+"""The ZooKeeper-era controller (kafka.controller); the KRaft QuorumController is in the quorum/ sub-package."""

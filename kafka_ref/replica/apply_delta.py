@@ -21,8 +21,8 @@ from kafka_ref.common.uuid import Uuid
 from kafka_ref.replica.fetcher.partition_fetch_state import BrokerEndPoint, InitialFetchState
 
 if TYPE_CHECKING:
-    from kafka_ref.metadata.delta import LocalReplicaChanges, PartitionInfo, TopicsDelta
-    from kafka_ref.metadata.image import MetadataImage
+    from kafka_ref.image.delta import LocalReplicaChanges, PartitionInfo, TopicsDelta
+    from kafka_ref.image.image import MetadataImage
     from kafka_ref.replica.partition import Partition
 
 LISTENER = "PLAINTEXT"

@@ -170,8 +170,8 @@ class KafkaBroker:
         self.controller.startup(tg)
 
     async def _start_kraft_support(self, tg: anyio.abc.TaskGroup) -> None:
-        """Mirrors the KRaft part of kafka.server.BrokerServer#startup (kafka_ref/metadata/kraft_broker_support.py)."""
-        from kafka_ref.metadata.kraft_broker_support import KRaftBrokerSupport
+        """Mirrors the KRaft part of kafka.server.BrokerServer#startup (kafka_ref/server/kraft_broker_support.py)."""
+        from kafka_ref.server.kraft_broker_support import KRaftBrokerSupport
 
         self.kraft = KRaftBrokerSupport(self, self.kraft_controller)
         await self.kraft.start(tg)
@@ -221,6 +221,6 @@ class KafkaBroker:
 
 def _kraft_metadata_cache(broker_id: int) -> Any:
     """KRaft mode: the cache is a view of the published MetadataImage (KRaftMetadataCache)."""
-    from kafka_ref.metadata.kraft_metadata_cache import KRaftMetadataCache
+    from kafka_ref.server.metadata.kraft_metadata_cache import KRaftMetadataCache
 
     return KRaftMetadataCache(broker_id)

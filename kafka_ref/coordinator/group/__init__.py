@@ -13,8 +13,9 @@ Mirrors the package kafka.coordinator.group (Kafka 3.x, before KIP-848's new coo
 - the binary key and value formats of ``__consumer_offsets`` (schemas.py);
 - the KafkaApis handlers of the group APIs and FindCoordinator, and the broker wiring
   (group_apis.py);
-- seed 000's coordinator failover as a runnable scenario (coordinator_failover.py, used by
-  ``kafka-ref demo coordinator-failover``).
+
+Seed 000's coordinator failover as a runnable scenario lives with the other demos
+(kafka_ref/demos/coordinator_failover.py, ``kafka-ref demo coordinator-failover``).
 """
 
 from kafka_ref.coordinator.group.group_coordinator import GroupConfig, GroupCoordinator, JoinGroupResult, SyncGroupResult

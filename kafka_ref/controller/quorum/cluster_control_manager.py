@@ -19,7 +19,7 @@ from kafka_ref.common.errors import (
 )
 from kafka_ref.common.state_change import state_change_logger
 from kafka_ref.common.time import Time
-from kafka_ref.metadata.records import (
+from kafka_ref.image.records import (
     BrokerEndpoint,
     BrokerRegistrationChangeRecord,
     FenceBrokerRecord,
@@ -27,8 +27,8 @@ from kafka_ref.metadata.records import (
     UnfenceBrokerRecord,
     UnregisterBrokerRecord,
 )
-from kafka_ref.metadata.registrations import BrokerRegistration
-from kafka_ref.metadata.replica_placer import StripedReplicaPlacer, UsableBroker
+from kafka_ref.image.registrations import BrokerRegistration
+from kafka_ref.controller.quorum.replica_placer import StripedReplicaPlacer, UsableBroker
 
 
 class BrokerControlState(enum.Enum):
@@ -255,8 +255,8 @@ class ClusterControlManager:
 
     def replay_fencing(self, record: FenceBrokerRecord | UnfenceBrokerRecord | BrokerRegistrationChangeRecord) -> None:
         """Mirrors ClusterControlManager#replayRegistrationChange (Fence/Unfence/BrokerRegistrationChange)."""
-        from kafka_ref.metadata.records import BrokerRegistrationFencingChange as F
-        from kafka_ref.metadata.records import BrokerRegistrationInControlledShutdownChange as C
+        from kafka_ref.image.records import BrokerRegistrationFencingChange as F
+        from kafka_ref.image.records import BrokerRegistrationInControlledShutdownChange as C
 
         if isinstance(record, FenceBrokerRecord):
             broker_id, epoch, fencing, shutdown = record.id, record.epoch, F.FENCE, C.NONE

@@ -241,7 +241,7 @@ async def run_coordinator_failover(seed: int = 7, out: Callable[[str], None] = l
     return report
 
 
-# Events of this flow worth a line in ``kafka-ref demo`` (see kafka_ref/demo.py's Narrator).
+# Events of this flow worth a line in ``kafka-ref demo`` (see kafka_ref/demos/demo.py's Narrator).
 NARRATED_GROUP = {
     "offsets_topic_creation": "KafkaApis#getCoordinator: __consumer_offsets created on first use",
     "group_coordinator_elected": "seed 000 step 9: onLeadershipChange → onElection (handleGroupImmigration)",

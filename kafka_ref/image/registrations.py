@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from kafka_ref.common.requests.leader_and_isr import LeaderAndIsrPartitionState
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.common.uuid import Uuid
-from kafka_ref.metadata.records import (
+from kafka_ref.image.records import (
     NO_LEADER,
     NO_LEADER_CHANGE,
     BrokerEndpoint,

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.common.uuid import Uuid
-from kafka_ref.metadata.image import (
+from kafka_ref.image.image import (
     ClusterImage,
     ConfigurationsImage,
     FeaturesImage,
@@ -23,7 +23,7 @@ from kafka_ref.metadata.image import (
     TopicImage,
     TopicsImage,
 )
-from kafka_ref.metadata.records import (
+from kafka_ref.image.records import (
     BrokerRegistrationChangeRecord,
     BrokerRegistrationFencingChange,
     BrokerRegistrationInControlledShutdownChange,
@@ -42,7 +42,7 @@ from kafka_ref.metadata.records import (
     UnfenceBrokerRecord,
     UnregisterBrokerRecord,
 )
-from kafka_ref.metadata.registrations import BrokerRegistration, PartitionRegistration
+from kafka_ref.image.registrations import BrokerRegistration, PartitionRegistration
 
 
 class MetadataReplayException(RuntimeError):

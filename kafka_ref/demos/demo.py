@@ -15,10 +15,10 @@ import anyio
 import structlog
 
 from kafka_ref.common.state_change import configure_logging
-from kafka_ref.demo_admin import FLOWS as ADMIN_FLOWS
-from kafka_ref.demo_admin import NARRATED_ADMIN
-from kafka_ref.coordinator.group.coordinator_failover import FLOWS as GROUP_FLOWS
-from kafka_ref.coordinator.group.coordinator_failover import NARRATED_GROUP
+from kafka_ref.demos.demo_admin import FLOWS as ADMIN_FLOWS
+from kafka_ref.demos.demo_admin import NARRATED_ADMIN
+from kafka_ref.demos.coordinator_failover import FLOWS as GROUP_FLOWS
+from kafka_ref.demos.coordinator_failover import NARRATED_GROUP
 
 # Events worth a line, and the seed step each one illustrates.
 NARRATED = {
@@ -70,7 +70,7 @@ def run_demo(flow: str = "failover", seed: int = 7, backend: str = "trio", out: 
              mode: str = "zk") -> int:
     """Run one narrated flow; returns a process exit code. ``mode="kraft"`` runs the KRaft flows."""
     if mode == "kraft":
-        from kafka_ref.metadata.kraft_demo import run_kraft_demo
+        from kafka_ref.demos.kraft_demo import run_kraft_demo
 
         return run_kraft_demo(flow, seed=seed, backend=backend, out=out)
     flows = {"failover": _failover, **ADMIN_FLOWS, **GROUP_FLOWS}

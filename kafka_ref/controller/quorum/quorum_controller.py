@@ -32,21 +32,23 @@ from kafka_ref.common.requests.elect_leaders import ElectLeadersRequest, ElectLe
 from kafka_ref.common.state_change import state_change_logger
 from kafka_ref.common.time import Time
 from kafka_ref.common.uuid import ZERO_UUID
-from kafka_ref.metadata.broker_requests import (
+from kafka_ref.common.requests.broker_requests import (
     BrokerHeartbeatRequest,
     BrokerHeartbeatResponse,
     BrokerRegistrationRequest,
     BrokerRegistrationResponse,
 )
-from kafka_ref.metadata.cluster_control_manager import ClusterControlManager
-from kafka_ref.metadata.configuration_control_manager import (
+from kafka_ref.controller.quorum.cluster_control_manager import ClusterControlManager
+from kafka_ref.controller.quorum.configuration_control_manager import (
     ConfigurationControlManager,
     FeatureControlManager,
     ProducerIdControlManager,
 )
-from kafka_ref.metadata.metadata_log import BatchReader, KafkaRaftClient, MetadataFetchRequest
-from kafka_ref.metadata.records import MetadataRecordType
-from kafka_ref.metadata.replication_control_manager import ReplicationControlManager
+from kafka_ref.common.requests.metadata_fetch import MetadataFetchRequest
+from kafka_ref.raft.kafka_raft_client import KafkaRaftClient
+from kafka_ref.raft.raft_client import BatchReader
+from kafka_ref.image.records import MetadataRecordType
+from kafka_ref.controller.quorum.replication_control_manager import ReplicationControlManager
 from kafka_ref.network.network import Envelope
 from kafka_ref.server.authorizer import Authorizer
 

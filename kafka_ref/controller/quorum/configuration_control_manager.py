@@ -11,7 +11,7 @@ from typing import Mapping
 
 from kafka_ref.common.config import KafkaConfig, LogConfig, MetadataVersion
 from kafka_ref.common.errors import ConfigException, InvalidConfigurationException, UnknownServerException
-from kafka_ref.metadata.records import (
+from kafka_ref.image.records import (
     ConfigRecord,
     ConfigResource,
     ConfigResourceType,

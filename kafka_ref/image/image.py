@@ -15,8 +15,8 @@ from typing import Mapping
 
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.common.uuid import Uuid
-from kafka_ref.metadata.records import ConfigResource
-from kafka_ref.metadata.registrations import BrokerRegistration, PartitionRegistration
+from kafka_ref.image.records import ConfigResource
+from kafka_ref.image.registrations import BrokerRegistration, PartitionRegistration
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,6 @@
-"""The ``__cluster_metadata`` log and the Raft client around it (one voter).
+"""The Raft client around the ``__cluster_metadata`` log (one voter).
 
-Mirrors kafka.raft.KafkaMetadataLog and org.apache.kafka.raft.KafkaRaftClient in the two roles
+Mirrors org.apache.kafka.raft.KafkaRaftClient in the two roles
 this project needs:
 
 - on the controller node, the **leader** of a one-voter quorum: ``schedule_atomic_append``
@@ -17,156 +17,23 @@ fetches from offset 0); Kafka keeps it on disk and replays it from a snapshot in
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Hashable, Iterable, Iterator, Protocol
+from typing import Any, Callable, Hashable, Iterable
 
 import anyio
 
 from kafka_ref.common.errors import Errors
-from kafka_ref.common.requests.abstract import AbstractRequest, AbstractResponse
-from kafka_ref.common.requests.api_keys import ApiKeys
+from kafka_ref.common.requests.metadata_fetch import FETCH_MAX_WAIT_MS, MetadataFetchRequest, MetadataFetchResponse
 from kafka_ref.common.state_change import state_change_logger
 from kafka_ref.common.time import Time
-from kafka_ref.common.uuid import METADATA_TOPIC_ID, Uuid
-from kafka_ref.metadata.records import Batch, MetadataRecord
+from kafka_ref.common.uuid import METADATA_TOPIC_ID
+from kafka_ref.image.records import MetadataRecord
 from kafka_ref.network.network import DisconnectException, Envelope, NetworkTimeoutException
+from kafka_ref.raft.raft_client import BatchReader, RaftListener
+from kafka_ref.raft.replicated_log import MetadataLog
 
-METADATA_TOPIC = "__cluster_metadata"
-# KafkaRaftClient's fetch long-poll (FETCH_MAX_WAIT_MS) and the quorum.* client defaults.
-FETCH_MAX_WAIT_MS = 500
+# The quorum.* client defaults.
 QUORUM_REQUEST_TIMEOUT_MS = 2000
 QUORUM_RETRY_BACKOFF_MS = 20
-MAX_BATCHES_PER_FETCH = 1000
-
-
-# ------------------------------------------------------------------------------ messages
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class MetadataFetchResponse(AbstractResponse):
-    """Mirrors org.apache.kafka.common.message.FetchResponseData as KafkaRaftClient answers for __cluster_metadata.
-
-    One partition (``__cluster_metadata-0``): the batches from the fetch offset, the leader's
-    high watermark, and who leads at which epoch.
-    """
-
-    API_KEY: ClassVar[ApiKeys] = ApiKeys.FETCH
-    API_NAME: ClassVar[str] = "Fetch"
-    error_code: int = 0
-    high_watermark: int = -1
-    log_start_offset: int = 0
-    leader_id: int = -1
-    leader_epoch: int = -1
-    batches: tuple[Batch, ...] = ()
-
-    def error_counts(self) -> dict[int, int]:
-        """Mirrors AbstractResponse#errorCounts."""
-        return {self.error_code: 1}
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class MetadataFetchRequest(AbstractRequest):
-    """Mirrors org.apache.kafka.common.message.FetchRequestData as a KRaft observer sends it for __cluster_metadata.
-
-    ``replica_id`` is the fetching node (a broker: an observer, not a voter); ``fetch_offset``
-    its log end; ``last_fetched_epoch`` the epoch of its last batch; ``max_wait_ms`` how long
-    the leader may hold the request when it has nothing new.
-    """
-
-    API_KEY: ClassVar[ApiKeys] = ApiKeys.FETCH
-    API_NAME: ClassVar[str] = "Fetch"
-    RESPONSE_TYPE: ClassVar[type] = MetadataFetchResponse
-    cluster_id: str = ""
-    replica_id: int = -1
-    topic_id: Uuid = METADATA_TOPIC_ID
-    current_leader_epoch: int = -1
-    fetch_offset: int = 0
-    last_fetched_epoch: int = -1
-    max_wait_ms: int = FETCH_MAX_WAIT_MS
-
-    def get_error_response(self, error_code: int, throttle_time_ms: int = 0) -> MetadataFetchResponse:
-        """Mirrors FetchRequest#getErrorResponse (top-level error)."""
-        return MetadataFetchResponse(error_code=error_code)
-
-
-MetadataFetchResponse.REQUEST_TYPE = MetadataFetchRequest
-
-
-# ------------------------------------------------------------------------------ the log
-
-
-class MetadataLog:
-    """Mirrors kafka.raft.KafkaMetadataLog (in memory): batches with contiguous offsets and a high watermark."""
-
-    def __init__(self) -> None:
-        self.batches: list[Batch] = []
-        self.high_watermark = 0
-
-    @property
-    def end_offset(self) -> int:
-        """The log end offset (the next offset to write)."""
-        return self.batches[-1].last_offset + 1 if self.batches else 0
-
-    @property
-    def last_fetched_epoch(self) -> int:
-        """Mirrors KafkaMetadataLog#lastFetchedEpoch."""
-        return self.batches[-1].epoch if self.batches else -1
-
-    def append_as_leader(self, records: Iterable[MetadataRecord], epoch: int, append_timestamp: int) -> Batch:
-        """Mirrors KafkaMetadataLog#appendAsLeader: one batch at the log end."""
-        batch = Batch(self.end_offset, epoch, append_timestamp, tuple(records))
-        if not batch.records:
-            raise ValueError("A metadata batch needs at least one record")
-        self.batches.append(batch)
-        return batch
-
-    def append_as_follower(self, batch: Batch) -> None:
-        """Mirrors KafkaMetadataLog#appendAsFollower: the leader's batch, at our log end."""
-        if batch.base_offset != self.end_offset:
-            raise ValueError(f"Batch at offset {batch.base_offset} does not follow the log end {self.end_offset}")
-        self.batches.append(batch)
-
-    def update_high_watermark(self, offset: int) -> None:
-        """Mirrors KafkaMetadataLog#updateHighWatermark: never beyond the log end."""
-        self.high_watermark = min(offset, self.end_offset)
-
-    def read(self, start_offset: int, max_offset: int | None = None, max_batches: int = MAX_BATCHES_PER_FETCH) -> list[Batch]:
-        """Mirrors KafkaMetadataLog#read: the batches holding ``start_offset`` onwards, ending below ``max_offset``."""
-        out: list[Batch] = []
-        for batch in self.batches:
-            if batch.last_offset < start_offset:
-                continue
-            if max_offset is not None and batch.last_offset >= max_offset:
-                break
-            out.append(batch)
-            if len(out) >= max_batches:
-                break
-        return out
-
-
-class BatchReader:
-    """Mirrors org.apache.kafka.raft.BatchReader: committed batches handed to a listener."""
-
-    def __init__(self, batches: Iterable[Batch]) -> None:
-        self._batches = list(batches)
-
-    def __iter__(self) -> Iterator[Batch]:
-        return iter(self._batches)
-
-    @property
-    def last_offset(self) -> int | None:
-        return self._batches[-1].last_offset if self._batches else None
-
-    def close(self) -> None:
-        """Mirrors BatchReader#close (nothing to release in memory)."""
-
-
-class RaftListener(Protocol):
-    """Mirrors org.apache.kafka.raft.RaftClient.Listener."""
-
-    def handle_commit(self, reader: BatchReader) -> None: ...
-
-    def handle_leader_change(self, leader_id: int, epoch: int) -> None: ...
 
 
 class _ListenerContext:

@@ -20,7 +20,7 @@ from kafka_ref.common.requests.metadata import (
 from kafka_ref.common.requests.update_metadata import UpdateMetadataPartitionState
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.common.uuid import ZERO_UUID, Uuid
-from kafka_ref.metadata.image import EMPTY_IMAGE, MetadataImage
+from kafka_ref.image.image import EMPTY_IMAGE, MetadataImage
 from kafka_ref.replica.fetcher.partition_fetch_state import BrokerEndPoint
 
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})

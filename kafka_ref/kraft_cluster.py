@@ -24,8 +24,9 @@ import anyio
 from kafka_ref.common.config import KafkaConfig
 from kafka_ref.common.time import Time
 from kafka_ref.common.state_change import state_change_logger
-from kafka_ref.metadata.metadata_log import KafkaRaftClient, MetadataLog
-from kafka_ref.metadata.quorum_controller import QuorumController
+from kafka_ref.raft.kafka_raft_client import KafkaRaftClient
+from kafka_ref.raft.replicated_log import MetadataLog
+from kafka_ref.controller.quorum.quorum_controller import QuorumController
 from kafka_ref.network.network import serve_inbox
 
 KRAFT_CONTROLLER_ID = 3000

@@ -20,9 +20,9 @@ from typing import Any
 from kafka_ref.common.config import LogConfig
 from kafka_ref.common.state_change import state_change_logger
 from kafka_ref.common.topic_partition import TopicPartition
-from kafka_ref.metadata.delta import MetadataDelta, TopicDelta
-from kafka_ref.metadata.image import MetadataImage
-from kafka_ref.metadata.records import ConfigResourceType
+from kafka_ref.image.delta import MetadataDelta, TopicDelta
+from kafka_ref.image.image import MetadataImage
+from kafka_ref.image.records import ConfigResourceType
 
 GROUP_METADATA_TOPIC_NAME = "__consumer_offsets"
 NO_EPOCH = -1

@@ -20,7 +20,7 @@ import anyio
 from kafka_ref.common.errors import Errors
 from kafka_ref.common.state_change import state_change_logger
 from kafka_ref.common.uuid import Uuid
-from kafka_ref.metadata.broker_requests import BrokerHeartbeatRequest, BrokerRegistrationRequest, Listener
+from kafka_ref.common.requests.broker_requests import BrokerHeartbeatRequest, BrokerRegistrationRequest, Listener
 from kafka_ref.network.network import DisconnectException, NetworkTimeoutException
 
 

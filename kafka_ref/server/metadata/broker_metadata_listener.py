@@ -21,9 +21,9 @@ import anyio
 
 from kafka_ref.common.state_change import state_change_logger
 from kafka_ref.common.time import Time
-from kafka_ref.metadata.delta import MetadataDelta
-from kafka_ref.metadata.image import EMPTY_IMAGE, MetadataImage, MetadataProvenance
-from kafka_ref.metadata.metadata_log import BatchReader
+from kafka_ref.image.delta import MetadataDelta
+from kafka_ref.image.image import EMPTY_IMAGE, MetadataImage, MetadataProvenance
+from kafka_ref.raft.raft_client import BatchReader
 
 
 @dataclass(frozen=True, slots=True)

@@ -48,11 +48,11 @@ from kafka_ref.common.requests.elect_leaders import (
 )
 from kafka_ref.common.state_change import state_change_logger
 from kafka_ref.common.uuid import ZERO_UUID, Uuid
-from kafka_ref.metadata.cluster_control_manager import BrokerControlState, ClusterControlManager
-from kafka_ref.metadata.configuration_control_manager import ConfigurationControlManager, FeatureControlManager
-from kafka_ref.metadata.partition_change_builder import Election, PartitionChangeBuilder
-from kafka_ref.metadata.partition_reassignment import PartitionReassignmentReplicas, PartitionReassignmentRevert
-from kafka_ref.metadata.records import (
+from kafka_ref.controller.quorum.cluster_control_manager import BrokerControlState, ClusterControlManager
+from kafka_ref.controller.quorum.configuration_control_manager import ConfigurationControlManager, FeatureControlManager
+from kafka_ref.controller.quorum.partition_change_builder import Election, PartitionChangeBuilder
+from kafka_ref.controller.quorum.partition_reassignment import PartitionReassignmentReplicas, PartitionReassignmentRevert
+from kafka_ref.image.records import (
     NO_LEADER,
     NO_LEADER_CHANGE,
     BrokerRegistrationChangeRecord,
@@ -68,7 +68,7 @@ from kafka_ref.metadata.records import (
     TopicRecord,
     UnfenceBrokerRecord,
 )
-from kafka_ref.metadata.registrations import PartitionRegistration
+from kafka_ref.image.registrations import PartitionRegistration
 from kafka_ref.zk.admin_zk_client import validate_topic_name
 
 

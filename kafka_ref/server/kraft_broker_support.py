@@ -25,10 +25,10 @@ from kafka_ref.common.requests.create_topics import CreateTopicsRequest
 from kafka_ref.common.requests.alter_partition_reassignments import AlterPartitionReassignmentsRequest
 from kafka_ref.common.requests.delete_topics import DeleteTopicsRequest
 from kafka_ref.common.requests.elect_leaders import ElectLeadersRequest
-from kafka_ref.metadata.broker_lifecycle_manager import BrokerLifecycleManager
-from kafka_ref.metadata.broker_metadata_listener import BrokerMetadataListener
-from kafka_ref.metadata.broker_metadata_publisher import BrokerMetadataPublisher
-from kafka_ref.metadata.metadata_log import RaftObserver
+from kafka_ref.server.broker_lifecycle_manager import BrokerLifecycleManager
+from kafka_ref.server.metadata.broker_metadata_listener import BrokerMetadataListener
+from kafka_ref.server.metadata.broker_metadata_publisher import BrokerMetadataPublisher
+from kafka_ref.raft.kafka_raft_client import RaftObserver
 from kafka_ref.network.network import DisconnectException, Envelope, NetworkTimeoutException
 
 

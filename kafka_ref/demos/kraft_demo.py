@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 import anyio
 
-from kafka_ref.coordinator.group.coordinator_failover import NARRATED_GROUP
+from kafka_ref.demos.coordinator_failover import NARRATED_GROUP
 
 # Events worth a line in KRaft mode, and what they illustrate.
 NARRATED_KRAFT = {
@@ -69,7 +69,7 @@ def _log_tail(cluster: Any, since: int) -> list[str]:
 
 async def _kraft_failover(seed: int, out: Callable[[str], None]) -> None:
     from kafka_ref.cluster import Cluster
-    from kafka_ref.demo import _produce
+    from kafka_ref.demos.demo import _produce
 
     out("kafka-ref demo --mode kraft: a KRaft controller (node 3000) and three brokers, virtual time")
     out("== 1. brokers register (RegisterBrokerRecord), heartbeat, catch up with __cluster_metadata, get unfenced")
@@ -109,7 +109,7 @@ async def _kraft_deletion(seed: int, out: Callable[[str], None]) -> None:
     """DeleteTopics in KRaft mode: one RemoveTopicRecord; each broker's applyDelta deletes its replicas."""
     from kafka_ref.cluster import Cluster
     from kafka_ref.common.topic_partition import TopicPartition
-    from kafka_ref.demo_admin import _hosting, _produce, recreate_topic
+    from kafka_ref.demos.demo_admin import _hosting, _produce, recreate_topic
 
     out("kafka-ref demo deletion --mode kraft: three brokers, topic t (2 partitions, RF 3) deleted and created again")
     async with Cluster(brokers=3, metadata_mode="kraft", seed=seed) as cluster:
@@ -133,7 +133,7 @@ async def _kraft_preferred_election(seed: int, out: Callable[[str], None]) -> No
     """ElectLeaders (PREFERRED) to the QuorumController: one PartitionChangeRecord per moved leader."""
     from kafka_ref.cluster import Cluster
     from kafka_ref.common.topic_partition import TopicPartition
-    from kafka_ref.demo_admin import _leaders
+    from kafka_ref.demos.demo_admin import _leaders
 
     out("kafka-ref demo preferred-election --mode kraft: the preferred replica bounced, then elected again")
     async with Cluster(brokers=3, metadata_mode="kraft", seed=seed) as cluster:
@@ -161,7 +161,7 @@ async def _kraft_preferred_election(seed: int, out: Callable[[str], None]) -> No
 async def _kraft_controlled_shutdown(seed: int, out: Callable[[str], None]) -> None:
     """Controlled shutdown through heartbeats: want_shut_down, leaders moved, should_shut_down."""
     from kafka_ref.cluster import Cluster
-    from kafka_ref.demo_admin import _leaders
+    from kafka_ref.demos.demo_admin import _leaders
 
     out("kafka-ref demo controlled-shutdown --mode kraft: three brokers, 3 partitions RF 3, broker 1 shuts down cleanly")
     async with Cluster(brokers=3, metadata_mode="kraft", config={"min.insync.replicas": 2}, seed=seed) as cluster:
@@ -178,7 +178,7 @@ async def _kraft_reassignment(seed: int, out: Callable[[str], None]) -> None:
     """AlterPartitionReassignments to the QuorumController: two PartitionChangeRecords move t-0."""
     from kafka_ref.cluster import Cluster
     from kafka_ref.common.topic_partition import TopicPartition
-    from kafka_ref.demo_admin import _hosting, _leaders, _produce
+    from kafka_ref.demos.demo_admin import _hosting, _leaders, _produce
 
     out("kafka-ref demo reassignment --mode kraft: six brokers, t-0 on [0,1,2] moves to [3,4,5]")
     async with Cluster(brokers=6, metadata_mode="kraft", seed=seed) as cluster:
@@ -202,7 +202,7 @@ async def _kraft_reassignment(seed: int, out: Callable[[str], None]) -> None:
 
 
 async def _kraft_coordinator_failover(seed: int, out: Callable[[str], None]) -> None:
-    from kafka_ref.coordinator.group.coordinator_failover import run_coordinator_failover
+    from kafka_ref.demos.coordinator_failover import run_coordinator_failover
 
     await run_coordinator_failover(seed, out, metadata_mode="kraft")
 
@@ -223,7 +223,7 @@ def run_kraft_demo(flow: str = "failover", seed: int = 7, backend: str = "trio",
 
     import structlog
 
-    from kafka_ref import demo
+    from kafka_ref.demos import demo
     from kafka_ref.common.state_change import configure_logging
 
     if flow not in FLOWS:

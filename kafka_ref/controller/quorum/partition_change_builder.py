@@ -17,9 +17,9 @@ import enum
 from typing import Callable, Iterable
 
 from kafka_ref.common.uuid import Uuid
-from kafka_ref.metadata.partition_reassignment import PartitionReassignmentReplicas
-from kafka_ref.metadata.records import NO_LEADER, NO_LEADER_CHANGE, LeaderRecoveryState, PartitionChangeRecord
-from kafka_ref.metadata.registrations import PartitionRegistration
+from kafka_ref.controller.quorum.partition_reassignment import PartitionReassignmentReplicas
+from kafka_ref.image.records import NO_LEADER, NO_LEADER_CHANGE, LeaderRecoveryState, PartitionChangeRecord
+from kafka_ref.image.registrations import PartitionRegistration
 
 
 class Election(enum.Enum):

@@ -2,7 +2,7 @@
 
 Four narrated runs of the ZooKeeper-era controller's admin flows, in virtual time (each a few
 seconds of wall time). The narration lines come from the state-change events listed in
-``NARRATED_ADMIN`` (merged into ``kafka_ref.demo.NARRATED``); the ``==`` lines and the state
+``NARRATED_ADMIN`` (merged into ``kafka_ref.demos.demo.NARRATED``); the ``==`` lines and the state
 dumps come from the cluster itself.
 """
 

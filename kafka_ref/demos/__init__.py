@@ -1,0 +1,1 @@
+"""``kafka-ref demo``: narrated flows (ZooKeeper failover, admin operations, KRaft, coordinator failover)."""

@@ -1,0 +1,1 @@
+"""The broker's KRaft metadata path (kafka.server.metadata): listener, publisher, KRaftMetadataCache."""
