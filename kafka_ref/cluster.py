@@ -26,6 +26,7 @@ import anyio
 
 from kafka_ref.common.config import KafkaConfig
 from kafka_ref.common.errors import Errors
+from kafka_ref.common.fatal import RUN_ENDING
 from kafka_ref.common.requests.alter_partition import (
     AlterPartitionRequest,
     AlterPartitionResponse,
@@ -95,6 +96,33 @@ class ManualController:
             envelope.respond(request.get_error_response(Errors.UNSUPPORTED_VERSION.code))
 
 
+def _raise_underlying(group: BaseExceptionGroup) -> None:
+    """Re-raise the one exception that ended the cluster's task group as itself.
+
+    The task groups nest (cluster, broker, client), so a single error arrives wrapped in a group
+    per level. One that ends the run (KeyboardInterrupt, SystemExit, pdb's BdbQuit) wins over the
+    cancellations and time-outs it caused elsewhere; otherwise, when exactly one exception is
+    inside, it is raised without its wrappers. Returns (and the caller re-raises the group) when
+    several independent errors happened.
+    """
+    leaves: list[BaseException] = []
+
+    def collect(exc: BaseException) -> None:
+        if isinstance(exc, BaseExceptionGroup):
+            for inner in exc.exceptions:
+                collect(inner)
+        else:
+            leaves.append(exc)
+
+    collect(group)
+    cancelled = anyio.get_cancelled_exc_class()
+    leaves = [e for e in leaves if not isinstance(e, cancelled)]
+    stoppers = [e for e in leaves if isinstance(e, RUN_ENDING) or not isinstance(e, Exception)]
+    chosen = stoppers[0] if stoppers else (leaves[0] if len(leaves) == 1 else None)
+    if chosen is not None:
+        raise chosen from None
+
+
 class Cluster:
     """A cluster of brokers in one process (this module: ``metadata_mode="manual"``)."""
 
@@ -107,6 +135,8 @@ class Cluster:
     ) -> None:
         if metadata_mode not in ("manual", "zk", "kraft"):
             raise ValueError(f"metadata_mode {metadata_mode!r} is not available; use 'zk', 'kraft' or 'manual'")
+        if isinstance(brokers, bool) or not isinstance(brokers, int) or brokers < 1:
+            raise ValueError(f"brokers must be a whole number of at least 1, got {brokers!r}")
         self.num_brokers = brokers
         self.metadata_mode = metadata_mode
         self.base_config = dict(config or {})
@@ -135,7 +165,10 @@ class Cluster:
         except BaseException as exc:
             # Leave the task group properly (cancelled) so a failed or cancelled start-up unwinds cleanly.
             self._tg.cancel_scope.cancel()
-            await self._tg.__aexit__(type(exc), exc, exc.__traceback__)
+            try:
+                await self._tg.__aexit__(type(exc), exc, exc.__traceback__)
+            except BaseExceptionGroup as group:
+                _raise_underlying(group)
             raise
 
     async def _start(self) -> "Cluster":
@@ -161,7 +194,11 @@ class Cluster:
     async def __aexit__(self, *exc: Any) -> bool | None:
         assert self._tg is not None
         self._tg.cancel_scope.cancel()
-        return await self._tg.__aexit__(*exc)
+        try:
+            return await self._tg.__aexit__(*exc)
+        except BaseExceptionGroup as group:
+            _raise_underlying(group)
+            raise
 
     def broker_config(self, broker_id: int) -> KafkaConfig:
         return KafkaConfig({**self.base_config, "broker.id": broker_id})
@@ -192,6 +229,9 @@ class Cluster:
 
     def kill_broker(self, broker_id: int) -> None:
         """Crash a broker: memory state lost, its Disk kept."""
+        if broker_id not in self.brokers:
+            raise ValueError(f"kill_broker({broker_id!r}): no such broker; this cluster has brokers "
+                             f"{sorted(self.brokers)}")
         self.brokers[broker_id].crash()
 
     async def restart_broker(self, broker_id: int) -> KafkaBroker:

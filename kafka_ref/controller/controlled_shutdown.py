@@ -31,6 +31,7 @@ from kafka_ref.common.errors import (
     Errors,
     StaleBrokerEpochException,
 )
+from kafka_ref.common.fatal import RUN_ENDING
 from kafka_ref.common.requests.abstract import AbstractControlRequest
 from kafka_ref.common.requests.controlled_shutdown import ControlledShutdownRequest
 from kafka_ref.common.state_change import state_change_logger
@@ -56,6 +57,8 @@ class ControlledShutdownFlow(ControllerExtension):
         """
         try:
             remaining = self.do_controlled_shutdown(c, broker_id, broker_epoch)
+        except RUN_ENDING:
+            raise
         except Exception as exc:  # Kafka's Try: any failure becomes the error of the answer
             c.state_change_logger.warning("controlled_shutdown_failed", broker=broker_id, error=repr(exc))
             callback(Errors.for_exception(exc))

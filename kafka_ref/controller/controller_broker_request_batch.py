@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from kafka_ref.common.config import KafkaConfig, MetadataVersion
 from kafka_ref.common.errors import Errors
+from kafka_ref.common.fatal import RUN_ENDING
 from kafka_ref.common.requests.abstract import ControlRequestType
 from kafka_ref.common.requests.leader_and_isr import (
     LeaderAndIsrLiveLeader,
@@ -235,6 +236,8 @@ class ControllerBrokerRequestBatch:
             self._send_leader_and_isr_request(controller_epoch, log)
             self._send_update_metadata_requests(controller_epoch, log)
             self._send_stop_replica_requests(controller_epoch, log)
+        except RUN_ENDING:
+            raise
         except Exception as exc:
             log.error("send_requests_to_brokers_failed", error=repr(exc),
                       leader_and_isr=self._describe(self.leader_and_isr_request_map),

@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 import anyio
 
+from kafka_ref.common.fatal import RUN_ENDING
 from kafka_ref.common.state_change import state_change_logger
 
 
@@ -131,10 +132,14 @@ class ControllerEventManager:
             self.processed.append(event.name)
             try:
                 event.process(self.processor)
+            except RUN_ENDING:
+                raise
             except Exception as exc:  # the controller logs and keeps going, as Kafka's does
                 self.failed_events.append((event.name, repr(exc)))
                 try:
                     self._log.error("controller_event_failed", controller_event=event.name, error=repr(exc))
+                except RUN_ENDING:
+                    raise
                 except Exception:  # the error path itself must not take the controller down
                     pass
             await anyio.lowlevel.checkpoint()

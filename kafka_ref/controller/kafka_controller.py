@@ -15,6 +15,7 @@ import anyio
 
 from kafka_ref.common.config import KafkaConfig, LogConfig
 from kafka_ref.common.errors import ControllerMovedException, Errors
+from kafka_ref.common.fatal import RUN_ENDING
 from kafka_ref.common.requests.alter_partition import (
     AlterPartitionRequest,
     AlterPartitionResponse,
@@ -460,6 +461,8 @@ class KafkaController:
         # 1. The request itself may be malformed: answer it, never fail the event.
         try:
             responses = self.try_process_alter_partition(request, callback)
+        except RUN_ENDING:
+            raise
         except Exception as exc:
             self._log.error("alter_partition_failed", broker=request.broker_id, error=repr(exc))
             callback(AlterPartitionResponse(error_code=Errors.UNKNOWN_SERVER_ERROR.code))

@@ -26,6 +26,7 @@ from kafka_ref.common.errors import (
     NoReplicaOnlineException,
     StateChangeFailedException,
 )
+from kafka_ref.common.fatal import RUN_ENDING
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.controller.controller_context import (  # noqa: F401  (the states are re-exported here)
     VALID_PREVIOUS_PARTITION_STATES,
@@ -173,6 +174,8 @@ class ZkPartitionStateMachine(PartitionStateMachine):
             self.state_change_logger.error("controller_moved_during_partition_state_change",
                                            target_state=str(target_state), error=repr(exc))
             raise
+        except RUN_ENDING:
+            raise
         except Exception as exc:
             self.state_change_logger.error("partition_state_change_error", target_state=str(target_state),
                                            error=repr(exc))
@@ -259,6 +262,8 @@ class ZkPartitionStateMachine(PartitionStateMachine):
             responses = self.zk_client.create_topic_partition_states_raw(states, ctx.epoch_zk_version)
         except ControllerMovedException:
             raise
+        except RUN_ENDING:
+            raise
         except Exception as exc:
             for p in states:
                 self._log_failed_state_change(p, self._partition_state(p), OnlinePartition, exc)
@@ -305,6 +310,8 @@ class ZkPartitionStateMachine(PartitionStateMachine):
         # 1. Read the current partition states from ZooKeeper.
         try:
             responses = self.zk_client.get_topic_partition_states_raw(partitions)
+        except RUN_ENDING:
+            raise
         except Exception as exc:
             return {p: exc for p in partitions}, []
         failed: dict[TopicPartition, ElectionOutcome] = {}
@@ -384,6 +391,8 @@ class ZkPartitionStateMachine(PartitionStateMachine):
             except (LeaderElectionNotNeededException, NoReplicaOnlineException) as exc:
                 failed[p] = exc
                 new_lai, replicas = None, ()
+            except RUN_ENDING:
+                raise
             except Exception as exc:
                 failed[p] = StateChangeFailedException(
                     f"encountered error while electing leader for partition {p} due to: {exc}.")
@@ -415,6 +424,8 @@ class ZkPartitionStateMachine(PartitionStateMachine):
             for topic in dict.fromkeys(p.topic for p, _ in no_live_isr):
                 try:
                     per_topic[topic] = bool(self.unclean_leader_election_enabled(topic))
+                except RUN_ENDING:
+                    raise
                 except Exception as exc:
                     per_topic[topic] = exc
             for p, lai in no_live_isr:

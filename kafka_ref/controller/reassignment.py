@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from kafka_ref.common.errors import ControllerMovedException, Errors, StateChangeFailedException
+from kafka_ref.common.fatal import RUN_ENDING
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.controller import controller_events as ev
 from kafka_ref.controller.controller_context import (
@@ -394,6 +395,8 @@ class PartitionReassignmentFlow(ControllerExtension):
                     self.on_partition_reassignment(c, tp, reassignment)
                     results[tp] = API_ERROR_NONE
                 except ControllerMovedException:
+                    raise
+                except RUN_ENDING:
                     raise
                 except Exception as exc:
                     _log(c).error("reassignment_failed", topic_partition=str(tp), error=repr(exc))

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from kafka_ref.common.config import KafkaConfig
 from kafka_ref.common.errors import ControllerMovedException, StateChangeFailedException
+from kafka_ref.common.fatal import RUN_ENDING
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.controller.controller_context import (  # noqa: F401  (the states are re-exported here)
     VALID_PREVIOUS_REPLICA_STATES,
@@ -132,6 +133,8 @@ class ZkReplicaStateMachine(ReplicaStateMachine):
         except ControllerMovedException as exc:
             self.state_change_logger.error("controller_moved_during_replica_state_change",
                                            target_state=str(target_state), error=repr(exc))
+            raise
+        except RUN_ENDING:
             raise
         except Exception as exc:
             self.state_change_logger.error("replica_state_change_error", target_state=str(target_state),
@@ -299,6 +302,8 @@ class ZkReplicaStateMachine(ReplicaStateMachine):
         ctx = self.controller_context
         try:
             responses = self.zk_client.get_topic_partition_states_raw(partitions)
+        except RUN_ENDING:
+            raise
         except Exception as exc:
             return {tp: exc for tp in partitions}, []
         result: dict[TopicPartition, LeaderAndIsr | Exception] = {}

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Mapping
 
 from kafka_ref.common.errors import KafkaStorageException
+from kafka_ref.common.fatal import RUN_ENDING
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.common.uuid import Uuid
 from kafka_ref.replica.fetcher.partition_fetch_state import BrokerEndPoint, InitialFetchState
@@ -162,6 +163,8 @@ class ApplyDelta:
                             self._log.info("apply_delta_skipped_become_follower", topic_partition=str(tp),
                                            leader_epoch=state.leader_epoch, partition_epoch=state.partition_epoch)
                 changed_partitions.add(partition)
+            except RUN_ENDING:
+                raise
             except Exception as exc:  # Kafka: any Throwable marks the partition failed for the fetcher
                 self._log.error("apply_delta_follower_failed", topic_partition=str(tp), error=repr(exc))
                 self.replica_fetcher_manager.add_failed_partition(tp)

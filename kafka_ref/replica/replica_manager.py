@@ -21,6 +21,7 @@ from kafka_ref.common.errors import (
     NotLeaderOrFollowerException,
     UnknownTopicOrPartitionException,
 )
+from kafka_ref.common.fatal import RUN_ENDING
 from kafka_ref.common.records import MemoryRecords
 from kafka_ref.common.requests.leader_and_isr import (
     LeaderAndIsrPartitionError,
@@ -556,6 +557,8 @@ class ReplicaManager(ReadPath, ApplyDelta):
                 results[tp] = LogAppendResult(info, Errors.NONE, None)
             except ApiException as exc:
                 results[tp] = LogAppendResult(None, Errors.for_exception(exc), str(exc))
+            except RUN_ENDING:
+                raise
             except Exception as exc:  # Kafka's `case t: Throwable`: logged, answered, never fatal
                 self._log.error("append_failed", topic_partition=str(tp), error=repr(exc))
                 results[tp] = LogAppendResult(None, Errors.for_exception(exc), str(exc))

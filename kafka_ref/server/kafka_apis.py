@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from kafka_ref.common.errors import ApiException, Errors, InvalidRecordException
+from kafka_ref.common.fatal import RUN_ENDING
 from kafka_ref.common.requests.fetch import FetchRequest, FetchResponse, PartitionData, EpochEndOffset as DivergingEpoch
 from kafka_ref.common.requests.leader_and_isr import LeaderAndIsrRequest
 from kafka_ref.common.requests.list_offsets import (
@@ -88,6 +89,8 @@ class KafkaApis:
             handler(envelope)
         except ApiException as exc:
             self._respond_error(envelope, Errors.for_exception(exc))
+        except RUN_ENDING:
+            raise
         except Exception as exc:  # a bug or unexpected input: answer, keep serving
             self._log.error("request_handler_error", request=type(request).__name__, error=repr(exc))
             self._respond_error(envelope, Errors.UNKNOWN_SERVER_ERROR)

@@ -12,6 +12,7 @@ import random
 from typing import Any, Callable
 
 from kafka_ref.common.errors import ApiException, Errors
+from kafka_ref.common.fatal import RUN_ENDING
 from kafka_ref.common.requests.create_topics import CreatableTopicResult, CreateTopicsRequest, CreateTopicsResponse
 from kafka_ref.common.requests.delete_topics import DeletableTopicResult, DeleteTopicsRequest, DeleteTopicsResponse
 from kafka_ref.common.state_change import state_change_logger
@@ -94,6 +95,8 @@ class ZkAdminManager:
             except ApiException as exc:
                 results[topic.name] = CreatableTopicResult(name=topic.name, error_code=Errors.for_exception(exc).code,
                                                            error_message=str(exc))
+            except RUN_ENDING:
+                raise
             except Exception as exc:  # ConfigException and other validation errors
                 results[topic.name] = CreatableTopicResult(name=topic.name, error_code=Errors.INVALID_CONFIG.code,
                                                            error_message=str(exc))

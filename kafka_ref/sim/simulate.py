@@ -36,6 +36,7 @@ import trio.testing
 
 from kafka_ref.cluster import Cluster
 from kafka_ref.common.config import MetadataVersion
+from kafka_ref.common.fatal import RUN_ENDING
 from kafka_ref.common.state_change import configure_logging
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.sim.history import SOURCE_FAULT, SOURCE_SIM, Event, History
@@ -525,6 +526,8 @@ class _CheckAfterEachStep(trio.abc.Instrument):
     def after_task_step(self, task: Any) -> None:
         try:
             self.ctx.after_step()
+        except RUN_ENDING:
+            raise
         except Exception as exc:  # a checker bug must not stop the run silently
             self.ctx.checker.violate("checker_error", f"the invariant checker raised {exc!r}")
 

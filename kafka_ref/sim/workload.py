@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from kafka_ref.common.errors import Errors
+from kafka_ref.common.fatal import RUN_ENDING
 from kafka_ref.common.records import MemoryRecords, SimpleRecord
 from kafka_ref.common.requests.fetch import FetchPartition, FetchRequest
 from kafka_ref.common.requests.find_coordinator import CoordinatorType, FindCoordinatorRequest
@@ -117,6 +118,8 @@ class Workload:
         try:
             response = await ctx.cluster.network.send(f"producer-{producer_id}", broker, request, REQUEST_TIMEOUT_MS,
                                                       principal=ANONYMOUS_PRINCIPAL)
+        except RUN_ENDING:
+            raise
         except Exception as exc:  # the network said no: not acknowledged
             ctx.history.append(SOURCE_CLIENT, "produce_failed", producer=producer_id, n=n, error=type(exc).__name__)
             return False
@@ -173,6 +176,8 @@ class Workload:
         try:
             response = await ctx.cluster.network.send("consumer", broker, request, REQUEST_TIMEOUT_MS,
                                                       principal=ANONYMOUS_PRINCIPAL)
+        except RUN_ENDING:
+            raise
         except Exception:
             return -1
         data = response.partition_data(tp.topic, tp.partition)
@@ -225,6 +230,8 @@ class Workload:
         try:
             response = await self.ctx.cluster.network.send("consumer", self.rng.choice(live), request,
                                                            REQUEST_TIMEOUT_MS, principal=ANONYMOUS_PRINCIPAL)
+        except RUN_ENDING:
+            raise
         except Exception:
             return None
         coordinator = response.coordinator(GROUP_ID)
@@ -250,6 +257,8 @@ class Workload:
         try:
             response = await ctx.cluster.network.send("consumer", coordinator, request, REQUEST_TIMEOUT_MS,
                                                       principal=ANONYMOUS_PRINCIPAL)
+        except RUN_ENDING:
+            raise
         except Exception as exc:
             ctx.history.append(SOURCE_CLIENT, "offset_commit_failed", error=type(exc).__name__)
             return False
@@ -272,6 +281,8 @@ class Workload:
                     try:
                         response = await self.ctx.cluster.network.send("consumer", coordinator, request,
                                                                        REQUEST_TIMEOUT_MS, principal=ANONYMOUS_PRINCIPAL)
+                    except RUN_ENDING:
+                        raise
                     except Exception:
                         response = None
                     group = response.group(GROUP_ID) if response is not None else None

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
+from kafka_ref.common.fatal import RUN_ENDING
 from kafka_ref.common.time import Time
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.common.uuid import Uuid
@@ -383,6 +384,8 @@ class KafkaZkClient:
         try:
             responses = self.set_topic_partition_states_raw(states, expected_controller_epoch_zk_version)
         except ControllerMovedException:
+            raise
+        except RUN_ENDING:
             raise
         except Exception as exc:
             return UpdateLeaderAndIsrResult({tp: exc for tp in leader_and_isrs}, [])

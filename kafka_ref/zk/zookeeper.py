@@ -34,6 +34,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 import anyio
 
+from kafka_ref.common.fatal import RUN_ENDING
 from kafka_ref.common.time import Time
 from kafka_ref.zk.zookeeper_types import (  # noqa: F401  (re-exported: the ZooKeeper API in one place)
     CheckOp, CheckResult, Code, CreateOp, CreateResult, DeleteOp, DeleteResult, ErrorResult, EventType,
@@ -258,6 +259,8 @@ class ZkSession:
                     result = watcher(event)
                     if inspect.isawaitable(result):
                         await result
+                except RUN_ENDING:
+                    raise
                 except Exception as exc:  # ZooKeeper's event thread logs and carries on
                     self.callback_errors.append(exc)
         except anyio.ClosedResourceError:  # already drained to the end before
@@ -278,6 +281,8 @@ class ZkSession:
             delivered += 1
             try:
                 result = watcher(event)
+            except RUN_ENDING:
+                raise
             except Exception as exc:
                 self.callback_errors.append(exc)
                 continue

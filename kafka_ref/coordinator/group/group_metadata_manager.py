@@ -31,6 +31,7 @@ import anyio
 
 from kafka_ref.common.config import KafkaConfig, MetadataVersion
 from kafka_ref.common.errors import Errors
+from kafka_ref.common.fatal import RUN_ENDING
 from kafka_ref.common.records import MemoryRecords, SimpleRecord
 from kafka_ref.common.requests.offset_fetch import INVALID_OFFSET, NO_METADATA, OffsetFetchResponsePartitions
 from kafka_ref.common.state_change import state_change_logger
@@ -438,6 +439,8 @@ class GroupMetadataManager:
             groups, offsets = await self.do_load_groups_and_offsets(tp, on_group_loaded)
             self._log.info("offsets_partition_loaded", topic_partition=str(tp), coordinator_epoch=coordinator_epoch,
                            groups=groups, offsets=offsets, load_time_ms=self.time.milliseconds() - start_ms)
+        except RUN_ENDING:
+            raise
         except Exception as exc:  # Kafka's `case t: Throwable => error(...)`
             self._log.error("offsets_partition_load_failed", topic_partition=str(tp), error=repr(exc))
         finally:

@@ -48,6 +48,7 @@ from kafka_ref.common.errors import (
     UnknownLeaderEpochException,
     UnknownTopicOrPartitionException,
 )
+from kafka_ref.common.fatal import RUN_ENDING
 from kafka_ref.common.requests.fetch import FetchResponse
 from kafka_ref.common.requests.offsets_for_leader_epoch import (
     UNDEFINED_EPOCH,
@@ -177,6 +178,8 @@ class AbstractFetcherThread(abc.ABC):
                 while self._running:
                     await self.do_work()
                     await anyio.lowlevel.checkpoint()
+        except RUN_ENDING:
+            raise
         except Exception:
             # 2. An unexpected error kills the fetcher (Kafka logs "Error due to" and the
             #    manager counts it as a dead thread).
@@ -283,6 +286,8 @@ class AbstractFetcherThread(abc.ABC):
             log.error("[%s] Failed to truncate %s at offset %s", self.name, topic_partition, truncation_state.offset)
             self.mark_partition_failed(topic_partition)
             return False
+        except RUN_ENDING:
+            raise
         except Exception:
             log.exception("[%s] Unexpected error during truncation for %s at offset %s",
                           self.name, topic_partition, truncation_state.offset)
@@ -464,6 +469,8 @@ class AbstractFetcherThread(abc.ABC):
         # 1. Send the fetch; on any failure every partition backs off.
         try:
             response_data = await self.leader.fetch(fetch_request)
+        except RUN_ENDING:
+            raise
         except Exception as exc:
             if self.is_running:
                 log.warning("[%s] Error in response for fetch request %s: %r", self.name, fetch_request, exc)
@@ -563,6 +570,8 @@ class AbstractFetcherThread(abc.ABC):
             # 5. The log directory failed: stop fetching this partition.
             log.error("[%s] Error while processing data for partition %s at offset %s", self.name, tp, current.fetch_offset)
             self.mark_partition_failed(tp)
+        except RUN_ENDING:
+            raise
         except Exception:
             # 6. Anything unexpected (for example an offset mismatch): fail this partition only.
             log.exception("[%s] Unexpected error occurred while processing data for partition %s at offset %s",
@@ -636,6 +645,8 @@ class AbstractFetcherThread(abc.ABC):
         except (UnknownTopicOrPartitionException, UnknownLeaderEpochException, NotLeaderOrFollowerException) as exc:
             log.info("[%s] Could not fetch offset for %s due to error: %s", self.name, tp, exc)
             return False
+        except RUN_ENDING:
+            raise
         except Exception:
             log.exception("[%s] Error getting offset for partition %s", self.name, tp)
             return False
@@ -663,6 +674,8 @@ class AbstractFetcherThread(abc.ABC):
                 self._pending_offset_resets.discard(tp)
                 self._on_partition_fenced(tp, state.current_leader_epoch)
                 continue
+            except RUN_ENDING:
+                raise
             except Exception as exc:
                 log.info("[%s] Could not fetch an initial offset for %s: %r", self.name, tp, exc)
                 self.delay_partitions([tp], self.fetch_back_off_ms)

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from kafka_ref.common.config import MetadataVersion
 from kafka_ref.common.errors import Errors, KafkaStorageException
+from kafka_ref.common.fatal import RUN_ENDING
 from kafka_ref.common.requests.fetch import FetchRequest, FetchResponse, PartitionData
 from kafka_ref.common.requests.list_offsets import (
     ListOffsetsPartition,
@@ -196,6 +197,8 @@ class RemoteLeaderEndPoint(LeaderEndPoint):
         # 1. Send; a failure ends the session (the next fetch is full).
         try:
             response: FetchResponse = await self._send(fetch_request)
+        except RUN_ENDING:
+            raise
         except Exception as exc:
             self.fetch_session_handler.handle_error(exc)
             raise
@@ -306,6 +309,8 @@ class RemoteLeaderEndPoint(LeaderEndPoint):
         request = OffsetForLeaderEpochRequest.for_follower(self.replica_manager.local_broker_id, partitions)
         try:
             response: OffsetForLeaderEpochResponse = await self._send(request)
+        except RUN_ENDING:
+            raise
         except Exception as exc:
             # 2. Any failure marks every partition with the matching error code.
             log.warning("%sError when sending leader epoch request for %s: %r", self.log_prefix, list(partitions), exc)
