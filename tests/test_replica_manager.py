@@ -98,6 +98,35 @@ def test_stale_controller_epoch_rejects_whole_request():
     assert rm.controller_epoch == 2
 
 
+def test_inconsistent_id_returns_error():
+    """Mirrors ReplicaManagerTest#testInconsistentIdReturnsError (Kafka 3.7): same epoch or a newer
+    one, a topic id unlike the log's answers INCONSISTENT_TOPIC_ID for that partition only."""
+    broker, rm = setup()
+    assert errors_of(lai(rm, lai_state(0, 0, [0, 1], [0, 1], is_new=True))) == {TP0: Errors.NONE}
+    assert errors_of(lai(rm, lai_state(0, 1, [0, 1], [0, 1], is_new=True))) == {TP0: Errors.NONE}
+    other = {OTHER_TOPIC_ID: TOPIC}
+    for epoch in (1, 2):
+        response = lai(rm, lai_state(0, epoch, [0, 1], [0, 1], is_new=True), topic_ids={TOPIC: OTHER_TOPIC_ID})
+        assert (response.error_code, errors_of(response, other)) == (0, {TP0: Errors.INCONSISTENT_TOPIC_ID})
+    partition = rm.online_partition(TP0)
+    assert (partition.leader_epoch, partition.topic_id, partition.log.topic_id) == (1, TOPIC_ID, TOPIC_ID)
+
+
+def test_inconsistent_id_of_a_log_loaded_from_disk():
+    """Mirrors Partition#topicId's fallback to LogManager#getLog (ReplicaManager#becomeLeaderOrFollower's
+    topic id check, Kafka 3.7): after a restart the log on disk carries topic id X and no Partition
+    holds it yet; a LeaderAndIsr naming the topic with id Y answers INCONSISTENT_TOPIC_ID for that
+    partition only, the other partition of the request proceeds, and the log keeps id X."""
+    broker, rm = setup()
+    broker.log_manager.get_or_create_log(TP0, topic_id=OTHER_TOPIC_ID)
+    response = lai(rm, lai_state(0, 0, [0, 1], [0, 1]), lai_state(0, 0, [0, 1], [0, 1], partition=1))
+    assert (response.error_code, errors_of(response)) == (0, {TP0: Errors.INCONSISTENT_TOPIC_ID, TP1: Errors.NONE})
+    p0 = rm.online_partition(TP0)
+    assert (p0.log, p0.leader_epoch, p0.leader_replica_id_opt, p0.topic_id) == (None, -1, None, OTHER_TOPIC_ID)
+    assert broker.log_manager.get_log(TP0).topic_id == OTHER_TOPIC_ID
+    assert rm.online_partition(TP1).is_leader and rm.online_partition(TP1).topic_id == TOPIC_ID
+
+
 def test_become_leader_or_follower_validation_matrix():
     """Mirrors ReplicaManager#becomeLeaderOrFollower step 2 and ReplicaManagerTest#testInconsistentIdReturnsError.
 

@@ -88,7 +88,11 @@ class Partition(PartitionReads):
 
     @property
     def topic_id(self) -> Uuid | None:
-        return self.log.topic_id if self.log is not None else None
+        """Mirrors kafka.cluster.Partition#topicId: the id of this partition's log, or of the
+        log the log manager already holds for it (a log loaded from disk before any
+        LeaderAndIsr attached it), so a restarted broker can tell an inconsistent id at once."""
+        log = self.log if self.log is not None else self.log_manager.get_log(self.topic_partition)
+        return log.topic_id if log is not None else None
 
     @property
     def is_leader(self) -> bool:
