@@ -132,7 +132,13 @@ class Cluster:
         metadata_mode: str = "manual",
         config: dict[str, Any] | None = None,
         seed: int = 0,
+        clock: str = "loop",
     ) -> None:
+        if clock not in ("loop", "wall"):
+            raise ValueError(f"clock {clock!r} is not available; use 'loop' (virtual where the loop is) or 'wall'")
+        self.clock = clock
+        self._clock_token: Any = None
+        self.wire: Any = None  # kafka_ref.wire.serve.WireServer while serve() runs
         if metadata_mode not in ("manual", "zk", "kraft"):
             raise ValueError(f"metadata_mode {metadata_mode!r} is not available; use 'zk', 'kraft' or 'manual'")
         if isinstance(brokers, bool) or not isinstance(brokers, int) or brokers < 1:
@@ -159,6 +165,13 @@ class Cluster:
     # ------------------------------------------------------------------ life cycle
 
     async def __aenter__(self) -> "Cluster":
+        if self.clock == "wall":
+            # Real epoch milliseconds for every Time made from here on (kafka_ref/wire/serve.py).
+            from kafka_ref.common.time import use_wall_clock_origin
+
+            self._clock_token = use_wall_clock_origin()
+            if self.kraft is not None:
+                self.kraft.time = Time()
         self._tg = await anyio.create_task_group().__aenter__()
         try:
             return await self._start()
@@ -199,6 +212,21 @@ class Cluster:
         except BaseExceptionGroup as group:
             _raise_underlying(group)
             raise
+        finally:
+            if self._clock_token is not None:
+                from kafka_ref.common.time import reset_clock_origin
+
+                reset_clock_origin(self._clock_token)
+                self._clock_token = None
+
+    def serve(self, host: str = "127.0.0.1", port: int = 0) -> Any:
+        """Kafka wire-protocol listeners for real clients: ``async with cluster.serve() as bootstrap``.
+
+        Needs ``clock="wall"``; see kafka_ref/wire/serve.py.
+        """
+        from kafka_ref.wire.serve import serve
+
+        return serve(self, host, port)
 
     def broker_config(self, broker_id: int) -> KafkaConfig:
         return KafkaConfig({**self.base_config, "broker.id": broker_id})

@@ -10,17 +10,39 @@ asyncio virtual loop) and ``MockTime`` is advanced by hand in synchronous tests.
 
 from __future__ import annotations
 
+import contextvars
+import time as _wall
+
 import anyio
 
 # 2024-01-01T00:00:00Z: the origin added to loop time so epoch-millisecond logic behaves.
 EPOCH_ORIGIN_MS = 1_704_067_200_000
 
+# The origin a ``Time()`` made in this context takes: the fixed one, or (clock="wall", chosen
+# once when a cluster starts) the real epoch at loop time zero.
+_default_origin_ms: contextvars.ContextVar[int] = contextvars.ContextVar("time_origin_ms", default=EPOCH_ORIGIN_MS)
+
+
+def use_wall_clock_origin() -> contextvars.Token:
+    """Make ``Time()`` objects created from here on report real epoch milliseconds.
+
+    The loop's clock must itself be real (not trio's MockClock or the virtual asyncio loop).
+    This is the one place kafka_ref reads the wall clock: once, to align loop time with the
+    epoch. Undo with ``_default_origin_ms.reset(token)``.
+    """
+    origin = _wall.time_ns() // 1_000_000 - int(anyio.current_time() * 1000)
+    return _default_origin_ms.set(origin)
+
+
+def reset_clock_origin(token: contextvars.Token) -> None:
+    _default_origin_ms.reset(token)
+
 
 class Time:
     """Mirrors org.apache.kafka.common.utils.Time (SYSTEM), reading the event loop's clock."""
 
-    def __init__(self, origin_ms: int = EPOCH_ORIGIN_MS) -> None:
-        self.origin_ms = origin_ms
+    def __init__(self, origin_ms: int | None = None) -> None:
+        self.origin_ms = _default_origin_ms.get() if origin_ms is None else origin_ms
 
     def milliseconds(self) -> int:
         """Epoch milliseconds: loop time plus the origin."""

@@ -67,6 +67,9 @@ class Envelope:
     error: BaseException | None = None
     # A copy whose answer never reaches the sender (the earlier copies of a duplicated request).
     answer_lost: bool = False
+    # The request's wire version when it came over a socket (kafka_ref.wire); None in process
+    # (the newest version). Handlers whose behaviour depends on the version read it.
+    api_version: int | None = None
 
     def respond(self, response: Any) -> None:
         if self._done.is_set() or self.answer_lost:

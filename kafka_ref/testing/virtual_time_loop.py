@@ -74,3 +74,8 @@ def run_in_virtual_time(main, backend: str = "trio"):  # noqa: ANN001, ANN201 - 
     if backend == "asyncio":
         return anyio.run(main, backend="asyncio", backend_options={"loop_factory": VirtualTimeEventLoop})
     raise ValueError(f"unknown backend {backend!r}; use 'trio' or 'asyncio'")
+
+
+def running_loop_is_virtual() -> bool:
+    """Whether the running asyncio loop is a VirtualTimeEventLoop (real sockets need a real clock)."""
+    return isinstance(asyncio.get_running_loop(), VirtualTimeEventLoop)

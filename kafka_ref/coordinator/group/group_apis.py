@@ -223,7 +223,8 @@ class GroupApis:
             return
         rebalance_timeout_ms = request.session_timeout_ms if request.rebalance_timeout_ms == -1 else request.rebalance_timeout_ms
         self.coordinator.handle_join_group(
-            request.group_id, request.member_id, None, True, True, str(envelope.src), f"/{envelope.src}",
+            request.group_id, request.member_id, None, _at_least(envelope, 4), _at_least(envelope, 9),
+            str(envelope.src), f"/{envelope.src}",
             rebalance_timeout_ms, request.session_timeout_ms, request.protocol_type,
             [(p.name, p.metadata) for p in request.protocols], send_response, request.reason)
 
@@ -235,7 +236,8 @@ class GroupApis:
             envelope.respond(SyncGroupResponse(error_code=result.error.code, protocol_type=result.protocol_type,
                                                protocol_name=result.protocol_name, assignment=result.member_assignment))
 
-        if not request.are_mandatory_protocol_type_and_name_defined():
+        if not request.are_mandatory_protocol_type_and_name_defined(
+                5 if envelope.api_version is None else envelope.api_version):
             send_response(SyncGroupResult.of_error(Errors.INCONSISTENT_GROUP_PROTOCOL))
         elif request.group_instance_id is not None:
             send_response(SyncGroupResult.of_error(Errors.UNSUPPORTED_VERSION))
@@ -331,3 +333,8 @@ class GroupApis:
             groups.append(OffsetFetchResponseGroup(group_id=group_request.group_id, topics=tuple(
                 OffsetFetchResponseTopics(name=t, partitions=tuple(ps)) for t, ps in by_topic.items())))
         envelope.respond(OffsetFetchResponse(groups=tuple(groups)))
+
+
+def _at_least(envelope: Envelope, version: int) -> bool:
+    """Whether the request came at ``version`` or newer (in-process requests are the newest)."""
+    return envelope.api_version is None or envelope.api_version >= version

@@ -1,0 +1,131 @@
+"""kafka-python (unmodified, from PyPI) against the in-process cluster over the wire protocol.
+
+The shape follows Kafka's own client integration tests (e.g. kafka.api.ProducerFailureHandlingTest's
+leader-failure case and kafka.api.PlaintextConsumerTest's group tests): create a topic with the
+admin API, produce with acks=all, consume in a group with commits, crash the partition leader in
+the middle and check that every acknowledged record is still there, at the offset it was
+acknowledged at.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from tests.wire_support import kill_leader, on_loop, run_with_cluster, wait_for_new_leader
+
+kafka = pytest.importorskip("kafka")
+from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition  # noqa: E402
+from kafka.admin import NewTopic  # noqa: E402
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"  # a real clock: sockets and client threads
+
+
+PRODUCER = dict(acks="all", enable_idempotence=False, request_timeout_ms=5000, metadata_max_age_ms=1000,
+                retry_backoff_ms=100, linger_ms=0)
+CONSUMER = dict(auto_offset_reset="earliest", enable_auto_commit=False, session_timeout_ms=3000,
+                heartbeat_interval_ms=300, request_timeout_ms=5000, metadata_max_age_ms=1000, fetch_max_wait_ms=100,
+                retry_backoff_ms=100)
+
+
+def _produce(producer: KafkaProducer, topic: str, values: list[bytes]) -> dict[int, bytes]:
+    futures = [(v, producer.send(topic, value=v, partition=0)) for v in values]
+    producer.flush()
+    return {f.get(timeout=30).offset: v for v, f in futures}
+
+
+def _consume_until(consumer: KafkaConsumer, count: int, deadline_s: float = 30) -> list[tuple[int, bytes]]:
+    seen: list[tuple[int, bytes]] = []
+    deadline = time.monotonic() + deadline_s
+    while len(seen) < count and time.monotonic() < deadline:
+        for records in consumer.poll(timeout_ms=200).values():
+            seen.extend((r.offset, r.value) for r in records)
+    return seen
+
+
+async def test_produce_consume_commit_survive_leader_kill():
+    """Admin create, acks=all produce, group consume + commit; the leader dies mid-stream."""
+
+    def client(cluster, bootstrap):
+        admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10000)
+        admin.create_topics([NewTopic("orders", 1, 3)])
+        admin.close()
+        producer = KafkaProducer(bootstrap_servers=bootstrap, **PRODUCER)
+        consumer = KafkaConsumer("orders", bootstrap_servers=bootstrap, group_id="billing", **CONSUMER)
+        # 1. Before the failure: offsets 0..99, consumed and committed.
+        acked = _produce(producer, "orders", [b"a%03d" % i for i in range(100)])
+        assert sorted(acked) == list(range(100))
+        first = _consume_until(consumer, 100)
+        assert first == sorted(acked.items())
+        consumer.commit()
+        tp = TopicPartition("orders", 0)
+        assert consumer.committed(tp) == 100
+        # 2. The leader crashes; a new one is elected from the ISR.
+        old = kill_leader(cluster, "orders")
+        new = wait_for_new_leader(cluster, "orders", old)
+        assert new != old
+        # 3. Producing goes on: every record is acknowledged (retries reach the new leader).
+        acked2 = _produce(producer, "orders", [b"b%03d" % i for i in range(100)])
+        assert len(acked2) == 100 and min(acked2) >= 100
+        # 4. Consuming goes on from the committed position; every acknowledged record is at its
+        #    acknowledged offset and no offset is delivered twice.
+        rest = _consume_until(consumer, 100)
+        offsets = [o for o, _ in rest]
+        assert len(offsets) == len(set(offsets))
+        got = dict(first + rest)
+        for offset, value in {**acked, **acked2}.items():
+            assert got.get(offset) == value
+        consumer.commit()
+        assert consumer.committed(tp) == max(acked2) + 1
+        consumer.close()
+        producer.close()
+        return old, new
+
+    old, new = await run_with_cluster(client)
+    assert old != new
+
+
+async def test_member_leaving_triggers_rebalance():
+    """Two members share a two-partition topic; one leaves, the other takes both partitions."""
+
+    def client(cluster, bootstrap):
+        admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10000)
+        admin.create_topics([NewTopic("events", 2, 2)])
+        admin.close()
+        leave = threading.Event()
+        b_assignments: list[set] = []
+
+        def member_b() -> None:
+            # Each member polls from its own thread, as applications do.
+            b = KafkaConsumer("events", bootstrap_servers=bootstrap, group_id="g", **CONSUMER)
+            while not leave.is_set():
+                b.poll(timeout_ms=100)
+                b_assignments.append(set(b.assignment()))
+            b.close()  # LeaveGroup
+
+        thread = threading.Thread(target=member_b)
+        thread.start()
+        a = KafkaConsumer("events", bootstrap_servers=bootstrap, group_id="g", **CONSUMER)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not (len(a.assignment()) == 1 and b_assignments
+                                                    and len(b_assignments[-1]) == 1):
+            a.poll(timeout_ms=100)
+        shared = (set(a.assignment()), b_assignments[-1] if b_assignments else set())
+        leave.set()
+        thread.join()
+        while time.monotonic() < deadline and len(a.assignment()) != 2:
+            a.poll(timeout_ms=100)
+        after = set(a.assignment())
+        a.close()
+        return shared, after
+
+    (a_before, b_before), after = await run_with_cluster(client)
+    assert len(a_before) == 1 and len(b_before) == 1 and a_before != b_before
+    assert after == {TopicPartition("events", 0), TopicPartition("events", 1)}
