@@ -1,10 +1,13 @@
 """ReplicaManager#applyDelta tests (issue 10), mirroring the KRaft cases of kafka.server.ReplicaManagerTest
-(Kafka 3.3–3.5: testDeltaFromLeaderToFollower, testDeltaFromFollowerToLeader, testDeltaFollowerWithNoChange,
+as of Kafka 3.7 (testDeltaFromLeaderToFollower, testDeltaFromFollowerToLeader, testDeltaFollowerWithNoChange,
 testDeltaFollowerToNotReplica, testDeltaFollowerRemovedTopic, testDeltaLeaderToNotReplica,
 testDeltaLeaderToRemovedTopic, testDeltaToFollowerCompletesProduce, testDeltaToFollowerCompletesFetch,
 testDeltaFollowerStopFetcherBeforeCreatingInitialFetchOffset,
 testFetcherAreNotRestartedIfLeaderEpochIsNotBumpedWithKRaftPath,
-testDeltaToLeaderOrFollowerMarksPartitionOfflineIfLogCantBeCreated).
+testDeltaToLeaderOrFollowerMarksPartitionOfflineIfLogCantBeCreated,
+testReplicasAreStoppedWhileInControlledShutdownWithKRaft). The follower path follows Kafka 3.4–3.8
+(always makeFollower, KAFKA-13790/13858); the 3.0–3.2 path is selected with
+``kafka_ref.broker.version`` and tested beside it.
 
 Each test wires a KRaft broker without running it (MockTime, purgatory timer advanced by hand), builds
 metadata images by replaying records into MetadataDelta, and calls ``apply_delta`` the way
@@ -13,7 +16,10 @@ BrokerMetadataPublisher#publish does (seed 004 §2.2).
 
 from __future__ import annotations
 
-from helpers_replica import TOPIC, TOPIC_ID, TP0, Collector, consumer_params, fetch_partition, records
+import pytest
+
+from helpers_replica import TOPIC, TOPIC_ID, TP0, Collector, consumer_params, fetch_partition, records, rm_produce
+from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.common.config import KafkaConfig
 from kafka_ref.common.errors import Errors
 from kafka_ref.common.time import MockTime
@@ -42,8 +48,11 @@ OTHER = 1
 class KRaftBroker:
     """A KRaft broker wired but not running, plus the image it has published so far."""
 
-    def __init__(self, brokers: tuple[int, ...] = (0, 1, 2)) -> None:
-        config = KafkaConfig({"broker.id": LOCAL, "node.id": LOCAL})
+    def __init__(self, brokers: tuple[int, ...] = (0, 1, 2), broker_version: str | None = None) -> None:
+        props = {"broker.id": LOCAL, "node.id": LOCAL}
+        if broker_version is not None:
+            props.update({"kafka_ref.broker.version": broker_version, "inter.broker.protocol.version": broker_version})
+        config = KafkaConfig(props)
         self.broker = KafkaBroker(LOCAL, config, Network(), Disk(LOCAL), time=MockTime(), kraft_controller=3000)
         self.rm = self.broker.replica_manager
         assert isinstance(self.broker.metadata_cache, KRaftMetadataCache)
@@ -191,14 +200,65 @@ def test_delta_follower_stops_fetcher_before_creating_initial_fetch_offset():
     assert calls == [("remove", ["t-0"]), ("add", {"t-0": (2, 0, 1)})]
 
 
-def test_follower_of_an_unregistered_leader_creates_the_log_only():
-    """ReplicaManager#applyLocalFollowersDelta: with no registration for the leader, only the log is created
-    (its HW is checkpointed, KAFKA-1647); no fetcher starts."""
-    kb = KRaftBroker(brokers=(0, 2))
+@pytest.mark.parametrize("broker_version, leader, fetcher", [(None, OTHER, False), ("3.2", None, False)])
+def test_follower_of_an_unregistered_leader(broker_version, leader, fetcher):
+    """ReplicaManager#applyLocalFollowersDelta with no registration for the leader: from 3.3 the partition
+    still becomes a follower of that leader (makeFollower always runs, KAFKA-13790) but no fetcher starts;
+    3.0–3.2 only created the log (its HW is checkpointed, KAFKA-1647)."""
+    kb = KRaftBroker(brokers=(0, 2), broker_version=broker_version)
     create_topic(kb, leader=OTHER)
     partition = kb.rm.online_partition(TP0)
-    assert partition.log is not None and partition.leader_replica_id_opt is None
+    assert partition.log is not None and partition.leader_replica_id_opt == leader
+    assert partition.get_leader_epoch() == (0 if leader is not None else -1)
+    assert (fetch_state(kb) is not None) == fetcher
+
+
+@pytest.mark.parametrize("broker_version, still_leads", [(None, False), ("3.2", True)])
+def test_leader_steps_down_when_its_partition_loses_its_leader(broker_version, still_leads):
+    """ReplicaManager#applyLocalFollowersDelta (KAFKA-13858, 3.3.0): a PartitionChangeRecord(leader=-1) makes
+    the local leader a follower of no one at the next leader epoch, so an acks=1 write is refused with
+    NOT_LEADER_OR_FOLLOWER; a 3.0–3.2 broker kept leading at its old epoch and took the write."""
+    kb = KRaftBroker(broker_version=broker_version)
+    create_topic(kb, leader=LOCAL, replicas=(0, 1), isr=(0,))
+    changes = kb.apply(change(leader=-1, isr=(0,)))
+    assert {str(tp) for tp in changes.followers} == {"t-0"}
+    partition = kb.rm.online_partition(TP0)
+    answer = rm_produce(kb.rm, records(1), acks=1).value[TP0]
+    if still_leads:
+        assert (partition.is_leader, partition.get_leader_epoch(), answer.error) == (True, 0, Errors.NONE)
+    else:
+        assert (partition.is_leader, partition.leader_replica_id_opt, partition.get_leader_epoch()) == (False, -1, 1)
+        assert answer.error is Errors.NOT_LEADER_OR_FOLLOWER
+        assert partition.log.log_end_offset == 0
     assert fetch_state(kb) is None
+
+
+def test_replicas_are_stopped_while_in_controlled_shutdown_with_kraft():
+    """Mirrors ReplicaManagerTest#testReplicasAreStoppedWhileInControlledShutdownWithKRaft (Kafka 3.3+):
+    foo-0 follows in the ISR, foo-1 leads alone, foo-2 follows outside the ISR. In controlled shutdown the
+    controller shrinks foo-0's ISR and sets foo-1's leader to -1: both become followers at leader epoch 1 and
+    stop fetching (their logs stay); foo-2, untouched by the delta, keeps its epoch and its fetcher."""
+    kb = KRaftBroker()
+    foo = [TopicPartition("foo", p) for p in range(3)]
+    kb.apply(TopicRecord(name="foo", topic_id=OTHER_ID),
+             PartitionRecord(partition_id=0, topic_id=OTHER_ID, replicas=(0, 1), isr=(0, 1), leader=1),
+             PartitionRecord(partition_id=1, topic_id=OTHER_ID, replicas=(0, 1), isr=(0,), leader=0),
+             PartitionRecord(partition_id=2, topic_id=OTHER_ID, replicas=(0, 1), isr=(1,), leader=1))
+    parts = [kb.rm.online_partition(tp) for tp in foo]
+    assert [(p.is_leader, p.get_leader_epoch(), p.get_partition_epoch()) for p in parts] == [
+        (False, 0, 0), (True, 0, 0), (False, 0, 0)]
+    manager = kb.rm.replica_fetcher_manager
+    assert manager.get_fetcher(foo[0]) is not None and manager.get_fetcher(foo[2]) is not None
+    kb.rm.is_shutting_down = True  # the broker is SHUTTING_DOWN too: no effect in KRaft mode from 3.4
+    kb.rm.begin_controlled_shutdown()
+    kb.apply(PartitionChangeRecord(topic_id=OTHER_ID, partition_id=0, isr=(1,), leader=1),
+             PartitionChangeRecord(topic_id=OTHER_ID, partition_id=1, isr=(0,), leader=-1))
+    assert [(p.is_leader, p.get_leader_epoch(), p.get_partition_epoch()) for p in parts] == [
+        (False, 1, 1), (False, 1, 1), (False, 0, 0)]
+    assert [kb.rm.online_partition(tp) is p for tp, p in zip(foo, parts)] == [True, True, True]
+    assert (manager.get_fetcher(foo[0]), manager.get_fetcher(foo[1])) == (None, None)
+    assert manager.get_fetcher(foo[2]) is not None
+    assert all(kb.broker.log_manager.get_log(tp) is not None for tp in foo)
 
 
 # ------------------------------------------------------------------------------ removal and deletion

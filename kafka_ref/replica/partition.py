@@ -296,10 +296,13 @@ class Partition(PartitionReads):
         high_watermark_checkpoints: dict[TopicPartition, int],
         topic_id: Uuid | None,
     ) -> bool:
-        """Mirrors kafka.cluster.Partition#makeFollower (Kafka 3.x).
+        """Mirrors kafka.cluster.Partition#makeFollower (Kafka 3.6–3.8).
 
         Returns True when the leader epoch changed: fetchers must restart on every new leader
-        epoch, even when the leader broker stays the same.
+        epoch, even when the leader broker stays the same (Kafka 3.3+, KAFKA-13790; 3.0–3.2
+        returned true when the leader or the epoch changed and false otherwise). The leader is
+        recorded before the ISR is cleared, the 3.6 order (3.3–3.5 recorded it last). Neither
+        older variant is modelled: no caller here depends on the difference.
         """
         # 1. Skip a state older than the partition epoch already known.
         if partition_state.partition_epoch < self.partition_epoch:

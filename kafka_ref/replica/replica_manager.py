@@ -92,6 +92,7 @@ class ReplicaManager(ReadPath, ApplyDelta):
         self.all_partitions: dict[TopicPartition, Partition | OfflinePartition] = {}
         self.hw_thread_initialized = False
         self.is_shutting_down = False
+        self.is_in_controlled_shutdown = False  # KRaft: set by begin_controlled_shutdown (Kafka 3.3+)
         self.broker_epoch_supplier: Callable[[], int] = lambda: -1
         self.delayed_produce_purgatory: DelayedOperationPurgatory = DelayedOperationPurgatory("Produce", timer, self.local_broker_id)
         self.delayed_fetch_purgatory: DelayedOperationPurgatory = DelayedOperationPurgatory("Fetch", timer, self.local_broker_id)
@@ -107,6 +108,14 @@ class ReplicaManager(ReadPath, ApplyDelta):
         self.scheduler.schedule(
             "isr-expiration", self.maybe_shrink_isr, period_ms=self.config.replica_lag_time_max_ms // 2
         )
+
+    def begin_controlled_shutdown(self) -> None:
+        """Mirrors kafka.server.ReplicaManager#beginControlledShutdown (KRaft, Kafka 3.3+, KAFKA-13858).
+
+        From now on applyLocalFollowersDelta stops the followers that lose their leader or
+        their place in the ISR instead of restarting their fetchers.
+        """
+        self.is_in_controlled_shutdown = True
 
     def shutdown(self, checkpoint_hw: bool = True) -> None:
         """Mirrors kafka.server.ReplicaManager#shutdown (clean: checkpoint HWs)."""

@@ -78,9 +78,18 @@ class KRaftBrokerSupport:
         self.lifecycle.set_ready_to_unfence()
 
     async def controlled_shutdown(self, timeout_ms: float | None = None) -> bool:
-        """Mirrors BrokerServer#shutdown's controlled part: ask to shut down, wait for the controller's go."""
+        """Mirrors BrokerServer#shutdown's controlled part: ask to shut down, wait for the controller's go.
+
+        1. The replica manager learns it is in controlled shutdown (its followers that lose
+        their leader or their ISR place stop from then on); 2. the lifecycle manager asks the
+        controller; 3. wait (bounded) for the controller's answer.
+        """
+        # 1. Replica manager first, as BrokerServer#shutdown does.
+        self.broker.replica_manager.begin_controlled_shutdown()
+        # 2. Then the heartbeat asks for it.
         self.lifecycle.begin_controlled_shutdown()
         limit = timeout_ms if timeout_ms is not None else self.broker.config.get("broker.session.timeout.ms") * 4
+        # 3. Wait for the controller's go.
         with anyio.move_on_after(limit / 1000):
             await self.lifecycle.controlled_shutdown_done.wait()
         return self.lifecycle.controlled_shutdown_done.is_set()
