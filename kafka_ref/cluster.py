@@ -1,6 +1,6 @@
 """A whole Kafka cluster inside one process.
 
-Two metadata modes:
+Three metadata modes (ZooKeeper is the default; README "Writing tests against kafka_ref" says why):
 
 - ``Cluster(brokers=3, metadata_mode="zk")``: an in-memory ZooKeeper, brokers that register in
   it, elect a controller and follow its LeaderAndIsr / UpdateMetadata / StopReplica requests —
@@ -24,6 +24,9 @@ from typing import Any, Callable, Iterable
 
 import anyio
 
+from kafka_ref.cluster_control import ClusterControl
+from kafka_ref.cluster_ops import ClusterOps
+from kafka_ref.cluster_views import ClusterViews
 from kafka_ref.common.config import KafkaConfig
 from kafka_ref.common.errors import Errors
 from kafka_ref.common.fatal import RUN_ENDING
@@ -123,13 +126,22 @@ def _raise_underlying(group: BaseExceptionGroup) -> None:
         raise chosen from None
 
 
-class Cluster:
-    """A cluster of brokers in one process (this module: ``metadata_mode="manual"``)."""
+class Cluster(ClusterViews, ClusterControl, ClusterOps):
+    """A whole Kafka cluster in one process; use it with ``async with``.
+
+    ``metadata_mode`` is ``"zk"`` (the default: a ZooKeeper-era controller elected among the
+    brokers), ``"kraft"`` (a KRaft controller node) or ``"manual"`` (no controller: the test
+    sends LeaderAndIsr / UpdateMetadata itself). ``config`` holds broker configs by Kafka's
+    dotted names; ``seed`` fixes the cluster's own randomness. Views (``replica_state``,
+    ``partition_state``, ...) come from ``kafka_ref.cluster_views``, awaitable operations
+    (``produce``, ``fetch``, ``shutdown_broker``, groups) from ``kafka_ref.cluster_ops`` and
+    control requests from ``kafka_ref.cluster_control``.
+    """
 
     def __init__(
         self,
         brokers: int = 3,
-        metadata_mode: str = "manual",
+        metadata_mode: str = "zk",
         config: dict[str, Any] | None = None,
         seed: int = 0,
         clock: str = "loop",
@@ -281,23 +293,13 @@ class Cluster:
         """A clean process stop without controlled shutdown (checkpoints written, session closed)."""
         self.brokers[broker_id].shutdown()
 
-    async def shutdown_broker(self, broker_id: int) -> bool:
-        """Kafka's clean shutdown: controlled shutdown (leadership moved away), then the clean stop.
-
-        Returns whether the controller confirmed the controlled shutdown (False also when
-        ``controlled.shutdown.enable`` is false).
-        """
-        broker = self.brokers[broker_id]
-        succeeded = await broker.controlled_shutdown()
-        broker.shutdown()
-        return succeeded
-
     # ------------------------------------------------------------------ admin flows (ZooKeeper mode)
 
     async def delete_topic(self, name: str, timeout_ms: int = 30000) -> Any:
         """DeleteTopics sent to the controller; raises the topic's error (e.g. TOPIC_DELETION_DISABLED)."""
         from kafka_ref.common.requests.delete_topics import DeleteTopicsRequest
 
+        self.require_controller("delete_topic")
         request = DeleteTopicsRequest.for_topic_names([name], timeout_ms)
         response = await self._send_to_controller(request, timeout_ms)
         result = response.responses[0]
@@ -312,6 +314,7 @@ class Cluster:
         {}); ``via="api"`` sends AlterPartitionReassignments to the controller and returns
         each partition's error code.
         """
+        self.require_controller("reassign_partitions")
         if via == "zk":
             from kafka_ref.zk.zk_data import ReassignPartitionsZNode
 
@@ -332,15 +335,6 @@ class Cluster:
         Errors.for_code(response.error_code).maybe_raise(response.error_message)
         return response.partition_errors()
 
-    def topic_assignment(self, topic: str) -> dict[int, dict[str, list[int]]] | None:
-        """The topic znode: per partition its replicas, adding_replicas and removing_replicas."""
-        data = self._zk_json(f"/brokers/topics/{topic}")
-        if data is None:
-            return None
-        return {int(p): {"replicas": list(r), "adding_replicas": list(data.get("adding_replicas", {}).get(p, [])),
-                         "removing_replicas": list(data.get("removing_replicas", {}).get(p, []))}
-                for p, r in data["partitions"].items()}
-
     async def elect_preferred_leaders(self, partitions: Iterable[TopicPartition] | None = None,
                                       timeout_ms: int = 30000) -> dict[TopicPartition, int]:
         """Move leadership back to the preferred replicas (every partition when None).
@@ -351,6 +345,7 @@ class Cluster:
         """
         from kafka_ref.zk.zk_data import PreferredReplicaElectionZNode
 
+        self.require_controller("elect_preferred_leaders")
         if self.kraft is not None:
             from kafka_ref.common.requests.elect_leaders import ElectLeadersRequest
 
@@ -369,56 +364,9 @@ class Cluster:
 
     # ------------------------------------------------------------------ ZooKeeper-mode views
 
-    def _zk_json(self, path: str) -> Any:
-        import json
-
-        assert self.zookeeper is not None
-        if self.zookeeper.exists(path) is None:
-            return None
-        data, _stat = self.zookeeper.get_data(path)
-        return json.loads(data) if data else None
-
     def _metadata_converged(self) -> bool:
         live = set(self.live_broker_ids())
         return all(set(self.brokers[b].metadata_cache.alive_brokers) == live for b in live)
-
-    def controller_id(self) -> int | None:
-        """The broker id in /controller (ZooKeeper mode), or None; the controller node id in KRaft mode."""
-        if self.kraft is not None:
-            return self.kraft.controller_id()
-        data = self._zk_json("/controller")
-        return data["brokerid"] if data else None
-
-    def controller_epoch(self) -> int | None:
-        if self.kraft is not None:
-            return self.kraft.controller_epoch()
-        data = self._zk_json("/controller_epoch")
-        return int(data) if data is not None else None
-
-    def active_controller(self) -> Any:
-        if self.kraft is not None:
-            return self.kraft.controller
-        cid = self.controller_id()
-        return self.brokers[cid].controller if cid is not None and cid in self.brokers else None
-
-    def partition_state(self, topic: str, partition: int) -> dict[str, Any] | None:
-        """leader, leader_epoch, isr, controller_epoch and partition_epoch (the znode version) from ZooKeeper."""
-        if self.kraft is not None:
-            return self.kraft.partition_state(topic, partition)
-        assert self.zookeeper is not None
-        path = f"/brokers/topics/{topic}/partitions/{partition}/state"
-        if self.zookeeper.exists(path) is None:
-            return None
-        data, stat = self.zookeeper.get_data(path)
-        import json
-
-        state = json.loads(data)
-        return {"leader": state["leader"], "leader_epoch": state["leader_epoch"], "isr": list(state["isr"]),
-                "controller_epoch": state["controller_epoch"], "partition_epoch": stat.version}
-
-    def leader_for(self, topic: str, partition: int) -> int:
-        state = self.partition_state(topic, partition)
-        return state["leader"] if state else -1
 
     async def create_topic(self, name: str, partitions: int = 1, replication_factor: int = 1,
                            config: dict[str, str] | None = None, timeout_ms: int = 30000,
@@ -434,6 +382,7 @@ class Cluster:
             CreateTopicsRequest,
         )
 
+        self.require_controller("create_topic")
         configs = tuple(CreateableTopicConfig(name=k, value=str(v)) for k, v in (config or {}).items())
         if replica_assignment is not None:
             partitions = len(replica_assignment)
@@ -451,6 +400,7 @@ class Cluster:
 
     async def _send_to_controller(self, request: Any, timeout_ms: float) -> Any:
         """An admin request to the active controller (once there is one); its answer."""
+        self.require_controller(type(request).__name__)
         await self.wait_until(lambda: self.controller_id() is not None)
         return await self.network.send("admin", self.controller_id(), request, timeout_ms + 1000)
 
@@ -468,51 +418,6 @@ class Cluster:
 
     def live_broker_ids(self) -> list[int]:
         return sorted(b for b, broker in self.brokers.items() if broker.is_running)
-
-    def update_metadata_request(
-        self, partition_states: Iterable[UpdateMetadataPartitionState] = (), topic_ids: dict[str, Uuid] | None = None,
-        live_brokers: Iterable[int] | None = None,
-    ) -> UpdateMetadataRequest:
-        by_topic: dict[str, list[UpdateMetadataPartitionState]] = {}
-        for s in partition_states:
-            by_topic.setdefault(s.topic_name, []).append(s)
-        topic_ids = topic_ids or {}
-        brokers = self.live_broker_ids() if live_brokers is None else list(live_brokers)
-        return UpdateMetadataRequest(
-            controller_id=self.controller.controller_id,
-            controller_epoch=self.controller.controller_epoch,
-            topic_states=tuple(
-                UpdateMetadataTopicState(topic_name=t, topic_id=topic_ids.get(t, Uuid(0, 0)), partition_states=tuple(ps))
-                for t, ps in by_topic.items()
-            ),
-            live_brokers=tuple(
-                UpdateMetadataBroker(id=b, endpoints=(UpdateMetadataEndpoint(host="localhost", port=9092 + b, listener="PLAINTEXT"),))
-                for b in brokers
-            ),
-        )
-
-    async def update_metadata(self, partition_states: Iterable[UpdateMetadataPartitionState] = (),
-                              topic_ids: dict[str, Uuid] | None = None, brokers: Iterable[int] | None = None) -> dict[int, Any]:
-        """Send the same UpdateMetadata to every live broker (or ``brokers``)."""
-        request = self.update_metadata_request(partition_states, topic_ids)
-        targets = self.live_broker_ids() if brokers is None else list(brokers)
-        return {b: await self.send(b, request) for b in targets}
-
-    def leader_and_isr_request(
-        self, states: Iterable[LeaderAndIsrPartitionState], topic_ids: dict[str, Uuid] | None = None
-    ) -> LeaderAndIsrRequest:
-        by_topic: dict[str, list[LeaderAndIsrPartitionState]] = {}
-        for s in states:
-            by_topic.setdefault(s.topic_name, []).append(s)
-        topic_ids = topic_ids or {}
-        return LeaderAndIsrRequest(
-            controller_id=self.controller.controller_id,
-            controller_epoch=self.controller.controller_epoch,
-            topic_states=tuple(
-                LeaderAndIsrTopicState(topic_name=t, topic_id=topic_ids.get(t, Uuid(0, 0)), partition_states=tuple(ps))
-                for t, ps in by_topic.items()
-            ),
-        )
 
     # ------------------------------------------------------------------ clients
 

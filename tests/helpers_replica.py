@@ -355,7 +355,7 @@ async def replicated_cluster(config: dict[str, Any] | None = None, *, isr: Itera
     """
     from kafka_ref.cluster import Cluster
 
-    async with Cluster(brokers=3, config=config) as cluster:
+    async with Cluster(brokers=3, metadata_mode="manual", config=config) as cluster:
         isr = tuple(isr)
         await cluster.update_metadata([um_state(leader, 0, isr, (0, 1, 2), partition=p) for p in range(partitions)],
                                       {TOPIC: TOPIC_ID})

@@ -260,7 +260,7 @@ async def test_unreachable_controller_times_out() -> None:
 @pytest.mark.anyio
 async def test_list_offsets_on_a_cluster() -> None:
     """Mirrors KafkaAdminClientTest#testListOffsets: leaders from Metadata, then ListOffsets per leader."""
-    async with Cluster(brokers=3) as cluster:
+    async with Cluster(brokers=3, metadata_mode="manual") as cluster:
         topic_id = Uuid.random_uuid(random.Random(1))
         await cluster.update_metadata([UpdateMetadataPartitionState(
             topic_name="t", partition_index=0, controller_epoch=1, leader=2, leader_epoch=0, isr=(2, 0, 1),

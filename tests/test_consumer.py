@@ -99,7 +99,7 @@ def summary(records) -> list[tuple[int, int, bytes | None]]:
 @pytest.mark.anyio
 async def test_poll_returns_records_of_every_assigned_partition() -> None:
     """Mirrors FetcherTest#testFetchNormal: records in offset order with timestamps and leader epochs."""
-    async with Cluster(brokers=3) as cluster:
+    async with Cluster(brokers=3, metadata_mode="manual") as cluster:
         await create_topic(cluster, "t", [0, 1])
         await produce(cluster, [b"a0", b"a1", b"a2"], partition=0, linger_ms=5)
         await produce(cluster, [b"b0", b"b1"], partition=1)
@@ -118,7 +118,7 @@ async def test_poll_returns_records_of_every_assigned_partition() -> None:
 
 @pytest.mark.anyio
 async def test_max_poll_records_hands_out_the_rest_later() -> None:
-    async with Cluster(brokers=3) as cluster:
+    async with Cluster(brokers=3, metadata_mode="manual") as cluster:
         await create_topic(cluster, "t", [0])
         await produce(cluster, [b"v%d" % i for i in range(5)], linger_ms=5)
         consumer = Consumer(cluster.network, [0], max_poll_records=2)
@@ -130,7 +130,7 @@ async def test_max_poll_records_hands_out_the_rest_later() -> None:
 @pytest.mark.anyio
 async def test_consumer_never_sees_data_at_or_above_the_high_watermark() -> None:
     """The leader serves consumers up to the HW only: acks=1 records wait for the followers."""
-    async with Cluster(brokers=3) as cluster:
+    async with Cluster(brokers=3, metadata_mode="manual") as cluster:
         await create_topic(cluster, "t", [0])
         await produce(cluster, [b"v0", b"v1", b"v2"])
         # Followers cut off: two more records reach only the leader (LEO 5, HW 3).
@@ -155,7 +155,7 @@ async def test_consumer_never_sees_data_at_or_above_the_high_watermark() -> None
 @pytest.mark.anyio
 async def test_seek_into_the_middle_of_a_batch() -> None:
     """The broker returns the whole batch holding the fetch offset; the consumer skips records below it."""
-    async with Cluster(brokers=3) as cluster:
+    async with Cluster(brokers=3, metadata_mode="manual") as cluster:
         await create_topic(cluster, "t", [0])
         await produce(cluster, [b"v%d" % i for i in range(5)], linger_ms=5)
         sent = fetches(cluster)
@@ -173,7 +173,7 @@ async def test_seek_into_the_middle_of_a_batch() -> None:
 @pytest.mark.anyio
 async def test_offset_out_of_range_resets_to_earliest() -> None:
     """Mirrors FetcherTest#testFetchOffsetOutOfRange: OFFSET_OUT_OF_RANGE, then ListOffsets(EARLIEST), then data."""
-    async with Cluster(brokers=3) as cluster:
+    async with Cluster(brokers=3, metadata_mode="manual") as cluster:
         await create_topic(cluster, "t", [0])
         await produce(cluster, [b"v0", b"v1"])
         seen: list = []
@@ -193,7 +193,7 @@ async def test_offset_out_of_range_resets_to_earliest() -> None:
 @pytest.mark.anyio
 async def test_offset_out_of_range_resets_to_latest() -> None:
     """auto_offset_reset="latest": the position jumps to the end; only newer records follow."""
-    async with Cluster(brokers=3) as cluster:
+    async with Cluster(brokers=3, metadata_mode="manual") as cluster:
         await create_topic(cluster, "t", [0])
         await produce(cluster, [b"v0", b"v1"])
         consumer = Consumer(cluster.network, [0], auto_offset_reset="latest")
@@ -209,7 +209,7 @@ async def test_offset_out_of_range_resets_to_latest() -> None:
 @pytest.mark.anyio
 async def test_no_reset_policy_raises() -> None:
     """auto_offset_reset="none": no position → NoOffsetForPartitionException; out of range → OffsetOutOfRangeException."""
-    async with Cluster(brokers=3) as cluster:
+    async with Cluster(brokers=3, metadata_mode="manual") as cluster:
         await create_topic(cluster, "t", [0])
         await produce(cluster, [b"v0"])
         consumer = Consumer(cluster.network, [0], auto_offset_reset="none")
@@ -230,7 +230,7 @@ async def test_no_reset_policy_raises() -> None:
 async def test_fenced_leader_epoch_refreshes_metadata_and_follows_the_new_leader() -> None:
     """Mirrors FetcherTest#testFetchFencedLeaderEpoch: the old leader (now a follower in epoch 1)
     refuses a fetch in epoch 0; the consumer refreshes metadata and fetches from broker 1 in epoch 1."""
-    async with Cluster(brokers=3) as cluster:
+    async with Cluster(brokers=3, metadata_mode="manual") as cluster:
         topic_id = await create_topic(cluster, "t", [0])
         await produce(cluster, [b"v0", b"v1"])
         sent = fetches(cluster)
@@ -254,7 +254,7 @@ async def test_fenced_leader_epoch_refreshes_metadata_and_follows_the_new_leader
 @pytest.mark.anyio
 async def test_unknown_leader_epoch_is_retried_until_the_broker_catches_up() -> None:
     """Mirrors FetcherTest#testFetchUnknownLeaderEpoch: the consumer knows epoch 1 before broker 1 does."""
-    async with Cluster(brokers=3) as cluster:
+    async with Cluster(brokers=3, metadata_mode="manual") as cluster:
         topic_id = await create_topic(cluster, "t", [0])
         await produce(cluster, [b"v0"])
         # The metadata says broker 1 leads in epoch 1, but broker 1 has not been told yet.
@@ -274,7 +274,7 @@ async def test_unknown_leader_epoch_is_retried_until_the_broker_catches_up() -> 
 @pytest.mark.anyio
 async def test_offset_lookups() -> None:
     """Mirrors KafkaConsumer#beginningOffsets / #endOffsets / #offsetsForTimes through ListOffsets."""
-    async with Cluster(brokers=3) as cluster:
+    async with Cluster(brokers=3, metadata_mode="manual") as cluster:
         await create_topic(cluster, "t", [0, 2])
         await produce(cluster, [b"v0", b"v1", b"v2"], partition=0)
         consumer = Consumer(cluster.network, [1])
@@ -288,7 +288,7 @@ async def test_offset_lookups() -> None:
 
 @pytest.mark.anyio
 async def test_misuse_raises() -> None:
-    async with Cluster(brokers=1) as cluster:
+    async with Cluster(brokers=1, metadata_mode="manual") as cluster:
         consumer = Consumer(cluster.network, [0])
         with pytest.raises(KafkaException, match="not subscribed to any topics or assigned any partitions"):
             await consumer.poll(10)

@@ -110,7 +110,7 @@ async def test_controlled_shutdown_moves_leadership_without_leaderless_moments()
                 tg.start_soon(producer.run)
             tg.start_soon(monitor.run)
             await cluster.wait_until(lambda: all(len(p.acked) >= 10 for p in producers))
-            assert await cluster.shutdown_broker(victim) is True
+            assert (await cluster.shutdown_broker(victim)).succeeded is True
             await cluster.wait_until(lambda: victim not in ctx.live_or_shutting_down_broker_ids)
             counts = [len(p.acked) for p in producers]
             await cluster.wait_until(lambda: all(len(p.acked) >= c + 10 for p, c in zip(producers, counts)))
@@ -176,7 +176,7 @@ async def test_controlled_shutdown_disabled_skips_the_request():
         await cluster.create_topic("t", replica_assignment={0: [victim, controller_id]})
         sent = []
         cluster.network.observers.append(lambda env: sent.append(type(env.request).__name__))
-        assert await cluster.shutdown_broker(victim) is False
+        assert (await cluster.shutdown_broker(victim)).succeeded is False
         assert "ControlledShutdownRequest" not in sent
         await cluster.wait_until(lambda: cluster.leader_for("t", 0) == controller_id)
         assert "ControlledShutdown" not in cluster.active_controller().event_manager.processed
@@ -192,7 +192,7 @@ async def test_controlled_shutdown_of_the_controller_broker():
         async with anyio.create_task_group() as tg:
             tg.start_soon(monitor.run)
             await anyio.sleep(0.05)
-            assert await cluster.shutdown_broker(controller_id) is True
+            assert (await cluster.shutdown_broker(controller_id)).succeeded is True
             await cluster.wait_until(lambda: cluster.controller_id() not in (None, controller_id), timeout_ms=30000)
             await anyio.sleep(0.5)
             monitor.stopped = True

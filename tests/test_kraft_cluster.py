@@ -238,7 +238,7 @@ async def test_controlled_shutdown_through_heartbeats():
     should_shut_down once it leads nothing and the others caught up; the broker is fenced."""
     async with Cluster(brokers=3, metadata_mode="kraft", seed=7) as cluster:
         await cluster.create_topic("t", replica_assignment={0: [0, 1, 2], 1: [1, 0, 2]})
-        assert await cluster.shutdown_broker(0) is True
+        assert (await cluster.shutdown_broker(0)).succeeded is True
         assert cluster.partition_state("t", 0)["leader"] == 1
         assert 0 not in cluster.partition_state("t", 0)["isr"] and 0 not in cluster.partition_state("t", 1)["isr"]
         assert registration(cluster, 0).fenced

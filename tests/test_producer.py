@@ -95,7 +95,7 @@ def produce_requests(cluster: Cluster, client_id: str = "producer-1") -> list:
 @pytest.mark.anyio
 async def test_keyed_sends_acks_all_land_on_hashed_partitions() -> None:
     """acks=-1: each record is acknowledged once the ISR has it, on to_positive(murmur2(key)) % 3."""
-    async with Cluster(brokers=3) as cluster:
+    async with Cluster(brokers=3, metadata_mode="manual") as cluster:
         await create_topic(cluster, "t", [0, 1, 2])
         async with Producer(cluster.network, [0]) as producer:
             results = [await producer.send("t", b"v%d" % i, key=b"key-%d" % i) for i in range(6)]
@@ -111,7 +111,7 @@ async def test_keyed_sends_acks_all_land_on_hashed_partitions() -> None:
 @pytest.mark.anyio
 async def test_unkeyed_sends_round_robin_and_explicit_partition() -> None:
     """Null keys go round robin over partitions with a leader; an explicit partition wins."""
-    async with Cluster(brokers=3) as cluster:
+    async with Cluster(brokers=3, metadata_mode="manual") as cluster:
         await create_topic(cluster, "t", [0, 1, 2])
         async with Producer(cluster.network, [1], acks=1) as producer:
             results = [await producer.send("t", b"x") for _ in range(4)]
@@ -131,7 +131,7 @@ async def test_acks_1_does_not_wait_for_followers_but_acks_all_does() -> None:
     60 s timeout (a 30 s one would expire first and the retry would append the record twice:
     no idempotence).
     """
-    async with Cluster(brokers=3) as cluster:
+    async with Cluster(brokers=3, metadata_mode="manual") as cluster:
         await create_topic(cluster, "t", [0])
         tp = TopicPartition("t", 0)
         cluster.network.cut_link(1, 0)
@@ -152,7 +152,7 @@ async def test_acks_1_does_not_wait_for_followers_but_acks_all_does() -> None:
 @pytest.mark.anyio
 async def test_acks_0_completes_without_a_response() -> None:
     """acks=0: the future completes once the request is out, with offset -1; the broker still appends."""
-    async with Cluster(brokers=3) as cluster:
+    async with Cluster(brokers=3, metadata_mode="manual") as cluster:
         await create_topic(cluster, "t", [2])
         sent = produce_requests(cluster)
         async with Producer(cluster.network, [0], acks=0) as producer:
@@ -169,7 +169,7 @@ async def test_acks_0_completes_without_a_response() -> None:
 @pytest.mark.anyio
 async def test_linger_collects_records_into_one_batch() -> None:
     """Mirrors RecordAccumulatorTest#testLinger: records sent within linger.ms share one batch and request."""
-    async with Cluster(brokers=3) as cluster:
+    async with Cluster(brokers=3, metadata_mode="manual") as cluster:
         await create_topic(cluster, "t", [0])
         sent = produce_requests(cluster)
         async with Producer(cluster.network, [0], linger_ms=100) as producer:
@@ -189,7 +189,7 @@ async def test_batch_size_splits_batches() -> None:
     Each record (null key, 30-byte value, no headers, same timestamp) is 37 bytes in a v2
     batch, so batch.size=150 holds two; with max_in_flight=1 the batches go one request each.
     """
-    async with Cluster(brokers=3) as cluster:
+    async with Cluster(brokers=3, metadata_mode="manual") as cluster:
         await create_topic(cluster, "t", [0])
         sent = produce_requests(cluster)
         async with Producer(cluster.network, [0], linger_ms=1000, batch_size=150) as producer:
@@ -210,7 +210,7 @@ async def test_retry_after_leader_moves() -> None:
     metadata still names broker 0, which answers NOT_LEADER_OR_FOLLOWER; the producer asks
     for metadata, waits its retry backoff and resends to broker 1.
     """
-    async with Cluster(brokers=3) as cluster:
+    async with Cluster(brokers=3, metadata_mode="manual") as cluster:
         topic_id = await create_topic(cluster, "t", [0])
         tp = TopicPartition("t", 0)
         async with Producer(cluster.network, [0]) as producer:
@@ -233,7 +233,7 @@ async def test_retry_after_leader_moves() -> None:
 @pytest.mark.anyio
 async def test_record_too_large_for_broker_is_not_retried() -> None:
     """MESSAGE_TOO_LARGE is not retriable: the caller gets RecordTooLargeException after one attempt."""
-    async with Cluster(brokers=3, config={"message.max.bytes": 200}) as cluster:
+    async with Cluster(brokers=3, metadata_mode="manual", config={"message.max.bytes": 200}) as cluster:
         await create_topic(cluster, "t", [0])
         sent = produce_requests(cluster)
         async with Producer(cluster.network, [0]) as producer:
@@ -250,7 +250,7 @@ async def test_record_larger_than_max_request_size_fails_in_the_client() -> None
     170 = the 61-byte batch header + a 109-byte record (a 107-byte body with a 2-byte varint
     value length, behind a 2-byte varint record length).
     """
-    async with Cluster(brokers=3) as cluster:
+    async with Cluster(brokers=3, metadata_mode="manual") as cluster:
         await create_topic(cluster, "t", [0])
         sent = produce_requests(cluster)
         async with Producer(cluster.network, [0], max_request_size=100) as producer:
@@ -265,7 +265,7 @@ async def test_record_larger_than_max_request_size_fails_in_the_client() -> None
 @pytest.mark.anyio
 async def test_unknown_topic_times_out_after_max_block_ms() -> None:
     """Mirrors KafkaProducer#waitOnMetadata: a topic that never appears fails after max.block.ms."""
-    async with Cluster(brokers=3) as cluster:
+    async with Cluster(brokers=3, metadata_mode="manual") as cluster:
         async with Producer(cluster.network, [0], max_block_ms=1000) as producer:
             with pytest.raises(TimeoutException, match=r"^Topic nope not present in metadata after 1000 ms\.$"):
                 await producer.send("nope", b"v")
@@ -274,7 +274,7 @@ async def test_unknown_topic_times_out_after_max_block_ms() -> None:
 @pytest.mark.anyio
 async def test_records_sent_before_metadata_keep_their_order() -> None:
     """Records queued while the topic's metadata is fetched are appended in send order."""
-    async with Cluster(brokers=3) as cluster:
+    async with Cluster(brokers=3, metadata_mode="manual") as cluster:
         await create_topic(cluster, "t", [1])
         async with Producer(cluster.network, [0], linger_ms=10) as producer:
             futures = [producer.send_nowait("t", b"v%d" % i) for i in range(4)]
@@ -286,7 +286,7 @@ async def test_records_sent_before_metadata_keep_their_order() -> None:
 @pytest.mark.anyio
 async def test_batches_expire_after_delivery_timeout() -> None:
     """Mirrors SenderTest#testExpiredBatchesInMultiplePartitions: a dead leader means retries until delivery.timeout.ms."""
-    async with Cluster(brokers=3) as cluster:
+    async with Cluster(brokers=3, metadata_mode="manual") as cluster:
         await create_topic(cluster, "t", [0])
         async with Producer(cluster.network, [1], delivery_timeout_ms=5000, request_timeout_ms=3000) as producer:
             await producer.partitions_for("t")
@@ -298,7 +298,7 @@ async def test_batches_expire_after_delivery_timeout() -> None:
 @pytest.mark.anyio
 async def test_flush_sends_lingering_batches_and_close_drains() -> None:
     """Mirrors RecordAccumulatorTest#testFlush: flush ignores linger.ms; close sends what is left."""
-    async with Cluster(brokers=3) as cluster:
+    async with Cluster(brokers=3, metadata_mode="manual") as cluster:
         await create_topic(cluster, "t", [0])
         async with Producer(cluster.network, [0], linger_ms=60000) as producer:
             first = [producer.send_nowait("t", b"a%d" % i) for i in range(3)]
@@ -313,7 +313,7 @@ async def test_flush_sends_lingering_batches_and_close_drains() -> None:
 @pytest.mark.anyio
 async def test_callbacks_fire_in_record_order() -> None:
     """Mirrors ProducerBatch#completeFutureAndFireCallbacks: one call per record, in order."""
-    async with Cluster(brokers=3) as cluster:
+    async with Cluster(brokers=3, metadata_mode="manual") as cluster:
         await create_topic(cluster, "t", [0])
         calls: list = []
         async with Producer(cluster.network, [0], linger_ms=5) as producer:
@@ -337,7 +337,7 @@ def test_invalid_configuration_and_records() -> None:
 
 @pytest.mark.anyio
 async def test_invalid_record_arguments() -> None:
-    async with Cluster(brokers=1) as cluster:
+    async with Cluster(brokers=1, metadata_mode="manual") as cluster:
         async with Producer(cluster.network, [0]) as producer:
             with pytest.raises(KafkaException, match="Invalid partition: -1"):
                 producer.send_nowait("t", b"v", partition=-1)

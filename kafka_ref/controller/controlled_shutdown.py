@@ -21,6 +21,7 @@ controller refuses to add it back to an ISR (AlterPartition answers INELIGIBLE_R
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
 import anyio
@@ -119,6 +120,14 @@ class ControlledShutdownFlow(ControllerExtension):
         return remaining
 
 
+@dataclass
+class ControlledShutdownOutcome:
+    """The broker side's record of one controlled shutdown: requests sent, partitions the last answer listed."""
+
+    attempts: int = 0
+    remaining_partitions: set[TopicPartition] = field(default_factory=set)
+
+
 async def broker_controlled_shutdown(broker: Any) -> bool:
     """Mirrors kafka.server.KafkaServer#controlledShutdown (with its inner doControlledShutdown).
 
@@ -139,6 +148,9 @@ async def broker_controlled_shutdown(broker: Any) -> bool:
     remaining_retries = retries
     prev_controller: int | None = None
     succeeded = False
+    # What the last answer still listed, and how many requests went out (Cluster#shutdown_broker reports both).
+    outcome = ControlledShutdownOutcome()
+    broker.last_controlled_shutdown = outcome
     while not succeeded and remaining_retries > 0:
         remaining_retries -= 1
         # 2. Find the controller in the metadata cache.
@@ -150,6 +162,7 @@ async def broker_controlled_shutdown(broker: Any) -> bool:
         # 3. Ask it.
         if prev_controller is not None:
             request = ControlledShutdownRequest(broker_id=broker.broker_id, broker_epoch=broker.broker_epoch)
+            outcome.attempts += 1
             try:
                 response = await broker.network.send(broker.broker_id, prev_controller, request, timeout_ms)
             except (DisconnectException, NetworkTimeoutException) as exc:
@@ -159,9 +172,11 @@ async def broker_controlled_shutdown(broker: Any) -> bool:
                     log.info("controlled_shutdown_error_response", controller=prev_controller,
                              error=Errors.for_code(response.error_code).name)
                 elif not response.remaining_partitions:
+                    outcome.remaining_partitions = set()
                     succeeded = True
                     log.info("controlled_shutdown_succeeded", controller=prev_controller)
                 else:
+                    outcome.remaining_partitions = set(response.remaining_topic_partitions())
                     log.info("controlled_shutdown_partitions_remaining", controller=prev_controller,
                              remaining=sorted(str(tp) for tp in response.remaining_topic_partitions()))
         # 4. Back off and retry.

@@ -193,7 +193,7 @@ async def controlled_shutdown(seed: int, out: Out) -> None:
         await cluster.create_topic("t", replica_assignment={p: [p] + [b for b in range(3) if b != p] for p in range(3)})
         out(f"  {_leaders(cluster, 't', 3)}")
         out(f"== 1. broker {victim} asks the controller (broker {controller}) for a controlled shutdown")
-        succeeded = await cluster.shutdown_broker(victim)
+        succeeded = (await cluster.shutdown_broker(victim)).succeeded
         out(f"  controlled shutdown confirmed: {succeeded}")
         await cluster.wait_until(lambda: victim not in cluster.active_controller().controller_context.live_or_shutting_down_broker_ids)
         out(f"== 2. after the clean stop: {_leaders(cluster, 't', 3)}")

@@ -168,7 +168,7 @@ async def _kraft_controlled_shutdown(seed: int, out: Callable[[str], None]) -> N
         await cluster.create_topic("t", replica_assignment={p: [p] + [b for b in range(3) if b != p] for p in range(3)})
         out(f"  {_leaders(cluster, 't', 3)}")
         out("== 1. broker 1 heartbeats with want_shut_down; the controller moves its leaderships and ISR memberships")
-        succeeded = await cluster.shutdown_broker(1)
+        succeeded = (await cluster.shutdown_broker(1)).succeeded
         out(f"  the controller answered should_shut_down: {succeeded}")
         out(f"== 2. after the clean stop: {_leaders(cluster, 't', 3)}")
         out(f"== done at t={anyio.current_time():.3f}s of virtual time")

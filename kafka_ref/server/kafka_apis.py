@@ -255,6 +255,8 @@ class KafkaApis:
                 elif not is_from_follower and not self.authorizer.authorize_topic(envelope.principal, "READ", tip.topic):
                     erroneous.append((tip, FetchResponse.partition_response(tip.partition, Errors.TOPIC_AUTHORIZATION_FAILED.code)))
                 elif not self.metadata_cache.contains(tip.topic_partition):
+                    if is_from_follower:
+                        self._warn_follower_fetch_unknown_partition(tip.topic_partition, request.requesting_replica_id())
                     erroneous.append((tip, FetchResponse.partition_response(tip.partition, Errors.UNKNOWN_TOPIC_OR_PARTITION.code)))
                 else:
                     interesting.append((tip, data))
@@ -291,6 +293,22 @@ class KafkaApis:
         self.replica_manager.fetch_messages(
             params, [(tip.topic_partition, data) for tip, data in interesting], process_response_callback, topic_ids
         )
+
+    def _warn_follower_fetch_unknown_partition(self, tp: TopicPartition, follower: int) -> None:
+        """Say once per partition why followers are refused: the metadata cache does not know ``tp``.
+
+        Kafka's controller always sends UpdateMetadata with a LeaderAndIsr; a test playing the
+        controller that sends only the LeaderAndIsr hits this, and an acks=all produce then
+        waits for its timeout. Not on the hot path: only refused fetches reach here.
+        """
+        warned = self.__dict__.setdefault("_warned_unknown_follower_partitions", set())
+        if tp in warned:
+            return
+        warned.add(tp)
+        self._log.warning("follower_fetch_refused_unknown_partition", topic_partition=str(tp), follower=follower,
+                          error=Errors.UNKNOWN_TOPIC_OR_PARTITION.name,
+                          hint="the metadata cache has no state for this partition: send UpdateMetadata with it "
+                               "(as the controller does with every LeaderAndIsr)")
 
     def handle_list_offsets_request(self, envelope: Envelope) -> None:
         """Mirrors kafka.server.KafkaApis#handleListOffsetRequest (v1+)."""

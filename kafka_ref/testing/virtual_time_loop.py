@@ -79,3 +79,8 @@ def run_in_virtual_time(main, backend: str = "trio"):  # noqa: ANN001, ANN201 - 
 def running_loop_is_virtual() -> bool:
     """Whether the running asyncio loop is a VirtualTimeEventLoop (real sockets need a real clock)."""
     return isinstance(asyncio.get_running_loop(), VirtualTimeEventLoop)
+
+
+def default_event_loop() -> asyncio.AbstractEventLoop:
+    """A new ordinary event loop from the current event-loop policy (real time), as asyncio.new_event_loop()."""
+    return asyncio.new_event_loop()
