@@ -1130,9 +1130,11 @@ async def test_truncation_throws_exception_if_leader_returns_partitions_not_requ
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("change", ["offset", "epoch", "removed"])
-async def test_fetch_response_ignored_when_fetch_state_changed_in_flight(change):
-    """An answer is used only if the partition is still at the offset and epoch it was asked with."""
+@pytest.mark.parametrize("change, used", [("offset", False), ("removed", False), ("epoch", True)])
+async def test_fetch_response_ignored_when_fetch_state_changed_in_flight(change, used):
+    """Mirrors AbstractFetcherThread#processFetchRequest's guard (Kafka 3.7): an answer is used only if the
+    partition is still ready and at the offset it was asked with; a new leader epoch at the same offset
+    does not discard it (Kafka compares no epoch there)."""
     fetcher = new_fetcher()
     replica = PartitionState.of(leader_epoch=0)
     fetcher.set_replica_state(PARTITION, replica)
@@ -1150,8 +1152,31 @@ async def test_fetch_response_ignored_when_fetch_state_changed_in_flight(change)
 
     fetcher.mock_leader.set_response_callback(meanwhile)
     await fetcher.do_work()
-    assert replica.log_end_offset == 0
-    assert fetcher.process_partition_data_calls == 0
+    if used:
+        assert (replica.log_end_offset, fetcher.process_partition_data_calls) == (1, 1)
+        state = fetcher.fetch_state(PARTITION)
+        assert (state.fetch_offset, state.current_leader_epoch, state.lag) == (1, 1, 1)
+    else:
+        assert replica.log_end_offset == 0
+        assert fetcher.process_partition_data_calls == 0
+
+
+@pytest.mark.anyio
+async def test_lag_is_updated_when_no_records():
+    """Mirrors ReplicaFetcherThreadTest#testLagIsUpdatedWhenNoRecords (KAFKA-15080, Kafka 3.6.0): an empty
+    answer for a partition whose lag was never known sets it (0 here), so the idle replica counts as in
+    sync; later empty answers leave the state alone."""
+    fetcher = new_fetcher()
+    fetcher.set_replica_state(PARTITION, PartitionState.of(leader_epoch=0))
+    add(fetcher, PARTITION, 0, 0)
+    fetcher.mock_leader.set_leader_state(PARTITION, PartitionState.of(leader_epoch=0, high_watermark=0))
+    assert fetcher.fetch_state(PARTITION).lag is None
+    await fetcher.do_work()
+    state = fetcher.fetch_state(PARTITION)
+    assert (state.fetch_offset, state.lag, state.state, state.is_replica_in_sync) == (0, 0, FETCHING, True)
+    assert fetcher.fetcher_stats.byte_rate.count == 0
+    await fetcher.do_work()
+    assert fetcher.fetch_state(PARTITION) is state
 
 
 @pytest.mark.anyio

@@ -456,11 +456,12 @@ class AbstractFetcherThread(abc.ABC):
     # -- fetching --------------------------------------------------------------------------
 
     async def process_fetch_request(self, session_partitions: Mapping[TopicPartition, Any], fetch_request: Any) -> None:
-        """Mirrors kafka.server.AbstractFetcherThread#processFetchRequest.
+        """Mirrors kafka.server.AbstractFetcherThread#processFetchRequest (Kafka 3.7).
 
-        Sends one fetch and handles each partition's answer. The answer is used only if the
-        partition is still ready and still at the offset and leader epoch we asked with
-        (it may have been removed, re-added or truncated while the request was in flight).
+        Sends one fetch and handles each partition's answer. As in Kafka, the answer is used
+        only if the partition is still ready and still at the offset we asked with (it may have
+        been removed, re-added or truncated while the request was in flight); the leader epoch
+        is not compared (a re-added partition at the same offset takes the answer).
         A failure in one partition (corrupt data, a storage error) never stops the others.
         """
         partitions_with_error: set[TopicPartition] = set()
@@ -482,12 +483,7 @@ class AbstractFetcherThread(abc.ABC):
             if current is None:
                 continue
             requested = session_partitions.get(tp)
-            if (
-                requested is None
-                or requested.fetch_offset != current.fetch_offset
-                or (requested.current_leader_epoch is not None and requested.current_leader_epoch != current.current_leader_epoch)
-                or not current.is_ready_for_fetch
-            ):
+            if requested is None or requested.fetch_offset != current.fetch_offset or not current.is_ready_for_fetch:
                 continue
             error = Errors.for_code(partition_data.error_code)
             if error is Errors.NONE:
@@ -548,19 +544,22 @@ class AbstractFetcherThread(abc.ABC):
             log_append_info = self.process_partition_data(tp, current.fetch_offset, partition_data)
             if log_append_info is None:
                 return
-            # 3. Advance the fetch offset past what was appended and record the lag.
+            # 3. Advance the fetch offset past what was appended and record the lag; an empty
+            #    answer still sets a lag that was never known (KAFKA-15080, Kafka 3.6.0+), so an
+            #    idle partition does not look out of sync forever.
             valid_bytes = log_append_info.valid_bytes
             next_offset = log_append_info.last_offset + 1 if valid_bytes > 0 else current.fetch_offset
             lag = max(0, partition_data.high_watermark - next_offset)
             self.fetcher_lag_stats.get_and_maybe_put(tp).lag = lag
-            if valid_bytes > 0 and tp in self.partition_states:
+            if (valid_bytes > 0 or current.lag is None) and tp in self.partition_states:
                 last_fetched_epoch = log_append_info.last_leader_epoch
                 if last_fetched_epoch is None:
                     last_fetched_epoch = current.last_fetched_epoch
                 self.partition_states.update_and_move_to_end(tp, PartitionFetchState(
                     current.topic_id, next_offset, lag, current.current_leader_epoch, None, FETCHING, last_fetched_epoch,
                 ))
-                self.fetcher_stats.byte_rate.mark(valid_bytes)
+                if valid_bytes > 0:
+                    self.fetcher_stats.byte_rate.mark(valid_bytes)
         except (CorruptRecordException, InvalidRecordException) as exc:
             # 4. Bad data in this partition only: back off and fetch it again.
             log.error("[%s] Found invalid messages during fetch for partition %s offset %s: %s",
