@@ -159,7 +159,7 @@ def _run_partition(rows: Iterable[Any], with_limit_run: bool, accumulator: Any) 
 
 
 def spark_session(master: str = "local[*]", app_name: str = "kafka-ref-sweep") -> Any:
-    """A quiet local-friendly SparkSession (NOTES.md): workers run this interpreter."""
+    """A quiet local-friendly SparkSession (docs/DESIGN.md §5): workers run this interpreter."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")

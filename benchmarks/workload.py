@@ -29,7 +29,7 @@ from kafka_ref.common.topic_partition import TopicPartition
 
 TOPIC = "bench"
 
-# Defaults: Kafka's own where the key is Kafka's (NOTES.md "Kafka facts"), small workloads otherwise.
+# Defaults: Kafka's own where the key is Kafka's (docs/DESIGN.md §5), small workloads otherwise.
 DEFAULTS: dict[str, Any] = {
     "brokers": 3,
     "partitions": 1,

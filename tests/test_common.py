@@ -16,7 +16,7 @@ from kafka_ref.common.uuid import METADATA_TOPIC_ID, ZERO_UUID, Uuid
 
 
 def test_kafka_config_defaults_match_kafka():
-    """Kafka 3.x defaults for the keys the seeds and NOTES.md name (KafkaConfigTest style)."""
+    """Kafka 3.x defaults for the keys the seeds and docs/DESIGN.md §5 name (KafkaConfigTest style)."""
     c = KafkaConfig({"broker.id": 1})
     expected = {
         "replica.lag.time.max.ms": 30000,

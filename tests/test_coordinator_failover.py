@@ -100,7 +100,7 @@ def test_demo_coordinator_failover_narrates_the_flow():
         "== 5. kill broker",
         "(the coordinator); consumer c3 dies with it (no LeaveGroup)",
         "offsets_partition_loading",
-        "[seed 000 §成为 leader: loadGroupsForPartition → loading]",
+        "[seed 000 §becoming leader: loadGroupsForPartition → loading]",
         "offsets_partition_owned",
         "group_loaded",
         "loaded group 'orders': generation 1, 3 members, Stable",

@@ -1,7 +1,7 @@
 """Follower truncation across Kafka's three eras, reproduced on a manual-mode cluster.
 
 ``inter.broker.protocol.version`` selects the rule a follower uses to cut its log before it
-fetches (DESIGN.md §1.9):
+fetches (docs/DESIGN.md §1.9):
 
 * before 0.11: truncate to the local high watermark (what KIP-101 calls the HW problem);
 * 0.11 – 1.1 (KIP-101 as first shipped): one OffsetsForLeaderEpoch round; the leader answers

@@ -20,7 +20,7 @@ from kafka_ref.common.errors import ConfigException
 class MetadataVersion:
     """Mirrors org.apache.kafka.server.common.MetadataVersion (the IBP part of it).
 
-    ``inter.broker.protocol.version`` selects Kafka-era behaviour (DESIGN.md §1.9). Accepts
+    ``inter.broker.protocol.version`` selects Kafka-era behaviour (docs/DESIGN.md §1.9). Accepts
     ``"0.10.2"``, ``"0.11.0"``, ``"2.0"``, ``"2.7-IV2"``, ``"3.8"``; compares by release.
     """
 
@@ -48,7 +48,7 @@ class MetadataVersion:
     def __lt__(self, other: "MetadataVersion") -> bool:
         return self.release < other.release
 
-    # Era switches used across the replication code (DESIGN.md §1.9).
+    # Era switches used across the replication code (docs/DESIGN.md §1.9).
     @property
     def uses_leader_epoch_for_truncation(self) -> bool:
         """KIP-101 (0.11): followers ask OffsetsForLeaderEpoch instead of truncating to HW."""

@@ -245,10 +245,10 @@ async def run_coordinator_failover(seed: int = 7, out: Callable[[str], None] = l
 NARRATED_GROUP = {
     "offsets_topic_creation": "KafkaApis#getCoordinator: __consumer_offsets created on first use",
     "group_coordinator_elected": "seed 000 step 9: onLeadershipChange → onElection (handleGroupImmigration)",
-    "offsets_partition_loading": "seed 000 §成为 leader: loadGroupsForPartition → loading",
+    "offsets_partition_loading": "seed 000 §becoming leader: loadGroupsForPartition → loading",
     "offsets_partition_loaded": "seed 000 loadGroupsAndOffsets: replayed from log start to the HW",
     "offsets_partition_owned": "seed 000: loading → owned",
-    "offsets_partition_unloaded": "seed 000 §变成 follower: removeGroupsForPartition",
+    "offsets_partition_unloaded": "seed 000 §becoming follower: removeGroupsForPartition",
     "group_loaded": "seed 000 onGroupLoaded: members get a new session",
     "group_unloaded": "seed 000 onGroupUnloaded: Dead, parked requests get NOT_COORDINATOR",
     "group_preparing_rebalance": "GroupCoordinator#prepareRebalance",

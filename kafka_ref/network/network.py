@@ -12,8 +12,8 @@ Failure model, matching what a Kafka client observes:
 - an optional fault model (``set_fault_model``, used by the simulator in kafka_ref/sim) may
   delay, duplicate, reorder or drop individual requests, drawing its choices from a seeded rng.
 
-Inboxes use the nowait fast path (NOTES.md): ``send_nowait`` into an unbounded stream, and the
-receiver tries ``receive_nowait`` before awaiting.
+Inboxes use the nowait fast path (docs/DESIGN.md §5): ``send_nowait`` into an unbounded
+stream, and the receiver tries ``receive_nowait`` before awaiting.
 """
 
 from __future__ import annotations

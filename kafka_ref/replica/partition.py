@@ -469,7 +469,7 @@ class Partition(PartitionReads):
         self.submit_alter_partition(update)
 
     def maybe_increment_leader_hw(self, leader_log: "UnifiedLog", current_time_ms: int | None = None) -> bool:
-        """Mirrors kafka.cluster.Partition#maybeIncrementLeaderHW (seed 004 §2.3).
+        """Mirrors kafka.cluster.Partition#maybeIncrementLeaderHW (seed 004 §2.2 step 6; §2.3 step 7 calls it again).
 
         The new HW is the smallest LEO among the leader and every follower that is in the
         maximal ISR, or that is caught up (and eligible) and so about to join it — so a

@@ -169,7 +169,7 @@ class PartitionReads:
     ) -> EpochEndOffset:
         """Mirrors kafka.cluster.Partition#lastOffsetForLeaderEpoch (the OffsetsForLeaderEpoch answer).
 
-        Era switch (DESIGN.md §1.9): from IBP 2.0 (KIP-279) the answer is the largest epoch ≤
+        Era switch (docs/DESIGN.md §1.9): from IBP 2.0 (KIP-279) the answer is the largest epoch ≤
         the requested one with its end offset. Before (KIP-101 as shipped in 0.11) the leader
         answered only an offset — the start of the first epoch *after* the requested one, or
         its LEO for its latest epoch — and no epoch, which is what lets logs diverge after two

@@ -100,7 +100,7 @@ class KafkaBroker:
             self.time, FetchSessionCache(self.config.get("max.incremental.fetch.session.cache.slots"), 120000)
         )
         self.apis = KafkaApis(self, authorizer or Authorizer())
-        # Group coordinator (seed 000 §__consumer_offset): FindCoordinator and the group APIs
+        # Group coordinator (seed 000 §__consumer_offsets leader change): FindCoordinator and the group APIs
         # registered with KafkaApis; __consumer_offsets leadership and resignation hooks.
         from kafka_ref.coordinator.group.group_apis import install_group_coordinator
 

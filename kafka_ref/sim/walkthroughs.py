@@ -148,7 +148,7 @@ def _route_leader_and_isr_events(n: Narration) -> None:
     n.on("stopped_fetchers_for_become_leader", lambda e: (
         "seed 000 §makeLeaders 1", f"broker {e['broker_id']}: remove the fetchers of these partitions"))
     n.on("become_leader", lambda e: (
-        "seed 000 §makeLeaders 2, §makeLeader 1-5", f"broker {e['broker_id']}: {e['topic_partition']} leader at epoch "
+        "seed 000 §makeLeaders 2 (Partition#makeLeader 1-5)", f"broker {e['broker_id']}: {e['topic_partition']} leader at epoch "
         f"{e['leader_epoch']}, ISR {e['isr']}, the epoch starts at offset {e['epoch_start_offset']}, HW "
         f"{e['high_watermark']}; followers' fetch state reset"))
     n.on("become_follower", lambda e: (

@@ -1,6 +1,6 @@
 """An asyncio event loop whose clock is virtual.
 
-The one module in kafka_ref allowed to import asyncio (DESIGN.md §1.4). Whenever every task
+The one module in kafka_ref allowed to import asyncio (docs/DESIGN.md §1.4). Whenever every task
 is blocked and the loop would sleep until its next timer, the clock jumps to that timer
 instead, so ``await anyio.sleep(30)`` returns at once with 30 s of loop time elapsed. Use it
 with anyio: ``anyio.run(main, backend="asyncio", backend_options={"loop_factory":

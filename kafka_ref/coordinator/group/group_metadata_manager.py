@@ -14,7 +14,7 @@ event loop between chunks of ``offsets.load.buffer.size`` bytes, so requests for
 partition being loaded see COORDINATOR_LOAD_IN_PROGRESS, and a leadership change in the middle
 stops the load at the next chunk.
 
-Which offset bounds the load is a switch (DESIGN.md §1.9): ``load_bound="high_watermark"``
+Which offset bounds the load is a switch (docs/DESIGN.md §1.9): ``load_bound="high_watermark"``
 (the default; seed 000, Kafka 0.10/0.11: only committed records are replayed) or
 ``"log_end_offset"`` (Kafka 1.x-3.x's ``getLogEndOffset``: the leader replays everything in
 its log, which the new leader will commit anyway).
@@ -401,7 +401,7 @@ class GroupMetadataManager:
                     metadata=committed.metadata, error_code=Errors.NONE.code)
         return result
 
-    # -- loading (seed 000 §成为 leader) ------------------------------------------------------
+    # -- loading (seed 000 §becoming leader) -----------------------------------------------
 
     def schedule_load_group_and_offsets(self, offsets_partition: int, coordinator_epoch: int,
                                         on_group_loaded: Callable[[GroupMetadata], None]) -> None:
@@ -547,7 +547,7 @@ class GroupMetadataManager:
             self._log.info("group_load_ignored", group_id=group.group_id, generation_id=group.generation_id,
                            cached_generation_id=current.generation_id)
 
-    # -- unloading (seed 000 §变成 follower) -------------------------------------------------
+    # -- unloading (seed 000 §becoming follower) -------------------------------------------
 
     def remove_groups_for_partition(self, offsets_partition: int, coordinator_epoch: int | None,
                                     on_group_unloaded: Callable[[GroupMetadata], None]) -> None:

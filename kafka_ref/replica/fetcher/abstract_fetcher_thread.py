@@ -13,7 +13,7 @@ fetch state is still the very object we started from (``_is_current``) before to
 local log, and drop the result otherwise -- the outcome Kafka gets by making the other side
 wait.
 
-Era switches (DESIGN.md §1.9), selected by the subclass / leader end point:
+Era switches (docs/DESIGN.md §1.9), selected by the subclass / leader end point:
 
 * ``is_offset_for_leader_epoch_supported`` False (IBP < 0.11): a truncating partition is cut
   back to its high watermark (the initial fetch offset), the pre-KIP-101 rule.
