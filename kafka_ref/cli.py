@@ -31,6 +31,9 @@ def build_parser() -> argparse.ArgumentParser:
     from kafka_ref.kafka_map import add_map_arguments
 
     add_map_arguments(sub.add_parser("map", help="the Kafka map: every mirrored Kafka method, where it lives, which seed step it serves"))
+    from kafka_ref.wire.shell import add_serve_arguments
+
+    add_serve_arguments(sub.add_parser("serve", help="a cluster on localhost for real Kafka clients, with fault commands"))
     return parser
 
 
@@ -61,6 +64,10 @@ def main(argv: list[str] | None = None) -> int:
         from kafka_ref.kafka_map import run_map_command
 
         return run_map_command(args)
+    if args.command == "serve":
+        from kafka_ref.wire.shell import run_serve_command
+
+        return run_serve_command(args)
     parser.print_help()
     return 0
 
