@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import contextvars
 import time as _wall
+from typing import Callable
 
 import anyio
+import anyio.lowlevel
 
 # 2024-01-01T00:00:00Z: the origin added to loop time so epoch-millisecond logic behaves.
 EPOCH_ORIGIN_MS = 1_704_067_200_000
@@ -38,6 +40,42 @@ def reset_clock_origin(token: contextvars.Token) -> None:
     _default_origin_ms.reset(token)
 
 
+# (read the running loop's clock, is that loop still the one running here?) for this task.
+# Why it exists: ``anyio.current_time()`` finds the backend (sniffio) on every call, ~3 µs, and
+# the replication path reads the clock a dozen times per produce request. A context variable is
+# per task and per thread and a new run starts from a copy of the caller's context, so an entry
+# set inside one run is never seen by another; the "still running" check covers a context that
+# is carried into a later run anyway (an asyncio loop that stopped, a trio run that ended).
+_LOOP_CLOCK: contextvars.ContextVar[tuple[Callable[[], float], Callable[[], bool]] | None] = contextvars.ContextVar(
+    "kafka_ref_loop_clock", default=None)
+
+
+def _resolve_loop_clock() -> float:
+    """Find the running loop's clock once (anyio's backend lookup) and remember it for this task."""
+    token = anyio.lowlevel.current_token()  # raises outside an event loop, as current_time() does
+    native = token.native_token
+    clock = getattr(native, "time", None)
+    running = getattr(native, "is_running", None)
+    if callable(clock) and callable(running):
+        # An asyncio event loop (our virtual-time loop included): its own time(), bound once.
+        entry = (clock, running)
+    else:
+        # trio (MockClock or real): trio.current_time() already reads the current run's clock.
+        import trio
+
+        entry = (trio.current_time, trio.lowlevel.in_trio_run)
+    _LOOP_CLOCK.set(entry)
+    return entry[0]()
+
+
+def loop_time() -> float:
+    """The running event loop's clock in seconds: what ``anyio.current_time()`` returns, cheaply."""
+    entry = _LOOP_CLOCK.get()
+    if entry is not None and entry[1]():
+        return entry[0]()
+    return _resolve_loop_clock()
+
+
 class Time:
     """Mirrors org.apache.kafka.common.utils.Time (SYSTEM), reading the event loop's clock."""
 
@@ -46,11 +84,11 @@ class Time:
 
     def milliseconds(self) -> int:
         """Epoch milliseconds: loop time plus the origin."""
-        return self.origin_ms + int(anyio.current_time() * 1000)
+        return self.origin_ms + int(loop_time() * 1000)
 
     def nanoseconds(self) -> int:
         """Monotonic nanoseconds from the loop clock."""
-        return int(anyio.current_time() * 1_000_000_000)
+        return int(loop_time() * 1_000_000_000)
 
     def hi_res_clock_ms(self) -> int:
         return self.nanoseconds() // 1_000_000
