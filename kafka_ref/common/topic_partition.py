@@ -5,31 +5,103 @@ Mirrors org.apache.kafka.common.TopicPartition and TopicIdPartition.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from kafka_ref.common.utils import java_int, java_string_hash
 from kafka_ref.common.uuid import Uuid
 
 
-@dataclass(frozen=True, slots=True, order=True)
+# Interned partitions: (topic, partition) -> its one TopicPartition object. Why it exists: the
+# request path turns a request's (topic name, partition index) pairs into TopicPartitions and
+# looks them up in several dicts per request; with one object per partition, a lookup hits on
+# identity (no field-by-field equality) and the Java-style hash is computed once per partition
+# for the life of the process, not once per request.
+_INTERNED: dict[tuple[str, int], "TopicPartition"] = {}
+# Java String#hashCode per topic name (the same names recur in every request).
+_TOPIC_HASH: dict[str, int] = {}
+
+
 class TopicPartition:
     """Mirrors org.apache.kafka.common.TopicPartition.
 
-    Printed as ``topic-partition`` like Kafka's ``toString``. Its hash is Kafka's ``hashCode``
-    (31 * (31 + partition) + the topic's Java string hash), computed once: unlike Python's
-    string hash it does not change with PYTHONHASHSEED, so sets and dicts of partitions iterate
-    in the same order in every process and a simulated run replays byte for byte.
+    Immutable, compared and ordered by (topic, partition), printed as ``topic-partition`` like
+    Kafka's ``toString``. Its hash is Kafka's ``hashCode`` (31 * (31 + partition) + the topic's
+    Java string hash): unlike Python's string hash it does not change with PYTHONHASHSEED, so
+    sets and dicts of partitions iterate in the same order in every process and a simulated run
+    replays byte for byte. ``TopicPartition(topic, partition)`` returns the one interned object
+    for that pair (Kafka allocates a new one per request; equality and hashing are the same).
     """
+
+    __slots__ = ("topic", "partition", "_hash")
+    __match_args__ = ("topic", "partition")
 
     topic: str
     partition: int
-    _hash: int = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_hash", java_int(31 * (31 + self.partition) + java_string_hash(self.topic)))
+    def __new__(cls, topic: str, partition: int) -> "TopicPartition":
+        tp = _INTERNED.get((topic, partition))
+        if tp is not None:
+            return tp
+        tp = object.__new__(cls)
+        topic_hash = _TOPIC_HASH.get(topic)
+        if topic_hash is None:
+            topic_hash = _TOPIC_HASH[topic] = java_string_hash(topic)
+        object.__setattr__(tp, "topic", topic)
+        object.__setattr__(tp, "partition", partition)
+        object.__setattr__(tp, "_hash", java_int(31 * (31 + partition) + topic_hash))
+        _INTERNED[(topic, partition)] = tp
+        return tp
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"TopicPartition is immutable: cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"TopicPartition is immutable: cannot delete field {name!r}")
+
+    def __reduce__(self) -> tuple:
+        return (TopicPartition, (self.topic, self.partition))
+
+    def __copy__(self) -> "TopicPartition":
+        return self
+
+    def __deepcopy__(self, memo: dict) -> "TopicPartition":
+        return self
 
     def __hash__(self) -> int:
         return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if other.__class__ is not TopicPartition:
+            return NotImplemented
+        return self.topic == other.topic and self.partition == other.partition  # type: ignore[attr-defined]
+
+    def _key(self) -> tuple[str, int]:
+        return (self.topic, self.partition)
+
+    def __lt__(self, other: "TopicPartition") -> bool:
+        if other.__class__ is not TopicPartition:
+            return NotImplemented
+        return self._key() < other._key()
+
+    def __le__(self, other: "TopicPartition") -> bool:
+        if other.__class__ is not TopicPartition:
+            return NotImplemented
+        return self._key() <= other._key()
+
+    def __gt__(self, other: "TopicPartition") -> bool:
+        if other.__class__ is not TopicPartition:
+            return NotImplemented
+        return self._key() > other._key()
+
+    def __ge__(self, other: "TopicPartition") -> bool:
+        if other.__class__ is not TopicPartition:
+            return NotImplemented
+        return self._key() >= other._key()
+
+    def __repr__(self) -> str:
+        return f"TopicPartition(topic={self.topic!r}, partition={self.partition!r})"
 
     def __str__(self) -> str:
         return f"{self.topic}-{self.partition}"
