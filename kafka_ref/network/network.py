@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import weakref
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Hashable, Protocol, Sequence
 
 import anyio
@@ -62,7 +62,11 @@ class Envelope:
     request: Any
     principal: str
     _network: "Network"
-    _done: anyio.Event = field(default_factory=anyio.Event)
+    # Fast path: most answers come before anyone waits (a produce answered in the handler, a
+    # fetch with data ready), so the flag says "answered" and the event that wakes a waiter is
+    # made only by ``Network.wait`` when it actually has to wait.
+    _answered: bool = False
+    _event: anyio.Event | None = None
     response: Any = None
     error: BaseException | None = None
     # A copy whose answer never reaches the sender (the earlier copies of a duplicated request).
@@ -72,22 +76,27 @@ class Envelope:
     api_version: int | None = None
 
     def respond(self, response: Any) -> None:
-        if self._done.is_set() or self.answer_lost:
+        if self._answered or self.answer_lost:
             return
         # The answer travels back over the same link: a cut link or isolation loses it.
-        if not self._network._deliverable(self.dst, self.src):
+        network = self._network
+        if (network._isolated or network._cut) and not network._deliverable(self.dst, self.src):
             return
         self.response = response
-        self._done.set()
+        self._answered = True
+        if self._event is not None:
+            self._event.set()
 
     def fail(self, error: BaseException) -> None:
-        if not self._done.is_set():
+        if not self._answered:
             self.error = error
-            self._done.set()
+            self._answered = True
+            if self._event is not None:
+                self._event.set()
 
     @property
     def answered(self) -> bool:
-        return self._done.is_set()
+        return self._answered
 
 
 class FaultModel(Protocol):
@@ -225,11 +234,12 @@ class Network:
         if node is None:
             envelope.fail(DisconnectException(f"node {dst} is not reachable (connection refused)"))
             return envelope
-        key = (src, dst)
-        if self._drop_next.get(key):
-            self._drop_next[key] -= 1
-            return envelope
-        if not self._deliverable(src, dst):
+        if self._drop_next:
+            key = (src, dst)
+            if self._drop_next.get(key):
+                self._drop_next[key] -= 1
+                return envelope
+        if (self._isolated or self._cut) and not self._deliverable(src, dst):
             return envelope
         if self._fault_model is not None:
             return self._post_with_faults(node, envelope)
@@ -239,13 +249,15 @@ class Network:
 
     async def wait(self, envelope: Envelope, timeout_ms: float) -> Any:
         """Wait for the envelope's answer; raise its error or a timeout."""
-        if not envelope.answered:
+        if not envelope._answered:
+            # Only a request that has to wait pays for an event and a timeout (cancel scope).
+            event = envelope._event = anyio.Event()
             with anyio.move_on_after(timeout_ms / 1000.0):
-                await envelope._done.wait()
+                await event.wait()
         node = self._nodes.get(envelope.dst)
         if node is not None:
             node.in_flight.discard(envelope)
-        if not envelope.answered:
+        if not envelope._answered:
             raise NetworkTimeoutException(
                 f"request {type(envelope.request).__name__} from {envelope.src} to {envelope.dst} "
                 f"timed out after {timeout_ms} ms"
