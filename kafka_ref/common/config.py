@@ -8,7 +8,7 @@ naming the key.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache, total_ordering
 from typing import Any, Callable, Iterable, Mapping
 
@@ -26,6 +26,9 @@ class MetadataVersion:
 
     release: tuple[int, ...]
     text: str
+    # Answers of ``is_at_least`` by version text. Why it exists: era switches are read on every
+    # append, fetch and HW check; each version text is compared once per MetadataVersion.
+    _at_least: dict[str, bool] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @classmethod
     def parse(cls, text: str) -> "MetadataVersion":
@@ -41,9 +44,12 @@ class MetadataVersion:
         return cls(release, str(text))
 
     def is_at_least(self, other: "str | MetadataVersion") -> bool:
-        # Era checks run on every append and fetch: parse each version text once.
-        other_v = other if isinstance(other, MetadataVersion) else _parse_cached(other)
-        return self.release >= other_v.release
+        if isinstance(other, MetadataVersion):
+            return self.release >= other.release
+        answer = self._at_least.get(other)
+        if answer is None:
+            answer = self._at_least[other] = self.release >= _parse_cached(other).release
+        return answer
 
     def __lt__(self, other: "MetadataVersion") -> bool:
         return self.release < other.release

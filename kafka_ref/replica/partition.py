@@ -83,6 +83,7 @@ class Partition(PartitionReads):
         self.isr_shrink_count = 0
         self.failed_alter_partition_count = 0
         self._log = state_change_logger(broker_id=local_broker_id, topic_partition=str(topic_partition))
+        self._effective_min_isr_cache: tuple[Any, int, int, Any] | None = None
 
     # ------------------------------------------------------------------ read-outs
 
@@ -140,11 +141,17 @@ class Partition(PartitionReads):
         """
         # 1. The topic's configured value.
         config = self.log_manager.fetch_log_config(self.topic)
+        replicas = len(self.remote_replicas_map) + 1
+        # Cached per partition (acks=all and the HW check read it per produce): recomputed when
+        # the topic's config object, the replica count or the broker version changes.
+        cached = self._effective_min_isr_cache
+        if cached is not None and cached[0] is config and cached[1] == replicas and cached[3] is self.broker_version:
+            return cached[2]
         configured = config.min_in_sync_replicas if config is not None else 1
         # 2. From 3.7.0 no more than the replicas this leader knows of (itself included).
-        if self.broker_version.caps_min_isr_at_replica_count:
-            return min(configured, len(self.remote_replicas_map) + 1)
-        return configured
+        value = min(configured, replicas) if self.broker_version.caps_min_isr_at_replica_count else configured
+        self._effective_min_isr_cache = (config, replicas, value, self.broker_version)
+        return value
 
     # The name older kafka_ref code used for the same number.
     min_isr = effective_min_isr
