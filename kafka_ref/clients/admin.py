@@ -254,9 +254,19 @@ class KafkaAdminClient:
             await self.client.await_metadata_update(deadline)
 
     async def _least_loaded_node(self, deadline: int) -> int:
-        """Mirrors KafkaAdminClient.LeastLoadedNodeProvider."""
-        await self.client.poll_metadata()
-        return self.client.least_loaded_node()
+        """Mirrors KafkaAdminClient.LeastLoadedNodeProvider.
+
+        When every broker is in reconnect backoff the call waits (refreshing metadata) for one
+        to become usable, until its deadline.
+        """
+        while True:
+            await self.client.poll_metadata()
+            node = self.client.least_loaded_node()
+            if node is not None:
+                return node
+            if self.time.milliseconds() >= deadline:
+                raise TimeoutException("Timed out waiting for a node assignment: no broker is available")
+            await self.client.await_metadata_update(deadline)
 
     # -- topics ----------------------------------------------------------------------------
 

@@ -3,8 +3,9 @@
 Mirrors org.apache.kafka.clients.Metadata (the client's metadata cache and its refresh rules),
 org.apache.kafka.clients.MetadataSnapshot / org.apache.kafka.common.Cluster (one immutable view
 of it), and the parts of org.apache.kafka.clients.NetworkClient a client in this process needs:
-in-flight counts per broker, the least-loaded node, and the DefaultMetadataUpdater that sends
-MetadataRequests.
+connection states with reconnect backoff (cluster_connection_states.py), in-flight counts per
+broker, the least-loaded node, and the DefaultMetadataUpdater that sends MetadataRequests and
+hears of every disconnection.
 
 Every client (Producer, Consumer, Admin) owns one ``Metadata`` and one ``NetworkClient``. The
 metadata follows Kafka 3.x rules, with the constant refresh backoff of Kafka before 3.7
@@ -25,12 +26,16 @@ mirror what Kafka reports.
 
 from __future__ import annotations
 
+import math
+import random
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 import anyio
 import structlog
 
+from kafka_ref.clients.cluster_connection_states import ClusterConnectionStates
 from kafka_ref.common.errors import (
     Errors,
     InvalidMetadataException,
@@ -45,7 +50,7 @@ from kafka_ref.common.state_change import state_change_logger
 from kafka_ref.common.time import Time
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.common.uuid import ZERO_UUID, Uuid
-from kafka_ref.network.network import ANONYMOUS_PRINCIPAL, Envelope, Network
+from kafka_ref.network.network import ANONYMOUS_PRINCIPAL, DisconnectException, Envelope, Network
 
 
 def client_logger(**context: Any) -> Any:
@@ -363,12 +368,20 @@ def _partition_metadata(topic: str, p: Any) -> PartitionMetadata:
 
 
 class NetworkClient:
-    """Mirrors org.apache.kafka.clients.NetworkClient (in-flight counts, least-loaded node, metadata updates).
+    """Mirrors org.apache.kafka.clients.NetworkClient (connections, in-flight counts, least-loaded node, metadata updates).
 
-    Requests go out as ``client_id`` with the ``User:ANONYMOUS`` principal. A broker that
-    refused a connection or timed out is avoided for ``reconnect_backoff_ms`` when picking
-    the least-loaded node. Transport failures surface as Kafka's NetworkException
-    (DisconnectException) or TimeoutException (NetworkTimeoutException).
+    Requests go out as ``client_id`` with the ``User:ANONYMOUS`` principal. Connection state
+    per broker lives in ``connection_states`` (ClusterConnectionStates): a broker that refused a
+    connection, dropped one or let a request time out is disconnected and blacked out for its
+    reconnect backoff (exponential, ``reconnect_backoff_ms`` up to ``reconnect_backoff_max_ms``).
+    Every disconnection asks for a metadata update, since it may mean the metadata is stale
+    (DefaultMetadataUpdater#handleServerDisconnect). Transport failures surface as Kafka's
+    NetworkException (DisconnectException) or TimeoutException (NetworkTimeoutException).
+
+    A connection attempt here succeeds or fails at once (the broker is up on the in-process
+    network or not), so ``ready(node)`` connects in the same step; a connection the client
+    holds to a broker that has since crashed is noticed (as Kafka's selector notices the
+    closed socket) the next time the client looks at that node.
     """
 
     def __init__(
@@ -381,7 +394,9 @@ class NetworkClient:
         time: Time | None = None,
         request_timeout_ms: int = 30000,
         reconnect_backoff_ms: int = 50,
+        reconnect_backoff_max_ms: int = 1000,
         principal: str = ANONYMOUS_PRINCIPAL,
+        rng: random.Random | None = None,
     ) -> None:
         self.network = network
         self.client_id = client_id
@@ -393,26 +408,123 @@ class NetworkClient:
         self.request_timeout_ms = request_timeout_ms
         self.reconnect_backoff_ms = reconnect_backoff_ms
         self.principal = principal
+        # Kafka draws the least-loaded node's starting offset and the backoff jitter at random;
+        # a stream seeded from the client id keeps runs replayable.
+        self.rng = rng or random.Random(f"network-client/{client_id}")
+        self.connection_states = ClusterConnectionStates(reconnect_backoff_ms, reconnect_backoff_max_ms, self.rng)
         self.in_flight: dict[int, int] = {}
-        self.blacked_out_until: dict[int, int] = {}
         self.metadata_listeners: list[Callable[[], None]] = []
         self._metadata_fetch: anyio.Event | None = None
+        # Envelopes whose failure was already handled when they were posted (refused at once).
+        self._failed_at_post: weakref.WeakSet[Envelope] = weakref.WeakSet()
         self._log = client_logger(client_id=client_id)
+
+    # -- connections -----------------------------------------------------------------------
+
+    def _check_connection(self, node: int, now: int) -> None:
+        """Mirrors the disconnect detection of NetworkClient#poll (Selector#disconnected) for one node.
+
+        A connection the client believes READY to a broker that is no longer up is processed
+        as a disconnection now.
+        """
+        if self.connection_states.is_ready(node) and not self.network.is_up(node):
+            self.process_disconnection(node, now)
+
+    def is_ready(self, node: int, now: int | None = None) -> bool:
+        """Mirrors org.apache.kafka.clients.NetworkClient#canSendRequest: a live connection to ``node``.
+
+        (Kafka's #isReady also holds every request back while a metadata update is due; here the
+        metadata update runs in its own task and does not need that priority.)
+        """
+        self._check_connection(node, self.time.milliseconds() if now is None else now)
+        return self.connection_states.is_ready(node)
+
+    def ready(self, node: int, now: int | None = None) -> bool:
+        """Mirrors org.apache.kafka.clients.NetworkClient#ready: connected, or connect now if allowed."""
+        now = self.time.milliseconds() if now is None else now
+        # 1. Already connected.
+        if self.is_ready(node, now):
+            return True
+        # 2. Not blacked out: try to connect (here the attempt's outcome is known at once).
+        if self.connection_states.can_connect(node, now):
+            self.initiate_connect(node, now)
+        return self.connection_states.is_ready(node)
+
+    def initiate_connect(self, node: int, now: int) -> None:
+        """Mirrors org.apache.kafka.clients.NetworkClient#initiateConnect (and the connect's completion)."""
+        # 1. The attempt starts (it sets the time the backoff counts from).
+        self.connection_states.connecting(node, now)
+        # 2. A broker that is up accepts the connection; otherwise it is refused and handled
+        #    like any disconnection (backoff, metadata update requested).
+        if self.network.is_up(node):
+            self.connection_states.ready(node)
+        else:
+            self._log.debug("connection_refused", node=node)
+            self.process_disconnection(node, now)
+
+    def process_disconnection(self, node: int, now: int) -> None:
+        """Mirrors org.apache.kafka.clients.NetworkClient#processDisconnection (the connection side).
+
+        Requests in flight to the node fail through their own waits; here the node enters
+        reconnect backoff and the metadata updater hears of it.
+        """
+        # 1. Disconnected: blacked out for the (growing) reconnect backoff.
+        self.connection_states.disconnected(node, now)
+        # 2. The metadata updater learns of it (and asks for an update).
+        self.handle_server_disconnect(now, node)
+
+    def connection_failed(self, node: int) -> bool:
+        """Mirrors org.apache.kafka.clients.NetworkClient#connectionFailed."""
+        return self.connection_states.is_disconnected(node)
+
+    def connection_delay(self, node: int, now: int) -> float:
+        """Mirrors org.apache.kafka.clients.NetworkClient#connectionDelay."""
+        return self.connection_states.connection_delay(node, now)
+
+    def is_unavailable(self, node: int, now: int | None = None) -> bool:
+        """Mirrors org.apache.kafka.clients.consumer.internals.ConsumerNetworkClient#isUnavailable.
+
+        The last connection attempt failed and its reconnect backoff has not passed yet.
+        """
+        now = self.time.milliseconds() if now is None else now
+        self._check_connection(node, now)
+        return self.connection_failed(node) and self.connection_delay(node, now) > 0
 
     # -- requests --------------------------------------------------------------------------
 
     def post(self, node: int, request: Any) -> Envelope:
-        """Mirrors org.apache.kafka.clients.NetworkClient#send: queue a request without waiting (acks=0, or ``wait`` later)."""
-        return self.network.post(self.client_id, node, request, self.principal)
+        """Mirrors org.apache.kafka.clients.NetworkClient#send: queue a request without waiting (acks=0, or ``wait`` later).
+
+        Connects first when there is no connection (as ConsumerNetworkClient#trySend does via
+        #ready). A node in reconnect backoff is not contacted: the request fails at once with
+        DisconnectException (ConsumerNetworkClient#checkDisconnects), as does one the broker refuses.
+        """
+        now = self.time.milliseconds()
+        if not self.ready(node, now):
+            envelope = Envelope(self.client_id, node, -1, request, self.principal, self.network)
+            envelope.fail(DisconnectException(f"connection to node {node} failed (reconnect backoff "
+                                              f"{self.connection_delay(node, now)} ms left)"))
+            self._failed_at_post.add(envelope)
+            return envelope
+        envelope = self.network.post(self.client_id, node, request, self.principal)
+        if envelope.answered and envelope.error is not None:
+            self._failed_at_post.add(envelope)
+            self.process_disconnection(node, now)
+        return envelope
 
     async def wait(self, envelope: Envelope, timeout_ms: float | None = None) -> Any:
-        """Wait for a posted request's answer, counting it in flight while waiting."""
+        """Wait for a posted request's answer, counting it in flight while waiting.
+
+        A lost connection or a request timeout disconnects the node (Kafka closes the
+        connection on a request timeout: NetworkClient#handleTimedOutRequests).
+        """
         node = envelope.dst
         self.in_flight[node] = self.in_flight.get(node, 0) + 1
         try:
             return await self.network.wait(envelope, self.request_timeout_ms if timeout_ms is None else timeout_ms)
         except (NetworkException, TimeoutException):
-            self.blacked_out_until[node] = self.time.milliseconds() + self.reconnect_backoff_ms
+            if envelope not in self._failed_at_post:
+                self.process_disconnection(node, self.time.milliseconds())
             raise
         finally:
             self.in_flight[node] -= 1
@@ -425,30 +537,74 @@ class NetworkClient:
         """Mirrors org.apache.kafka.clients.NetworkClient#inFlightRequestCount(String)."""
         return self.in_flight.get(node, 0)
 
-    def least_loaded_node(self) -> int:
-        """Mirrors org.apache.kafka.clients.NetworkClient#leastLoadedNode.
+    def least_loaded_node(self, now: int | None = None) -> int | None:
+        """Mirrors org.apache.kafka.clients.NetworkClient#leastLoadedNode (Kafka 3.7).
 
-        Among known brokers (the bootstrap list before the first metadata, or when every known
-        broker is backing off: Kafka's re-bootstrap), the one with fewest requests in flight
-        that is not in reconnect backoff; ties go to the lowest id.
+        From a random starting point among the known brokers: a connected broker with nothing
+        in flight at once, else the connected broker with fewest in flight, else the broker we
+        may connect to whose last attempt is oldest. A broker in reconnect backoff is never
+        chosen. None when no broker qualifies: the caller waits ``reconnect_backoff_ms``.
+        Before the first metadata the candidates are the bootstrap brokers; when no known broker
+        qualifies the bootstrap brokers are tried as well (the re-bootstrap of KIP-899, which
+        Kafka 3.8 added as ``metadata.recovery.strategy=rebootstrap``).
         """
-        now = self.time.milliseconds()
-        # 1. Candidates: known brokers, else bootstrap brokers.
+        now = self.time.milliseconds() if now is None else now
         known = sorted(self.metadata.fetch().nodes)
-        for candidates in (known, self.bootstrap_brokers):
-            usable = [n for n in candidates if self.blacked_out_until.get(n, 0) <= now]
-            if usable:
-                # 2. Fewest in flight wins.
-                return min(usable, key=lambda n: self.in_flight.get(n, 0))
-        # 3. Everyone is backing off: the one whose backoff ends first.
-        return min(self.bootstrap_brokers, key=lambda n: self.blacked_out_until.get(n, 0))
+        # 1. The known brokers (the bootstrap list before the first metadata).
+        node = self._least_loaded_of(known or self.bootstrap_brokers, now)
+        # 2. None of them usable: the bootstrap list.
+        if node is None and known:
+            node = self._least_loaded_of(self.bootstrap_brokers, now)
+        return node
+
+    def _least_loaded_of(self, nodes: list[int], now: int) -> int | None:
+        if not nodes:
+            return None
+        found_ready: int | None = None
+        found_can_connect: int | None = None
+        fewest = math.inf
+        # 1. Start at a random offset so load spreads over the brokers.
+        offset = self.rng.randrange(len(nodes))
+        for i in range(len(nodes)):
+            node = nodes[(offset + i) % len(nodes)]
+            # 2. Connected: nothing in flight wins at once, else remember the least loaded.
+            if self.is_ready(node, now):
+                in_flight = self.in_flight.get(node, 0)
+                if in_flight == 0:
+                    return node
+                if in_flight < fewest:
+                    fewest, found_ready = in_flight, node
+            # 3. Not connected but allowed to connect: prefer the least recently tried.
+            elif self.connection_states.can_connect(node, now):
+                if (found_can_connect is None or self.connection_states.last_connect_attempt_ms(found_can_connect)
+                        > self.connection_states.last_connect_attempt_ms(node)):
+                    found_can_connect = node
+            # 4. Otherwise (reconnect backoff) the node is left out.
+        return found_ready if found_ready is not None else found_can_connect
 
     # -- metadata --------------------------------------------------------------------------
 
     @property
     def metadata_fetch_in_progress(self) -> bool:
-        """Mirrors NetworkClient.DefaultMetadataUpdater#isUpdateDue's in-flight check."""
+        """Mirrors NetworkClient.DefaultMetadataUpdater#hasFetchInProgress."""
         return self._metadata_fetch is not None
+
+    def is_update_due(self, now: int) -> bool:
+        """Mirrors NetworkClient.DefaultMetadataUpdater#isUpdateDue."""
+        return not self.metadata_fetch_in_progress and self.metadata.time_to_next_update(now) == 0
+
+    def handle_server_disconnect(self, now: int, node: int) -> None:
+        """Mirrors org.apache.kafka.clients.NetworkClient.DefaultMetadataUpdater#handleServerDisconnect.
+
+        A disconnection while an update is due counts as a failed update attempt (so the
+        refresh backs off); and since it may mean our metadata names a dead broker, an update is
+        requested.
+        """
+        # 1. A due update that meets a disconnect backs off like a failed one.
+        if self.is_update_due(now):
+            self.metadata.failed_update(now)
+        # 2. The disconnect may come from stale metadata: ask for an update.
+        self.metadata.request_update()
 
     async def maybe_update_metadata(self) -> bool:
         """Mirrors org.apache.kafka.clients.NetworkClient.DefaultMetadataUpdater#maybeUpdate.
@@ -463,8 +619,19 @@ class NetworkClient:
             return self.metadata.update_version > version
         self._metadata_fetch = anyio.Event()
         try:
-            # 2. Ask the least-loaded node for the topics this client wants.
-            node = self.least_loaded_node()
+            # 2. The least-loaded node; none (every broker in reconnect backoff): try again
+            #    after the reconnect backoff.
+            now = self.time.milliseconds()
+            node = self.least_loaded_node(now)
+            if node is None:
+                self._log.debug("metadata_request_no_node_available")
+                await self.time.sleep(self.reconnect_backoff_ms)
+                return False
+            # 3. Connect if needed; a refused connection is a failed attempt.
+            if not self.ready(node, now):
+                self.metadata.failed_update(now)
+                return False
+            # 4. Ask it for the topics this client wants.
             request, version = self.metadata.new_metadata_request_and_version()
             try:
                 response = await self.send(node, request)
@@ -472,7 +639,7 @@ class NetworkClient:
                 self._log.debug("metadata_request_failed", node=node, error=repr(exc))
                 self.metadata.failed_update(self.time.milliseconds())
                 return False
-            # 3. A broker that knows no brokers yet has nothing useful to say.
+            # 5. A broker that knows no brokers yet has nothing useful to say.
             if not response.brokers:
                 self.metadata.failed_update(self.time.milliseconds())
                 return False

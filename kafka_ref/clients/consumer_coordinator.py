@@ -369,24 +369,33 @@ class ConsumerCoordinator:
 
     async def ensure_coordinator_ready(self, deadline_ms: int) -> bool:
         """Mirrors AbstractCoordinator#ensureCoordinatorReady: FindCoordinator until one answers or the deadline."""
-        while self.coordinator is None:
-            node = self.client.least_loaded_node()
-            try:
-                response = await self.client.send(node, FindCoordinatorRequest(
-                    key_type=CoordinatorType.GROUP, coordinator_keys=(self.group_id,)))
-                result = response.coordinator(self.group_id)
-                error = Errors.NONE if result is None else Errors.for_code(result.error_code)
-                if result is not None and error is Errors.NONE:
-                    self.coordinator = result.node_id
-                    self._log.info("coordinator_discovered", coordinator=result.node_id)
-                    return True
-                if error is Errors.GROUP_AUTHORIZATION_FAILED:
-                    error.maybe_raise(f"Not authorized to access group: {self.group_id}")
-            except (NetworkException, TimeoutException):
-                pass
+        # 0. A known coordinator we cannot connect to (reconnect backoff) is given up first.
+        if self.coordinator is not None and self.client.is_unavailable(self.coordinator):
+            self.mark_coordinator_unknown("coordinator unavailable")
             if not await self._backoff(deadline_ms):
                 return False
-            self.metadata.request_update()
+        while self.coordinator is None:
+            # 1. FindCoordinator to the least-loaded broker (AbstractCoordinator#lookupCoordinator);
+            #    no broker available is a retriable failure like a lost connection.
+            node = self.client.least_loaded_node()
+            if node is not None:
+                try:
+                    response = await self.client.send(node, FindCoordinatorRequest(
+                        key_type=CoordinatorType.GROUP, coordinator_keys=(self.group_id,)))
+                    result = response.coordinator(self.group_id)
+                    error = Errors.NONE if result is None else Errors.for_code(result.error_code)
+                    if result is not None and error is Errors.NONE:
+                        self.coordinator = result.node_id
+                        self._log.info("coordinator_discovered", coordinator=result.node_id)
+                        return True
+                    if error is Errors.GROUP_AUTHORIZATION_FAILED:
+                        error.maybe_raise(f"Not authorized to access group: {self.group_id}")
+                except (NetworkException, TimeoutException):
+                    pass
+            # 2. Retriable failure: back off, then refresh metadata before looking again.
+            if not await self._backoff(deadline_ms):
+                return False
+            await self.client.await_metadata_update(deadline_ms)
         return True
 
     async def _backoff(self, deadline_ms: int) -> bool:

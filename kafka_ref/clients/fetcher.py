@@ -170,7 +170,7 @@ class Fetcher:
                 self.metadata.request_update()
                 continue
             # 2. A leader in reconnect backoff or with a fetch in flight is skipped.
-            if self.client.blacked_out_until.get(node, 0) > now or node in self.pending:
+            if self.client.is_unavailable(node, now) or node in self.pending:
                 continue
             requests.setdefault(node, {})[tp] = FetchPartition(
                 partition=tp.partition,

@@ -116,8 +116,15 @@ class Sender:
         if result.unknown_leader_topics:
             self.metadata.add_topics(result.unknown_leader_topics)
             self.metadata.request_update()
-        # 2. Leaders with a full in-flight window wait for a response first.
-        ready_nodes = {n for n in result.ready_nodes if self.in_flight_requests.get(n, 0) < self.producer.max_in_flight}
+        # 2. Leaders we cannot reach now (reconnect backoff; a refused connection puts them there
+        #    and asks for metadata) wait, and so do leaders with a full in-flight window.
+        not_ready_timeout = float("inf")
+        ready_nodes: set[int] = set()
+        for node in result.ready_nodes:
+            if not self.client.ready(node, now):
+                not_ready_timeout = min(not_ready_timeout, self.client.connection_delay(node, now))
+            elif self.in_flight_requests.get(node, 0) < self.producer.max_in_flight:
+                ready_nodes.add(node)
         # 3. Drain; keep partitions muted while a batch is in flight if ordering must hold.
         batches = self.accumulator.drain(cluster, sorted(ready_nodes), self.producer.max_request_size, now)
         for node_batches in batches.values():
@@ -136,7 +143,7 @@ class Sender:
         for node, node_batches in batches.items():
             if node_batches:
                 self.send_produce_request(node, node_batches, task_group)
-        poll_timeout = min(result.next_ready_check_delay_ms, self.accumulator.next_batch_expiry_time_ms - now)
+        poll_timeout = min(result.next_ready_check_delay_ms, self.accumulator.next_batch_expiry_time_ms - now, not_ready_timeout)
         if any(batches.values()):
             poll_timeout = 0
         return max(poll_timeout, 0)
