@@ -25,7 +25,7 @@ def anyio_backend():
     return "asyncio"
 
 
-PRODUCER = dict(acks="all", request_timeout_ms=5000, metadata_max_age_ms=1000, retry_backoff_ms=100)
+PRODUCER = dict(acks="all", enable_idempotence=True, request_timeout_ms=5000, metadata_max_age_ms=1000, retry_backoff_ms=100)
 CONSUMER = dict(auto_offset_reset="earliest", enable_auto_commit=False, session_timeout_ms=3000,
                 heartbeat_interval_ms=300, request_timeout_ms=5000, metadata_max_age_ms=1000,
                 fetch_max_wait_ms=100, retry_backoff_ms=100)

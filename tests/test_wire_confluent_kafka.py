@@ -27,7 +27,7 @@ def anyio_backend():
 
 
 def _producer(bootstrap: str) -> Producer:
-    return Producer({"bootstrap.servers": bootstrap, "acks": "all", "retry.backoff.ms": 100,
+    return Producer({"bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": True, "retry.backoff.ms": 100,
                      "topic.metadata.refresh.interval.ms": 1000, "message.timeout.ms": 30000, "linger.ms": 0})
 
 

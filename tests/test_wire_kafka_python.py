@@ -14,6 +14,7 @@ import time
 
 import pytest
 
+from kafka_ref.common.topic_partition import TopicPartition as OurTopicPartition
 from tests.wire_support import kill_leader, on_loop, run_with_cluster, wait_for_new_leader
 
 kafka = pytest.importorskip("kafka")
@@ -28,7 +29,7 @@ def anyio_backend():
     return "asyncio"  # a real clock: sockets and client threads
 
 
-PRODUCER = dict(acks="all", enable_idempotence=False, request_timeout_ms=5000, metadata_max_age_ms=1000,
+PRODUCER = dict(acks="all", request_timeout_ms=5000, metadata_max_age_ms=1000,
                 retry_backoff_ms=100, linger_ms=0)
 CONSUMER = dict(auto_offset_reset="earliest", enable_auto_commit=False, session_timeout_ms=3000,
                 heartbeat_interval_ms=300, request_timeout_ms=5000, metadata_max_age_ms=1000, fetch_max_wait_ms=100,
@@ -86,6 +87,11 @@ async def test_produce_consume_commit_survive_leader_kill():
         assert consumer.committed(tp) == max(acked2) + 1
         consumer.close()
         producer.close()
+        # 5. kafka-python's default is an idempotent producer: one producer id whose sequences
+        #    ran 0..199 across the failover, known to the new leader's log.
+        log = on_loop(cluster.broker(new).replica_manager.get_log, OurTopicPartition("orders", 0))
+        entries = list(log.producer_state_manager.producers.values())
+        assert [(e.producer_epoch, e.last_seq) for e in entries] == [(0, 199)]
         return old, new
 
     old, new = await run_with_cluster(client)

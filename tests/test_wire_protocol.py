@@ -68,7 +68,7 @@ def test_produce_request_decodes_records_built_by_kafka_python():
 def test_api_versions_lists_exactly_the_wired_apis():
     response = api_versions_response()
     assert {v.api_key for v in response.api_keys} == {int(k) for k in WIRE_APIS}
-    assert ApiKeys.INIT_PRODUCER_ID not in {v.api_key for v in response.api_keys}
+    assert ApiKeys.ADD_PARTITIONS_TO_TXN not in {v.api_key for v in response.api_keys}
     produce = response.api_version(ApiKeys.PRODUCE)
     assert (produce.min_version, produce.max_version) == (3, 9)
 
@@ -127,8 +127,8 @@ async def test_unsupported_api_versions_version_gets_v0_error_with_range():
 async def test_unadvertised_api_closes_only_that_connection():
     async with Cluster(brokers=1, metadata_mode="kraft", clock="wall") as cluster, cluster.serve() as bootstrap:
         async with await _connect(bootstrap) as good, await _connect(bootstrap) as bad:
-            # InitProducerId (22) is not advertised: Kafka closes the connection.
-            frame = struct.pack(">hhi", ApiKeys.INIT_PRODUCER_ID, 0, 1) + struct.pack(">h", 0)
+            # AddPartitionsToTxn (24) is not advertised: Kafka closes the connection.
+            frame = struct.pack(">hhi", ApiKeys.ADD_PARTITIONS_TO_TXN, 0, 1) + struct.pack(">h", 0)
             await bad.send(struct.pack(">i", len(frame)) + frame)
             assert await _closed_by_peer(bad)
             await good.send(_frame(KMetadataRequest(topics=None, allow_auto_topic_creation=False), 12, 3))

@@ -45,6 +45,7 @@ from kafka_ref.log.fetch_data import (
 from kafka_ref.log.leader_epoch_file_cache import UNDEFINED_EPOCH_OFFSET, LeaderEpochFileCache
 from kafka_ref.log.local_log import BatchView, LocalLog
 from kafka_ref.log.log_validator import analyze_and_validate_records, validate_batch
+from kafka_ref.log.producer_state_manager import ProducerStateManager
 
 if TYPE_CHECKING:
     from kafka_ref.log.disk import Disk
@@ -108,6 +109,9 @@ class UnifiedLog:
         self._update_log_start_offset(local_start)
         # 4. Topic id: the partition.metadata file wins; a different given id is an error.
         self._initialize_topic_id(topic_id)
+        # Idempotent producers' state, rebuilt from the data (LogLoader's producer state load).
+        self.producer_state_manager = ProducerStateManager(topic_partition)
+        self.producer_state_manager.reload(local_log.batches)
         # 5. Start from the given high watermark, clamped into range.
         self.update_high_watermark(high_watermark)
         self._check_invariants()
@@ -491,6 +495,21 @@ class UnifiedLog:
             return append_info
         self.local_log.check_if_memory_mapped_buffer_closed()
         batches: Sequence[RecordBatch] = records.batches
+        if validate_and_assign_offsets and origin == AppendOrigin.CLIENT:
+            # 3. Idempotent producers (analyzeAndValidateProducerState): a retried batch that is
+            #    already written is answered with its offsets and not written again; an old
+            #    epoch or a sequence gap is refused before anything is written.
+            producers = self.producer_state_manager
+            for batch in batches:
+                if batch.producer_id >= 0:
+                    duplicate = producers.find_duplicate(batch)
+                    if duplicate is not None:
+                        append_info.first_offset = duplicate.first_offset
+                        append_info.last_offset = duplicate.last_offset
+                        append_info.log_start_offset = self.log_start_offset
+                        return append_info
+                    producers.validate(batches)
+                    break
         if validate_and_assign_offsets:
             # 3a. Leader: the LogValidator checks each batch, then offsets run on from the LEO
             #     and the leader's epoch is stamped; only the batch header is rewritten.
@@ -530,6 +549,7 @@ class UnifiedLog:
             self.maybe_assign_epoch_start_offset(batch.partition_leader_epoch, batch.base_offset)
         # 5. Append; a HW that sat at the end keeps pointing at the (moved) end.
         self.local_log.append(append_info.last_offset, batches)
+        self.producer_state_manager.update(batches)
         self._update_high_watermark_with_log_end_offset()
         append_info.log_start_offset = self.log_start_offset
         self._check_invariants()
@@ -701,6 +721,8 @@ class UnifiedLog:
             self.log_start_offset = min(target_offset, self.log_start_offset)
             if self.high_watermark >= self.local_log.log_end_offset:
                 self.update_high_watermark(self.local_log.log_end_offset_metadata)
+            # 5. Producer state as the remaining data leaves it (truncateAndReload).
+            self.producer_state_manager.reload(self.local_log.batches)
         self._check_invariants()
         return True
 
@@ -710,6 +732,7 @@ class UnifiedLog:
         # 1. Empty the local log and the epoch cache.
         self.local_log.truncate_fully_and_start_at(new_offset)
         self.leader_epoch_cache.clear_and_flush()
+        self.producer_state_manager.reload(())
         # 2. The log start offset and HW follow.
         self.log_start_offset = new_offset if log_start_offset is None else log_start_offset
         self.update_high_watermark(self.local_log.log_end_offset_metadata)

@@ -14,9 +14,9 @@ common version:
   v13+ address topics by id).
 - ListOffsets from v1 and OffsetFetch from v1, OffsetCommit from v2: v0 of each has semantics
   (multiple offsets, ZooKeeper-stored offsets) this broker does not model.
-- InitProducerId and the transactional APIs are not advertised: our logs keep no producer state,
-  so an idempotent producer would get guarantees we do not check. Clients that see no
-  InitProducerId fall back to (or are configured for) non-idempotent producing.
+- InitProducerId up to v4 for idempotent producers (the logs check producer epochs and
+  sequences, kafka_ref/log/producer_state_manager.py); the transactional APIs are not
+  advertised and a transactional id is answered UNSUPPORTED_VERSION.
 """
 
 from __future__ import annotations
@@ -53,6 +53,8 @@ from kafka.protocol.metadata import FindCoordinatorRequest as KFindCoordinatorRe
 from kafka.protocol.metadata import FindCoordinatorResponse as KFindCoordinatorResponse
 from kafka.protocol.metadata import MetadataRequest as KMetadataRequest
 from kafka.protocol.metadata import MetadataResponse as KMetadataResponse
+from kafka.protocol.producer import InitProducerIdRequest as KInitProducerIdRequest
+from kafka.protocol.producer import InitProducerIdResponse as KInitProducerIdResponse
 from kafka.protocol.producer import ProduceRequest as KProduceRequest
 from kafka.protocol.producer import ProduceResponse as KProduceResponse
 
@@ -64,6 +66,7 @@ from kafka_ref.common.requests.delete_topics import DeleteTopicsRequest
 from kafka_ref.common.requests.fetch import FetchRequest
 from kafka_ref.common.requests.find_coordinator import FindCoordinatorRequest, FindCoordinatorResponse
 from kafka_ref.common.requests.heartbeat import HeartbeatRequest
+from kafka_ref.common.requests.init_producer_id import InitProducerIdRequest
 from kafka_ref.common.requests.join_group import JoinGroupRequest
 from kafka_ref.common.requests.leave_group import LeaveGroupRequest, LeaveGroupResponse, MemberIdentity
 from kafka_ref.common.requests.list_offsets import ListOffsetsRequest
@@ -200,6 +203,7 @@ WIRE_APIS: dict[int, WireApi] = {api.key: api for api in (
     WireApi(ApiKeys.DELETE_TOPICS, KDeleteTopicsRequest, KDeleteTopicsResponse, DeleteTopicsRequest, 0, 6),
     WireApi(ApiKeys.OFFSET_FOR_LEADER_EPOCH, KOffsetForLeaderEpochRequest, KOffsetForLeaderEpochResponse,
             OffsetForLeaderEpochRequest, 2, 4),
+    WireApi(ApiKeys.INIT_PRODUCER_ID, KInitProducerIdRequest, KInitProducerIdResponse, InitProducerIdRequest, 0, 4),
 )}
 
 

@@ -1,0 +1,1 @@
+"""The transaction coordinator's producer-id part (idempotent producers only)."""
