@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from kafka_ref.common.errors import InvalidProducerEpochException, OutOfOrderSequenceException
 from kafka_ref.common.records.constants import NO_PRODUCER_EPOCH, NO_SEQUENCE
+from kafka_ref.common.records.record import decrement_sequence
 from kafka_ref.common.records.record_batch import RecordBatch
 from kafka_ref.common.topic_partition import TopicPartition
 
@@ -43,19 +44,12 @@ class BatchMetadata:
 
     @property
     def first_seq(self) -> int:
-        """Mirrors BatchMetadata#firstSeq (sequences wrap at Integer.MAX_VALUE)."""
-        return _decrement_sequence(self.last_seq, self.offset_delta)
+        """Mirrors org.apache.kafka.storage.internals.log.BatchMetadata#firstSeq (sequences wrap at Integer.MAX_VALUE)."""
+        return decrement_sequence(self.last_seq, self.offset_delta)
 
     @property
     def first_offset(self) -> int:
         return self.last_offset - self.offset_delta
-
-
-def _decrement_sequence(sequence: int, decrement: int) -> int:
-    """Mirrors DefaultRecordBatch#decrementSequence."""
-    if sequence < decrement:
-        return INT32_MAX - (decrement - sequence) + 1
-    return sequence - decrement
 
 
 @dataclass(slots=True)
@@ -75,7 +69,7 @@ class ProducerStateEntry:
         return self.batch_metadata[-1].last_seq if self.batch_metadata else NO_SEQUENCE
 
     def add_batch(self, producer_epoch: int, last_seq: int, last_offset: int, offset_delta: int, timestamp: int) -> None:
-        """Mirrors ProducerStateEntry#addBatch: a new epoch forgets the old epoch's batches."""
+        """Mirrors org.apache.kafka.storage.internals.log.ProducerStateEntry#addBatch: a new epoch forgets the old epoch's batches."""
         # 1. A new epoch starts a fresh batch history.
         if self.producer_epoch != producer_epoch:
             self.batch_metadata.clear()
@@ -85,7 +79,7 @@ class ProducerStateEntry:
         self.last_timestamp = timestamp
 
     def find_duplicate_batch(self, batch: RecordBatch) -> BatchMetadata | None:
-        """Mirrors ProducerStateEntry#findDuplicateBatch: the same epoch and exact sequence range."""
+        """Mirrors org.apache.kafka.storage.internals.log.ProducerStateEntry#findDuplicateBatch: the same epoch and exact sequence range."""
         if batch.producer_epoch != self.producer_epoch:
             return None
         first, last = batch.base_sequence, batch.last_sequence
@@ -103,7 +97,7 @@ class ProducerStateManager:
         self.producers: dict[int, ProducerStateEntry] = {}
 
     def last_entry(self, producer_id: int) -> ProducerStateEntry | None:
-        """Mirrors ProducerStateManager#lastEntry."""
+        """Mirrors org.apache.kafka.storage.internals.log.ProducerStateManager#lastEntry."""
         return self.producers.get(producer_id)
 
     def find_duplicate(self, batch: RecordBatch) -> BatchMetadata | None:
@@ -112,7 +106,7 @@ class ProducerStateManager:
         return None if entry is None else entry.find_duplicate_batch(batch)
 
     def validate(self, batches: Iterable[RecordBatch]) -> None:
-        """Mirrors ProducerAppendInfo#maybeValidateDataBatch for a client append, before anything is written.
+        """Mirrors org.apache.kafka.storage.internals.log.ProducerAppendInfo#maybeValidateDataBatch for a client append, before anything is written.
 
         Follows Kafka 3.7. Batches of one request are checked against the state as each earlier
         batch of the same request would leave it. Raises InvalidProducerEpochException or
@@ -150,7 +144,7 @@ class ProducerStateManager:
             pending[batch.producer_id] = (batch.producer_epoch, batch.last_sequence)
 
     def update(self, batches: Iterable[RecordBatch]) -> None:
-        """Mirrors ProducerAppendInfo#appendDataBatch + ProducerStateManager#update for written batches."""
+        """Mirrors org.apache.kafka.storage.internals.log.ProducerAppendInfo#appendDataBatch with ProducerStateManager#update, for written batches."""
         for batch in batches:
             if batch.producer_id < 0 or batch.is_control_batch:
                 continue
@@ -161,11 +155,11 @@ class ProducerStateManager:
                             batch.last_offset - batch.base_offset, batch.max_timestamp)
 
     def reload(self, batches: Iterable[RecordBatch]) -> None:
-        """Mirrors ProducerStateManager#truncateAndReload: forget everything, replay the log's batches."""
+        """Mirrors org.apache.kafka.storage.internals.log.ProducerStateManager#truncateAndReload: forget everything, replay the log's batches."""
         self.producers.clear()
         self.update(batches)
 
 
 def _in_sequence(last_seq: int, next_seq: int) -> bool:
-    """Mirrors ProducerAppendInfo#inSequence."""
+    """Mirrors org.apache.kafka.storage.internals.log.ProducerAppendInfo#inSequence."""
     return next_seq == last_seq + 1 or (next_seq == 0 and last_seq == INT32_MAX)

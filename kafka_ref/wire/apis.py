@@ -110,7 +110,7 @@ class WireApi:
 
 
 def _metadata_in(wire: Any, version: int, request: MetadataRequest) -> MetadataRequest:
-    """Mirrors MetadataRequest#isAllTopics across versions: v0 asks for all topics with []."""
+    """Mirrors org.apache.kafka.common.requests.MetadataRequest#isAllTopics at version 0, where [] asks for all topics."""
     if version == 0 and not request.topics:
         return dataclasses.replace(request, topics=None)
     return request
@@ -124,14 +124,17 @@ def _metadata_out(response: MetadataResponse, version: int, wire: Any, addresses
 
 
 def _find_coordinator_in(wire: Any, version: int, request: FindCoordinatorRequest) -> FindCoordinatorRequest:
-    """Mirrors FindCoordinatorRequest before v4: one ``key`` instead of ``coordinator_keys``."""
+    """Mirrors org.apache.kafka.common.requests.FindCoordinatorRequest at versions before 4: one ``key``, not ``coordinator_keys``."""
     if version < 4:
         return dataclasses.replace(request, coordinator_keys=(wire.key,))
     return request
 
 
 def _find_coordinator_out(response: FindCoordinatorResponse, version: int, wire: Any, addresses: Addresses) -> None:
-    """Mirrors FindCoordinatorResponse before v4 (one coordinator at top level) and advertises real ports."""
+    """Mirrors org.apache.kafka.common.requests.FindCoordinatorResponse at versions before 4 (one coordinator at top level).
+
+    Every version advertises the coordinator at its real listener port.
+    """
     entries = wire.coordinators if version >= 4 else []
     for entry in entries:
         if entry.node_id in addresses:
@@ -145,20 +148,20 @@ def _find_coordinator_out(response: FindCoordinatorResponse, version: int, wire:
 
 
 def _leave_group_in(wire: Any, version: int, request: LeaveGroupRequest) -> LeaveGroupRequest:
-    """Mirrors LeaveGroupRequest before v3: one ``member_id`` instead of a member list."""
+    """Mirrors org.apache.kafka.common.requests.LeaveGroupRequest at versions before 3: one ``member_id``, not a member list."""
     if version < 3:
         return dataclasses.replace(request, members=(MemberIdentity(member_id=wire.member_id),))
     return request
 
 
 def _leave_group_out(response: LeaveGroupResponse, version: int, wire: Any, addresses: Addresses) -> None:
-    """Mirrors LeaveGroupResponse before v3: only the top-level error (the first member error)."""
+    """Mirrors org.apache.kafka.common.requests.LeaveGroupResponse at versions before 3: only the top-level error."""
     if version < 3:
         wire.error_code = response.top_level_error()
 
 
 def _offset_fetch_in(wire: Any, version: int, request: OffsetFetchRequest) -> OffsetFetchRequest:
-    """Mirrors OffsetFetchRequest before v8: one group (``group_id`` + ``topics``)."""
+    """Mirrors org.apache.kafka.common.requests.OffsetFetchRequest at versions before 8: one group (``group_id`` + ``topics``)."""
     if version < 8:
         topics = None
         if wire.topics is not None:
@@ -171,7 +174,7 @@ def _offset_fetch_in(wire: Any, version: int, request: OffsetFetchRequest) -> Of
 
 
 def _offset_fetch_out(response: OffsetFetchResponse, version: int, wire: Any, addresses: Addresses) -> None:
-    """Mirrors OffsetFetchResponse before v8: the one group's error and topics at top level."""
+    """Mirrors org.apache.kafka.common.requests.OffsetFetchResponse at versions before 8: one group's error and topics at top level."""
     if version < 8 and response.groups:
         from kafka_ref.wire.codec import to_wire
 

@@ -57,11 +57,11 @@ class SocketServer:
         self._log = state_change_logger(broker_id=broker_id)
 
     async def serve(self, listener: Any) -> None:
-        """Mirrors SocketServer.Acceptor#run: accept until cancelled (the broker died)."""
+        """Mirrors kafka.network.Acceptor#run: accept until cancelled (the broker died)."""
         await listener.serve(self.handle_connection)
 
     async def handle_connection(self, stream: SocketStream) -> None:
-        """Mirrors SocketServer.Processor for one connection: frames in, responses out."""
+        """Mirrors kafka.network.Processor#run for one connection: frames in, responses out."""
         node = ("wire", self.broker_id, next(_connection_ids))
         self.connections += 1
         async with stream:

@@ -50,7 +50,7 @@ class TransactionCoordinator:
         self._log = state_change_logger(broker_id=broker.broker_id)
 
     def handle_init_producer_id(self, envelope: Any) -> None:
-        """Mirrors TransactionCoordinator#handleInitProducerId for a null transactional id.
+        """Mirrors kafka.coordinator.transaction.TransactionCoordinator#handleInitProducerId for a null transactional id.
 
         1. A transactional id asks for transactions, which this broker does not model;
         2. otherwise a fresh producer id with epoch 0 (Kafka does the same for idempotent
