@@ -34,11 +34,12 @@ async def _cluster_with_topic(cluster: Cluster) -> dict:
 
 def _request(cluster: Cluster, state: dict, *, topic: str = "t", partition: int = 0, leader: int | None = None,
              broker_epoch: int | None = None, leader_epoch: int | None = None, partition_epoch: int | None = None,
-             isr: tuple[int, ...] | None = None, leader_recovery_state: int = 0, **topic_fields) -> AlterPartitionRequest:
+             isr: tuple[int, ...] | None = None, leader_recovery_state: int = 0, version: int | None = None,
+             **topic_fields) -> AlterPartitionRequest:
     leader = state["leader"] if leader is None else leader
     if broker_epoch is None:
         broker_epoch = cluster.broker(leader).broker_epoch if leader in cluster.live_broker_ids() else 0
-    return AlterPartitionRequest(broker_id=leader, broker_epoch=broker_epoch, topics=(AlterPartitionTopicData(
+    return AlterPartitionRequest(broker_id=leader, broker_epoch=broker_epoch, version=version, topics=(AlterPartitionTopicData(
         topic_name=topic, **topic_fields, partitions=(AlterPartitionPartitionData(
             partition_index=partition,
             leader_epoch=state["leader_epoch"] if leader_epoch is None else leader_epoch,
@@ -128,3 +129,66 @@ async def test_controller_event_thread_survives_a_failing_event():
     assert manager.processed == ["Boom", "Mark"]
     assert manager.failed_events == [("Boom", "RuntimeError('boom')")]
     assert seen == ["mark"]
+
+
+# ------------------------------------------------------------------------------ topic ids by request version
+
+
+async def test_alter_partition_topic_ids_by_version():
+    """Mirrors ControllerIntegrationTest#testAlterPartitionErrors' version cases (KIP-841, Kafka 3.7): versions
+    2+ name topics by id (an unknown id is UNKNOWN_TOPIC_ID, the name riding along is ignored), 0-1 by name;
+    a replica that is not alive proposed for the ISR is INELIGIBLE_REPLICA from version 2 and
+    OPERATION_NOT_ATTEMPTED before."""
+    from kafka_ref.common.uuid import Uuid
+
+    async with Cluster(brokers=3, metadata_mode="zk", seed=2) as cluster:
+        await cluster.create_topic("t", replica_assignment={0: [0, 1]})
+        state = cluster.partition_state("t", 0)
+        topic_id = cluster.active_controller().controller_context.topic_ids["t"]
+        stray = Uuid(5, 5)
+        assert await _errors(cluster, _request(cluster, state, topic_id=stray)) == (Errors.NONE, Errors.UNKNOWN_TOPIC_ID)
+        # Version 1 names by name: the stray id is ignored and the proposal is judged on its merits.
+        v1 = await _errors(cluster, _request(cluster, state, leader_epoch=state["leader_epoch"] - 1, topic_id=stray, version=1))
+        assert v1 == (Errors.NONE, Errors.FENCED_LEADER_EPOCH)
+        assert await _errors(cluster, _request(cluster, state, topic="x", version=1)) == (Errors.NONE, Errors.UNKNOWN_TOPIC_OR_PARTITION)
+        # Version 2+: the id names the topic even under a wrong name.
+        v3 = await _errors(cluster, _request(cluster, state, topic="x", topic_id=topic_id, leader_epoch=state["leader_epoch"] - 1))
+        assert v3 == (Errors.NONE, Errors.FENCED_LEADER_EPOCH)
+        # Broker 2 is alive but no replica: proposing broker 5 (not alive) is ineligible.
+        for version, expected in ((1, Errors.OPERATION_NOT_ATTEMPTED), (2, Errors.INELIGIBLE_REPLICA), (3, Errors.INELIGIBLE_REPLICA)):
+            request = _request(cluster, state, isr=(state["leader"], 5), topic_id=topic_id, version=version)
+            assert (request.request_version(), await _errors(cluster, request)) == (version, (Errors.NONE, expected))
+        assert cluster.partition_state("t", 0) == state
+
+
+def test_quorum_controller_alter_partition_topic_ids_by_version():
+    """Mirrors ReplicationControlManagerTest#testAlterPartitionHandleUnknownTopicIdOrName and
+    #testAlterPartitionShouldRejectFencedBrokers (Kafka 3.7; version 1 → OPERATION_NOT_ATTEMPTED, 2+ → INELIGIBLE_REPLICA)."""
+    from test_kraft_cluster import FakeEnvelope, controller_with_topic
+
+    from kafka_ref.common.uuid import Uuid
+    from kafka_ref.controller.quorum.quorum_controller import ControllerResult
+
+    controller, _time, epochs, topic_id = controller_with_topic()
+
+    def error(*, topic="t", tid=topic_id, version=None, isr=(0, 1, 2), partition_epoch=0):
+        request = AlterPartitionRequest(broker_id=0, broker_epoch=epochs[0], version=version, topics=(AlterPartitionTopicData(
+            topic_name=topic, topic_id=tid, partitions=(AlterPartitionPartitionData(
+                partition_index=0, leader_epoch=0, partition_epoch=partition_epoch,
+                new_isr_with_epochs=tuple(BrokerState(broker_id=b) for b in isr)),)),))
+        env = FakeEnvelope(request)
+        controller.handle(env)
+        return Errors.for_code(env.response.topics[0].partitions[0].error_code)
+
+    assert error(tid=Uuid(3, 3)) is Errors.UNKNOWN_TOPIC_ID
+    assert error(topic="nope", tid=topic_id, version=1) is Errors.UNKNOWN_TOPIC_OR_PARTITION
+    assert error(topic="nope", tid=Uuid(3, 3), version=2) is Errors.UNKNOWN_TOPIC_ID
+    # Broker 2 fenced: it cannot join the ISR; the code depends on the version.
+    assert error(isr=(0, 1)) is Errors.NONE
+    records: list = []
+    controller.replication_control.handle_broker_fenced(2, records)
+    controller._write("fence", ControllerResult(records, None), lambda _r: None)
+    pe = controller.partition_state("t", 0)["partition_epoch"]
+    assert error(isr=(0, 1, 2), partition_epoch=pe, version=1) is Errors.OPERATION_NOT_ATTEMPTED
+    assert error(isr=(0, 1, 2), partition_epoch=pe, version=2) is Errors.INELIGIBLE_REPLICA
+    assert error(isr=(0, 1, 2), partition_epoch=pe) is Errors.INELIGIBLE_REPLICA

@@ -83,11 +83,23 @@ class MetadataVersion:
         at the number of replicas. A rule of the broker's code: read it from ``broker_version``."""
         return self.is_at_least("3.7")
 
+    def fetch_request_version(self) -> int:
+        """Mirrors MetadataVersion#fetchRequestVersion: the Fetch version a follower sends at this
+        IBP (by release; the IV steps within 3.5 are not told apart). Topic ids from 13 (3.1)."""
+        for release, version in _FETCH_REQUEST_VERSIONS:
+            if self.is_at_least(release):
+                return version
+        return 1
+
     def __str__(self) -> str:
         return self.text
 
 
 _parse_cached = lru_cache(maxsize=64)(MetadataVersion.parse)
+
+# MetadataVersion#fetchRequestVersion's table, newest first.
+_FETCH_REQUEST_VERSIONS = (("3.7", 16), ("3.5", 15), ("3.1", 13), ("2.7", 12), ("2.3", 11), ("2.1", 10),
+                           ("2.0", 8), ("1.1", 7), ("0.11.0", 5), ("0.10.1", 3), ("0.10.0", 2))
 
 LATEST_IBP = "3.8"
 # The Kafka release whose broker code kafka_ref runs unless ``kafka_ref.broker.version`` says otherwise.

@@ -24,6 +24,7 @@ from kafka_ref.common.requests.alter_partition import (
 )
 from kafka_ref.common.state_change import state_change_logger
 from kafka_ref.common.topic_partition import TopicPartition
+from kafka_ref.common.uuid import ZERO_UUID
 from kafka_ref.controller import controller_events as ev
 from kafka_ref.controller.admin_flows import install_admin_flows
 from kafka_ref.controller.controller_broker_request_batch import ControllerBrokerRequestBatch
@@ -493,10 +494,19 @@ class KafkaController:
         responses: dict[TopicPartition, Errors | LeaderAndIsr] = {}
         to_alter: dict[TopicPartition, LeaderAndIsr] = {}
         topic_names: dict[TopicPartition, Any] = {}
-        # 2. Decode the proposals.
+        unknown_topic_ids: list[AlterPartitionResponseTopicData] = []
+        use_topic_ids = request.uses_topic_ids()
+        # 2. Decode the proposals: versions 2+ name topics by id (an unknown id answers
+        #    UNKNOWN_TOPIC_ID for each of its partitions), 0-1 by name.
         for topic in request.topics:
+            name = ctx.topic_name(topic.topic_id) if use_topic_ids else topic.topic_name
+            if name is None:
+                unknown_topic_ids.append(AlterPartitionResponseTopicData(topic_id=topic.topic_id, partitions=tuple(
+                    AlterPartitionResponsePartitionData(partition_index=p.partition_index, error_code=Errors.UNKNOWN_TOPIC_ID.code)
+                    for p in topic.partitions)))
+                continue
             for p in topic.partitions:
-                tp = TopicPartition(topic.topic_name, p.partition_index)
+                tp = TopicPartition(name, p.partition_index)
                 topic_names[tp] = topic.topic_id
                 # An unknown recovery state raises here, before anything is written (LeaderRecoveryState.of).
                 to_alter[tp] = LeaderAndIsr(request.broker_id, p.leader_epoch, tuple(p.new_isr()),
@@ -524,7 +534,8 @@ class KafkaController:
             else:
                 ineligible = set(new.isr) - set(ctx.live_broker_ids)
                 if ineligible:
-                    responses[tp] = Errors.INELIGIBLE_REPLICA
+                    # KIP-841: the error code depends on the request version.
+                    responses[tp] = Errors.INELIGIBLE_REPLICA if use_topic_ids else Errors.OPERATION_NOT_ATTEMPTED
                 else:
                     adjusted[tp] = new
         # 4. Write the accepted ones to ZooKeeper (fenced by our controller epoch).
@@ -543,8 +554,11 @@ class KafkaController:
             self.update_leader_and_isr_cache(successful)
             self._log.info("alter_partition_applied", partitions={str(tp): list(adjusted[tp].isr) for tp in successful})
         self.send_update_metadata_request(sorted(ctx.live_or_shutting_down_broker_ids), set(to_alter))
-        # 6. Answer per partition.
-        callback(_alter_partition_response(responses, topic_names))
+        # 6. Answer per partition (topics by id from version 2, by name before).
+        response = _alter_partition_response(responses, topic_names if use_topic_ids else None)
+        if unknown_topic_ids:
+            response = AlterPartitionResponse(topics=response.topics + tuple(unknown_topic_ids))
+        callback(response)
         return responses
 
     def process_leader_and_isr_response_received(self, response: Any, broker_id: int) -> None:
@@ -594,7 +608,8 @@ def _replica_key(r: PartitionAndReplica) -> tuple[str, int, int]:
     return (r.topic_partition.topic, r.topic_partition.partition, r.replica)
 
 
-def _alter_partition_response(responses: dict[TopicPartition, Any], topic_ids: dict[TopicPartition, Any]) -> AlterPartitionResponse:
+def _alter_partition_response(responses: dict[TopicPartition, Any], topic_ids: dict[TopicPartition, Any] | None) -> AlterPartitionResponse:
+    """The per-partition answer grouped by topic; ``topic_ids`` None (versions 0-1) names topics only by name."""
     by_topic: dict[str, list[AlterPartitionResponsePartitionData]] = {}
     for tp, r in responses.items():
         if isinstance(r, Errors):
@@ -606,7 +621,8 @@ def _alter_partition_response(responses: dict[TopicPartition, Any], topic_ids: d
             )
         by_topic.setdefault(tp.topic, []).append(data)
     return AlterPartitionResponse(topics=tuple(
-        AlterPartitionResponseTopicData(topic_name=t, topic_id=topic_ids[TopicPartition(t, ps[0].partition_index)], partitions=tuple(ps))
+        AlterPartitionResponseTopicData(topic_name=t, topic_id=(topic_ids[TopicPartition(t, ps[0].partition_index)]
+                                                                if topic_ids is not None else ZERO_UUID), partitions=tuple(ps))
         for t, ps in by_topic.items()
     ))
 

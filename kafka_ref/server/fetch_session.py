@@ -334,6 +334,18 @@ class CachedPartition:
                               fetch_offset=self.fetch_offset, last_fetched_epoch=self.last_fetched_epoch,
                               log_start_offset=self.fetcher_log_start_offset, partition_max_bytes=self.max_bytes)
 
+    def maybe_resolve_unknown_name(self, topic_names: Mapping[Uuid, str]) -> bool:
+        """Mirrors CachedPartition#maybeResolveUnknownName: a partition added by an id the broker
+        could not name then (Fetch v13+) takes the name once the metadata knows it. True if
+        the name was found now."""
+        if self.topic:
+            return False
+        name = topic_names.get(self.topic_id)
+        if not name:
+            return False
+        self.topic = name
+        return True
+
     def update_request_params(self, req: FetchPartition) -> None:
         """Mirrors CachedPartition#updateRequestParams."""
         self.max_bytes = req.partition_max_bytes
@@ -518,18 +530,32 @@ class FullFetchContext(SessionlessFetchContext):
 class IncrementalFetchContext(FetchContext):
     """Mirrors kafka.server.IncrementalFetchContext: a fetch within an existing session."""
 
-    def __init__(self, time: Time, req_metadata: FetchMetadata, session: FetchSession) -> None:
+    def __init__(self, time: Time, req_metadata: FetchMetadata, session: FetchSession,
+                 topic_names: Mapping[Uuid, str] | None = None) -> None:
         self.time = time
         self.req_metadata = req_metadata
         self.session = session
+        self.topic_names = topic_names
 
     def get_fetch_offset(self, tp: TopicPartition) -> int | None:
         """Mirrors IncrementalFetchContext#getFetchOffset."""
         return self.session.get_fetch_offset(tp)
 
     def foreach_partition(self, fun: Callable[[TopicIdPartition, FetchPartition], None]) -> None:
-        """Mirrors IncrementalFetchContext#foreachPartition: every session partition, listed or not."""
-        for cached in list(self.session.partition_map.values()):
+        """Mirrors IncrementalFetchContext#foreachPartition: every session partition, listed or not.
+
+        A partition the broker could not name when it joined the session (an unknown topic id)
+        is named now if the metadata has learnt the id (CachedPartition#maybeResolveUnknownName).
+        The session map is keyed by TopicPartition here (Kafka keys by topic id), so a resolved
+        partition is re-keyed in place.
+        """
+        partition_map = self.session.partition_map
+        if self.topic_names and any(not cached.topic for cached in partition_map.values()):
+            resolved = [(cached.topic_partition if cached.maybe_resolve_unknown_name(self.topic_names) else key, cached)
+                        for key, cached in partition_map.items()]
+            partition_map.clear()
+            partition_map.update(resolved)
+        for cached in list(partition_map.values()):
             fun(TopicIdPartition(cached.topic_id, cached.topic_partition), cached.req_data())
 
     def update_and_generate_response_data(self, updates: Mapping[TopicIdPartition, PartitionData]) -> FetchResponse:
@@ -677,7 +703,8 @@ class FetchManager:
         self.cache = cache
 
     def new_context(self, req_metadata: FetchMetadata, fetch_data: Mapping[TopicIdPartition, FetchPartition],
-                    to_forget: Iterable[TopicIdPartition], is_follower: bool) -> FetchContext:
+                    to_forget: Iterable[TopicIdPartition], is_follower: bool,
+                    topic_names: Mapping[Uuid, str] | None = None) -> FetchContext:
         """Mirrors FetchManager#newContext."""
         if req_metadata.is_full:
             # 1. A full fetch closes any session it names.
@@ -700,9 +727,9 @@ class FetchManager:
             return SessionlessFetchContext(fetch_data)
         self.cache.touch(session, self.time.milliseconds())
         session.epoch = FetchMetadata.next_epoch(session.epoch)
-        return IncrementalFetchContext(self.time, req_metadata, session)
+        return IncrementalFetchContext(self.time, req_metadata, session, topic_names)
 
     def new_context_for_request(self, request: FetchRequest, topic_names: Mapping[Uuid, str] | None = None) -> FetchContext:
         """Mirrors KafkaApis#handleFetchRequest's call of newContext, fed from a FetchRequest."""
         return self.new_context(FetchMetadata.of(request), request.fetch_data(topic_names),
-                                request.forgotten_topics(topic_names), request.is_from_follower())
+                                request.forgotten_topics(topic_names), request.is_from_follower(), topic_names)

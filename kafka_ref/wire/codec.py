@@ -56,7 +56,13 @@ def _hints(dc_type: type) -> dict[str, Any]:
 
 @lru_cache(maxsize=None)
 def _fields(dc_type: type) -> tuple[dataclasses.Field, ...]:
-    return tuple(f for f in dataclasses.fields(dc_type) if f.init)
+    """The schema fields of a dataclass (a request's header-only ``version`` is not one)."""
+    return tuple(f for f in dataclasses.fields(dc_type) if f.init and not f.metadata.get("request_header"))
+
+
+def _carries_version(dc_type: type) -> bool:
+    """A request dataclass that records the version it was sent at (REQUEST_HEADER_FIELD)."""
+    return any(f.name == "version" and f.metadata.get("request_header") for f in dataclasses.fields(dc_type))
 
 
 def _dataclass_in(hint: Any) -> type | None:
@@ -140,6 +146,8 @@ def from_wire(message: Any, dc_type: type, version: int, struct: Any = None) -> 
         if field is None or not field.for_version_q(version):
             continue
         kwargs[f.name] = _value_in(getattr(message, field.name), field, hints[f.name], version)
+    if _carries_version(dc_type):
+        kwargs["version"] = version  # the header's api_version: the broker reads the body by it
     return dc_type(**kwargs)
 
 

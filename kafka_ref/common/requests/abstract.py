@@ -5,8 +5,10 @@ AbstractControlRequest.
 
 Kafka wraps each generated ``*Data`` message in a request or response object that also knows
 its version. Here one frozen dataclass plays both parts and always holds the newest (3.8)
-shape of the message, so there is no version field: a broker and a client in the same process
-never need to downgrade a message.
+shape of the message, so a broker and a client in the same process never need to downgrade a
+message. Where Kafka's broker reads a message differently by version (Fetch names topics by id
+from v13, AlterPartition from v2), the dataclass carries a ``version`` (a header field, not part
+of the schema) that defaults to the version Kafka's own sender would choose.
 """
 
 from __future__ import annotations
@@ -16,6 +18,12 @@ from collections.abc import Iterable
 from typing import ClassVar
 
 from kafka_ref.common.requests.api_keys import ApiKeys
+
+
+# Metadata of a dataclass field that is not in the message schema but in the request header
+# (the ``version`` some requests carry): a codec leaves it out of the body and fills it from the
+# header's api_version.
+REQUEST_HEADER_FIELD = {"request_header": True}
 
 
 class AbstractRequest:

@@ -3,16 +3,19 @@
 Mirrors org.apache.kafka.common.requests.AlterPartitionRequest / AlterPartitionResponse and
 the message schemas AlterPartitionRequest.json / AlterPartitionResponse.json (version 3,
 KIP-903 broker epochs in the new ISR). The topic name of versions 0-1 is kept beside the
-topic id; either identifies the topic.
+topic id, and the request carries its version: versions 0-1 name a topic by its name, 2+ by its
+id (an unknown id is UNKNOWN_TOPIC_ID), and the controller's answer to an ineligible replica
+depends on it (OPERATION_NOT_ATTEMPTED before 2, INELIGIBLE_REPLICA from 2).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
-from kafka_ref.common.requests.abstract import AbstractRequest, AbstractResponse, update_error_counts
+from kafka_ref.common.requests.abstract import REQUEST_HEADER_FIELD, AbstractRequest, AbstractResponse, update_error_counts
 from kafka_ref.common.requests.api_keys import ApiKeys
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.common.uuid import ZERO_UUID, Uuid
@@ -149,9 +152,26 @@ class AlterPartitionRequest(AbstractRequest):
     API_NAME: ClassVar[str] = ApiKeys.ALTER_PARTITION.api_name
     RESPONSE_TYPE: ClassVar[type[AlterPartitionResponse]] = AlterPartitionResponse
 
+    # Kafka 3.7-3.8 speak AlterPartition up to v3; v2 (KIP-841) named topics by id.
+    LATEST_VERSION: ClassVar[int] = 3
+    TOPIC_ID_VERSION: ClassVar[int] = 2
+
     broker_id: int = 0
     broker_epoch: int = -1
     topics: tuple[AlterPartitionTopicData, ...] = ()
+    # The version the sender chose; None: what Kafka's builder would choose (``request_version``).
+    version: int | None = dataclasses.field(default=None, metadata=REQUEST_HEADER_FIELD)
+
+    def request_version(self) -> int:
+        """Mirrors AlterPartitionRequest.Builder's choice: the latest version when every topic
+        has an id (``canUseTopicIds``), else version 1 (topics by name); ``version`` when set."""
+        if self.version is not None:
+            return self.version
+        return self.LATEST_VERSION if all(t.topic_id != ZERO_UUID for t in self.topics) else self.TOPIC_ID_VERSION - 1
+
+    def uses_topic_ids(self) -> bool:
+        """Versions 2+ name topics by id."""
+        return self.request_version() >= self.TOPIC_ID_VERSION
 
     def partitions_by_topic_partition(
         self, topic_names: Mapping[Uuid, str] | None = None

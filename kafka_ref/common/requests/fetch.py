@@ -4,7 +4,9 @@ Mirrors org.apache.kafka.common.requests.FetchRequest / FetchResponse and the me
 FetchRequest.json / FetchResponse.json at version 16 (Kafka 3.7-3.8: topic ids, the
 replica state of KIP-903 and the node endpoints of KIP-951). The topic name fields of
 versions before 13 are kept beside the topic ids, because an in-process cluster always knows
-both and reading by name is what Python callers want.
+both and reading by name is what Python callers want; but the request carries its version,
+and from version 13 a broker names each topic by its id alone (``FetchRequest#fetchData``),
+so an id it cannot resolve is UNKNOWN_TOPIC_ID whatever name rode along.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from kafka_ref.common.records import MemoryRecords
-from kafka_ref.common.requests.abstract import AbstractRequest, AbstractResponse, update_error_counts
+from kafka_ref.common.requests.abstract import REQUEST_HEADER_FIELD, AbstractRequest, AbstractResponse, update_error_counts
 from kafka_ref.common.requests.api_keys import ApiKeys
 from kafka_ref.common.topic_partition import TopicIdPartition, TopicPartition
 from kafka_ref.common.uuid import ZERO_UUID, Uuid
@@ -342,6 +344,10 @@ class FetchRequest(AbstractRequest):
     INITIAL_EPOCH: ClassVar[int] = 0
     FINAL_EPOCH: ClassVar[int] = -1
 
+    # Kafka 3.7-3.8 speak Fetch up to v16; v13 (KIP-516) named topics by id alone.
+    LATEST_VERSION: ClassVar[int] = 16
+    TOPIC_ID_VERSION: ClassVar[int] = 13
+
     cluster_id: str | None = None
     replica_id: int = -1
     replica_state: ReplicaState = ReplicaState()
@@ -354,6 +360,8 @@ class FetchRequest(AbstractRequest):
     topics: tuple[FetchTopic, ...] = ()
     forgotten_topics_data: tuple[ForgottenTopic, ...] = ()
     rack_id: str = ""
+    # The version the sender chose; None: the one Kafka's builder would choose (``request_version``).
+    version: int | None = dataclasses.field(default=None, metadata=REQUEST_HEADER_FIELD)
 
     @classmethod
     def build(
@@ -371,13 +379,15 @@ class FetchRequest(AbstractRequest):
         to_forget: Iterable[TopicIdPartition | TopicPartition] = (),
         rack_id: str = "",
         cluster_id: str | None = None,
+        version: int | None = None,
     ) -> FetchRequest:
         """Mirrors org.apache.kafka.common.requests.FetchRequest.Builder#build.
 
         Turns an ordered map of partition to FetchPartition into the message. Consecutive
         partitions of one topic share a topic entry (a topic seen again later gets a new
         entry, keeping the caller's order); the partition index comes from the map key.
-        Forgotten partitions are grouped by topic.
+        Forgotten partitions are grouped by topic. ``version`` defaults to what Kafka's
+        senders pick: the latest when every topic has an id, else 12 (the last by name).
         """
         # 1. Group the partitions to fetch, in order, by consecutive topic.
         topics: list[FetchTopic] = []
@@ -402,7 +412,7 @@ class FetchRequest(AbstractRequest):
             topic, topic_id, partition = _split_key(key)
             forgotten.setdefault(topic, (topic_id, []))[1].append(partition)
         # 3. Who is fetching goes in both the old field and the v15+ replica state.
-        return cls(
+        request = cls(
             cluster_id=cluster_id,
             replica_id=replica_id,
             replica_state=ReplicaState(replica_id=replica_id, replica_epoch=replica_epoch),
@@ -419,6 +429,18 @@ class FetchRequest(AbstractRequest):
             ),
             rack_id=rack_id,
         )
+        # 4. The version: v13+ only when every topic can be named by id (FetchSessionHandler#canUseTopicIds).
+        return dataclasses.replace(request, version=request.request_version() if version is None else version)
+
+    def request_version(self) -> int:
+        """The version this request is read at: ``version`` when the sender set it, else the
+        latest if every topic (fetched or forgotten) has an id and 12 otherwise, as Kafka's
+        consumer and follower choose (an in-process request, or one decoded from v12 or older,
+        which has no ids)."""
+        if self.version is not None:
+            return self.version
+        ids = [t.topic_id for t in self.topics] + [t.topic_id for t in self.forgotten_topics_data]
+        return self.LATEST_VERSION if all(i != ZERO_UUID for i in ids) else self.TOPIC_ID_VERSION - 1
 
     @classmethod
     def for_consumer(
@@ -464,24 +486,35 @@ class FetchRequest(AbstractRequest):
     def fetch_data(self, topic_names: Mapping[Uuid, str] | None = None) -> dict[TopicIdPartition, FetchPartition]:
         """Mirrors org.apache.kafka.common.requests.FetchRequest#fetchData.
 
-        Every partition to fetch keyed by TopicIdPartition, in request order. A topic sent
-        without a name is named through ``topic_names``; one that cannot be named keeps ""
-        as its name, so the broker can answer UNKNOWN_TOPIC_ID for it.
+        Every partition to fetch keyed by TopicIdPartition, in request order. Before version 13
+        a topic is its name. From version 13 it is its id: a broker passes ``topic_names`` (its
+        metadata's id → name map) and a topic whose id it cannot resolve keeps "" as its name,
+        so the broker answers UNKNOWN_TOPIC_ID for it, whatever name the dataclass carries. A
+        caller with no map reads the names the dataclass carries.
         """
+        has_ids = self.request_version() >= self.TOPIC_ID_VERSION
+        by_id = has_ids and topic_names is not None
         data: dict[TopicIdPartition, FetchPartition] = {}
         for topic in self.topics:
-            name = _topic_name(topic.topic, topic.topic_id, topic_names) or ""
+            name = (topic_names.get(topic.topic_id, "") if by_id  # type: ignore[union-attr]
+                    else _topic_name(topic.topic, topic.topic_id, topic_names) or "")
+            # Before version 13 the wire has no topic id: whatever the dataclass holds is not sent.
+            topic_id = topic.topic_id if has_ids else ZERO_UUID
             for partition in topic.partitions:
-                data[TopicIdPartition(topic.topic_id, TopicPartition(name, partition.partition))] = partition
+                data[TopicIdPartition(topic_id, TopicPartition(name, partition.partition))] = partition
         return data
 
     def forgotten_topics(self, topic_names: Mapping[Uuid, str] | None = None) -> list[TopicIdPartition]:
-        """Mirrors org.apache.kafka.common.requests.FetchRequest#forgottenTopics."""
+        """Mirrors org.apache.kafka.common.requests.FetchRequest#forgottenTopics (by id from v13, as fetch_data)."""
+        has_ids = self.request_version() >= self.TOPIC_ID_VERSION
+        by_id = has_ids and topic_names is not None
         forgotten: list[TopicIdPartition] = []
         for topic in self.forgotten_topics_data:
-            name = _topic_name(topic.topic, topic.topic_id, topic_names) or ""
+            name = (topic_names.get(topic.topic_id, "") if by_id  # type: ignore[union-attr]
+                    else _topic_name(topic.topic, topic.topic_id, topic_names) or "")
+            topic_id = topic.topic_id if has_ids else ZERO_UUID
             for partition in topic.partitions:
-                forgotten.append(TopicIdPartition(topic.topic_id, TopicPartition(name, partition)))
+                forgotten.append(TopicIdPartition(topic_id, TopicPartition(name, partition)))
         return forgotten
 
     def get_error_response(self, error_code: int, throttle_time_ms: int = 0) -> FetchResponse:

@@ -408,22 +408,25 @@ class ReplicationControlManager:
     # ------------------------------------------------------------------ AlterPartition
 
     def alter_partition(self, request: AlterPartitionRequest) -> tuple[list[Any], AlterPartitionResponse]:
-        """Mirrors ReplicationControlManager#alterPartition (request version 2+: topics by id).
+        """Mirrors ReplicationControlManager#alterPartition (Kafka 3.7).
 
         The sender's broker epoch must be current (else STALE_BROKER_EPOCH for the whole
-        request); each partition is validated (validateAlterPartitionData), then the ISR change
-        goes through a PartitionChangeBuilder like any other change.
+        request); versions 2+ name each topic by id (unknown: UNKNOWN_TOPIC_ID), 0-1 by name
+        (unknown: UNKNOWN_TOPIC_OR_PARTITION); each partition is validated
+        (validateAlterPartitionData), then the ISR change goes through a PartitionChangeBuilder
+        like any other change.
         """
         # 1. Broker epoch.
         self.cluster_control.check_broker_epoch(request.broker_id, request.broker_epoch)
         records: list[Any] = []
         topics_out = []
+        use_topic_ids = request.uses_topic_ids()
         for topic_data in request.topics:
-            # 2. The topic, by id (or by name when no id was sent).
-            topic_id = topic_data.topic_id if topic_data.topic_id != ZERO_UUID else self.topics_by_name.get(topic_data.topic_name)
-            topic = self.topics.get(topic_id) if topic_id is not None else None
+            # 2. The topic, by id from version 2, by name before.
+            topic_id = topic_data.topic_id if use_topic_ids else self.topics_by_name.get(topic_data.topic_name)
+            topic = self.topics.get(topic_id) if topic_id is not None and topic_id != ZERO_UUID else None
             if topic is None:
-                error = Errors.UNKNOWN_TOPIC_ID if topic_data.topic_id != ZERO_UUID else Errors.UNKNOWN_TOPIC_OR_PARTITION
+                error = Errors.UNKNOWN_TOPIC_ID if use_topic_ids else Errors.UNKNOWN_TOPIC_OR_PARTITION
                 topics_out.append(AlterPartitionResponseTopicData(
                     topic_name=topic_data.topic_name, topic_id=topic_data.topic_id,
                     partitions=tuple(AlterPartitionResponsePartitionData(partition_index=p.partition_index, error_code=error.code)
@@ -433,7 +436,8 @@ class ReplicationControlManager:
             for data in topic_data.partitions:
                 partition = topic.parts.get(data.partition_index)
                 # 3. Validate.
-                error = self._validate_alter_partition_data(request.broker_id, topic, data.partition_index, partition, data)
+                error = self._validate_alter_partition_data(request.broker_id, topic, data.partition_index, partition,
+                                                            request.request_version(), data)
                 if error is not Errors.NONE:
                     partitions_out.append(AlterPartitionResponsePartitionData(partition_index=data.partition_index, error_code=error.code))
                     continue
@@ -461,7 +465,7 @@ class ReplicationControlManager:
         return records, AlterPartitionResponse(topics=tuple(topics_out))
 
     def _validate_alter_partition_data(self, broker_id: int, topic: TopicControlInfo, partition_id: int,
-                                       partition: PartitionRegistration | None, data: Any) -> Errors:
+                                       partition: PartitionRegistration | None, request_version: int, data: Any) -> Errors:
         """Mirrors ReplicationControlManager#validateAlterPartitionData."""
         if partition is None:
             return Errors.UNKNOWN_TOPIC_OR_PARTITION
@@ -490,7 +494,8 @@ class ReplicationControlManager:
                     or (state.broker_epoch != -1 and registration.epoch != state.broker_epoch)):
                 self._log.info("alter_partition_ineligible_replica", topic=topic.name, partition=partition_id,
                                replica=state.broker_id)
-                return Errors.INELIGIBLE_REPLICA
+                # KIP-841: the error code depends on the request version.
+                return Errors.INELIGIBLE_REPLICA if request_version > 1 else Errors.OPERATION_NOT_ATTEMPTED
         return Errors.NONE
 
     # ------------------------------------------------------------------ broker state changes

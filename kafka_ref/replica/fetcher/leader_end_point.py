@@ -242,8 +242,12 @@ class RemoteLeaderEndPoint(LeaderEndPoint):
         fetch_data = builder.build()
         if not fetch_data.session_partitions and not fetch_data.to_forget:
             return ResultWithPartitions(None, frozenset(partitions_with_error))
-        # 3. The request: session id and epoch, only the listed partitions, and the forgotten ones.
+        # 3. The request: session id and epoch, only the listed partitions, and the forgotten ones,
+        #    at the IBP's Fetch version (12 when a partition has no topic id: v13+ names by id).
         metadata = fetch_data.metadata
+        version = self.metadata_version_supplier().fetch_request_version()
+        if version >= FetchRequest.TOPIC_ID_VERSION and not fetch_data.can_use_topic_ids:
+            version = FetchRequest.TOPIC_ID_VERSION - 1
         request = FetchRequest.build(
             fetch_data={
                 TopicIdPartition(data.topic_id, tp): data.to_fetch_partition(tp.partition)
@@ -256,7 +260,10 @@ class RemoteLeaderEndPoint(LeaderEndPoint):
             max_bytes=self.max_bytes,
             session_id=metadata.session_id,
             session_epoch=metadata.epoch,
-            to_forget=list(fetch_data.to_forget) + list(fetch_data.to_replace),
+            # Before v13 a partition replaced by one of the same name (another topic id) is not
+            # forgotten: that would drop the new one (FetchRequest.Builder#build).
+            to_forget=list(fetch_data.to_forget) + (list(fetch_data.to_replace) if version >= FetchRequest.TOPIC_ID_VERSION else []),
+            version=version,
         )
         return ResultWithPartitions(ReplicaFetch(fetch_data.session_partitions, request), frozenset(partitions_with_error))
 
