@@ -480,10 +480,14 @@ async def test_store_offsets_errors():
 
 
 async def test_store_offsets_failure_is_translated_and_not_cached():
-    """NOT_ENOUGH_REPLICAS from the append becomes COORDINATOR_NOT_AVAILABLE; nothing reaches the cache."""
+    """NOT_ENOUGH_REPLICAS from the append becomes COORDINATOR_NOT_AVAILABLE; nothing reaches the cache.
+
+    Three replicas with only the leader in the ISR: the effective min ISR is min(2, 3) = 2, so the
+    acks=all append is refused (with a single replica the cap would make it 1 and the append pass).
+    """
     broker = offsets_broker()
     manager = broker.group_coordinator.group_manager
-    lead(broker)
+    lead(broker, isr=(0,), replicas=(0, 1, 2))
     broker.log_manager.update_topic_config(OFFSETS, LogConfig.from_broker(broker.config, {"min.insync.replicas": 2}))
     group = manager.add_group(GroupMetadata(GROUP, Empty, broker.time))
     answers = Answers()
