@@ -135,3 +135,37 @@ async def test_member_leaving_triggers_rebalance():
     (a_before, b_before), after = await run_with_cluster(client)
     assert len(a_before) == 1 and len(b_before) == 1 and a_before != b_before
     assert after == {TopicPartition("events", 0), TopicPartition("events", 1)}
+
+
+async def test_admin_lists_and_describes_groups_and_configs():
+    """ListGroups, DescribeGroups and DescribeConfigs through kafka-python's admin client."""
+    from kafka.admin import ConfigResource, ConfigResourceType
+
+    def client(cluster, bootstrap):
+        admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10000)
+        admin.create_topics([NewTopic("events", 2, 2, topic_configs={"retention.ms": "60000"})])
+        consumer = KafkaConsumer("events", bootstrap_servers=bootstrap, group_id="g", client_id="app-1", **CONSUMER)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and len(consumer.assignment()) != 2:
+            consumer.poll(timeout_ms=100)
+        listed = admin.list_groups()
+        described = admin.describe_groups(["g", "unknown-group"])
+        configs = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, "events",
+                                                         ["retention.ms", "min.insync.replicas"])],
+                                         config_filter="all")
+        consumer.close()
+        admin.close()
+        return listed, described, configs
+
+    listed, described, configs = await run_with_cluster(client)
+    assert listed == [{"group_id": "g", "protocol_type": "consumer", "group_state": "Stable"}]
+    g = described["g"]
+    assert (g["group_state"], g["protocol_type"], g["protocol_data"], g["error"]) == ("Stable", "consumer", "range", None)
+    (member,) = g["members"]
+    assert member["client_id"] == "app-1" and member["member_id"].startswith("app-1-")
+    assert member["client_host"].startswith("/127.0.0.1:")
+    assert sorted(p for a in member["member_assignment"]["assigned_partitions"] for p in a["partitions"]) == [0, 1]
+    assert (described["unknown-group"]["group_state"], described["unknown-group"]["members"]) == ("Dead", [])
+    topic = configs["topic"]["events"]
+    assert (topic["retention.ms"]["value"], topic["retention.ms"]["config_source"]) == ("60000", "DYNAMIC_TOPIC_CONFIG")
+    assert (topic["min.insync.replicas"]["value"], topic["min.insync.replicas"]["config_source"]) == ("1", "DEFAULT_CONFIG")

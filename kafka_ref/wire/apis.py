@@ -28,6 +28,12 @@ from typing import Any, Callable
 from kafka.protocol.admin import CreateTopicsRequest as KCreateTopicsRequest
 from kafka.protocol.admin import CreateTopicsResponse as KCreateTopicsResponse
 from kafka.protocol.admin import DeleteTopicsRequest as KDeleteTopicsRequest
+from kafka.protocol.admin import DescribeConfigsRequest as KDescribeConfigsRequest
+from kafka.protocol.admin import DescribeConfigsResponse as KDescribeConfigsResponse
+from kafka.protocol.admin import DescribeGroupsRequest as KDescribeGroupsRequest
+from kafka.protocol.admin import DescribeGroupsResponse as KDescribeGroupsResponse
+from kafka.protocol.admin import ListGroupsRequest as KListGroupsRequest
+from kafka.protocol.admin import ListGroupsResponse as KListGroupsResponse
 from kafka.protocol.admin import DeleteTopicsResponse as KDeleteTopicsResponse
 from kafka.protocol.consumer import FetchRequest as KFetchRequest
 from kafka.protocol.consumer import FetchResponse as KFetchResponse
@@ -63,6 +69,9 @@ from kafka_ref.common.requests import api_versions as av
 from kafka_ref.common.requests.api_keys import ApiKeys
 from kafka_ref.common.requests.create_topics import CreateTopicsRequest
 from kafka_ref.common.requests.delete_topics import DeleteTopicsRequest
+from kafka_ref.common.requests.describe_configs import DescribeConfigsRequest
+from kafka_ref.common.requests.describe_groups import DescribeGroupsRequest
+from kafka_ref.common.requests.list_groups import ListGroupsRequest
 from kafka_ref.common.requests.fetch import FetchRequest
 from kafka_ref.common.requests.find_coordinator import FindCoordinatorRequest, FindCoordinatorResponse
 from kafka_ref.common.requests.heartbeat import HeartbeatRequest
@@ -206,6 +215,9 @@ WIRE_APIS: dict[int, WireApi] = {api.key: api for api in (
     WireApi(ApiKeys.DELETE_TOPICS, KDeleteTopicsRequest, KDeleteTopicsResponse, DeleteTopicsRequest, 0, 6),
     WireApi(ApiKeys.OFFSET_FOR_LEADER_EPOCH, KOffsetForLeaderEpochRequest, KOffsetForLeaderEpochResponse,
             OffsetForLeaderEpochRequest, 2, 4),
+    WireApi(ApiKeys.LIST_GROUPS, KListGroupsRequest, KListGroupsResponse, ListGroupsRequest, 0, 4),
+    WireApi(ApiKeys.DESCRIBE_GROUPS, KDescribeGroupsRequest, KDescribeGroupsResponse, DescribeGroupsRequest, 0, 5),
+    WireApi(ApiKeys.DESCRIBE_CONFIGS, KDescribeConfigsRequest, KDescribeConfigsResponse, DescribeConfigsRequest, 0, 4),
     WireApi(ApiKeys.INIT_PRODUCER_ID, KInitProducerIdRequest, KInitProducerIdResponse, InitProducerIdRequest, 0, 4),
 )}
 

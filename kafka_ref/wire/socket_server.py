@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import itertools
 import struct
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -41,6 +42,23 @@ _HEADER_PREFIX = struct.Struct(">hhi")  # api key, api version, correlation id
 _connection_ids = itertools.count(1)
 
 
+@dataclass(frozen=True, slots=True)
+class WireClient:
+    """A client connection as a node of the in-process network (the envelope's ``src``).
+
+    Carries what Kafka's RequestContext knows about the caller: the client id of its first
+    request and its address (``/host:port``), which the group coordinator records per member.
+    """
+
+    broker_id: int
+    connection_id: int
+    client_id: str
+    client_host: str
+
+    def __str__(self) -> str:
+        return self.client_id
+
+
 class InvalidRequestError(Exception):
     """A request the listener cannot accept; its connection is closed (Kafka's InvalidRequestException)."""
 
@@ -62,7 +80,13 @@ class SocketServer:
 
     async def handle_connection(self, stream: SocketStream) -> None:
         """Mirrors kafka.network.Processor#run for one connection: frames in, responses out."""
-        node = ("wire", self.broker_id, next(_connection_ids))
+        connection_id = next(_connection_ids)
+        try:
+            peer = stream.extra(anyio.abc.SocketAttribute.remote_address)
+            client_host = f"/{peer[0]}:{peer[1]}"
+        except Exception:
+            client_host = "/unknown"
+        node: Any = None
         self.connections += 1
         async with stream:
             reader = BufferedByteReceiveStream(stream)
@@ -79,7 +103,9 @@ class SocketServer:
                     if any(e.error is not None for e in pending_acks0):
                         raise InvalidRequestError("an acks=0 produce failed")
                     pending_acks0 = [e for e in pending_acks0 if not e.answered]
-                    # 3. Decode, dispatch, encode.
+                    # 3. Decode, dispatch, encode (the connection is named by its first client id).
+                    if node is None:
+                        node = WireClient(self.broker_id, connection_id, _client_id_of(frame), client_host)
                     response = await self.process(node, frame, pending_acks0)
                     if response is not None:
                         await stream.send(response)
@@ -87,7 +113,7 @@ class SocketServer:
                 return
             except InvalidRequestError as exc:
                 self.closed_for_errors += 1
-                self._log.info("wire_connection_closed", connection=node[2], reason=str(exc))
+                self._log.info("wire_connection_closed", connection=connection_id, reason=str(exc))
 
     async def process(self, node: Any, frame: bytes, pending_acks0: list[Any]) -> bytes | None:
         """One request: header, version check, body, KafkaApis, response bytes (None: no answer)."""
@@ -136,3 +162,12 @@ class SocketServer:
         wire.API_VERSION = response_version
         wire.with_header(correlation_id=correlation_id)
         return wire.encode(header=True, framed=True)
+
+
+def _client_id_of(frame: bytes) -> str:
+    """The client id of a request header (v1 and v2 both start with a nullable int16-length string)."""
+    if len(frame) >= 10:
+        length = int.from_bytes(frame[8:10], "big", signed=True)
+        if 0 <= length <= len(frame) - 10:
+            return frame[10:10 + length].decode("utf-8", errors="replace")
+    return ""

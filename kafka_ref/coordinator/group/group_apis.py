@@ -17,6 +17,13 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from kafka_ref.common.errors import Errors
+from kafka_ref.common.requests.describe_groups import (
+    DescribedGroup,
+    DescribedGroupMember,
+    DescribeGroupsRequest,
+    DescribeGroupsResponse,
+)
+from kafka_ref.common.requests.list_groups import ListedGroup, ListGroupsRequest, ListGroupsResponse
 from kafka_ref.common.requests.find_coordinator import (
     Coordinator,
     CoordinatorType,
@@ -91,6 +98,8 @@ class GroupApis:
             LeaveGroupRequest: self.handle_leave_group_request,
             OffsetCommitRequest: self.handle_offset_commit_request,
             OffsetFetchRequest: self.handle_offset_fetch_request,
+            ListGroupsRequest: self.handle_list_groups_request,
+            DescribeGroupsRequest: self.handle_describe_groups_request,
         }
 
     @property
@@ -224,7 +233,8 @@ class GroupApis:
         rebalance_timeout_ms = request.session_timeout_ms if request.rebalance_timeout_ms == -1 else request.rebalance_timeout_ms
         self.coordinator.handle_join_group(
             request.group_id, request.member_id, None, _at_least(envelope, 4), _at_least(envelope, 9),
-            str(envelope.src), f"/{envelope.src}",
+            getattr(envelope.src, "client_id", str(envelope.src)),
+            getattr(envelope.src, "client_host", f"/{envelope.src}"),
             rebalance_timeout_ms, request.session_timeout_ms, request.protocol_type,
             [(p.name, p.metadata) for p in request.protocols], send_response, request.reason)
 
@@ -305,6 +315,27 @@ class GroupApis:
             return
         self.coordinator.handle_commit_offsets(request.group_id, request.member_id, None,
                                                request.generation_id_or_member_epoch, authorized, send_response)
+
+    def handle_list_groups_request(self, envelope: Envelope) -> None:
+        """Mirrors kafka.server.KafkaApis#handleListGroupsRequest (every group is listed: no ACLs on groups here)."""
+        request: ListGroupsRequest = envelope.request
+        error, overviews = self.coordinator.handle_list_groups(request.states_filter)
+        envelope.respond(ListGroupsResponse(error_code=error.code, groups=tuple(
+            ListedGroup(group_id=g, protocol_type=t, group_state=s) for g, t, s in overviews)))
+
+    def handle_describe_groups_request(self, envelope: Envelope) -> None:
+        """Mirrors kafka.server.KafkaApis#handleDescribeGroupsRequest: one summary per group asked for."""
+        request: DescribeGroupsRequest = envelope.request
+        described = []
+        for group_id in request.groups:
+            error, (state, protocol_type, protocol, members) = self.coordinator.handle_describe_group(group_id)
+            described.append(DescribedGroup(
+                error_code=error.code, group_id=group_id, group_state=state, protocol_type=protocol_type,
+                protocol_data=protocol, members=tuple(
+                    DescribedGroupMember(member_id=m, group_instance_id=i, client_id=c, client_host=h,
+                                         member_metadata=md, member_assignment=a)
+                    for m, i, c, h, md, a in members)))
+        envelope.respond(DescribeGroupsResponse(groups=tuple(described)))
 
     def handle_offset_fetch_request(self, envelope: Envelope) -> None:
         """Mirrors kafka.server.KafkaApis#handleOffsetFetchRequest (v8+: per group)."""

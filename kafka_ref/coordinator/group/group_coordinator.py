@@ -591,6 +591,39 @@ class GroupCoordinator(GroupRebalance):
         self._log.info("group_coordinator_resigned", partition=offset_topic_partition_id, coordinator_epoch=coordinator_epoch)
         self.group_manager.remove_groups_for_partition(offset_topic_partition_id, coordinator_epoch, self.on_group_unloaded)
 
+    def handle_list_groups(self, states: Iterable[str] = ()) -> tuple[Errors, list[tuple[str, str, str]]]:
+        """Mirrors kafka.coordinator.group.GroupCoordinator#handleListGroups.
+
+        1. Not started: COORDINATOR_NOT_AVAILABLE and no groups; 2. the groups this broker
+        coordinates (only the given states, when any), with COORDINATOR_LOAD_IN_PROGRESS while
+        some partition is still loading.
+        """
+        # 1. Not active.
+        if not self.is_active:
+            return Errors.COORDINATOR_NOT_AVAILABLE, []
+        # 2. Local groups, filtered by state.
+        error = Errors.COORDINATOR_LOAD_IN_PROGRESS if self.group_manager.is_loading() else Errors.NONE
+        wanted = set(states)
+        groups = [g for g in self.group_manager.current_groups() if not wanted or str(g.current_state) in wanted]
+        return error, [g.overview() for g in groups]
+
+    def handle_describe_group(self, group_id: str) -> tuple[Errors, tuple[str, str, str, list]]:
+        """Mirrors kafka.coordinator.group.GroupCoordinator#handleDescribeGroup.
+
+        1. The group's status error (not coordinator, loading, ...) with an empty summary;
+        2. an unknown group is described as Dead; 3. otherwise its summary.
+        """
+        # 1. Status.
+        error = self._validate_group_status(group_id, ApiKeys.DESCRIBE_GROUPS)
+        if error is not None:
+            return error, ("", "", "", [])
+        # 2. Unknown: Dead, no protocol, no members.
+        group = self.group_manager.get_group(group_id)
+        if group is None:
+            return Errors.NONE, (str(Dead), "", "", [])
+        # 3. The summary.
+        return Errors.NONE, group.summary()
+
     def handle_group_immigration(self, offset_topic_partition_id: int, coordinator_epoch: int = 0) -> None:
         """Mirrors kafka.coordinator.group.GroupCoordinator#handleGroupImmigration (0.10/0.11; seed 000)."""
         self.on_election(offset_topic_partition_id, coordinator_epoch)

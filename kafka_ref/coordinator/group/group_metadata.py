@@ -126,6 +126,24 @@ class GroupMetadata:
 
     # -- simple queries ---------------------------------------------------------------------
 
+    def summary(self) -> tuple[str, str, str, list[tuple[str, str | None, str, str, bytes, bytes]]]:
+        """Mirrors kafka.coordinator.group.GroupMetadata#summary: (state, protocol type, protocol, members).
+
+        Only a Stable group shows its protocol and each member's metadata and assignment.
+        """
+        # 1. Stable: the chosen protocol and full member summaries.
+        if self.is_(GroupState.STABLE):
+            if self.protocol_name is None:
+                raise IllegalStateException("Invalid null group protocol for stable group")
+            members = [m.summary(self.protocol_name) for m in self.members.values()]
+            return str(self.state), self.protocol_type or "", self.protocol_name, members
+        # 2. Otherwise no protocol and members without metadata.
+        return str(self.state), self.protocol_type or "", "", [m.summary_no_metadata() for m in self.members.values()]
+
+    def overview(self) -> tuple[str, str, str]:
+        """Mirrors kafka.coordinator.group.GroupMetadata#overview: (group id, protocol type, state)."""
+        return self.group_id, self.protocol_type or "", str(self.state)
+
     def is_(self, state: GroupState) -> bool:
         """Mirrors kafka.coordinator.group.GroupMetadata#is (``is`` is a Python keyword)."""
         return self.state is state

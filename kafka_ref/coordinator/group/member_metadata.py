@@ -105,6 +105,15 @@ class MemberMetadata:
                 return name
         raise IllegalStateException(f"Member {self.member_id} does not support any of the candidate protocols")
 
+    def summary(self, protocol: str) -> tuple[str, str | None, str, str, bytes, bytes]:
+        """Mirrors kafka.coordinator.group.MemberMetadata#summary: id, instance id, client, host, metadata, assignment."""
+        return (self.member_id, self.group_instance_id, self.client_id, self.client_host,
+                self.metadata(protocol), self.assignment)
+
+    def summary_no_metadata(self) -> tuple[str, str | None, str, str, bytes, bytes]:
+        """Mirrors kafka.coordinator.group.MemberMetadata#summaryNoMetadata: the same without metadata or assignment."""
+        return (self.member_id, self.group_instance_id, self.client_id, self.client_host, b"", b"")
+
     def __repr__(self) -> str:
         return (f"MemberMetadata(member_id={self.member_id}, client_id={self.client_id}, "
                 f"session_timeout_ms={self.session_timeout_ms}, rebalance_timeout_ms={self.rebalance_timeout_ms}, "
