@@ -192,3 +192,28 @@ def test_quorum_controller_alter_partition_topic_ids_by_version():
     assert error(isr=(0, 1, 2), partition_epoch=pe, version=1) is Errors.OPERATION_NOT_ATTEMPTED
     assert error(isr=(0, 1, 2), partition_epoch=pe, version=2) is Errors.INELIGIBLE_REPLICA
     assert error(isr=(0, 1, 2), partition_epoch=pe) is Errors.INELIGIBLE_REPLICA
+
+
+def test_quorum_controller_survives_unknown_leader_recovery_state():
+    """Mirrors QuorumController#handleEventException (Kafka 3.7): LeaderRecoveryState.of(25) fails the
+    AlterPartition with UNKNOWN_SERVER_ERROR for the whole request, nothing is written, and the controller
+    answers the next request (kafka_ref does not renounce, see QuorumController#handle)."""
+    from test_kraft_cluster import FakeEnvelope, controller_with_topic
+
+    controller, _time, epochs, topic_id = controller_with_topic()
+    before = controller.partition_state("t", 0)
+
+    def send(recovery):
+        request = AlterPartitionRequest(broker_id=0, broker_epoch=epochs[0], topics=(AlterPartitionTopicData(
+            topic_name="t", topic_id=topic_id, partitions=(AlterPartitionPartitionData(
+                partition_index=0, leader_epoch=0, partition_epoch=0, leader_recovery_state=recovery,
+                new_isr_with_epochs=tuple(BrokerState(broker_id=b) for b in (0, 1))),)),))
+        env = FakeEnvelope(request)
+        controller.handle(env)
+        return env.response
+
+    response = send(25)
+    assert (Errors.for_code(response.error_code), response.topics) == (Errors.UNKNOWN_SERVER_ERROR, ())
+    assert controller.partition_state("t", 0) == before
+    p = send(0).topics[0].partitions[0]
+    assert (p.error_code, tuple(p.isr), p.partition_epoch) == (0, (0, 1), 1)

@@ -27,6 +27,7 @@ from kafka_ref.common.requests.offsets_for_leader_epoch import (
     OffsetForLeaderTopicResult,
 )
 from kafka_ref.common.requests.produce import PartitionProduceResponse, ProduceRequest, ProduceResponse
+from kafka_ref.common.requests.schema_ranges import validate_schema_ranges
 from kafka_ref.common.requests.stop_replica import StopReplicaPartitionError, StopReplicaRequest, StopReplicaResponse
 from kafka_ref.common.requests.update_metadata import UpdateMetadataRequest, UpdateMetadataResponse
 from kafka_ref.common.state_change import state_change_logger
@@ -79,26 +80,45 @@ class KafkaApis:
         self.extra_handlers[request_type] = handler
 
     def handle(self, envelope: Envelope) -> None:
-        """Mirrors kafka.server.KafkaApis#handle: dispatch by request type, answer errors."""
+        """Mirrors kafka.server.KafkaApis#handle: dispatch by request type, answer errors.
+
+        Before dispatch, a request other than Produce and Fetch (the hot paths, whose numbers
+        the log checks where it uses them) has its integer fields checked against their schema
+        types: a value no wire message could carry is INVALID_REQUEST, as a Kafka broker could
+        not have read it (kafka_ref.common.requests.schema_ranges).
+        """
         request = envelope.request
-        handler = self._handlers.get(type(request)) or self.extra_handlers.get(type(request))
+        request_type = type(request)
+        handler = self._handlers.get(request_type) or self.extra_handlers.get(request_type)
         try:
             if handler is None:
                 self._respond_error(envelope, Errors.UNSUPPORTED_VERSION)
                 return
+            if request_type is not ProduceRequest and request_type is not FetchRequest:
+                validate_schema_ranges(request)
             handler(envelope)
         except ApiException as exc:
-            self._respond_error(envelope, Errors.for_exception(exc))
+            self._respond_error(envelope, Errors.for_exception(exc), str(exc) or None)
         except RUN_ENDING:
             raise
         except Exception as exc:  # a bug or unexpected input: answer, keep serving
             self._log.error("request_handler_error", request=type(request).__name__, error=repr(exc))
             self._respond_error(envelope, Errors.UNKNOWN_SERVER_ERROR)
 
-    def _respond_error(self, envelope: Envelope, error: Errors) -> None:
-        """Mirrors kafka.server.KafkaApis#handleError (the request's own error response)."""
+    def _respond_error(self, envelope: Envelope, error: Errors, message: str | None = None) -> None:
+        """Mirrors kafka.server.KafkaApis#handleError (the request's own error response, with the
+        exception's message where the response has a message field)."""
         builder = getattr(envelope.request, "get_error_response", None)
-        envelope.respond(builder(error.code) if builder is not None else error)
+        if builder is None:
+            envelope.respond(error)
+            return
+        if message is not None:
+            try:
+                envelope.respond(builder(error.code, error_message=message))
+                return
+            except TypeError:
+                pass
+        envelope.respond(builder(error.code))
 
     def _authorize_cluster_action(self, envelope: Envelope) -> bool:
         return self.authorizer.authorize_cluster_action(envelope.principal)

@@ -44,6 +44,11 @@ class DelayedTopicOperation(DelayedOperation):
         self.respond(self.pending, unfinished)
 
 
+# kafka_ref's bound on partitions per created topic in ZooKeeper mode (Kafka had none there): the
+# KRaft controller's MAX_RECORDS_PER_USER_OP less the TopicRecord.
+MAX_PARTITIONS_PER_TOPIC = 10000 - 1
+
+
 class ZkAdminManager:
     """Mirrors kafka.server.ZkAdminManager."""
 
@@ -59,7 +64,16 @@ class ZkAdminManager:
         return len(parts) >= expected and all(s.leader >= 0 for s in parts.values())
 
     def create_topics(self, request: CreateTopicsRequest, respond: Callable[[CreateTopicsResponse], None]) -> None:
-        """Mirrors kafka.server.ZkAdminManager#createTopics."""
+        """Mirrors kafka.server.ZkAdminManager#createTopics.
+
+        The values are range-checked at the broker's door (KafkaApis#handle: int32 partitions,
+        int16 replication factor); AdminUtils#assignReplicasToBrokers refuses non-positive ones.
+        ZooKeeper-era Kafka put no bound on how many partitions one request may create (it
+        would build the whole assignment, however large); kafka_ref refuses a topic of more
+        than MAX_PARTITIONS_PER_TOPIC partitions with POLICY_VIOLATION so a request cannot
+        exhaust the process. The bound is the KRaft controller's record limit (10,000 records
+        per user operation, KAFKA-14996), not a Kafka rule in this mode.
+        """
         config = self.broker.config
         results: dict[str, CreatableTopicResult] = {}
         waiting: dict[str, Any] = {}
@@ -74,6 +88,10 @@ class ZkAdminManager:
                 else:
                     n = topic.num_partitions if topic.num_partitions != -1 else config.get("num.partitions")
                     rf = topic.replication_factor if topic.replication_factor != -1 else config.get("default.replication.factor")
+                    if n > MAX_PARTITIONS_PER_TOPIC:  # kafka_ref's guard (see the docstring)
+                        raise Errors.POLICY_VIOLATION.exception(
+                            f"kafka_ref refuses {n} partitions in one topic (more than {MAX_PARTITIONS_PER_TOPIC}); "
+                            "ZooKeeper-mode Kafka has no such limit.")
                     from kafka_ref.zk.admin_zk_client import assign_replicas_to_brokers
 
                     brokers = sorted(self.broker.metadata_cache.alive_brokers) or self.admin_zk_client.zk_client.get_sorted_broker_list()

@@ -24,6 +24,9 @@ import anyio
 
 from kafka_ref.common.config import KafkaConfig
 from kafka_ref.common.errors import ApiException, Errors
+from kafka_ref.common.fatal import RUN_ENDING
+from kafka_ref.common.requests.schema_ranges import validate_schema_ranges
+from kafka_ref.server.bounded_list import BoundedListTooLongException
 from kafka_ref.common.requests.alter_partition import AlterPartitionRequest
 from kafka_ref.common.requests.alter_partition_reassignments import AlterPartitionReassignmentsRequest
 from kafka_ref.common.requests.create_topics import CreateTopicsRequest
@@ -48,7 +51,7 @@ from kafka_ref.common.requests.metadata_fetch import MetadataFetchRequest
 from kafka_ref.raft.kafka_raft_client import KafkaRaftClient
 from kafka_ref.raft.raft_client import BatchReader
 from kafka_ref.image.records import MetadataRecordType
-from kafka_ref.controller.quorum.replication_control_manager import ReplicationControlManager
+from kafka_ref.controller.quorum.replication_control_manager import MAX_RECORDS_PER_USER_OP, ReplicationControlManager  # noqa: F401
 from kafka_ref.network.network import Envelope
 from kafka_ref.server.authorizer import Authorizer
 
@@ -61,6 +64,19 @@ class ControllerResult:
 
     records: list[Any]
     response: Any
+
+
+EXCESSIVELY_LARGE_BATCH = "Unable to perform excessively large batch operation."
+
+
+def _error_response(request: Any, error: Errors, message: str | None) -> Any:
+    """The request's whole-request error response, with ``message`` where the response carries one."""
+    if message is not None:
+        try:
+            return request.get_error_response(error.code, error_message=message)
+        except TypeError:
+            pass
+    return request.get_error_response(error.code)
 
 
 class QuorumController:
@@ -237,7 +253,16 @@ class QuorumController:
     # ------------------------------------------------------------------ ControllerApis
 
     def handle(self, envelope: Envelope) -> None:
-        """Mirrors kafka.server.ControllerApis#handle: dispatch by request type; errors answer the request."""
+        """Mirrors kafka.server.ControllerApis#handle: dispatch by request type; errors answer the request.
+
+        1. Integer fields outside their schema types are INVALID_REQUEST (schema_ranges). 2. The
+        handler runs; an ApiException answers the request with its code. 3. An operation that
+        would write more than MAX_RECORDS_PER_USER_OP records (BoundedListTooLongException) is
+        POLICY_VIOLATION "Unable to perform excessively large batch operation." (KAFKA-14996,
+        Kafka 3.5.0+). 4. Anything else is UNKNOWN_SERVER_ERROR and the controller keeps
+        serving (QuorumController#handleEventException; Kafka also renounces leadership there,
+        a failover kafka_ref does not make: one controller node answers the next request).
+        """
         request = envelope.request
         handlers: dict[type, Callable[[Envelope], None]] = {
             MetadataFetchRequest: self.raft_client.handle_fetch_request,
@@ -258,9 +283,22 @@ class QuorumController:
                     and not self.authorizer.authorize_cluster_action(envelope.principal):
                 envelope.respond(request.get_error_response(Errors.CLUSTER_AUTHORIZATION_FAILED.code))
                 return
+            # 1. Schema ranges.
+            validate_schema_ranges(request)
+            # 2. The operation.
             handler(envelope)
         except ApiException as exc:
-            envelope.respond(request.get_error_response(Errors.for_exception(exc).code))
+            envelope.respond(_error_response(request, Errors.for_exception(exc), str(exc) or None))
+        except BoundedListTooLongException as exc:
+            # 3. Too many records for one atomic batch.
+            self._log.info("controller_operation_too_large", request=type(request).__name__, error=str(exc))
+            envelope.respond(_error_response(request, Errors.POLICY_VIOLATION, EXCESSIVELY_LARGE_BATCH))
+        except RUN_ENDING:
+            raise
+        except Exception as exc:
+            # 4. A bug or input the controller cannot handle: answer, keep serving.
+            self._log.error("controller_operation_failed", request=type(request).__name__, error=repr(exc))
+            envelope.respond(request.get_error_response(Errors.UNKNOWN_SERVER_ERROR.code))
 
     def handle_broker_registration(self, envelope: Envelope) -> None:
         """Mirrors QuorumController#registerBroker: the broker epoch is the offset of its RegisterBrokerRecord."""

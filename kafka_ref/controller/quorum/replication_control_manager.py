@@ -15,6 +15,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
+from kafka_ref.server.bounded_list import BoundedList
 from kafka_ref.common.errors import (
     ApiException,
     Errors,
@@ -89,6 +90,11 @@ class BrokerHeartbeatReply:
     is_fenced: bool
     in_controlled_shutdown: bool
     should_shut_down: bool
+
+
+# Mirrors QuorumController.MAX_RECORDS_PER_USER_OP (= MAX_RECORDS_PER_BATCH, Kafka 3.5.0+): the most
+# records one user operation may write in its atomic batch.
+MAX_RECORDS_PER_USER_OP = 10000
 
 
 class ReplicationControlManager:
@@ -185,7 +191,9 @@ class ReplicationControlManager:
         active replicas and the leader = the first of them; 4. the response per topic.
         """
         errors: dict[str, ApiException] = {}
-        records: list[Any] = []
+        # At most MAX_RECORDS_PER_USER_OP records for the whole request (KAFKA-14996): past that
+        # BoundedListTooLongException fails the request, POLICY_VIOLATION for every topic.
+        records: BoundedList = BoundedList(MAX_RECORDS_PER_USER_OP)
         # 1. Names.
         for topic in request.topics:
             try:
@@ -264,6 +272,11 @@ class ReplicationControlManager:
                 raise Errors.INVALID_PARTITIONS.exception("Number of partitions was set to an invalid non-positive value.")
             num_partitions = self.default_num_partitions if topic.num_partitions == -1 else topic.num_partitions
             replication_factor = self.default_replication_factor if topic.replication_factor == -1 else topic.replication_factor
+            # kafka_ref checks the record bound before placing: Kafka places every partition first
+            # and fails when the records overflow, after building all the placements in memory
+            # (with billions of partitions that exhausts the controller). Same answer, no blow-up.
+            if isinstance(records, BoundedList):
+                records.ensure_room(1 + num_partitions)
             try:
                 placements = self.cluster_control.replica_placer.place(0, num_partitions, replication_factor,
                                                                        self.cluster_control.usable_brokers())
