@@ -241,9 +241,11 @@ class Cluster(ClusterViews, ClusterControl, ClusterOps):
         return serve(self, host, port)
 
     def broker_config(self, broker_id: int) -> KafkaConfig:
+        """The KafkaConfig broker ``broker_id`` runs with: the cluster's config plus its ``broker.id``."""
         return KafkaConfig({**self.base_config, "broker.id": broker_id})
 
     async def start_broker(self, broker_id: int) -> KafkaBroker:
+        """Start broker ``broker_id`` on its Disk in this cluster's mode (``restart_broker`` for one that ran before)."""
         assert self._tg is not None
         if self.metadata_mode == "zk":
             broker = KafkaBroker(
@@ -265,6 +267,7 @@ class Cluster(ClusterViews, ClusterControl, ClusterOps):
         return broker
 
     def broker(self, broker_id: int) -> KafkaBroker:
+        """The KafkaBroker object (internals; tests read state through ``replica_state`` and the views)."""
         return self.brokers[broker_id]
 
     def kill_broker(self, broker_id: int) -> None:
@@ -395,6 +398,11 @@ class Cluster(ClusterViews, ClusterControl, ClusterOps):
         result = response.topics[0]
         Errors.for_code(result.error_code).maybe_raise(result.error_message)
         await self.wait_until(lambda: all(self.leader_for(name, p) >= 0 for p in range(partitions)), timeout_ms)
+        # Every live broker knows the partitions (the controller's UpdateMetadata reached it), so a
+        # produce right after create_topic finds them.
+        await self.wait_until(lambda: all(self.brokers[b].metadata_cache.contains(TopicPartition(name, p))
+                                          for b in self.live_broker_ids() for p in range(partitions)),
+                              timeout_ms, message=f"every live broker knows {name}")
         await self._wait_brokers_applied(timeout_ms, f"the creation of {name}")
         return result
 
@@ -417,6 +425,7 @@ class Cluster(ClusterViews, ClusterControl, ClusterOps):
         return await self.network.send(CONTROLLER_NODE, broker_id, request, timeout_ms, principal)
 
     def live_broker_ids(self) -> list[int]:
+        """Ids of the brokers whose process is running, sorted."""
         return sorted(b for b, broker in self.brokers.items() if broker.is_running)
 
     # ------------------------------------------------------------------ clients

@@ -212,8 +212,8 @@ class ClusterOps:
             request = FetchRequest.build(fetch_data={tp: data}, max_wait_ms=max_wait_ms, min_bytes=min_bytes,
                                          replica_id=replica_id, replica_epoch=replica_epoch, max_bytes=max_bytes)
             principal = INTER_BROKER_PRINCIPAL if replica_id >= 0 else CLIENT_PRINCIPAL
-            src = replica_id if replica_id >= 0 else "client"
-            response = await self.network.send(src, broker_id, request, max_wait_ms + 30000, principal=principal)
+            # Sent from the test's own node, so network faults between brokers do not apply to it.
+            response = await self.network.send("client", broker_id, request, max_wait_ms + 30000, principal=principal)
             if response.error_code != Errors.NONE.code:
                 return FetchResult(Errors.for_code(response.error_code), -1, -1, -1, None, ())
             p = response.partition_data(topic, partition)

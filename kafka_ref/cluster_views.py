@@ -142,6 +142,11 @@ class ClusterViews:
             return None
         return replica_state_of(broker, TopicPartition(topic, partition))
 
+    def broker_epoch(self, broker_id: int) -> int:
+        """The epoch broker ``broker_id`` registered with (ZooKeeper: its registration znode's creation
+        transaction id; KRaft: the offset of its registration record); -1 in manual mode."""
+        return self.brokers[broker_id].broker_epoch
+
     # ------------------------------------------------------------------ the controller's view
 
     def require_controller(self, operation: str) -> None:
