@@ -11,7 +11,7 @@ error response does.
 In manual mode ``set_partition_state`` sends what Kafka's controller always sends together: an
 UpdateMetadata with the partition's state to every live broker, then the LeaderAndIsr to its
 replicas. A LeaderAndIsr alone leaves the leader's metadata cache without the partition, and
-the leader then refuses its followers' fetches with UNKNOWN_TOPIC_OR_PARTITION (the broker logs
+the leader then refuses its followers' fetches with UNKNOWN_TOPIC_ID (the broker logs
 ``follower_fetch_refused_unknown_partition`` the first time): send the raw requests only to
 test that trap.
 """

@@ -271,12 +271,15 @@ class KafkaApis:
         else:
             def classify(tip: Any, data: Any) -> None:
                 if not tip.topic:
+                    if is_from_follower:
+                        self._warn_follower_fetch_unknown_partition(tip, request.requesting_replica_id(), Errors.UNKNOWN_TOPIC_ID)
                     erroneous.append((tip, FetchResponse.partition_response(tip.partition, Errors.UNKNOWN_TOPIC_ID.code)))
                 elif not is_from_follower and not self.authorizer.authorize_topic(envelope.principal, "READ", tip.topic):
                     erroneous.append((tip, FetchResponse.partition_response(tip.partition, Errors.TOPIC_AUTHORIZATION_FAILED.code)))
                 elif not self.metadata_cache.contains(tip.topic_partition):
                     if is_from_follower:
-                        self._warn_follower_fetch_unknown_partition(tip.topic_partition, request.requesting_replica_id())
+                        self._warn_follower_fetch_unknown_partition(tip, request.requesting_replica_id(),
+                                                                    Errors.UNKNOWN_TOPIC_OR_PARTITION)
                     erroneous.append((tip, FetchResponse.partition_response(tip.partition, Errors.UNKNOWN_TOPIC_OR_PARTITION.code)))
                 else:
                     interesting.append((tip, data))
@@ -314,19 +317,23 @@ class KafkaApis:
             params, [(tip.topic_partition, data) for tip, data in interesting], process_response_callback, topic_ids
         )
 
-    def _warn_follower_fetch_unknown_partition(self, tp: TopicPartition, follower: int) -> None:
-        """Say once per partition why followers are refused: the metadata cache does not know ``tp``.
+    def _warn_follower_fetch_unknown_partition(self, tip: Any, follower: int, error: Errors) -> None:
+        """Say once per partition why a follower is refused: the metadata cache does not know it.
 
         Kafka's controller always sends UpdateMetadata with a LeaderAndIsr; a test playing the
-        controller that sends only the LeaderAndIsr hits this, and an acks=all produce then
-        waits for its timeout. Not on the hot path: only refused fetches reach here.
+        controller that sends only the LeaderAndIsr hits this (UNKNOWN_TOPIC_ID for a fetch by
+        topic id, UNKNOWN_TOPIC_OR_PARTITION by name), and an acks=all append then waits for its
+        timeout. Not on the hot path: only refused fetches reach here.
         """
         warned = self.__dict__.setdefault("_warned_unknown_follower_partitions", set())
-        if tp in warned:
+        key = (tip.topic_id, tip.topic, tip.partition)
+        if key in warned:
             return
-        warned.add(tp)
-        self._log.warning("follower_fetch_refused_unknown_partition", topic_partition=str(tp), follower=follower,
-                          error=Errors.UNKNOWN_TOPIC_OR_PARTITION.name,
+        warned.add(key)
+        name = tip.topic or next((p.topic for p in self.replica_manager.online_partitions()
+                                  if p.topic_id == tip.topic_id), "") or str(tip.topic_id)
+        self._log.warning("follower_fetch_refused_unknown_partition", topic_partition=f"{name}-{tip.partition}",
+                          follower=follower, error=error.name,
                           hint="the metadata cache has no state for this partition: send UpdateMetadata with it "
                                "(as the controller does with every LeaderAndIsr)")
 

@@ -49,7 +49,7 @@ async def test_kip101_acknowledged_record_lost_by_high_watermark_truncation(kafk
 async def test_leader_and_isr_without_update_metadata_starves_followers(kafka_cluster):
     """Kafka's controller always sends UpdateMetadata with a LeaderAndIsr. A test playing the
     controller that sends only the LeaderAndIsr leaves the leader's metadata cache without the
-    partition: it answers its follower's fetches UNKNOWN_TOPIC_OR_PARTITION (and logs why, once),
+    partition: it answers its follower's fetches (by topic id) UNKNOWN_TOPIC_ID (and logs why, once),
     so an acks=all append on the replica path times out. ``set_partition_state`` sends both and the partition works."""
     async with kafka_cluster as cluster:
         state = LeaderAndIsrPartitionState(topic_name="t", partition_index=0, controller_epoch=1, leader=0, leader_epoch=0,
@@ -65,7 +65,8 @@ async def test_leader_and_isr_without_update_metadata_starves_followers(kafka_cl
             result = await cluster.produce(0, "t", 0, [b"v"], acks=-1, timeout_ms=3000, via="replica_manager")
         assert (result.error, result.base_offset) == (Errors.REQUEST_TIMED_OUT, 0)
         warnings = [e for e in logs if e["event"] == "follower_fetch_refused_unknown_partition"]
-        assert [(w["topic_partition"], w["follower"], w["log_level"]) for w in warnings] == [("t-0", 1, "warning")]
+        assert [(w["topic_partition"], w["follower"], w["error"], w["log_level"]) for w in warnings] == [
+            ("t-0", 1, "UNKNOWN_TOPIC_ID", "warning")]
         # The controller's pair of requests fixes it.
         await cluster.set_partition_state("t", leader=0, leader_epoch=1, isr=[0, 1], replicas=[0, 1])
         assert (await cluster.produce(0, "t", 0, [b"w"], acks=-1)).error == Errors.NONE
