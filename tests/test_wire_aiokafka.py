@@ -114,3 +114,65 @@ async def test_member_leaving_triggers_rebalance():
             assert a.assignment() == {TopicPartition("events", 0), TopicPartition("events", 1)}
         finally:
             await a.stop()
+
+
+async def test_idempotent_producer_rides_through_isolation_controlled_shutdown_and_preferred_election():
+    """Faults through the same Cluster methods while a real client keeps producing.
+
+    The leader is isolated (its requests go unanswered until the controller fences it and
+    elects another), then healed; the next leader is shut down with controlled shutdown and
+    restarted; a preferred election moves leadership back. Every acknowledged record is in the
+    log at its offset, and the idempotent producer's retries left no duplicate in the log.
+    """
+    async with Cluster(brokers=3, metadata_mode="kraft", clock="wall", config=CLUSTER_CONFIG) as cluster, \
+            cluster.serve() as bootstrap:
+        await _create_topic(bootstrap, "orders", 1, 3)
+        producer = AIOKafkaProducer(bootstrap_servers=bootstrap, **{**PRODUCER, "request_timeout_ms": 3000})
+        await producer.start()
+        acked: dict[int, bytes] = {}
+
+        async def produce(tag: str) -> None:
+            futures = [(b"%s%02d" % (tag.encode(), i), await producer.send("orders", b"%s%02d" % (tag.encode(), i),
+                                                                              partition=0)) for i in range(30)]
+            with anyio.fail_after(30):
+                for value, future in futures:
+                    acked[(await future).offset] = value
+
+        def leader() -> int:
+            return cluster.leader_for("orders", 0)
+
+        try:
+            await produce("a")
+            # 1. Isolate the leader: a new leader is elected; the producer follows it.
+            first = leader()
+            cluster.network.isolate(first)
+            await cluster.wait_until(lambda: leader() not in (-1, first), timeout_ms=15000)
+            await produce("b")
+            cluster.network.heal_all()
+            await cluster.wait_until(lambda: first in cluster.partition_state("orders", 0)["isr"], timeout_ms=15000)
+            # 2. Controlled shutdown of the current leader, produce, restart it.
+            second = leader()
+            assert (await cluster.shutdown_broker(second)).succeeded is True
+            assert leader() not in (-1, second)
+            await produce("c")
+            await cluster.restart_broker(second)
+            await cluster.wait_until(lambda: len(cluster.partition_state("orders", 0)["isr"]) == 3, timeout_ms=15000)
+            # 3. Preferred election: leadership back on the first replica of the assignment.
+            await cluster.elect_preferred_leaders()
+            await produce("d")
+        finally:
+            await producer.stop()
+        assert len(acked) == 120
+        consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, auto_offset_reset="earliest", enable_auto_commit=False,
+                                    fetch_max_wait_ms=100)
+        await consumer.start()
+        try:
+            tp = TopicPartition("orders", 0)
+            consumer.assign([tp])
+            end = (await consumer.end_offsets([tp]))[tp]
+            log = await _consume(consumer, end)
+        finally:
+            await consumer.stop()
+        values = [v for _, v in log]
+        assert len(values) == len(set(values)) == 120  # no duplicates: idempotence held across the faults
+        assert all(dict(log)[o] == v for o, v in acked.items())

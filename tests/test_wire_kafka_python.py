@@ -51,7 +51,8 @@ def _consume_until(consumer: KafkaConsumer, count: int, deadline_s: float = 30) 
     return seen
 
 
-async def test_produce_consume_commit_survive_leader_kill():
+@pytest.mark.parametrize("mode", ["kraft", "zk"])
+async def test_produce_consume_commit_survive_leader_kill(mode):
     """Admin create, acks=all produce, group consume + commit; the leader dies mid-stream."""
 
     def client(cluster, bootstrap):
@@ -94,7 +95,7 @@ async def test_produce_consume_commit_survive_leader_kill():
         assert [(e.producer_epoch, e.last_seq) for e in entries] == [(0, 199)]
         return old, new
 
-    old, new = await run_with_cluster(client)
+    old, new = await run_with_cluster(client, mode=mode)
     assert old != new
 
 

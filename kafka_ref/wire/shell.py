@@ -114,7 +114,8 @@ async def run_command(cluster: Any, watcher: ClusterWatcher, line: str) -> str:
             await cluster.restart_broker(int(args[0]))
             return f"restarted broker {args[0]}"
         if cmd == "shutdown":
-            ok = await cluster.shutdown_broker(int(args[0]))
+            result = await cluster.shutdown_broker(int(args[0]))
+            ok = getattr(result, "succeeded", result)
             return f"broker {args[0]} shut down (controlled shutdown {'succeeded' if ok else 'did not complete'})"
         if cmd == "isolate":
             cluster.network.isolate(int(args[0]))
