@@ -285,6 +285,12 @@ def add_arguments(parser: Any) -> None:
 
 
 def run_from_args(args: Any) -> int:
+    from kafka_ref.sim.commands import CommandError
+
+    try:
+        load_grid(args.grid)  # a bad grid is reported before Spark starts
+    except (BenchmarkConfigError, OSError, ValueError) as exc:
+        raise CommandError(str(exc)) from None
     try:
         import pyspark  # noqa: F401
     except ImportError:

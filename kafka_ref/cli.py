@@ -1,21 +1,40 @@
-"""The ``kafka-ref`` command."""
+"""The ``kafka-ref`` command.
+
+A command line it cannot run (a bad value, a flag without the one it needs, an unknown grid) is
+reported as one line, ``kafka-ref <command>: error: ...``, with exit status 2; Ctrl-C prints one
+line and exits 130. Errors inside kafka_ref itself keep their traceback: they are bugs to report.
+"""
 
 from __future__ import annotations
 
 import argparse
+import bdb
 import sys
+from typing import NoReturn
+
+
+class OneLineErrorParser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (the usage text is one ``--help`` away)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    from kafka_ref.sim.commands import non_negative_int
+
+    parser = OneLineErrorParser(
         prog="kafka-ref",
         description="kafka_ref: an executable, annotated specification of Apache Kafka's broker internals.",
     )
-    sub = parser.add_subparsers(dest="command")
+    sub = parser.add_subparsers(dest="command", parser_class=OneLineErrorParser)
     demo = sub.add_parser("demo", help="narrated run of a three-broker cluster in virtual time")
     demo.add_argument("flow", nargs="?", default="failover", help="which flow to narrate: failover (default), deletion, reassignment, preferred-election, controlled-shutdown, coordinator-failover")
-    demo.add_argument("--seed", type=int, default=7)
-    demo.add_argument("--backend", choices=("trio", "asyncio"), default="trio")
+    demo.add_argument("--seed", type=non_negative_int, default=7,
+                      help="seeds the cluster's randomness and the task schedule: the same seed prints the "
+                           "same lines (default: %(default)s)")
+    demo.add_argument("--backend", choices=("trio", "asyncio"), default="trio",
+                      help="event loop, both in virtual time (default: %(default)s)")
     demo.add_argument("--mode", choices=("zk", "kraft"), default="zk", help="metadata mode of the cluster (default: zk)")
     sweep = sub.add_parser("sweep", help="run a fetch-throughput benchmark grid in Spark executors (needs .[bench])")
     sweep.add_argument("--grid", default="quick", help="grid name (quick, default, scale) or a TOML path")
@@ -38,8 +57,26 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from kafka_ref.sim.commands import CommandError
+
     parser = build_parser()
     args = parser.parse_args(argv)
+    try:
+        return _run(parser, args)
+    except CommandError as exc:
+        print(f"kafka-ref {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except bdb.BdbQuit:
+        print(f"kafka-ref {args.command}: quit from the debugger", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        # Start on a fresh line if a progress bar was being redrawn on this terminal.
+        lead = "\n" if sys.stderr.isatty() else ""
+        print(f"{lead}kafka-ref {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.command == "demo":
         from kafka_ref.demos.demo import run_demo
 

@@ -345,6 +345,43 @@ def find(entries: list[MirrorEntry], query: str) -> list[MirrorEntry]:
     return out
 
 
+def find_seed_names(seeds: SeedMethods, query: str) -> list[SeedMethod]:
+    """Seed entries whose own (older) name matches ``query`` (``electLeaderForPartition``,
+    ``PartitionStateMachine#electLeaderForPartition``) and that name newer methods in ``also``."""
+    q = query.strip()
+    cls_q = ""
+    if "#" in q:
+        cls_q, q = q.rsplit("#", 1)
+        cls_q = cls_q.split(".")[-1].lower()
+    out = []
+    for m in seeds.methods:
+        cls, _, method = m.kafka.rpartition("#")
+        if method.lower() == q.lower() and (not cls_q or cls.split(".")[-1].lower() == cls_q):
+            out.append(m)
+    return out
+
+
+def first_body_line(entry: MirrorEntry) -> int | None:
+    """The first statement after the docstring of the mirrored function (where pdb can stop)."""
+    path = REPO_ROOT / entry.module
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError):
+        return None
+    node: ast.AST = tree
+    for part in entry.qualname.split("."):
+        node = next((n for n in getattr(node, "body", []) if isinstance(n, (ast.ClassDef, ast.FunctionDef,
+                     ast.AsyncFunctionDef)) and n.name == part), None)
+        if node is None:
+            return None
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    body = node.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant):
+        body = body[1:]
+    return body[0].lineno if body else None
+
+
 def map_rows(entries: list[MirrorEntry], seeds: SeedMethods) -> list[dict[str, object]]:
     """One row per claim, sorted by Kafka name: kafka, location, era, seeds."""
     sections = seed_sections(seeds)
@@ -393,6 +430,20 @@ def run_map_command(args) -> int:
         hits = find(entries, args.find)
         for e in hits:
             print(f"{e.kafka}{e.signature} -> {e.location}")
+        if not hits:
+            # The seeds read older Kafka: resolve their names through docs/seed_methods.toml.
+            for m in find_seed_names(seeds, args.find):
+                newer = [n for n in m.names[1:]]
+                print(f"{m.kafka} (seed {m.seed} §{m.section}) is mirrored as {', '.join(newer) or m.kafka}:")
+                for name in newer or [m.kafka]:
+                    for e in find(entries, name.rsplit(".", 1)[-1]):
+                        if e.kafka == name:
+                            hits.append(e)
+                            print(f"  {e.kafka}{e.signature} -> {e.location}")
+        for e in hits[:3]:
+            line = first_body_line(e)
+            if line is not None:
+                print(f"  pdb: b {e.module}:{line}")
         if not hits:
             print(f"no Mirrors line claims {args.find!r}")
         return 0 if hits else 1

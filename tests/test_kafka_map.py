@@ -177,14 +177,37 @@ def test_find_answers_camel_and_snake_case(entries):
         ], query
 
 
-def test_cli_find_prints_one_line(capsys):
+def test_cli_find_prints_the_place_and_a_pdb_breakpoint(capsys):
+    from kafka_ref.kafka_map import first_body_line
+
     line = _def_line(PACKAGE_ROOT / "replica" / "replica_manager.py", "ReplicaManager", "become_leader_or_follower")
+    [entry] = find(collect_mirrors(), "becomeLeaderOrFollower")
+    body = first_body_line(entry)
+    assert body > line
     assert main(["map", "--find", "becomeLeaderOrFollower"]) == 0
     assert capsys.readouterr().out == (
         "kafka.server.ReplicaManager#becomeLeaderOrFollower -> "
         f"kafka_ref/replica/replica_manager.py:ReplicaManager.become_leader_or_follower:{line}\n"
+        f"  pdb: b kafka_ref/replica/replica_manager.py:{body}\n"
     )
     assert main(["map", "--find", "noSuchKafkaMethod"]) == 1
+
+
+def test_cli_find_resolves_the_seeds_older_names(capsys):
+    """seed 001 reads 0.10, whose electLeaderForPartition became ZkPartitionStateMachine's
+    electLeaderForPartitions (docs/seed_methods.toml's ``also``)."""
+    line = _def_line(PACKAGE_ROOT / "controller" / "partition_state_machine.py", "ZkPartitionStateMachine",
+                     "elect_leader_for_partitions")
+    assert main(["map", "--find", "electLeaderForPartition"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[:2] == [
+        "kafka.controller.PartitionStateMachine#electLeaderForPartition (seed 001 §5.3.2.2 "
+        "PartitionStateMachine#electLeaderForPartition) is mirrored as "
+        "kafka.controller.ZkPartitionStateMachine#electLeaderForPartitions:",
+        "  kafka.controller.ZkPartitionStateMachine#electLeaderForPartitions -> "
+        f"kafka_ref/controller/partition_state_machine.py:ZkPartitionStateMachine.elect_leader_for_partitions:{line}",
+    ]
+    assert out[2].startswith("  pdb: b kafka_ref/controller/partition_state_machine.py:")
 
 
 def test_cli_coverage_is_complete(capsys, seeds):

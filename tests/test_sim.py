@@ -180,7 +180,7 @@ def test_a_pre_kraft_era_is_refused_in_kraft_mode():
 
 def test_cli_refuses_a_pre_kraft_era_in_kraft_mode(capsys):
     assert main(["sim", "--scenario", "kip101", "--seeds", "1", "--ibp", "0.10.2", "--metadata-mode", "kraft"]) == 2
-    assert "0.10.2 predates KRaft (3.0)" in capsys.readouterr().out
+    assert "0.10.2 predates KRaft (3.0)" in capsys.readouterr().err
 
 
 def test_kraft_controller_failover_kills_and_restarts_the_controller_node():

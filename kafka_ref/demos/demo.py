@@ -84,11 +84,27 @@ def run_demo(flow: str = "failover", seed: int = 7, backend: str = "trio", out: 
     async def main() -> None:
         await flows[flow](seed, out)
 
+    try:
+        run_seeded(main, backend, seed)
+    finally:
+        configure_logging()
+    return 0
+
+
+def run_seeded(main: Callable[[], Any], backend: str, seed: int) -> Any:
+    """Run ``main`` in virtual time with the schedule fixed by ``seed``, as the simulator does.
+
+    On trio, runnable tasks are otherwise shuffled from an unseeded generator, so lines logged at
+    the same virtual instant came out in a different order on each run. The asyncio virtual-time
+    loop runs ready callbacks in FIFO order and needs nothing.
+    """
+    from kafka_ref.sim.simulate import deterministic_scheduling
     from kafka_ref.testing.virtual_time_loop import run_in_virtual_time
 
-    run_in_virtual_time(main, backend)
-    configure_logging()
-    return 0
+    if backend != "trio":
+        return run_in_virtual_time(main, backend)
+    with deterministic_scheduling(seed):
+        return run_in_virtual_time(main, backend)
 
 
 async def _produce(cluster: Any, topic: str, values: list[bytes], acks: int = -1) -> Any:

@@ -242,9 +242,7 @@ def run_kraft_demo(flow: str = "failover", seed: int = 7, backend: str = "trio",
         async def main() -> None:
             await FLOWS[flow](seed, out)
 
-        from kafka_ref.testing.virtual_time_loop import run_in_virtual_time
-
-        run_in_virtual_time(main, backend)
+        demo.run_seeded(main, backend, seed)
     finally:
         demo.NARRATED.clear()
         demo.NARRATED.update(saved)

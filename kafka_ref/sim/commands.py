@@ -9,13 +9,13 @@ narrated walkthrough keyed to the seeds' numbered steps.
 from __future__ import annotations
 
 import argparse
-from typing import Callable
-
-from typing import TYPE_CHECKING
+import sys
+from typing import TYPE_CHECKING, Callable
 
 from kafka_ref.sim.scenarios import ERAS, SCENARIOS, normalize_ibp
 
 if TYPE_CHECKING:
+    from kafka_ref.sim.timeline_svg import TimelineRecorder
     from kafka_ref.sim.history import Event
     from kafka_ref.sim.simulate import SimResult
 
@@ -25,21 +25,67 @@ _QUIET_EVENTS = frozenset({"produce", "produce_ack", "consume", "high_watermark_
                            "metadata_cache_updated", "consumer_out_of_range_ignored"})
 
 
+class CommandError(Exception):
+    """A command line the command cannot run; ``kafka-ref`` prints it as one line and exits 2."""
+
+
+def positive_int(text: str) -> int:
+    """argparse type: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    """argparse type: a whole number of at least 0 (seeds)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """argparse type: a number above 0 (simulated seconds)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not value > 0 or value != value or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
+    return value
+
+
 def add_sim_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--scenario", default="leader-failover",
-                        help=f"scenario, or 'all' ({', '.join(SCENARIOS)})")
-    parser.add_argument("--seeds", type=int, default=None, help="how many seeds to run (from --first-seed)")
-    parser.add_argument("--first-seed", type=int, default=1)
-    parser.add_argument("--seed", type=int, default=None, help="run (replay) one seed")
+                        help=f"scenario, or 'all' ({', '.join(SCENARIOS)}; default: %(default)s)")
+    parser.add_argument("--seeds", type=positive_int, default=None,
+                        help="how many seeds to run, starting at --first-seed (default: 100)")
+    parser.add_argument("--first-seed", type=non_negative_int, default=1,
+                        help="the first seed of a --seeds run (default: %(default)s)")
+    parser.add_argument("--seed", type=non_negative_int, default=None,
+                        help="run (replay) this one seed; --trace prints its timeline")
     parser.add_argument("--ibp", default=None,
-                        help=f"inter.broker.protocol.version: an era ({', '.join(ERAS)}) or a version")
-    parser.add_argument("--jobs", type=int, default=1, help="worker processes")
+                        help=f"inter.broker.protocol.version: an era ({', '.join(ERAS)}) or a Kafka release "
+                             "from 0.10.0 to 3.9 (default: the current rules)")
+    parser.add_argument("--jobs", type=positive_int, default=1, help="worker processes (default: %(default)s)")
     parser.add_argument("--trace", action="store_true", help="with --seed: print the run as a timeline")
     parser.add_argument("--trace-all", action="store_true", help="like --trace, with every produce/consume event")
-    parser.add_argument("--duration", type=float, default=None, help="simulated seconds before healing")
-    parser.add_argument("--metadata-mode", default="zk", help="cluster metadata mode: zk or kraft")
+    parser.add_argument("--svg", metavar="PATH", default=None,
+                        help="with --seed: draw the run as an SVG timeline (brokers, epochs, LEO/HW, faults)")
+    parser.add_argument("--duration", type=positive_float, default=None,
+                        help="simulated seconds of faults before healing (default: the scenario's own)")
+    parser.add_argument("--metadata-mode", choices=("zk", "kraft"), default="zk",
+                        help="cluster metadata mode (default: %(default)s)")
     parser.add_argument("--markdown", action="store_true", help="also print a markdown table row per scenario")
-    parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument("--no-progress", action="store_true",
+                        help="no progress bar (it is drawn only when stderr is a terminal anyway)")
 
 
 def run_sim_command(args: argparse.Namespace, out: Callable[[str], None] = print) -> int:
@@ -49,35 +95,50 @@ def run_sim_command(args: argparse.Namespace, out: Callable[[str], None] = print
     names = list(SCENARIOS) if args.scenario == "all" else [args.scenario]
     for name in names:
         if name not in SCENARIOS:
-            out(f"unknown scenario {name!r}; available: {', '.join(SCENARIOS)}")
-            return 2
+            raise CommandError(f"unknown scenario {name!r}; available: {', '.join(SCENARIOS)}, all")
+    one_seed_only = [flag for flag, on in (("--trace", args.trace), ("--trace-all", args.trace_all),
+                                           ("--svg", getattr(args, "svg", None))) if on]
+    if one_seed_only and args.seed is None:
+        raise CommandError(f"{one_seed_only[0]} replays one run: give it --seed N")
+    if args.seed is not None and args.seeds is not None:
+        raise CommandError("--seed replays one seed and --seeds runs many: give one of them")
     config = SimConfig(ibp=normalize_ibp(args.ibp), metadata_mode=args.metadata_mode, duration_s=args.duration,
-                       keep_history=args.trace or args.trace_all)
+                       keep_history=bool(args.trace or args.trace_all or getattr(args, "svg", None)))
     try:
         check_config(config)
     except ValueError as exc:
-        out(str(exc))
-        return 2
+        raise CommandError(str(exc)) from None
     if args.seed is not None:
+        from kafka_ref.sim.timeline_svg import TimelineRecorder
+
+        if args.svg and len(names) > 1:
+            raise CommandError("--svg draws one run: give one --scenario, not 'all'")
         failed = False
         for name in names:
-            result = simulate(args.seed, name, config)
+            recorder = TimelineRecorder(title=f"kafka-ref sim --scenario {name} --seed {args.seed}"
+                                              f"{' --ibp ' + args.ibp if args.ibp else ''} ({args.metadata_mode})",
+                                        topic="sim") if args.svg else None
+            result = simulate(args.seed, name, config, recorder=recorder)
             _print_one(result, out, trace=args.trace or args.trace_all, everything=args.trace_all)
+            if recorder is not None:
+                _write_svg(args.svg, recorder, out)
             failed |= not result.ok
         return 1 if failed else 0
     from kafka_ref.sim.progress import run_summary
 
     seeds = range(args.first_seed, args.first_seed + (args.seeds or 100))
+    # A bar redrawn with carriage returns only makes sense on a terminal (not in a log or a pipe).
+    progress = not args.no_progress and sys.stderr.isatty()
     failed = False
     rows = []
     for name in names:
         def report(result: "SimResult") -> None:
-            if not args.no_progress:
+            if progress:
                 out("")
             out(f"seed {result.seed} broke {', '.join(sorted(result.violation_counts))}; replay: "
                 f"{result.replay_command()}")
 
-        summary = run_summary(name, seeds, config, jobs=args.jobs, progress=not args.no_progress, on_failure=report)
+        summary = run_summary(name, seeds, config, jobs=args.jobs, progress=progress, on_failure=report)
         out(summary.table())
         rows.append(summary.markdown_row())
         failed |= bool(summary.failed_seeds)
@@ -86,6 +147,15 @@ def run_sim_command(args: argparse.Namespace, out: Callable[[str], None] = print
         for row in rows:
             out(row)
     return 1 if failed else 0
+
+
+def _write_svg(path: str, recorder: "TimelineRecorder", out: Callable[[str], None]) -> None:
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(recorder.svg())
+    except OSError as exc:
+        raise CommandError(f"cannot write {path}: {exc.strerror}") from None
+    out(f"timeline written to {path}")
 
 
 MARKDOWN_HEADER = ("| scenario | mode | era | seeds | faults | seeds with violations (by invariant) | unclean elections / "
@@ -123,6 +193,8 @@ def _print_one(result: "SimResult", out: Callable[[str], None], trace: bool, eve
 def add_scenario_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("name", nargs="?", default=None, help="walkthrough name (leave out to list them)")
     parser.add_argument("--debug", action="store_true", help="stop in the debugger (breakpoint()) at each step")
+    parser.add_argument("--svg", metavar="PATH", default=None,
+                        help="also draw the run as an SVG timeline (brokers, leader epochs, LEO/HW, events)")
 
 
 def run_scenario_command(args: argparse.Namespace, out: Callable[[str], None] = print) -> int:
@@ -133,4 +205,13 @@ def run_scenario_command(args: argparse.Namespace, out: Callable[[str], None] = 
         for name, (description, _fn) in NARRATED.items():
             out(f"  {name:<28} {description}")
         return 0
-    return run_narrated(args.name, debug=args.debug, out=out)
+    from kafka_ref.sim.narrated import NARRATED as WALKTHROUGHS
+
+    if args.name not in WALKTHROUGHS:
+        raise CommandError(f"unknown scenario {args.name!r}; available: {', '.join(WALKTHROUGHS)}")
+    if args.svg is not None:
+        try:
+            open(args.svg, "a", encoding="utf-8").close()
+        except OSError as exc:
+            raise CommandError(f"cannot write {args.svg}: {exc.strerror}") from None
+    return run_narrated(args.name, debug=args.debug, out=out, svg=args.svg)

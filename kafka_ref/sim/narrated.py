@@ -43,6 +43,7 @@ class Narration:
         self.handlers: dict[str, EventHandler] = {}
         self.cluster: Any = None
         self.muted = False
+        self.recorder: Any = None  # a TimelineRecorder under --svg
 
     def say(self, text: str) -> None:
         """A heading or an explanation (not a step)."""
@@ -56,9 +57,48 @@ class Narration:
         line = f"  [{ref}] {text}"
         self.lines.append(line)
         self.out(line)
+        if self.recorder is not None:
+            self.recorder.step(anyio.current_time(), ref, text, self.cluster)
         if self.debug:
-            cluster = self.cluster  # noqa: F841 - there to inspect in the debugger
+            self.stop_in_kafka_code(ref)
+
+    def stop_in_kafka_code(self, ref: str) -> None:
+        """Open pdb in the frame of the kafka_ref method this step shows (not in the narration).
+
+        The frames between (this module, the walkthrough's hooks, structlog) are skipped: pdb
+        starts at the line of the mirrored method that logged the event, or that called the
+        wrapped method; ``n`` steps on in that method, ``c`` runs to the next step, ``q`` ends
+        the run. ``self.cluster`` is the whole cluster (``p narration.cluster``). A custom
+        breakpoint hook (PYTHONBREAKPOINT, a test's) is used as is.
+        """
+        import bdb
+        import os
+        import pdb
+        import sys
+
+        if sys.breakpointhook is not sys.__breakpointhook__ or os.environ.get("PYTHONBREAKPOINT"):
+            narration = self  # noqa: F841 - there to inspect in the debugger
             breakpoint()
+            return
+        frame = sys._getframe(1)
+        target = kafka_frame(frame) or frame
+        debugger = pdb.Pdb(skip=list(DEBUG_SKIPPED_MODULES))
+        debugger.message(f"--- step [{ref}]: stopped in {target.f_code.co_qualname} "
+                         f"({_repo_relative(target.f_code.co_filename)}:{target.f_lineno})")
+        # As Pdb.set_trace does, trace every frame up to the bottom, but show ``target`` and
+        # stay there instead of stopping at the next line of this method.
+        debugger.reset()
+        f = frame
+        while f is not None:
+            f.f_trace = debugger.trace_dispatch
+            debugger.botframe = f
+            f = f.f_back
+        debugger._set_stopinfo(debugger.botframe, None, -1)  # no stop until a command asks for one
+        sys.settrace(debugger.trace_dispatch)
+        debugger.interaction(target, None)
+        if debugger.quitting:  # ``q`` (or end of input): end the run here, as pdb's quit does
+            sys.settrace(None)
+            raise bdb.BdbQuit
 
     def on(self, event: str, handler: EventHandler) -> None:
         """Print ``handler(event_dict)`` (a (ref, text) pair, or None to skip) for every ``event``."""
@@ -66,6 +106,13 @@ class Narration:
 
     def processor(self, _logger: Any, _method: str, event_dict: dict) -> Any:
         name = str(event_dict.get("event", ""))
+        if self.recorder is not None:
+            try:
+                now = anyio.current_time()
+            except RuntimeError:  # logged outside the event loop
+                now = None
+            if now is not None:
+                self.recorder.observe(now, name, event_dict, cluster=self.cluster)
         handler = self.handlers.get(name)
         if handler is None and name.startswith("["):
             # Free-text fetcher lines: route by their first words after the thread name.
@@ -78,6 +125,34 @@ class Narration:
             if shown is not None:
                 self.step(*shown)
         raise structlog.DropEvent
+
+
+#: Modules the debugger passes through: the narration, the walkthroughs and the log plumbing.
+DEBUG_SKIPPED_MODULES = ("kafka_ref.sim.narrated", "kafka_ref.sim.walkthroughs", "kafka_ref.sim.walkthroughs_zk",
+                         "kafka_ref.sim.timeline_svg", "kafka_ref.common.state_change", "structlog", "structlog.*",
+                         "logging", "anyio.*", "trio.*", "outcome")
+
+
+def kafka_frame(frame: Any) -> Any:
+    """The frame a --debug stop shows: the nearest caller running kafka_ref code outside the
+    narration (the mirrored method that logged the step's event, or the caller of a wrapped
+    method); for a step the walkthrough itself prints, the walkthrough's frame."""
+    walkthrough = None
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        if module.startswith("kafka_ref.sim.walkthroughs"):
+            walkthrough = walkthrough or frame
+        elif module.startswith("kafka_ref.") and not module.startswith(("kafka_ref.sim.", "kafka_ref.common.state_change")):
+            return frame
+        elif not module.startswith(("kafka_ref.", "structlog", "logging")):
+            break  # the event loop: no Kafka method below this step
+        frame = frame.f_back
+    return walkthrough
+
+
+def _repo_relative(path: str) -> str:
+    marker = "/kafka_ref/"
+    return "kafka_ref/" + path.rsplit(marker, 1)[1] if marker in path else path
 
 
 def wrap(obj: Any, method: str, before: Callable[..., None] | None = None,
@@ -120,8 +195,10 @@ def event_text(event: dict) -> str:
         return message
 
 
-def run_narrated(name: str, debug: bool = False, out: Callable[[str], None] = print, seed: int = 7) -> int:
-    """Run one walkthrough; returns a process exit code. ``seed`` fixes the scheduling."""
+def run_narrated(name: str, debug: bool = False, out: Callable[[str], None] = print, seed: int = 7,
+                 svg: str | None = None) -> int:
+    """Run one walkthrough; returns a process exit code. ``seed`` fixes the scheduling; ``svg``
+    names a file to draw the run in (kafka_ref/sim/timeline_svg.py)."""
     from kafka_ref.sim import walkthroughs
     from kafka_ref.sim.simulate import deterministic_scheduling
 
@@ -132,6 +209,10 @@ def run_narrated(name: str, debug: bool = False, out: Callable[[str], None] = pr
     walkthrough = getattr(walkthroughs, function)
     narration = Narration(out, debug)
     narration.say(f"kafka-ref scenario {name}: {description}")
+    if svg is not None:
+        from kafka_ref.sim.timeline_svg import TimelineRecorder
+
+        narration.recorder = TimelineRecorder(title=f"kafka-ref scenario {name}: {description}")
     configure_logging(logging.DEBUG)
     structlog.configure(processors=[structlog.contextvars.merge_contextvars, narration.processor],
                         wrapper_class=structlog.make_filtering_bound_logger(logging.DEBUG),
@@ -143,5 +224,9 @@ def run_narrated(name: str, debug: bool = False, out: Callable[[str], None] = pr
     finally:
         configure_logging()
     narration.say(f"== done: {sum(1 for line in narration.lines if line.startswith('  ['))} steps shown")
+    if svg is not None:
+        with open(svg, "w", encoding="utf-8") as f:
+            f.write(narration.recorder.svg())
+        narration.say(f"timeline written to {svg}")
     return 0
 

@@ -42,6 +42,13 @@ def _run_one_star(args: tuple[int, str, SimConfig]) -> SeedOutcome:
     return run_one(*args)
 
 
+def _ignore_sigint() -> None:
+    """Workers leave Ctrl-C to the parent, which stops the pool (no traceback per worker)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def run_seeds(scenario: str, seeds: Iterable[int], config: SimConfig, jobs: int = 1) -> Iterator[SeedOutcome]:
     """Yield one outcome per seed, as they finish (in seed order when ``jobs`` is 1)."""
     tasks = [(seed, scenario, config) for seed in seeds]
@@ -53,7 +60,7 @@ def run_seeds(scenario: str, seeds: Iterable[int], config: SimConfig, jobs: int 
     # event loop yet); spawn elsewhere.
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     context = multiprocessing.get_context(method)
-    with context.Pool(processes=jobs, maxtasksperchild=200) as pool:
+    with context.Pool(processes=jobs, maxtasksperchild=200, initializer=_ignore_sigint) as pool:
         yield from pool.imap_unordered(_run_one_star, tasks, chunksize=1)
 
 

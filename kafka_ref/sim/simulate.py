@@ -43,6 +43,7 @@ from kafka_ref.sim.history import SOURCE_FAULT, SOURCE_SIM, Event, History
 from kafka_ref.sim.invariants import InvariantChecker, Violation, metadata_partition_state
 from kafka_ref.sim.nemesis import NetworkFaultModel
 from kafka_ref.sim.scenarios import BASE_BROKER_CONFIG, Scenario, get_scenario, normalize_ibp
+from kafka_ref.sim.timeline_svg import TimelineRecorder
 from kafka_ref.sim.workload import Workload
 
 TOPIC = "sim"
@@ -568,24 +569,59 @@ def recording_state_changes(history: History) -> Iterator[None]:
         configure_logging()
 
 
+#: (major, minor) of every Kafka release line whose inter.broker.protocol.version the simulator accepts.
+KAFKA_RELEASES = frozenset({(0, 10), (0, 11), (1, 0), (1, 1), *((2, m) for m in range(9)), *((3, m) for m in range(10))})
+
+
+def check_ibp(ibp: str) -> None:
+    """ValueError unless ``ibp`` is the version of a Kafka release from 0.10.0 to 3.9."""
+    from kafka_ref.sim.scenarios import ERAS
+
+    eras = ", ".join(ERAS)
+    try:
+        version = MetadataVersion.parse(ibp)
+    except ValueError:
+        raise ValueError(f"inter.broker.protocol.version {ibp!r} is not a version; use an era ({eras}) "
+                         "or a Kafka release such as 2.8 or 0.10.1") from None
+    release = version.release
+    if (release[0], release[1]) not in KAFKA_RELEASES or (release[0] == 0 and release[2] > (2 if release[1] == 10 else 0)):
+        raise ValueError(f"inter.broker.protocol.version {ibp!r} is not a Kafka release (0.10.0 to 3.9); "
+                         f"use an era ({eras}) or one of those versions")
+
+
 def check_config(config: SimConfig) -> None:
     """ValueError for a configuration the simulator cannot run (an unknown mode, a pre-KRaft era in KRaft mode)."""
     if config.metadata_mode not in ("zk", "kraft"):
         raise ValueError(f"metadata_mode {config.metadata_mode!r}: the simulator runs 'zk' or 'kraft' clusters")
     ibp = normalize_ibp(config.ibp)
+    if ibp is not None:
+        check_ibp(ibp)
+    if config.duration_s is not None and not config.duration_s > 0:
+        raise ValueError(f"duration {config.duration_s!r}: give a positive number of simulated seconds")
     if config.metadata_mode == "kraft" and ibp is not None and not MetadataVersion.parse(ibp).is_at_least("3.0"):
         raise ValueError(f"inter.broker.protocol.version {ibp} predates KRaft (3.0): its eras run in 'zk' mode only")
 
 
-def simulate(seed: int, scenario: "str | Scenario" = "leader-failover", config: SimConfig | None = None) -> SimResult:
+def simulate(seed: int, scenario: "str | Scenario" = "leader-failover", config: SimConfig | None = None,
+             recorder: "TimelineRecorder | None" = None) -> SimResult:
     """Run ``scenario`` for ``seed`` in virtual time and check every invariant.
 
-    The same (seed, scenario, config) gives the same ``SimResult.digest`` every time.
+    The same (seed, scenario, config) gives the same ``SimResult.digest`` every time. A
+    ``recorder`` (kafka_ref/sim/timeline_svg.py) sees every event and reads the replicas' state
+    then; it changes nothing in the run.
     """
     config = config or SimConfig()
     check_config(config)
     ctx = SimContext(seed, get_scenario(scenario), config)
+    if recorder is not None:
+        ctx.history.listeners.append(
+            lambda e: recorder.observe(e.time_ms / 1000.0, e.name, e.fields, e.source, ctx.cluster))
     with deterministic_scheduling(ctx.scheduler_seed), recording_state_changes(ctx.history):
         anyio.run(ctx.main, backend="trio",
                   backend_options={"clock": trio.testing.MockClock(autojump_threshold=0)})
-    return ctx.result()
+    result = ctx.result()
+    if recorder is not None:
+        for violation in result.violations:
+            event = ctx.history.events[min(violation.event_index, len(ctx.history.events) - 1)]
+            recorder.violation(event.time_ms / 1000.0, violation.describe())
+    return result
