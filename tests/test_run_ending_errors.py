@@ -103,3 +103,27 @@ async def test_ordinary_exception_in_make_leader_is_answered_and_the_broker_keep
         assert response.error_code == Errors.UNKNOWN_SERVER_ERROR.code
         assert cluster.broker(0).is_running
         assert cluster.live_broker_ids() == [0]
+
+
+def test_every_catch_all_in_kafka_ref_lets_run_ending_exceptions_through():
+    """Each ``except Exception`` in kafka_ref has an ``except RUN_ENDING: raise`` before it in the
+    same ``try`` (bdb.BdbQuit is an Exception subclass: a catch-all would swallow pdb's quit)."""
+    import ast
+    from pathlib import Path
+
+    package = Path(__file__).resolve().parent.parent / "kafka_ref"
+    missing = []
+    for path in sorted(package.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Try):
+                continue
+            seen_run_ending = False
+            for handler in node.handlers:
+                names = [handler.type] if not isinstance(handler.type, ast.Tuple) else handler.type.elts
+                ids = {n.id for n in names if isinstance(n, ast.Name)}
+                if "RUN_ENDING" in ids:
+                    seen_run_ending = True
+                if ("Exception" in ids or handler.type is None) and not seen_run_ending:
+                    missing.append(f"{path.relative_to(package.parent)}:{handler.lineno}")
+    assert missing == []

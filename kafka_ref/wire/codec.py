@@ -31,6 +31,7 @@ from typing import Any
 
 from kafka.protocol.schemas.fields.codecs import BitField
 
+from kafka_ref.common.fatal import RUN_ENDING
 from kafka_ref.common.records import MemoryRecords
 from kafka_ref.common.uuid import ZERO_UUID, Uuid
 
@@ -122,6 +123,8 @@ def _value_in(value: Any, field: Any, hint: Any, version: int) -> Any:
             return MemoryRecords.EMPTY
         try:
             return MemoryRecords.from_bytes(value)
+        except RUN_ENDING:
+            raise
         except Exception as exc:  # corrupt or unsupported batches
             raise CodecError(f"records field {field.name}: {exc}") from exc
     if kind == "uuid":

@@ -26,6 +26,7 @@ import sys
 from typing import Any, Callable
 
 import anyio
+from kafka_ref.common.fatal import RUN_ENDING
 
 COMMANDS_HELP = __doc__[__doc__.index("    kill N"):].rstrip() if __doc__ else ""
 POLL_S = 0.1
@@ -140,6 +141,8 @@ async def run_command(cluster: Any, watcher: ClusterWatcher, line: str) -> str:
         return f"unknown command {cmd!r}; try help"
     except (IndexError, ValueError) as exc:
         return f"bad arguments for {cmd}: {exc}"
+    except RUN_ENDING:
+        raise
     except Exception as exc:  # a fault command must never stop the server
         return f"{cmd} failed: {type(exc).__name__}: {exc}"
 

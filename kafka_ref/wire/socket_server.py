@@ -25,6 +25,7 @@ from anyio.abc import SocketStream
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from kafka_ref.common.errors import Errors
+from kafka_ref.common.fatal import RUN_ENDING
 from kafka_ref.common.requests.api_keys import ApiKeys
 from kafka_ref.common.requests.api_versions import ApiVersionsRequest
 from kafka_ref.common.state_change import state_change_logger
@@ -84,6 +85,8 @@ class SocketServer:
         try:
             peer = stream.extra(anyio.abc.SocketAttribute.remote_address)
             client_host = f"/{peer[0]}:{peer[1]}"
+        except RUN_ENDING:
+            raise
         except Exception:
             client_host = "/unknown"
         node: Any = None
@@ -134,6 +137,8 @@ class SocketServer:
             request = from_wire(message, api.request_type, version)
             if api.request_in is not None:
                 request = api.request_in(message, version, request)
+        except RUN_ENDING:
+            raise
         except Exception as exc:
             raise InvalidRequestError(f"cannot parse {api.key.api_name} v{version}: {exc}") from exc
         return await self._dispatch(api, node, request, version, version, correlation_id, pending_acks0)
@@ -151,6 +156,8 @@ class SocketServer:
         # 3. Wait for KafkaApis (possibly a purgatory); a dead or silent broker closes.
         try:
             response = await self.network.wait(envelope, RESPONSE_WAIT_MS)
+        except RUN_ENDING:
+            raise
         except Exception as exc:
             raise InvalidRequestError(f"broker {self.broker_id} did not answer: {exc}") from exc
         if isinstance(response, Errors) or response is None:
