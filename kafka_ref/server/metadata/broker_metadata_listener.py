@@ -93,8 +93,12 @@ class BrokerMetadataListener:
     # ------------------------------------------------------------------ the event queue
 
     def _append(self, event: Callable[[], None]) -> None:
-        """Mirrors KafkaEventQueue#append."""
-        self._send.send_nowait(event)
+        """Mirrors KafkaEventQueue#append: once the queue's thread has stopped (the broker is
+        shutting down) an appended event is rejected, not run; here it is dropped."""
+        try:
+            self._send.send_nowait(event)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            self._log.debug("metadata_event_rejected_queue_closed")
 
     async def run(self) -> None:
         """The event queue's thread: run events one at a time, in order."""
