@@ -304,12 +304,13 @@ async def test_other_asyncio_tests_keep_a_real_loop():
 
 def test_plugin_gives_virtual_time_without_a_conftest(tmp_path):
     """A suite with no conftest: the fixture's tests run on trio and asyncio (anyio) and under
-    pytest-asyncio, each sleeping 120 s of loop time, without deprecation warnings."""
+    pytest-asyncio, each sleeping 120 s of loop time, with no pytest deprecation warning (such as
+    pytest-asyncio's for an event_loop_policy override)."""
     (tmp_path / "test_standalone.py").write_text(STANDALONE_SUITE)
     (tmp_path / "pytest.ini").write_text("[pytest]\nasyncio_mode = strict\nasyncio_default_fixture_loop_scope = function\n")
     started = time.perf_counter()
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", "-W", "error::DeprecationWarning", str(tmp_path)],
+        [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", "-W", "error::pytest.PytestDeprecationWarning", str(tmp_path)],
         capture_output=True, text=True, cwd=tmp_path, env={"PYTHONPATH": str(ROOT), "PATH": ""},
     )
     wall = time.perf_counter() - started
