@@ -66,6 +66,7 @@ class DelayedProduce(DelayedOperation):
         self.produce_status = produce_status
         self.replica_manager = replica_manager
         self.response_callback = response_callback
+        self._resolved: dict[TopicPartition, Any] = {}
         # 1. Partitions appended without error wait for acks; pre-set their error to a timeout.
         for status in produce_status.values():
             if status.response_status.error is Errors.NONE:
@@ -76,15 +77,27 @@ class DelayedProduce(DelayedOperation):
 
     def try_complete(self) -> bool:
         """Mirrors kafka.server.DelayedProduce#tryComplete."""
+        replica_manager = self.replica_manager
+        hosted = replica_manager.all_partitions
+        resolved = self._resolved
+        pending = 0
         for tp, status in self.produce_status.items():
             if not status.acks_pending:
                 continue
-            # 2. Ask the partition whether the HW reached the required offset.
-            result = self.replica_manager.get_partition_or_error(tp)
-            if isinstance(result, Errors):
-                has_enough, error = False, result
-            else:
-                has_enough, error = result.check_enough_replicas_reach_offset(status.required_offset)
+            # 2. Ask the partition whether the HW reached the required offset. The Partition
+            #    object is resolved once per operation and reused while the broker still hosts
+            #    that same object: this walk runs on every HW move of any of the request's
+            #    partitions, so each step must be a few attribute reads.
+            partition = resolved.get(tp)
+            if partition is None or hosted.get(tp) is not partition:
+                result = replica_manager.get_partition_or_error(tp)
+                if isinstance(result, Errors):
+                    partition = None
+                    has_enough, error = False, result
+                else:
+                    resolved[tp] = partition = result
+            if partition is not None:
+                has_enough, error = partition.check_enough_replicas_reach_offset(status.required_offset)
             # 3. An error or enough acks settles this partition.
             if error is not Errors.NONE:
                 status.acks_pending = False
@@ -92,8 +105,10 @@ class DelayedProduce(DelayedOperation):
             elif has_enough:
                 status.acks_pending = False
                 status.response_status.error = Errors.NONE
+            else:
+                pending += 1
         # 4. Done when nothing is pending.
-        if not any(s.acks_pending for s in self.produce_status.values()):
+        if not pending:
             return self.force_complete()
         return False
 
