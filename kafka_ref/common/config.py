@@ -29,6 +29,25 @@ class MetadataVersion:
     # Answers of ``is_at_least`` by version text. Why it exists: era switches are read on every
     # append, fetch and HW check; each version text is compared once per MetadataVersion.
     _at_least: dict[str, bool] = field(default_factory=dict, init=False, repr=False, compare=False)
+    # Era switches used across the replication code (docs/DESIGN.md §1.9), plain attributes set
+    # once when the version is made (they are read on every append, fetch and HW check):
+    # KIP-101 (0.11): followers ask OffsetsForLeaderEpoch instead of truncating to HW.
+    uses_leader_epoch_for_truncation: bool = field(init=False, repr=False, compare=False)
+    # KIP-279 (2.0): OffsetsForLeaderEpoch answers carry the epoch; multi-round truncation.
+    uses_kip279_truncation: bool = field(init=False, repr=False, compare=False)
+    # KIP-320/595 (2.7): the fetch response's diverging epoch drives truncation.
+    truncates_on_fetch: bool = field(init=False, repr=False, compare=False)
+    # KAFKA-15583 (broker 3.7.0): the leader does not advance HW while the ISR is below the
+    # effective min ISR. A rule of the broker's code, not of the IBP: read it from
+    # ``KafkaConfig.broker_version``.
+    no_hw_advance_below_min_isr: bool = field(init=False, repr=False, compare=False)
+    # KAFKA-15583 (broker 3.7.0): Partition#effectiveMinIsr is min.insync.replicas capped at the
+    # number of replicas. A rule of the broker's code: read it from ``broker_version``.
+    caps_min_isr_at_replica_count: bool = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        for name, since in _ERA_SWITCHES:
+            object.__setattr__(self, name, self.release >= since)
 
     @classmethod
     def parse(cls, text: str) -> "MetadataVersion":
@@ -54,35 +73,6 @@ class MetadataVersion:
     def __lt__(self, other: "MetadataVersion") -> bool:
         return self.release < other.release
 
-    # Era switches used across the replication code (docs/DESIGN.md §1.9).
-    @property
-    def uses_leader_epoch_for_truncation(self) -> bool:
-        """KIP-101 (0.11): followers ask OffsetsForLeaderEpoch instead of truncating to HW."""
-        return self.is_at_least("0.11.0")
-
-    @property
-    def uses_kip279_truncation(self) -> bool:
-        """KIP-279 (2.0): OffsetsForLeaderEpoch answers carry the epoch; multi-round truncation."""
-        return self.is_at_least("2.0")
-
-    @property
-    def truncates_on_fetch(self) -> bool:
-        """KIP-320/595 (2.7): the fetch response's diverging epoch drives truncation."""
-        return self.is_at_least("2.7")
-
-    @property
-    def no_hw_advance_below_min_isr(self) -> bool:
-        """KAFKA-15583 (broker 3.7.0): the leader does not advance HW while the ISR is below
-        the effective min ISR. A rule of the broker's code, not of the IBP: read it from
-        ``KafkaConfig.broker_version``."""
-        return self.is_at_least("3.7")
-
-    @property
-    def caps_min_isr_at_replica_count(self) -> bool:
-        """KAFKA-15583 (broker 3.7.0): Partition#effectiveMinIsr is min.insync.replicas capped
-        at the number of replicas. A rule of the broker's code: read it from ``broker_version``."""
-        return self.is_at_least("3.7")
-
     def fetch_request_version(self) -> int:
         """Mirrors MetadataVersion#fetchRequestVersion: the Fetch version a follower sends at this
         IBP (by release; the IV steps within 3.5 are not told apart). Topic ids from 13 (3.1)."""
@@ -96,6 +86,14 @@ class MetadataVersion:
 
 
 _parse_cached = lru_cache(maxsize=64)(MetadataVersion.parse)
+# Each era switch and the release (as ``parse`` pads it) it starts at.
+_ERA_SWITCHES = (
+    ("uses_leader_epoch_for_truncation", (0, 11, 0)),
+    ("uses_kip279_truncation", (2, 0, 0)),
+    ("truncates_on_fetch", (2, 7, 0)),
+    ("no_hw_advance_below_min_isr", (3, 7, 0)),
+    ("caps_min_isr_at_replica_count", (3, 7, 0)),
+)
 
 # MetadataVersion#fetchRequestVersion's table, newest first.
 _FETCH_REQUEST_VERSIONS = (("3.7", 16), ("3.5", 15), ("3.1", 13), ("2.7", 12), ("2.3", 11), ("2.1", 10),

@@ -400,9 +400,9 @@ class UnifiedLog:
 
     def fetch_offset_snapshot(self) -> LogOffsetSnapshot:
         """Mirrors kafka.log.UnifiedLog#fetchOffsetSnapshot."""
-        last_stable = self.fetch_last_stable_offset_metadata()
+        # With no open transactions the last stable offset is the HW: look it up once.
         high_watermark = self.fetch_high_watermark_metadata()
-        return LogOffsetSnapshot(self.log_start_offset, self.log_end_offset_metadata, high_watermark, last_stable)
+        return LogOffsetSnapshot(self.log_start_offset, self.local_log.log_end_offset_metadata, high_watermark, high_watermark)
 
     def maybe_convert_to_offset_metadata(self, offset: int) -> LogOffsetMetadata:
         """Mirrors kafka.log.UnifiedLog#maybeConvertToOffsetMetadata: position if in range, else offset only."""

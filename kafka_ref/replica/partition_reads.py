@@ -41,10 +41,12 @@ class PartitionReads:
 
     def get_local_log(self, current_leader_epoch: int, require_leader: bool) -> "UnifiedLog | Errors":
         """Mirrors kafka.cluster.Partition#getLocalLog: the log, or the error explaining why not."""
-        error = self.check_current_leader_epoch(current_leader_epoch)
-        if error is not Errors.NONE:
-            return error
-        if require_leader and not self.is_leader:
+        # 1. The epoch check (checkCurrentLeaderEpoch), called only when an epoch was given and
+        #    differs: every fetched partition passes through here, usually with the current epoch.
+        if current_leader_epoch >= 0 and current_leader_epoch != self.leader_epoch:
+            return self.check_current_leader_epoch(current_leader_epoch)
+        # 2. Leadership when asked for, then the log itself.
+        if require_leader and self.leader_replica_id_opt != self.local_broker_id:
             return Errors.NOT_LEADER_OR_FOLLOWER
         if self.log is None:
             return Errors.NOT_LEADER_OR_FOLLOWER
@@ -53,7 +55,7 @@ class PartitionReads:
     def local_log_with_epoch_or_throw(self, current_leader_epoch: int, require_leader: bool) -> "UnifiedLog":
         """Mirrors kafka.cluster.Partition#localLogWithEpochOrThrow."""
         result = self.get_local_log(current_leader_epoch, require_leader)
-        if isinstance(result, Errors):
+        if result.__class__ is Errors:
             raise result.exception(
                 f"Failed to find {'leader' if require_leader else ''} log for partition {self.topic_partition} "
                 f"with leader epoch {current_leader_epoch}. The current leader is {self.leader_replica_id_opt} "

@@ -44,21 +44,33 @@ class DelayedFetch(DelayedOperation):
         self.fetch_partition_status = fetch_partition_status
         self.replica_manager = replica_manager
         self.response_callback = response_callback
+        self._resolved: dict[TopicPartition, Any] = {}
 
     def try_complete(self) -> bool:
         """Mirrors kafka.server.DelayedFetch#tryComplete (cases A–H)."""
         accumulated = 0
+        params = self.params
+        fetch_only_leader = params.fetch_only_leader
+        isolation = params.isolation
+        hosted = self.replica_manager.all_partitions
+        resolved = self._resolved
         for tp, status in self.fetch_partition_status:
             fetch_offset = status.start_offset_metadata
             leader_epoch = status.fetch_info.current_leader_epoch
             try:
-                if fetch_offset == UNKNOWN_OFFSET_METADATA:
+                # (The message offset is compared first so the usual case costs no dataclass __eq__.)
+                if fetch_offset.message_offset == -1 and fetch_offset == UNKNOWN_OFFSET_METADATA:
                     continue
-                partition = self.replica_manager.get_partition_or_exception(tp)
-                snapshot = partition.fetch_offset_snapshot(leader_epoch, self.params.fetch_only_leader)
-                if self.params.isolation is FetchIsolation.LOG_END:
+                # The Partition is resolved once per operation and reused while the broker still
+                # hosts that same object: this walk runs whenever any of the fetch's partitions
+                # changes, so each step must stay a few attribute reads.
+                partition = resolved.get(tp)
+                if partition is None or hosted.get(tp) is not partition:
+                    partition = resolved[tp] = self.replica_manager.get_partition_or_exception(tp)
+                snapshot = partition.fetch_offset_snapshot(leader_epoch, fetch_only_leader)
+                if isolation is FetchIsolation.LOG_END:
                     end = snapshot.log_end_offset
-                elif self.params.isolation is FetchIsolation.HIGH_WATERMARK:
+                elif isolation is FetchIsolation.HIGH_WATERMARK:
                     end = snapshot.high_watermark
                 else:
                     end = snapshot.last_stable_offset
@@ -90,7 +102,7 @@ class DelayedFetch(DelayedOperation):
                 # Cases A–E: leadership or the partition changed: answer now.
                 return self.force_complete()
         # Case G: enough bytes.
-        if accumulated >= self.params.min_bytes:
+        if accumulated >= params.min_bytes:
             return self.force_complete()
         return False
 
