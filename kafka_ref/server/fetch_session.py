@@ -312,12 +312,16 @@ class CachedPartition:
 
     __slots__ = ("topic", "partition", "topic_id", "max_bytes", "fetch_offset", "high_watermark",
                  "last_stable_offset", "leader_epoch", "fetcher_log_start_offset", "local_log_start_offset",
-                 "last_fetched_epoch")
+                 "last_fetched_epoch", "_tip", "_req")
 
     def __init__(self, tip: TopicIdPartition, req: FetchPartition, resp: PartitionData | None = None) -> None:
         self.topic = tip.topic
         self.partition = tip.partition
         self.topic_id = tip.topic_id
+        # The TopicIdPartition and request data handed out on every fetch of the session, made
+        # once (and again after the request side changes) instead of per fetch.
+        self._tip: TopicIdPartition | None = None
+        self._req: FetchPartition | None = None
         self.high_watermark = resp.high_watermark if resp is not None else -1
         self.last_stable_offset = resp.last_stable_offset if resp is not None else -1
         self.local_log_start_offset = resp.log_start_offset if resp is not None else -1
@@ -330,9 +334,18 @@ class CachedPartition:
 
     def req_data(self) -> FetchPartition:
         """Mirrors CachedPartition#reqData: the cached request for this partition."""
-        return FetchPartition(partition=self.partition, current_leader_epoch=self.leader_epoch,
+        if self._req is not None:
+            return self._req
+        self._req = FetchPartition(partition=self.partition, current_leader_epoch=self.leader_epoch,
                               fetch_offset=self.fetch_offset, last_fetched_epoch=self.last_fetched_epoch,
                               log_start_offset=self.fetcher_log_start_offset, partition_max_bytes=self.max_bytes)
+        return self._req
+
+    def topic_id_partition(self) -> TopicIdPartition:
+        """The partition with its topic id (what foreachPartition hands out), made once."""
+        if self._tip is None:
+            self._tip = TopicIdPartition(self.topic_id, TopicPartition(self.topic, self.partition))
+        return self._tip
 
     def maybe_resolve_unknown_name(self, topic_names: Mapping[Uuid, str]) -> bool:
         """Mirrors CachedPartition#maybeResolveUnknownName: a partition added by an id the broker
@@ -344,10 +357,12 @@ class CachedPartition:
         if not name:
             return False
         self.topic = name
+        self._tip = None
         return True
 
     def update_request_params(self, req: FetchPartition) -> None:
         """Mirrors CachedPartition#updateRequestParams."""
+        self._req = None
         self.max_bytes = req.partition_max_bytes
         self.fetch_offset = req.fetch_offset
         self.fetcher_log_start_offset = req.log_start_offset
@@ -556,7 +571,24 @@ class IncrementalFetchContext(FetchContext):
             partition_map.clear()
             partition_map.update(resolved)
         for cached in list(partition_map.values()):
-            fun(TopicIdPartition(cached.topic_id, cached.topic_partition), cached.req_data())
+            fun(cached.topic_id_partition(), cached.req_data())
+
+    def left_out(self, tp: TopicPartition, high_watermark: int, last_stable_offset: int, log_start_offset: int,
+                 records_size: int, error_code: int) -> bool:
+        """Would ``update_and_generate_response_data`` leave this partition out, changing nothing?
+
+        Not a Kafka method. Why it exists: in an idle session almost every partition is left out,
+        and asking first lets KafkaApis skip building its PartitionData. True exactly when
+        ``CachedPartition#maybeUpdateResponseData`` would answer false without updating the cache
+        (no records, no error, HW, LSO and log start offset as cached; the caller checks the
+        diverging epoch, and a replica fetch has no preferred read replica) or the session does
+        not hold the partition.
+        """
+        cached = self.session.partition_map.get(tp)
+        return cached is None or (
+            records_size == 0 and error_code == 0 and cached.high_watermark == high_watermark
+            and cached.last_stable_offset == last_stable_offset and cached.local_log_start_offset == log_start_offset
+        )
 
     def update_and_generate_response_data(self, updates: Mapping[TopicIdPartition, PartitionData]) -> FetchResponse:
         """Mirrors IncrementalFetchContext#updateAndGenerateResponseData: only what changed."""

@@ -34,6 +34,7 @@ from kafka_ref.common.state_change import state_change_logger
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.network.network import DisconnectException, Envelope
 from kafka_ref.server.authorizer import Authorizer
+from kafka_ref.server.fetch_session import IncrementalFetchContext
 
 OFFSETS_TOPIC = "__consumer_offsets"
 
@@ -285,13 +286,23 @@ class KafkaApis:
                     interesting.append((tip, data))
             context.foreach_partition(classify)
 
+        # An incremental context can say which partitions it would leave out unchanged: those
+        # get no PartitionData at all (the response would drop them anyway).
+        left_out = context.left_out if isinstance(context, IncrementalFetchContext) else None
+
         def process_response_callback(results: list[tuple[TopicPartition, Any]]) -> None:
             by_tp = dict(results)
             updates: dict[Any, PartitionData] = {}
             for tip, data in erroneous:
                 updates[tip] = data
             for tip, _ in interesting:
-                r = by_tp[tip.topic_partition]
+                tp = tip.topic_partition
+                r = by_tp[tp]
+                if left_out is not None and r.diverging_epoch is None:
+                    records = r.info.records if r.info is not None else None
+                    if left_out(tp, r.high_watermark, r.last_stable_offset, r.leader_log_start_offset,
+                                records.size_in_bytes if records is not None else 0, r.error.code):
+                        continue
                 diverging = (
                     DivergingEpoch(epoch=r.diverging_epoch.leader_epoch, end_offset=r.diverging_epoch.end_offset)
                     if r.diverging_epoch is not None else DivergingEpoch()
