@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from kafka_ref.log.fetch_data import FetchIsolation
 
@@ -18,16 +18,14 @@ class FetchParams:
     max_bytes: int
     isolation: FetchIsolation
     hard_max_bytes_limit: bool = False
+    # Who is asking, set once per request (read for every partition of the fetch):
+    # a follower (replica id >= 0), a consumer (-1), and whether only the leader may answer
+    # (followers and rack-unaware consumers; no KIP-392 here).
+    is_from_follower: bool = field(init=False, repr=False, compare=False)
+    is_from_consumer: bool = field(init=False, repr=False, compare=False)
+    fetch_only_leader: bool = field(init=False, repr=False, compare=False)
 
-    @property
-    def is_from_follower(self) -> bool:
-        return self.replica_id >= 0
-
-    @property
-    def is_from_consumer(self) -> bool:
-        return self.replica_id == -1
-
-    @property
-    def fetch_only_leader(self) -> bool:
-        """Followers and (rack-unaware) consumers must read from the leader (no KIP-392 here)."""
-        return self.is_from_follower or self.is_from_consumer
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "is_from_follower", self.replica_id >= 0)
+        object.__setattr__(self, "is_from_consumer", self.replica_id == -1)
+        object.__setattr__(self, "fetch_only_leader", self.is_from_follower or self.is_from_consumer)

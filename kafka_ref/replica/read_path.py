@@ -126,9 +126,13 @@ class ReadPath:
         try:
             # 1. Hosting and topic id checks.
             partition = self.get_partition_or_exception(tp)
-            request_topic_id = (topic_ids or {}).get(tp.topic)
-            if request_topic_id not in (None, ZERO_UUID) and partition.topic_id is not None and request_topic_id != partition.topic_id:
-                raise InconsistentTopicIdException("Topic ID in the fetch session did not match the topic ID in the log.")
+            request_topic_id = topic_ids.get(tp.topic) if topic_ids else None
+            # (Identity first: the usual request carries the very Uuid the log has.)
+            if request_topic_id is not None:
+                log_topic_id = partition.topic_id
+                if (log_topic_id is not None and request_topic_id is not log_topic_id
+                        and request_topic_id != ZERO_UUID and request_topic_id != log_topic_id):
+                    raise InconsistentTopicIdException("Topic ID in the fetch session did not match the topic ID in the log.")
             # 2. The read, with epoch validation and (for followers) fetch-state update.
             read_info = partition.fetch_records(
                 replica_id=params.replica_id,

@@ -150,6 +150,11 @@ class ReplicaManager(ReadPath, ApplyDelta):
 
     def get_partition_or_exception(self, tp: TopicPartition) -> Partition:
         """Mirrors kafka.server.ReplicaManager#getPartitionOrException."""
+        # An online partition is answered at once (every fetched partition comes through here);
+        # the error classification runs only when it is not.
+        hosted = self.all_partitions.get(tp)
+        if hosted.__class__ is Partition:
+            return hosted
         result = self.get_partition_or_error(tp)
         if isinstance(result, Errors):
             raise result.exception(f"Error while fetching partition state for {tp} on broker {self.local_broker_id}")
