@@ -87,6 +87,9 @@ class LocalLog:
         # Where the oldest retained "segment" begins (each removed batch counts as a segment).
         self._first_segment_base_offset = next_offset
         self._next_offset = next_offset
+        # Mirrors kafka.log.LocalLog#logEndOffset: the offset the next appended record gets. A
+        # plain attribute kept equal to ``_next_offset`` (read several times per request).
+        self.log_end_offset = next_offset
         self.recovery_point = recovery_point
         # Files that live in the partition directory.
         self.leader_epoch_checkpoint = LeaderEpochCheckpointFile(f"{self.dir}/leader-epoch-checkpoint")
@@ -112,11 +115,6 @@ class LocalLog:
     @property
     def batches(self) -> BatchView:
         return BatchView(self._batches)
-
-    @property
-    def log_end_offset(self) -> int:
-        """Mirrors kafka.log.LocalLog#logEndOffset: the offset the next appended record gets."""
-        return self._next_offset
 
     @property
     def log_end_offset_metadata(self) -> LogOffsetMetadata:
@@ -159,7 +157,7 @@ class LocalLog:
 
     def _update_log_end_offset(self, end_offset: int) -> None:
         """Mirrors kafka.log.LocalLog#updateLogEndOffset: the recovery point never exceeds the end."""
-        self._next_offset = end_offset
+        self._next_offset = self.log_end_offset = end_offset
         if self.recovery_point > end_offset:
             self.update_recovery_point(end_offset)
 

@@ -100,6 +100,9 @@ class UnifiedLog:
         start = 0 if log_start_offset is None else log_start_offset
         self.log_start_offset = start
         self._high_watermark_metadata = LogOffsetMetadata(start)
+        # Mirrors kafka.log.UnifiedLog#highWatermark: a plain attribute kept equal to the
+        # metadata's message offset wherever that is set (it is read several times per request).
+        self.high_watermark = start
         self._last_flush_time = self.time.milliseconds()
         self._topic_id: Uuid | None = None
         # 2. Apply the log start offset (moving HW and recovery point up to it if needed).
@@ -228,17 +231,12 @@ class UnifiedLog:
     @property
     def log_end_offset(self) -> int:
         """Mirrors kafka.log.UnifiedLog#logEndOffset."""
-        return self.local_log.log_end_offset
+        return self.local_log._next_offset
 
     @property
     def log_end_offset_metadata(self) -> LogOffsetMetadata:
         """Mirrors kafka.log.UnifiedLog#logEndOffsetMetadata."""
         return self.local_log.log_end_offset_metadata
-
-    @property
-    def high_watermark(self) -> int:
-        """Mirrors kafka.log.UnifiedLog#highWatermark."""
-        return self._high_watermark_metadata.message_offset
 
     @property
     def batches(self) -> BatchView:
@@ -378,6 +376,7 @@ class UnifiedLog:
                 new=new.message_offset,
             )
         self._high_watermark_metadata = new
+        self.high_watermark = new.message_offset
 
     def _update_high_watermark_with_log_end_offset(self) -> None:
         """Mirrors kafka.log.UnifiedLog#updateHighWatermarkWithLogEndOffset: HW at the end moves with it."""
@@ -672,6 +671,7 @@ class UnifiedLog:
         hw = self._high_watermark_metadata
         if not hw.message_offset_only() and hw.segment_base_offset < self.local_log.segment_base_offset:
             self._high_watermark_metadata = LogOffsetMetadata(hw.message_offset)
+            self.high_watermark = hw.message_offset
         self._check_invariants()
         return deleted
 
