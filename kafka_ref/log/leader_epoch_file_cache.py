@@ -53,6 +53,13 @@ class LeaderEpochFileCache:
         Record that ``epoch`` starts at ``start_offset``; a no-op when the latest entry already
         has this epoch at the same or an earlier offset. Writes the checkpoint when it changed.
         """
+        # (The usual call, a leader's append in its current epoch, changes nothing: answered
+        #  here before an entry is built, with isUpdateNeeded's rule.)
+        entries = self._entries
+        if entries and epoch >= 0 and start_offset >= 0:
+            latest = entries[-1]
+            if epoch == latest.epoch and start_offset >= latest.start_offset:
+                return
         # 1. Apply the rules; 2. persist only if something changed.
         if self._assign(EpochEntry(epoch, start_offset)):
             self.flush()

@@ -25,11 +25,19 @@ class TopicPartitionOperationKey:
 
     @classmethod
     def of(cls, tp: TopicPartition) -> "TopicPartitionOperationKey":
-        return cls(tp.topic, tp.partition)
+        # One key object per partition (the purgatories build keys for every partition of every
+        # produce and parked fetch); equal keys compare and hash as before.
+        key = _OPERATION_KEYS.get(tp)
+        if key is None:
+            key = _OPERATION_KEYS[tp] = cls(tp.topic, tp.partition)
+        return key
 
     @property
     def key_label(self) -> str:
         return f"{self.topic}-{self.partition}"
+
+
+_OPERATION_KEYS: dict[TopicPartition, TopicPartitionOperationKey] = {}
 
 
 class DelayedOperation(TimerTask):

@@ -172,10 +172,13 @@ class FetchSessionHandler:
         def add(self, topic_partition: TopicPartition, data: FetchRequestPartitionData) -> None:
             """Mirrors FetchSessionHandler.Builder#add: we want this partition in the next fetch."""
             self.next[topic_partition] = data
-            if data.topic_id == ZERO_UUID:
+            topic_id = data.topic_id
+            # (ZERO_UUID is Uuid(0, 0): compared by its halves, as dataclass equality would,
+            #  without a call per partition per fetch.)
+            if topic_id is ZERO_UUID or (topic_id.most_significant_bits == 0 and topic_id.least_significant_bits == 0):
                 self.partitions_without_topic_ids += 1
             else:
-                self.topic_names.setdefault(data.topic_id, topic_partition.topic)
+                self.topic_names.setdefault(topic_id, topic_partition.topic)
 
         def build(self) -> FetchRequestData:
             """Mirrors FetchSessionHandler.Builder#build."""
@@ -197,7 +200,9 @@ class FetchSessionHandler:
             for tp, prev in list(h.session_partitions.items()):
                 nxt = next_parts.pop(tp, None)
                 if nxt is not None:
-                    if prev.topic_id != nxt.topic_id and prev.topic_id != ZERO_UUID and nxt.topic_id != ZERO_UUID:
+                    # (Identity first: a partition's entries usually share one topic id object.)
+                    if (prev.topic_id is not nxt.topic_id and prev.topic_id != nxt.topic_id
+                            and prev.topic_id != ZERO_UUID and nxt.topic_id != ZERO_UUID):
                         next_parts[tp] = nxt
                         h.session_partitions[tp] = nxt
                         replaced.append(TopicIdPartition(prev.topic_id, tp))
