@@ -133,10 +133,12 @@ class DelayedOperationPurgatory(Generic[T]):
                 completed += 1
             else:
                 remaining.append(op)
-        # Completing an operation may have watched new ones under this key: keep them.
+        # Completing an operation may have watched new ones under this key: keep them. (The
+        # usual case, the same list with nothing added, needs no search.)
         current = self._watchers.get(key, [])
-        seen = {id(op) for op in snapshot}
-        remaining.extend(op for op in current if id(op) not in seen and not op.is_completed)
+        if current is not watchers or len(current) != len(snapshot):
+            seen = {id(op) for op in snapshot}
+            remaining.extend(op for op in current if id(op) not in seen and not op.is_completed)
         if remaining:
             self._watchers[key] = remaining
         else:
