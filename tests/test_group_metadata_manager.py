@@ -241,40 +241,59 @@ async def test_removed_group_still_cached_is_an_error():
     assert manager.is_partition_owned(P) and not manager.is_partition_loading(P)
 
 
-async def test_records_above_the_high_watermark_are_not_loaded():
-    """Seed 000: the load replays from the log start up to the HW; later records (not yet committed) are ignored.
-
-    That is the 0.10/0.11 rule, so the broker runs inter.broker.protocol.version 0.11.0 (from
-    1.0 the coordinator loads up to the log end offset, the test below)."""
-    broker = offsets_broker({"inter.broker.protocol.version": "0.11.0"})
+def _log_with_uncommitted_tail(broker: Any) -> None:
+    """Offsets 0 (FOO0=1), 1-2 (one batch: FOO0=2, FOO1=9), 3 (the group record); HW 2."""
     lead(broker, isr=(0, 1), replicas=(0, 1))
     append(broker, commit(GROUP, FOO0, 1))                              # offset 0
     append(broker, commit(GROUP, FOO0, 2), commit(GROUP, FOO1, 9))     # offsets 1, 2 (one batch)
     append(broker, group_record(GROUP, 1))                              # offset 3
-    log = broker.replica_manager.get_log(OTP)
-    log.update_high_watermark(2)                # the follower has replicated offsets 0 and 1 only
+    broker.replica_manager.get_log(OTP).update_high_watermark(2)        # the follower has offsets 0 and 1
+
+
+@pytest.mark.parametrize("buffer, loaded", [
+    # One read of 5 MiB covers the whole log: everything is replayed, past the HW too.
+    (5242880, (Stable, 1, {FOO0: 2, FOO1: 9})),
+    # One batch per read: batch 0 (below HW 2), batch 1-2 (1 < 2), then 3 >= 2 stops; the group record is not read.
+    (1, (Empty, 0, {FOO0: 2, FOO1: 9})),
+])
+async def test_kafka_0_10_bound_reads_chunks_while_below_the_high_watermark(buffer, loaded):
+    """Mirrors GroupMetadataManager#loadGroupsAndOffsets as Kafka 0.10.2 had it (getHighWatermark): another
+    chunk is read while the current offset is below the HW, and every record of a chunk is replayed."""
+    broker = offsets_broker({"inter.broker.protocol.version": "0.10.2", "kafka_ref.broker.version": "0.10.2",
+                             "offsets.load.buffer.size": buffer})
+    _log_with_uncommitted_tail(broker)
     manager = broker.group_coordinator.group_manager
+    assert manager.load_bound == "high_watermark"
     await load(manager)
     group = manager.get_group(GROUP)
-    # Offset 1 (inside the second batch) is below the HW, offset 2 and the group record are not.
-    assert (group.current_state, offsets_of(group)) == (Empty, {FOO0: 2})
+    assert (group.current_state, group.generation_id, offsets_of(group)) == loaded
 
 
-async def test_kafka_3x_bound_loads_up_to_the_log_end():
-    """The 3.x switch (getLogEndOffset): the leader replays its whole log."""
-    broker = offsets_broker()
-    lead(broker, isr=(0, 1), replicas=(0, 1))
-    append(broker, commit(GROUP, FOO0, 1))
-    append(broker, commit(GROUP, FOO0, 2), commit(GROUP, FOO1, 9))
-    append(broker, group_record(GROUP, 1))
-    broker.replica_manager.get_log(OTP).update_high_watermark(2)
-    old = broker.group_coordinator.group_manager
-    manager = GroupMetadataManager(0, old.metadata_version, old.config, broker.replica_manager, broker.scheduler,
-                                   broker.time, load_bound="log_end_offset")
-    manager.startup(lambda: N)
+async def test_kafka_0_10_bound_loads_nothing_while_the_high_watermark_is_at_the_log_start():
+    """Kafka 0.10.2: a just-elected leader whose HW has not moved past its log start reads no chunk at all,
+    so the acknowledged commits in its log are not in the cache."""
+    broker = offsets_broker({"inter.broker.protocol.version": "0.10.2", "kafka_ref.broker.version": "0.10.2"})
+    _log_with_uncommitted_tail(broker)
+    broker.replica_manager.get_log(OTP).update_high_watermark(0)
+    manager = broker.group_coordinator.group_manager
+    await load(manager)
+    assert manager.get_group(GROUP) is None
+
+
+@pytest.mark.parametrize("version", ["0.11.0", "3.8"])
+async def test_kafka_0_11_bound_loads_up_to_the_log_end(version):
+    """Mirrors GroupMetadataManagerTest#testLoadOffsetsAndGroup's bound (Kafka 0.11.0.0+, KAFKA-5059:
+    getLogEndOffset behind a helper still called highWaterMark): the leader replays its whole log, chunk
+    by chunk, whatever its HW; an offset's record metadata is the offset of the first record of its batch."""
+    broker = offsets_broker({"inter.broker.protocol.version": version, "kafka_ref.broker.version": version,
+                             "offsets.load.buffer.size": 1})
+    _log_with_uncommitted_tail(broker)
+    manager = broker.group_coordinator.group_manager
+    assert manager.load_bound == "log_end_offset"
     await load(manager)
     group = manager.get_group(GROUP)
     assert (group.current_state, group.generation_id, offsets_of(group)) == (Stable, 1, {FOO0: 2, FOO1: 9})
+    assert (group.offsets[FOO0].appended_batch_offset, group.offsets[FOO1].appended_batch_offset) == (1, 1)
 
 
 async def test_load_stops_when_leadership_moves():

@@ -381,8 +381,8 @@ async def consumer_offsets_migration(n: Narration) -> None:
 def _bound(n: Narration, broker_id: int) -> str:
     bound = n.cluster.brokers[broker_id].group_coordinator.group_manager.load_bound
     if bound == "log_end_offset":
-        return "log end offset (Kafka 1.x-3.x; seed 000's 0.10 read only up to the HW)"
-    return "high watermark (seed 000, Kafka 0.10/0.11)"
+        return "log end offset (Kafka 0.11.0 onwards; seed 000's 0.10 read only while below the HW)"
+    return "high watermark (seed 000, Kafka 0.10.x)"
 
 
 async def _find_coordinator(cluster: Cluster, group: str) -> int:

@@ -56,14 +56,13 @@ def install_group_coordinator(broker: Any, *, load_bound: str | None = None) -> 
 
     1. The coordinator, started with offsets.topic.num.partitions; 2. its request handlers
     registered with KafkaApis; 3. the ``__consumer_offsets`` leadership and resignation hooks.
-    ``load_bound`` left out follows the era (inter.broker.protocol.version): below 1.0 a new
-    coordinator replays its partition up to the HW (seed 000), from 1.0 up to the log end
-    offset. (Bounded by the HW, a new leader whose HW still trails the old leader's forgets
-    offset commits that were already acknowledged; the simulator's committed_offset_durable
-    invariant finds that in the default era.)
+    ``load_bound`` left out follows the broker's code version (``kafka_ref.broker.version``; no
+    IBP gate in Kafka): a 0.10.x coordinator reads chunks of its partition while below the HW
+    (seed 000), 0.11.0.0 and later while below the log end offset (KAFKA-5059). See
+    GroupMetadataManager's module doc for what each bound does and does not load.
     """
     if load_bound is None:
-        load_bound = ("log_end_offset" if broker.config.inter_broker_protocol_version.is_at_least("1.0")
+        load_bound = ("log_end_offset" if broker.config.broker_version.is_at_least("0.11.0")
                       else "high_watermark")
     # 1. Build and start.
     coordinator = GroupCoordinator.from_broker(broker, load_bound=load_bound)

@@ -137,7 +137,7 @@ class GroupCoordinator(GroupRebalance):
         self._log = state_change_logger(broker_id=broker_id)
 
     @classmethod
-    def from_broker(cls, broker: Any, *, load_bound: str = "high_watermark") -> "GroupCoordinator":
+    def from_broker(cls, broker: Any, *, load_bound: str = "log_end_offset") -> "GroupCoordinator":
         """Mirrors kafka.coordinator.group.GroupCoordinator.apply: purgatories on the broker's timer, the manager."""
         from kafka_ref.coordinator.group.group_metadata_manager import OffsetConfig, new_rng
 

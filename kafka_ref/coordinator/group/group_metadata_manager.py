@@ -14,10 +14,14 @@ event loop between chunks of ``offsets.load.buffer.size`` bytes, so requests for
 partition being loaded see COORDINATOR_LOAD_IN_PROGRESS, and a leadership change in the middle
 stops the load at the next chunk.
 
-Which offset bounds the load is a switch (docs/DESIGN.md §1.9): ``load_bound="high_watermark"``
-(the default; seed 000, Kafka 0.10/0.11: only committed records are replayed) or
-``"log_end_offset"`` (Kafka 1.x-3.x's ``getLogEndOffset``: the leader replays everything in
-its log, which the new leader will commit anyway).
+Which offset bounds the load is a switch (docs/DESIGN.md §1.9), chosen by the broker's code
+version (``kafka_ref.broker.version``): ``load_bound="log_end_offset"`` (the default; Kafka
+0.11.0.0 onwards, KAFKA-5059, in a helper still named ``highWaterMark`` that calls
+``getLogEndOffset``) or ``"high_watermark"`` (Kafka 0.10.x, seed 000: ``getHighWatermark``). In
+both, the bound only decides whether another chunk is read: every record of a chunk (up to
+``offsets.load.buffer.size`` bytes from the current offset) is replayed, even past the bound.
+So under 0.10.x a new leader whose HW is still at its log start loads nothing, and with a small
+load buffer it stops at the first batch boundary at or past the HW.
 """
 
 from __future__ import annotations
@@ -131,7 +135,7 @@ class GroupMetadataManager:
         scheduler: Any,
         time: Time,
         *,
-        load_bound: str = "high_watermark",
+        load_bound: str = "log_end_offset",
     ) -> None:
         if load_bound not in LOAD_BOUNDS:
             raise ValueError(f"load_bound must be one of {LOAD_BOUNDS}, not {load_bound!r}")
@@ -450,7 +454,8 @@ class GroupMetadataManager:
             self._log.info("offsets_partition_owned", topic_partition=str(tp), coordinator_epoch=coordinator_epoch)
 
     def _load_bound(self, tp: TopicPartition) -> int:
-        """The offset the load may read up to: the leader's HW (or LEO, see the module doc); -1 when not leader."""
+        """The offset below which the load reads another chunk: the leader's LEO (0.11.0+) or HW
+        (0.10.x), see the module doc; -1 when this broker no longer leads (the load ends)."""
         partition = self.replica_manager.online_partition(tp)
         leader_log = partition.leader_log_if_local() if partition is not None else None
         if leader_log is None:
@@ -459,13 +464,18 @@ class GroupMetadataManager:
 
     async def do_load_groups_and_offsets(self, tp: TopicPartition,
                                          on_group_loaded: Callable[[GroupMetadata], None]) -> tuple[int, int]:
-        """Mirrors kafka.coordinator.group.GroupMetadataManager#doLoadGroupsAndOffsets (seed 000 loadGroupsAndOffsets).
+        """Mirrors kafka.coordinator.group.GroupMetadataManager#doLoadGroupsAndOffsets (Kafka 3.7; seed 000
+        loadGroupsAndOffsets; the 0.10.x bound behind ``load_bound``).
 
-        Replays the partition from its log start: for each key the last record wins, a null
-        value (tombstone) removes it. The bound is re-read before every chunk, so losing
-        leadership (bound -1) ends the loop. Then groups with metadata are loaded with their
-        offsets, groups with only offsets become Empty groups, and a group the log says was
-        removed but which is still cached is an error. Returns (groups, offsets) loaded.
+        Replays the partition from its log start, chunk by chunk, while the current offset is
+        below the bound (re-read before every chunk, so losing leadership, bound -1, ends the
+        loop): every record of every batch read is replayed, for each key the last record wins
+        and a null value (tombstone) removes it. An offset commit remembers the offset of the
+        first record of its batch. Then groups with metadata are loaded with their offsets,
+        groups with only offsets become Empty groups, and a group the log says was removed but
+        which is still cached is an error. Returns (groups, offsets) loaded. Transactional
+        offset commits (pending until a COMMIT marker) are not modelled: control batches are
+        skipped.
         """
         log = self.replica_manager.get_log(tp)
         if log is None:
@@ -487,13 +497,10 @@ class GroupMetadataManager:
                     continue
                 batch_base_offset: int | None = None
                 for record in batch:
-                    # Records at or past the bound are not replayed (see the module doc).
-                    if record.offset < curr_offset or record.offset >= bound:
-                        continue
                     if record.key is None:
                         raise IllegalStateException("Group metadata/offset entry key should not be null")
                     if batch_base_offset is None:
-                        batch_base_offset = batch.base_offset
+                        batch_base_offset = record.offset  # the first record's offset, as Kafka takes it
                     # 2. Replay the record: last write wins, tombstones remove.
                     key = schemas.read_message_key(record.key)
                     if isinstance(key, schemas.OffsetKey):
@@ -513,7 +520,7 @@ class GroupMetadataManager:
                             removed_groups.add(key.key)
                     else:
                         self._log.warning("offsets_partition_unknown_key", topic_partition=str(tp), version=key.version)
-                curr_offset = min(batch.next_offset, bound)
+                curr_offset = batch.next_offset
             self.load_positions[tp.partition] = curr_offset
             # Another task may run here (a request, a LeaderAndIsr); then the bound is re-read.
             await anyio.sleep(0)
