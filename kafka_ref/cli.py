@@ -21,6 +21,7 @@ class OneLineErrorParser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from kafka_ref.common.layout import add_width_arguments
     from kafka_ref.sim.commands import non_negative_int
 
     parser = OneLineErrorParser(
@@ -36,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--backend", choices=("trio", "asyncio"), default="trio",
                       help="event loop, both in virtual time (default: %(default)s)")
     demo.add_argument("--mode", choices=("zk", "kraft"), default="zk", help="metadata mode of the cluster (default: zk)")
+    add_width_arguments(demo)
     sweep = sub.add_parser("sweep", help="run a fetch-throughput benchmark grid in Spark executors (needs .[bench])")
     sweep.add_argument("--grid", default="quick", help="grid name (quick, default, scale) or a TOML path")
     sweep.add_argument("--out", default="results", help="output directory (default: results/)")
@@ -57,30 +59,36 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from kafka_ref.sim.commands import CommandError
-
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    command = "kafka-ref"
     try:
-        return _run(parser, args)
-    except CommandError as exc:
-        print(f"kafka-ref {args.command}: error: {exc}", file=sys.stderr)
-        return 2
-    except bdb.BdbQuit:
-        print(f"kafka-ref {args.command}: quit from the debugger", file=sys.stderr)
-        return 1
+        from kafka_ref.sim.commands import CommandError
+
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        command = f"kafka-ref {args.command}" if args.command else command
+        try:
+            return _run(parser, args)
+        except CommandError as exc:
+            print(f"{command}: error: {exc}", file=sys.stderr)
+            return 2
+        except bdb.BdbQuit:
+            print(f"{command}: quit from the debugger", file=sys.stderr)
+            return 1
     except KeyboardInterrupt:
         # Start on a fresh line if a progress bar was being redrawn on this terminal.
         lead = "\n" if sys.stderr.isatty() else ""
-        print(f"{lead}kafka-ref {args.command}: interrupted", file=sys.stderr)
+        print(f"{lead}{command}: interrupted", file=sys.stderr)
         return 130
 
 
 def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    from kafka_ref.common.layout import WIDTH
+
     if args.command == "demo":
         from kafka_ref.demos.demo import run_demo
 
-        return run_demo(args.flow, seed=args.seed, backend=args.backend, mode=args.mode)
+        return run_demo(args.flow, seed=args.seed, backend=args.backend, mode=args.mode,
+                        width=None if args.wide else WIDTH)
     if args.command == "sweep":
         from benchmarks.sweep import run_from_args
 

@@ -70,6 +70,24 @@ def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
 
 
+def _catches_sigint(pid: int) -> bool:
+    """Whether the process has a handler for SIGINT (Linux: the SigCgt mask in /proc)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return True  # no /proc: fall back to the fixed pause above
+    mask = int(next(line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:")), 16)
+    return bool(mask & (1 << (signal.SIGINT - 1)))
+
+
+def _workers_started(pid: int) -> bool:
+    """Whether the simulation's worker processes exist (Linux /proc; elsewhere assume so)."""
+    try:
+        return len(Path(f"/proc/{pid}/task/{pid}/children").read_text().split()) >= 2
+    except OSError:
+        return True
+
+
 def test_ctrl_c_during_sim_is_one_line_and_exit_130():
     """Ctrl-C with two worker processes: no traceback from the parent or the workers."""
     proc = subprocess.Popen(
@@ -78,7 +96,12 @@ def test_ctrl_c_during_sim_is_one_line_and_exit_130():
         # A shell without job control starts background commands with SIGINT ignored; undo that.
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
-    time.sleep(3)
+    # Wait until Python has installed its Ctrl-C handler (a loaded machine starts slowly), then
+    # give the run a moment to be under way.
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (_catches_sigint(proc.pid) and _workers_started(proc.pid)):
+        time.sleep(0.1)
+    time.sleep(1)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130

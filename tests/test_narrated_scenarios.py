@@ -88,6 +88,10 @@ def test_partition_states_walks_seed_001_section_5_3_2():
     assert [line.split("]")[0].strip(" [") for line in shown][:4] == [
         "seed 001 §5.3.2.1", "seed 001 §5.3.2.2 initializeLeaderAndIsrForPartition", "seed 001 §5.3.2.3",
         "seed 001 §5.3.2.2 electLeaderForPartition, §5.4.2"]
+    # The two Online -> Offline transitions have different causes, and say so.
+    reasons = [line.split(": ", 2)[2] for line in shown if "OnlinePartition -> OfflinePartition" in line]
+    assert reasons == ["its leader died: only the state changes",
+                       "the topic is being deleted: offline first, only the state changes"]
 
 
 def test_replica_states_walks_seed_001_section_5_3_3():

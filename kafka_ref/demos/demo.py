@@ -14,6 +14,7 @@ from typing import Any, Callable
 import anyio
 import structlog
 
+from kafka_ref.common.layout import WIDTH, wrap
 from kafka_ref.common.state_change import configure_logging
 from kafka_ref.demos.demo_admin import FLOWS as ADMIN_FLOWS
 from kafka_ref.demos.demo_admin import NARRATED_ADMIN
@@ -42,51 +43,89 @@ NARRATED.update(NARRATED_GROUP)  # coordinator-failover: __consumer_offsets load
 
 
 class Narrator:
-    """A structlog processor that prints chosen state-change events as one readable line each."""
+    """A structlog processor that prints chosen state-change events as readable lines.
 
-    def __init__(self, out: Callable[[str], None], clock: Callable[[], float]) -> None:
+    Each event is one logical line (time, who, event, fields, the seed step it shows), wrapped at
+    ``width`` columns (None: whole). Every broker publishes every metadata offset (KRaft mode):
+    the first ``metadata_publish`` of an offset gets its line, the other brokers' publishes of the
+    same offset are summed up in one line before the next heading. ``say`` prints the demo's own
+    lines, in order with the events.
+    """
+
+    SUMMARISED = "metadata_publish"
+
+    def __init__(self, out: Callable[[str], None], clock: Callable[[], float], width: int | None = None) -> None:
         self.out = out
         self.clock = clock
+        self.width = width
         self.count = 0
+        self._published: dict[object, str] = {}  # metadata offset -> who printed it
+        self._also: dict[object, list[str]] = {}  # metadata offset -> the other brokers that published it
+
+    def say(self, text: str) -> None:
+        self.flush()
+        for line in wrap(text, self.width):
+            self.out(line)
+
+    def flush(self) -> None:
+        """Print the summary of the publishes held back since the last heading."""
+        if not self._also:
+            return
+        parts = [f"offset {offset} by broker{'s' if len(whos) > 1 else ''} {', '.join(whos)}"
+                 for offset, whos in self._also.items()]
+        self._also = {}
+        self._emit(f"  (the other brokers published the same metadata offsets: {'; '.join(parts)})")
+
+    def _emit(self, line: str) -> None:
+        for part in wrap(line, self.width, indent=15):
+            self.out(part)
+        self.count += 1
 
     def __call__(self, _logger: Any, _name: str, event: dict) -> Any:
         name = event.get("event", "")
         for key, note in NARRATED.items():
             if name == key or name.startswith(key):
-                who = f"broker {event['broker_id']}" if "broker_id" in event else f"controller {event.get('controller_id', '?')}"
+                if "broker_id" in event:
+                    who = f"broker {event['broker_id']}"
+                elif "controller_id" in event:
+                    who = f"controller {event['controller_id']}"
+                else:
+                    who = "(log)"
+                if name == self.SUMMARISED and "offset" in event:
+                    first = self._published.setdefault(event["offset"], who)
+                    if first != who:
+                        self._also.setdefault(event["offset"], []).append(who.removeprefix("broker "))
+                        break
                 detail = {k: v for k, v in event.items() if k not in ("event", "broker_id", "controller_id", "log_level")}
-                self.out(f"  t={self.clock():8.3f}s  {who:<13} {name:<28} {_short(detail)}   [{note}]")
-                self.count += 1
+                text = " ".join(f"{k}={v}" for k, v in detail.items())
+                self._emit(f"  t={self.clock():8.3f}s  {who:<13} {name:<28} {text}   [{note}]")
                 break
         raise structlog.DropEvent
 
 
-def _short(detail: dict) -> str:
-    text = " ".join(f"{k}={v}" for k, v in detail.items())
-    return text if len(text) <= 110 else text[:107] + "..."
-
-
 def run_demo(flow: str = "failover", seed: int = 7, backend: str = "trio", out: Callable[[str], None] = print,
-             mode: str = "zk") -> int:
-    """Run one narrated flow; returns a process exit code. ``mode="kraft"`` runs the KRaft flows."""
+             mode: str = "zk", width: int | None = None) -> int:
+    """Run one narrated flow; returns a process exit code. ``mode="kraft"`` runs the KRaft flows;
+    lines are wrapped at ``width`` columns (None, the default: printed whole; the CLI wraps at 100)."""
     if mode == "kraft":
         from kafka_ref.demos.kraft_demo import run_kraft_demo
 
-        return run_kraft_demo(flow, seed=seed, backend=backend, out=out)
+        return run_kraft_demo(flow, seed=seed, backend=backend, out=out, width=width)
     flows = {"failover": _failover, **ADMIN_FLOWS, **GROUP_FLOWS}
     if flow not in flows:
         out(f"unknown demo flow {flow!r}; available: {', '.join(sorted(flows))}")
         return 2
     configure_logging(logging.INFO)
-    narrator = Narrator(out, lambda: anyio.current_time())
+    narrator = Narrator(out, lambda: anyio.current_time(), width)
     structlog.configure(processors=[structlog.contextvars.merge_contextvars, narrator])
 
     async def main() -> None:
-        await flows[flow](seed, out)
+        await flows[flow](seed, narrator.say)
 
     try:
         run_seeded(main, backend, seed)
     finally:
+        narrator.flush()
         configure_logging()
     return 0
 
@@ -150,15 +189,27 @@ async def _failover(seed: int, out: Callable[[str], None]) -> None:
         await anyio.sleep(1)
         out(f"  replicas: {_replicas_line(cluster, 't')}")
         leader = cluster.leader_for("t", 0)
-        out(f"== 4. kill the leader (broker {leader}); its ZooKeeper session expires after zookeeper.session.timeout.ms")
+        followers = [b for b in sorted(cluster.brokers) if b != leader]
+        out(f"== 4. the leader (broker {leader}) loses its links to the followers; two acks=1 writes reach it alone")
+        for f in followers:
+            cluster.network.cut_link(leader, f)
+        for i in (3, 4):
+            r = await _produce(cluster, "t", [f"unreplicated-{i}".encode()], acks=1)
+            out(f"  produce unreplicated-{i} (acks=1): error={r.error_code} offset={r.base_offset}  "
+                "(acknowledged by the leader alone)")
+        out(f"  replicas: {_replicas_line(cluster, 't')}")
+        out(f"== 5. kill the leader (broker {leader}); its ZooKeeper session expires after zookeeper.session.timeout.ms")
         cluster.kill_broker(leader)
+        for f in followers:
+            cluster.network.heal_link(leader, f)
         await cluster.wait_until(lambda: cluster.leader_for("t", 0) not in (-1, leader), timeout_ms=60000,
                                  message="a new leader")
         state = cluster.partition_state("t", 0)
         out(f"  new partition state: {state}  (leader elected from the ISR, leader epoch bumped)")
         r = await _produce(cluster, "t", [b"record-after-failover"])
         out(f"  produce record-after-failover: error={r.error_code} offset={r.base_offset}")
-        out(f"== 5. restart broker {leader}: it becomes a follower, truncates if needed, catches up, rejoins the ISR")
+        out(f"== 6. restart broker {leader}: its log ends at 5, past the new leader's epoch start: it truncates "
+            "the two unreplicated records, catches up, rejoins the ISR")
         await cluster.restart_broker(leader)
         await cluster.wait_until(lambda: leader in cluster.partition_state("t", 0)["isr"], timeout_ms=60000,
                                  message="old leader back in the ISR")

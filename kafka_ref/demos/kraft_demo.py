@@ -217,7 +217,8 @@ FLOWS = {
 }
 
 
-def run_kraft_demo(flow: str = "failover", seed: int = 7, backend: str = "trio", out: Callable[[str], None] = print) -> int:
+def run_kraft_demo(flow: str = "failover", seed: int = 7, backend: str = "trio", out: Callable[[str], None] = print,
+                   width: int | None = None) -> int:
     """Run one narrated KRaft flow in virtual time with the KRaft events narrated; returns an exit code."""
     import logging
 
@@ -236,13 +237,16 @@ def run_kraft_demo(flow: str = "failover", seed: int = 7, backend: str = "trio",
     demo.NARRATED.update(NARRATED_GROUP)  # coordinator-failover: __consumer_offsets loading and unloading
     try:
         configure_logging(logging.INFO)
-        narrator = demo.Narrator(out, lambda: anyio.current_time())
+        narrator = demo.Narrator(out, lambda: anyio.current_time(), width)
         structlog.configure(processors=[structlog.contextvars.merge_contextvars, narrator])
 
         async def main() -> None:
-            await FLOWS[flow](seed, out)
+            await FLOWS[flow](seed, narrator.say)
 
-        demo.run_seeded(main, backend, seed)
+        try:
+            demo.run_seeded(main, backend, seed)
+        finally:
+            narrator.flush()
     finally:
         demo.NARRATED.clear()
         demo.NARRATED.update(saved)

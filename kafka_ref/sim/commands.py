@@ -12,6 +12,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Callable
 
+from kafka_ref.common.layout import WIDTH, add_width_arguments, wrap
 from kafka_ref.sim.scenarios import ERAS, SCENARIOS, normalize_ibp
 
 if TYPE_CHECKING:
@@ -86,6 +87,7 @@ def add_sim_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--markdown", action="store_true", help="also print a markdown table row per scenario")
     parser.add_argument("--no-progress", action="store_true",
                         help="no progress bar (it is drawn only when stderr is a terminal anyway)")
+    add_width_arguments(parser)
 
 
 def run_sim_command(args: argparse.Namespace, out: Callable[[str], None] = print) -> int:
@@ -119,7 +121,8 @@ def run_sim_command(args: argparse.Namespace, out: Callable[[str], None] = print
                                               f"{' --ibp ' + args.ibp if args.ibp else ''} ({args.metadata_mode})",
                                         topic="sim") if args.svg else None
             result = simulate(args.seed, name, config, recorder=recorder)
-            _print_one(result, out, trace=args.trace or args.trace_all, everything=args.trace_all)
+            _print_one(result, out, trace=args.trace or args.trace_all, everything=args.trace_all,
+                       width=None if getattr(args, "wide", False) else WIDTH)
             if recorder is not None:
                 _write_svg(args.svg, recorder, out)
             failed |= not result.ok
@@ -162,8 +165,15 @@ MARKDOWN_HEADER = ("| scenario | mode | era | seeds | faults | seeds with violat
                    "acked writes lost to them | seeds/min | sim s per wall s |\n|---|---|---|---|---|---|---|---|---|")
 
 
-def _print_one(result: "SimResult", out: Callable[[str], None], trace: bool, everything: bool) -> None:
+def _print_one(result: "SimResult", out: Callable[[str], None], trace: bool, everything: bool,
+               width: int | None = WIDTH) -> None:
     era = result.ibp or "default"
+    raw_out = out
+
+    def out(text: str) -> None:  # noqa: F811 - every line laid out for the terminal width
+        for part in wrap(text, width):
+            raw_out(part)
+
     if trace and result.history is not None:
         referenced = {v.event_index for v in result.violations}
 
@@ -173,10 +183,11 @@ def _print_one(result: "SimResult", out: Callable[[str], None], trace: bool, eve
 
         out(f"timeline of seed {result.seed}, scenario {result.scenario}, era {era} "
             f"(produce/consume traffic {'shown' if everything else 'left out: --trace-all shows it'}):")
-        for line in result.history.timeline(shown):
-            out(line)
+        for line in result.history.timeline(shown, width=width):
+            raw_out(line)
     out(f"seed {result.seed} scenario {result.scenario} era {era}: {result.events} events, "
-        f"{result.simulated_s:.1f} simulated s, history sha256 {result.digest}")
+        f"{result.simulated_s:.1f} simulated s")
+    out(f"  history sha256 {result.digest}")
     out(f"  faults: {', '.join(f'{k}={v}' for k, v in result.faults.items()) or 'none'}")
     out(f"  workload: {', '.join(f'{k}={v}' for k, v in result.workload.items())}; unclean elections "
         f"{result.unclean_elections} (acked writes lost to them {result.unclean_losses}), acks=1 writes lost "
@@ -195,6 +206,7 @@ def add_scenario_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--debug", action="store_true", help="stop in the debugger (breakpoint()) at each step")
     parser.add_argument("--svg", metavar="PATH", default=None,
                         help="also draw the run as an SVG timeline (brokers, leader epochs, LEO/HW, events)")
+    add_width_arguments(parser)
 
 
 def run_scenario_command(args: argparse.Namespace, out: Callable[[str], None] = print) -> int:
@@ -214,4 +226,5 @@ def run_scenario_command(args: argparse.Namespace, out: Callable[[str], None] = 
             open(args.svg, "a", encoding="utf-8").close()
         except OSError as exc:
             raise CommandError(f"cannot write {args.svg}: {exc.strerror}") from None
-    return run_narrated(args.name, debug=args.debug, out=out, svg=args.svg)
+    return run_narrated(args.name, debug=args.debug, out=out, svg=args.svg,
+                        width=None if args.wide else WIDTH)

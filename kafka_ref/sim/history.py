@@ -20,6 +20,8 @@ from typing import Any, Callable
 import anyio
 import structlog
 
+from kafka_ref.common.layout import wrap
+
 # Debug-level state-change events worth keeping (the rest of DEBUG is per-fetch chatter).
 KEPT_DEBUG_EVENTS = frozenset({"high_watermark_updated", "partition_state_changed", "replica_state_changed"})
 _IDENTIFIER = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -80,11 +82,10 @@ class Event:
         body = " ".join(f"{k}={canonical(v)}" for k, v in sorted(self.fields.items()))
         return f"{self.index} {self.time_ms:.3f} {self.source} {self.name} {body}".rstrip()
 
-    def readable(self, width: int = 150) -> str:
-        """A timeline line for people: time, who, what, the interesting fields."""
+    def readable(self) -> str:
+        """A timeline line for people: time, who, what, the interesting fields (never cut)."""
         body = " ".join(f"{k}={canonical(v)}" for k, v in self.fields.items() if k not in _CONTEXT_KEYS)
-        text = f"#{self.index:<5} t={self.time_ms / 1000:9.3f}s  {self.who:<13} {self.name:<34} {body}"
-        return text if len(text) <= width else text[: width - 3] + "..."
+        return f"#{self.index:<5} t={self.time_ms / 1000:9.3f}s  {self.who:<13} {self.name:<34} {body}".rstrip()
 
 
 class History:
@@ -156,8 +157,9 @@ class History:
             h.update(b"\n")
         return h.hexdigest()
 
-    def timeline(self, names: Callable[[Event], bool] | None = None, width: int = 150) -> list[str]:
-        return [e.readable(width) for e in self.events if names is None or names(e)]
+    def timeline(self, names: Callable[[Event], bool] | None = None, width: int | None = None) -> list[str]:
+        """The readable lines of the events ``names`` selects, wrapped at ``width`` (None: whole)."""
+        return [part for e in self.events if names is None or names(e) for part in wrap(e.readable(), width, indent=24)]
 
     def count(self, name: str, source: str | None = None) -> int:
         return sum(1 for e in self.events if e.name == name and (source is None or e.source == source))

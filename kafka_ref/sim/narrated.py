@@ -21,6 +21,7 @@ import anyio
 import structlog
 import trio.testing
 
+from kafka_ref.common.layout import wrap as wrap_text
 from kafka_ref.common.state_change import configure_logging
 
 EventHandler = Callable[[dict], "tuple[str, str] | None"]
@@ -36,8 +37,9 @@ def manager_line(event: dict) -> str:
 class Narration:
     """Prints step lines; routes state-change events to handlers; stops at steps under --debug."""
 
-    def __init__(self, out: Callable[[str], None], debug: bool = False) -> None:
+    def __init__(self, out: Callable[[str], None], debug: bool = False, width: int | None = None) -> None:
         self.out = out
+        self.width = width
         self.debug = debug
         self.lines: list[str] = []
         self.handlers: dict[str, EventHandler] = {}
@@ -48,7 +50,8 @@ class Narration:
     def say(self, text: str) -> None:
         """A heading or an explanation (not a step)."""
         self.lines.append(text)
-        self.out(text)
+        for part in wrap_text(text, self.width):
+            self.out(part)
 
     def step(self, ref: str, text: str) -> None:
         """One step: ``[ref] text``; under --debug, stop here."""
@@ -56,7 +59,8 @@ class Narration:
             return
         line = f"  [{ref}] {text}"
         self.lines.append(line)
-        self.out(line)
+        for part in wrap_text(line, self.width, indent=6):
+            self.out(part)
         if self.recorder is not None:
             self.recorder.step(anyio.current_time(), ref, text, self.cluster)
         if self.debug:
@@ -196,7 +200,7 @@ def event_text(event: dict) -> str:
 
 
 def run_narrated(name: str, debug: bool = False, out: Callable[[str], None] = print, seed: int = 7,
-                 svg: str | None = None) -> int:
+                 svg: str | None = None, width: int | None = None) -> int:
     """Run one walkthrough; returns a process exit code. ``seed`` fixes the scheduling; ``svg``
     names a file to draw the run in (kafka_ref/sim/timeline_svg.py)."""
     from kafka_ref.sim import walkthroughs
@@ -207,7 +211,7 @@ def run_narrated(name: str, debug: bool = False, out: Callable[[str], None] = pr
         return 2
     description, function = NARRATED[name]
     walkthrough = getattr(walkthroughs, function)
-    narration = Narration(out, debug)
+    narration = Narration(out, debug, width)
     narration.say(f"kafka-ref scenario {name}: {description}")
     if svg is not None:
         from kafka_ref.sim.timeline_svg import TimelineRecorder

@@ -150,7 +150,7 @@ async def controller_failover(n: Narration) -> None:
 # ------------------------------------------------------------------------------ seed 001 §5.3
 
 
-_PARTITION_SECTIONS = {
+_PARTITION_SECTIONS: dict[tuple[str, ...], tuple[str, str]] = {
     ("NonExistentPartition", "NewPartition"): ("seed 001 §5.3.2.1", "replicas assigned, no leader yet"),
     ("NewPartition", "OnlinePartition"): ("seed 001 §5.3.2.2 initializeLeaderAndIsrForPartition",
                                           "first live replica leads, live replicas are the ISR, written to ZooKeeper, "
@@ -159,6 +159,10 @@ _PARTITION_SECTIONS = {
     ("OfflinePartition", "OnlinePartition"): ("seed 001 §5.3.2.2 electLeaderForPartition, §5.4.2",
                                               "OfflinePartitionLeaderSelector: first live ISR member leads"),
     ("OnlinePartition", "OfflinePartition"): ("seed 001 §5.3.2.3", "its leader died: only the state changes"),
+    # The same transition in a topic deletion (TopicDeletionManager takes every partition offline first).
+    ("OnlinePartition", "OfflinePartition", "deleting"): ("seed 001 §5.3.2.3",
+                                                          "the topic is being deleted: offline first, only the state "
+                                                          "changes"),
     ("NewPartition", "OfflinePartition"): ("seed 001 §5.3.2.3", "only the state changes"),
     ("OfflinePartition", "NonExistentPartition"): ("seed 001 §5.3.2.4", "deleted: only the state changes"),
 }
@@ -167,11 +171,15 @@ _PARTITION_SECTIONS = {
 async def partition_states(n: Narration) -> None:
     """Seed 001 §5.3: create a topic, kill a leader, delete the topic; every partition transition."""
     watched = TopicPartition(TOPIC, 0)
+    phase = {"deleting": False}  # the explanation of a transition depends on what caused it
 
     def transition(e: dict) -> tuple[str, str] | None:
         if e.get("topic_partition") != str(watched):
             return None
-        ref, what = _PARTITION_SECTIONS.get((e["from_state"], e["to_state"]), ("seed 001 §5.3.2", ""))
+        key: tuple[str, ...] = (e["from_state"], e["to_state"])
+        if phase["deleting"] and key + ("deleting",) in _PARTITION_SECTIONS:
+            key += ("deleting",)
+        ref, what = _PARTITION_SECTIONS.get(key, ("seed 001 §5.3.2", ""))
         extra = f" ({e['leader_and_isr']})" if "leader_and_isr" in e else ""
         return ref, f"controller {e['controller_id']}: {watched} {e['from_state']} -> {e['to_state']}: {what}{extra}"
 
@@ -188,6 +196,7 @@ async def partition_states(n: Narration) -> None:
         await cluster.restart_broker(leader)
         await cluster.wait_until(lambda: len(cluster.partition_state(TOPIC, 0)["isr"]) == 3, timeout_ms=30000)
         n.say(f"== broker {leader} is back in the ISR; delete topic {TOPIC}")
+        phase["deleting"] = True
         await cluster.delete_topic(TOPIC)
         await cluster.wait_until(lambda: cluster.zookeeper.exists(f"/brokers/topics/{TOPIC}") is None, timeout_ms=30000)
         n.say(f"== topic {TOPIC} is gone from ZooKeeper")
