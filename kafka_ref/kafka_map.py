@@ -119,9 +119,44 @@ class SeedMethods:
     allow_duplicates: dict[str, str]  # kafka name -> reason
 
 
+#: Seed citations (``§5.3.2.1–5.3.2.2``) are section numbers, not versions: left out of era notes.
+_SEED_SECTION = re.compile(r"§[\w.–-]*")
+
+#: The Kafka releases (major.minor) an era note may name; a label naming anything else (``3.x``,
+#: ``5.3``) is not a version this project can point a reader to.
+KAFKA_RELEASES = frozenset(
+    ["0.8", "0.9", "0.10", "0.11", "1.0", "1.1"]
+    + [f"2.{m}" for m in range(9)] + [f"3.{m}" for m in range(10)] + ["4.0"]
+)
+_VERSION_IN_LABEL = re.compile(r"(?<![\w.])(\d+)\.(\d+|x)(?:\.(\d+))?(?:-IV\d)?\+?")
+_KIP = re.compile(r"KIP-\d+")
+_SWITCH_NAMES = frozenset(["inter.broker.protocol.version", "metadata.version"])
+
+
+def era_label_problem(label: str) -> str | None:
+    """Why ``label`` (one era note) names no Kafka release precisely, or None when it does.
+
+    A label is a KIP number, a switch name, or text whose every version is a known Kafka
+    release (``KAFKA_RELEASES``; a third part must be a patch of it, an ``-IVn`` suffix is
+    allowed); wildcards such as ``3.x`` are refused.
+    """
+    if _KIP.fullmatch(label) or label in _SWITCH_NAMES:
+        return None
+    versions = list(_VERSION_IN_LABEL.finditer(label))
+    if not versions:
+        return f"no version in era label {label!r}"
+    for m in versions:
+        major_minor = f"{m.group(1)}.{m.group(2)}"
+        if m.group(2) == "x":
+            return f"era label {label!r} names a whole line ({major_minor}), not a release"
+        if major_minor not in KAFKA_RELEASES:
+            return f"era label {label!r} names {m.group(0)}, not a Kafka release"
+    return None
+
+
 def _era_note(docstring: str) -> str:
     hits: list[str] = []
-    for m in _ERA.finditer(" ".join(docstring.split())):
+    for m in _ERA.finditer(_SEED_SECTION.sub("", " ".join(docstring.split()))):
         text = m.group(0)
         if text not in hits:
             hits.append(text)

@@ -235,3 +235,21 @@ def test_cli_table_md_and_json(tmp_path, capsys, entries):
         "seed 002 §handleLeaderAndIsrRequest",
         "seed 003 §2.3 split into leaders and followers",
     ]
+
+
+def test_era_notes_name_known_kafka_releases():
+    """Every era note in the map is a KIP, a switch name, or text naming Kafka releases precisely
+    (no ``3.x`` wildcard, no number that is not a release, no seed section taken for a version)."""
+    from kafka_ref import kafka_map
+
+    problems = []
+    for entry in kafka_map.collect_mirrors():
+        for label in (part.strip() for part in entry.era.split(",") if part.strip()):
+            problem = kafka_map.era_label_problem(label)
+            if problem is not None:
+                problems.append(f"{entry.module}:{entry.line}: {problem}")
+    assert problems == []
+    assert kafka_map.era_label_problem("Kafka 3.x") is not None
+    assert kafka_map.era_label_problem("2.1–5.3") is not None
+    assert kafka_map.era_label_problem("Kafka 3.7.0+") is None and kafka_map.era_label_problem("KIP-101") is None
+    assert kafka_map._era_note("Mirrors X (seed 001 §5.3.2.1–5.3.2.2).") == ""

@@ -197,7 +197,7 @@ class ControllerStats:
 
 
 class ControllerContext:
-    """Mirrors kafka.controller.ControllerContext (Kafka 3.x).
+    """Mirrors kafka.controller.ControllerContext (Kafka 3.7).
 
     Live brokers with their epochs (a broker that is shutting down stays "live or shutting
     down" but leaves ``live_broker_ids``), topics and ids, the full replica assignment of every

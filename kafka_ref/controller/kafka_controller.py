@@ -216,12 +216,13 @@ class KafkaController:
             self._log.debug("controller_election_lost", active_controller_id=self.active_controller_id)
 
     def on_controller_failover(self) -> None:
-        """Mirrors KafkaController#onControllerFailover (Kafka 3.x order).
+        """Mirrors KafkaController#onControllerFailover (Kafka 3.7 order).
 
         Seed 001 §5.2 (0.10) lists: epoch, listeners, context, replica then partition state
         machine startup, UpdateMetadata, reassignments and preferred elections, auto-rebalance,
-        deletion. Kafka 3.x moved the UpdateMetadata to all live brokers *before* the state
-        machines start, so brokers know who is alive before any LeaderAndIsr arrives; we follow 3.x.
+        deletion. Kafka 1.1 (the controller rewrite) moved the UpdateMetadata to all live brokers
+        *before* the state machines start, so brokers know who is alive before any LeaderAndIsr
+        arrives; we follow that order, as 3.7 has it.
         """
         assert self._task_group is not None
         # 1. Register the child and node watches the controller needs.

@@ -119,10 +119,10 @@ class ControllerDeletionClient(DeletionClient):
 
 
 class TopicDeletionManager:
-    """Mirrors kafka.controller.TopicDeletionManager (Kafka 3.x).
+    """Mirrors kafka.controller.TopicDeletionManager (Kafka 3.7).
 
     The bookkeeping (topics to be deleted, with deletion started, ineligible) lives in the
-    ControllerContext, as in 3.x; this class holds the rules. With ``delete.topic.enable=false``
+    ControllerContext, as in 3.7; this class holds the rules. With ``delete.topic.enable=false``
     nothing is ever queued and every query answers as if no deletion existed.
     """
 

@@ -177,7 +177,7 @@ class OffsetCheckpointFile(CheckpointFile[tuple[TopicPartition, int]]):
 
 
 class LeaderEpochCheckpoint(Protocol):
-    """Mirrors org.apache.kafka.storage.internals.checkpoint.LeaderEpochCheckpoint (Kafka 3.x trait)."""
+    """Mirrors org.apache.kafka.storage.internals.checkpoint.LeaderEpochCheckpoint (Kafka 3.7)."""
 
     def write(self, epochs: Iterable[EpochEntry]) -> None: ...
 

@@ -1,6 +1,6 @@
 """One partition as this broker hosts it: leader or follower state, ISR, HW.
 
-Mirrors kafka.cluster.Partition (Kafka 3.x, ZooKeeper-era paths plus the KRaft-compatible
+Mirrors kafka.cluster.Partition (Kafka 3.7, ZooKeeper-era paths plus the KRaft-compatible
 parts). Seeds: 000 §makeLeaders/§makeFollowers (Partition.makeLeader/makeFollower), 002
 §makeLeader, 004 §2.3 (updateFollowerFetchState, maybeExpandIsr, maybeIncrementLeaderHW).
 
@@ -234,7 +234,7 @@ class Partition(PartitionReads):
         high_watermark_checkpoints: dict[TopicPartition, int],
         topic_id: Uuid | None,
     ) -> bool:
-        """Mirrors kafka.cluster.Partition#makeLeader (Kafka 3.x).
+        """Mirrors kafka.cluster.Partition#makeLeader (Kafka 3.7).
 
         Returns True when this broker was not the leader before (a new leader). The epoch
         start offset and the followers' state are reset only when the leader epoch grows.

@@ -1,6 +1,6 @@
 """The broker's replica manager: leadership changes, appends, fetches, ISR upkeep.
 
-Mirrors kafka.server.ReplicaManager (Kafka 3.x, ZooKeeper-era request paths). Seeds: 000
+Mirrors kafka.server.ReplicaManager (Kafka 3.7, ZooKeeper-era request paths). Seeds: 000
 §becomeLeaderOrFollower (nine steps), §makeLeaders, §makeFollowers; 002
 §handleLeaderAndIsrRequest, §stopReplicas, §stopPartitions; 003; 004 §2.3.
 
@@ -338,7 +338,7 @@ class ReplicaManager(ReadPath, ApplyDelta):
         hw_checkpoints: dict[TopicPartition, int],
         topic_ids: Mapping[str, Uuid],
     ) -> set[Partition]:
-        """Mirrors kafka.server.ReplicaManager#makeFollowers (seed 000 §makeFollowers, Kafka 3.x order).
+        """Mirrors kafka.server.ReplicaManager#makeFollowers (seed 000 §makeFollowers, Kafka 3.7 order).
 
         1. make_follower where the leader is alive (else only create the log); 2. remove the
         fetchers of the partitions whose leader epoch changed; 3. complete their delayed

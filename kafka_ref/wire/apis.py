@@ -237,7 +237,7 @@ def api_versions_response(error_code: int = 0) -> av.ApiVersionsResponse:
 def handle_api_versions_request(envelope: Any) -> None:
     """Mirrors kafka.server.KafkaApis#handleApiVersionsRequest.
 
-    Follows Kafka 3.x. 1. A request whose version the broker does not know was parsed as v0 by
+    Follows Kafka 3.7. 1. A request whose version the broker does not know was parsed as v0 by
     the listener and is answered UNSUPPORTED_VERSION with the ApiVersions range (KIP-511);
     2. a v3+ request with an invalid client software name or version gets INVALID_REQUEST;
     3. otherwise the supported APIs.

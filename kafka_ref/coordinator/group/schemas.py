@@ -402,7 +402,7 @@ def group_metadata_value_version(metadata_version: MetadataVersion) -> int:
 def offset_commit_value(offset_and_metadata: OffsetAndMetadata, metadata_version: MetadataVersion) -> bytes:
     """Mirrors kafka.coordinator.group.GroupMetadataManager#offsetCommitValue.
 
-    The highest non-flexible version the IBP allows (3 on Kafka 3.x), or 1 when the commit
+    The highest non-flexible version the IBP allows (3 from IBP 2.1-IV1), or 1 when the commit
     carries an explicit expire timestamp.
     """
     # 1. Pick the version; 2. fill the fields that version has; 3. prefix the version.
