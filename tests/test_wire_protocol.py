@@ -173,3 +173,31 @@ async def test_fuzzed_frames_close_their_connection_and_the_broker_keeps_serving
                     assert (response.header.correlation_id, response.error_code) == (i, 0)
             assert cluster.broker(0).is_running
             assert server.closed_for_errors >= 30
+
+
+async def test_produce_with_a_bad_crc_gets_corrupt_message_and_the_connection_stays():
+    """LogValidator's CRC check (LogValidatorTest#testInvalidCrc): CORRUPT_MESSAGE for that partition."""
+    from kafka.protocol.producer import ProduceResponse as KProduceResponse
+
+    async with Cluster(brokers=1, metadata_mode="kraft", clock="wall") as cluster, cluster.serve() as bootstrap:
+        await cluster.create_topic("t", 1, 1)
+        builder = MemoryRecordsBuilder(magic=2, compression_type=0, batch_size=1 << 20)
+        builder.append(timestamp=1000, key=None, value=b"payload", headers=[])
+        builder.close()
+        good = bytes(builder.buffer())
+        bad = good[:-1] + bytes([good[-1] ^ 0xFF])  # flip the last value byte: the CRC no longer matches
+
+        def produce(records: bytes, correlation_id: int) -> bytes:
+            return _frame(KProduceRequest(transactional_id=None, acks=1, timeout_ms=1000, topic_data=[
+                KProduceRequest.TopicProduceData(name="t", partition_data=[
+                    KProduceRequest.TopicProduceData.PartitionProduceData(index=0, records=records)])]), 9, correlation_id)
+
+        async with await _connect(bootstrap) as stream:
+            await stream.send(produce(bad, 1))
+            response = await _read_response(stream, KProduceResponse, 9)
+            partition = response.responses[0].partition_responses[0]
+            assert (partition.error_code, partition.base_offset) == (Errors.CORRUPT_MESSAGE.code, -1)
+            await stream.send(produce(good, 2))
+            response = await _read_response(stream, KProduceResponse, 9)
+            partition = response.responses[0].partition_responses[0]
+            assert (response.header.correlation_id, partition.error_code, partition.base_offset) == (2, 0, 0)
