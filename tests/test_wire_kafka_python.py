@@ -139,7 +139,7 @@ async def test_member_leaving_triggers_rebalance():
 
 
 async def test_admin_lists_and_describes_groups_and_configs():
-    """ListGroups, DescribeGroups and DescribeConfigs through kafka-python's admin client."""
+    """ListGroups, DescribeGroups, DescribeConfigs and DeleteTopics through kafka-python's admin client."""
     from kafka.admin import ConfigResource, ConfigResourceType
 
     def client(cluster, bootstrap):
@@ -154,11 +154,20 @@ async def test_admin_lists_and_describes_groups_and_configs():
         configs = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, "events",
                                                          ["retention.ms", "min.insync.replicas"])],
                                          config_filter="all")
+        broker = admin.describe_configs([ConfigResource(ConfigResourceType.BROKER, "1", ["broker.id",
+                                                                                      "min.insync.replicas"])],
+                                        config_filter="all")
         consumer.close()
+        # DeleteTopics: the topic disappears from the cluster's metadata.
+        admin.delete_topics(["events"])
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and "events" in admin.list_topics():
+            time.sleep(0.05)
+        remaining = admin.list_topics()
         admin.close()
-        return listed, described, configs
+        return listed, described, (configs, broker, remaining)
 
-    listed, described, configs = await run_with_cluster(client)
+    listed, described, (configs, broker, remaining) = await run_with_cluster(client)
     assert listed == [{"group_id": "g", "protocol_type": "consumer", "group_state": "Stable"}]
     g = described["g"]
     assert (g["group_state"], g["protocol_type"], g["protocol_data"], g["error"]) == ("Stable", "consumer", "range", None)
@@ -170,3 +179,5 @@ async def test_admin_lists_and_describes_groups_and_configs():
     topic = configs["topic"]["events"]
     assert (topic["retention.ms"]["value"], topic["retention.ms"]["config_source"]) == ("60000", "DYNAMIC_TOPIC_CONFIG")
     assert (topic["min.insync.replicas"]["value"], topic["min.insync.replicas"]["config_source"]) == ("1", "DEFAULT_CONFIG")
+    assert (broker["broker"]["1"]["broker.id"]["value"], broker["broker"]["1"]["min.insync.replicas"]["value"]) == ("1", "1")
+    assert "events" not in remaining
