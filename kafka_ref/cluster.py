@@ -36,20 +36,7 @@ from kafka_ref.common.requests.alter_partition import (
     AlterPartitionResponsePartitionData,
     AlterPartitionResponseTopicData,
 )
-from kafka_ref.common.requests.leader_and_isr import (
-    LeaderAndIsrPartitionState,
-    LeaderAndIsrRequest,
-    LeaderAndIsrTopicState,
-)
-from kafka_ref.common.requests.update_metadata import (
-    UpdateMetadataBroker,
-    UpdateMetadataEndpoint,
-    UpdateMetadataPartitionState,
-    UpdateMetadataRequest,
-    UpdateMetadataTopicState,
-)
 from kafka_ref.common.topic_partition import TopicPartition
-from kafka_ref.common.uuid import Uuid
 from kafka_ref.log.disk import Disk
 from kafka_ref.network.network import INTER_BROKER_PRINCIPAL, Envelope, Network, serve_inbox
 from kafka_ref.server.kafka_broker import KafkaBroker
