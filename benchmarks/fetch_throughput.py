@@ -94,6 +94,13 @@ async def _create_topic_zk(cluster: Cluster, c: dict[str, Any], replicas: dict[i
         timeout_ms=120_000, message="every partition with its full ISR")
 
 
+def count_isr_shrinks(cluster: Any) -> int:
+    """ISR shrinks so far: Kafka's ReplicaManager isrShrinkRate meter, which each Partition marks
+    when its ISR loses a member (here ``Partition.isr_shrink_count``), summed over the brokers."""
+    return sum(p.isr_shrink_count for b in cluster.brokers.values() if b.is_running
+               for p in b.replica_manager.online_partitions())
+
+
 class ClusterView:
     """Where each active partition's leader and follower logs are, and the fetcher counters."""
 
@@ -119,7 +126,7 @@ class ClusterView:
         return sum(f.fetcher_stats.request_rate.count for f in self.fetchers())
 
     def isr_shrinks(self) -> int:
-        return sum(b.replica_manager.isr_shrink_rate for b in self.cluster.brokers.values())
+        return count_isr_shrinks(self.cluster)
 
     def caught_up(self, p: int) -> bool:
         leader_log = self.leader_logs[p]

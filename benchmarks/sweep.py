@@ -39,11 +39,12 @@ import time
 import tomllib
 from itertools import product
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from benchmarks.workload import DEFAULTS, BenchmarkConfigError
 
 GRIDS_DIR = Path(__file__).resolve().parent / "grids"
+SPARK_LOG4J2 = Path(__file__).resolve().parent / "spark-log4j2.properties"
 
 
 # --------------------------------------------------------------------------------------------
@@ -158,6 +159,42 @@ def _run_partition(rows: Iterable[Any], with_limit_run: bool, accumulator: Any) 
 # --------------------------------------------------------------------------------------------
 
 
+#: Start-up notices of the Spark JVM (and the JDK) that say nothing to a user of the sweep.
+SPARK_NOISE = (b"WARNING: Using incubator modules", b"Setting default log level to",
+               b"To adjust logging level use sc.setLogLevel", b"Using Spark's default log4j profile",
+               b"WARN NativeCodeLoader")
+
+
+def filter_child_stderr(noise: tuple[bytes, ...] = SPARK_NOISE) -> Callable[[], None]:
+    """Route fd 2 through a filter until the returned function is called.
+
+    A child process started meanwhile (Spark's JVM) keeps the filtered stderr for its whole life:
+    its lines go on to the real stderr unless they contain one of ``noise``. Calling the returned
+    function gives this process its own stderr back.
+    """
+    read_fd, write_fd = os.pipe()
+    real_stderr = os.dup(2)
+    sys.stderr.flush()
+    os.dup2(write_fd, 2)
+    os.close(write_fd)
+
+    def pump() -> None:
+        with os.fdopen(read_fd, "rb") as lines:
+            for line in lines:
+                if not any(n in line for n in noise):
+                    os.write(real_stderr, line)
+
+    thread = threading.Thread(target=pump, name="spark-stderr-filter", daemon=True)
+    thread.start()
+
+    def restore() -> None:
+        sys.stderr.flush()
+        os.dup2(real_stderr, 2)
+
+    restore.pump = thread  # type: ignore[attr-defined]  # ends when every child holding the pipe has exited
+    return restore
+
+
 def spark_session(master: str = "local[*]", app_name: str = "kafka-ref-sweep") -> Any:
     """A quiet local-friendly SparkSession (docs/DESIGN.md §5): workers run this interpreter."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -165,7 +202,17 @@ def spark_session(master: str = "local[*]", app_name: str = "kafka-ref-sweep") -
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from pyspark.sql import SparkSession
 
-    spark = (
+    restore_stderr = filter_child_stderr()
+    try:
+        spark = _build_session(SparkSession, master, app_name)
+    finally:
+        restore_stderr()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def _build_session(SparkSession: Any, master: str, app_name: str) -> Any:  # noqa: N803 - the class
+    return (
         SparkSession.builder.master(master)
         .appName(app_name)
         .config("spark.ui.enabled", "false")
@@ -174,10 +221,10 @@ def spark_session(master: str = "local[*]", app_name: str = "kafka-ref-sweep") -
         .config("spark.driver.memory", "512m")
         # A fresh Python worker per configuration: peak RSS and CPU belong to that run only.
         .config("spark.python.worker.reuse", "false")
+        # Errors only from the JVM's own logging (its start-up WARN lines are noise to a user).
+        .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={SPARK_LOG4J2.as_uri()}")
         .getOrCreate()
     )
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
 
 
 def _list_accumulator(sc: Any) -> Any:

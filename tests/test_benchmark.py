@@ -188,3 +188,42 @@ def test_cli_bench_routes_to_the_benchmark_module():
 
     args = build_parser().parse_args(["bench", "compare", "--baseline", "HEAD", "calls"])
     assert (args.what, args.rest) == ("compare", ["--baseline", "HEAD", "calls"])
+
+
+def test_isr_shrinks_counts_the_partitions_shrinks():
+    """The isr_shrinks column sums Partition.isr_shrink_count (it read a counter nothing moved)."""
+    from types import SimpleNamespace
+
+    from benchmarks.fetch_throughput import count_isr_shrinks
+
+    def broker(*counts: int, running: bool = True) -> SimpleNamespace:
+        partitions = [SimpleNamespace(isr_shrink_count=c) for c in counts]
+        return SimpleNamespace(is_running=running, replica_manager=SimpleNamespace(online_partitions=lambda: partitions))
+
+    cluster = SimpleNamespace(brokers={0: broker(2, 0, 1), 1: broker(3), 2: broker(5, running=False)})
+    assert count_isr_shrinks(cluster) == 6
+
+
+def test_spark_start_up_noise_is_filtered_from_the_jvms_stderr():
+    """Spark's JVM start-up notices (native-hadoop WARN, default log level, JDK incubator modules)
+    are dropped; anything else the child writes, and this process's own stderr, get through."""
+    import subprocess
+    import sys
+    import textwrap
+
+    program = textwrap.dedent("""
+        import subprocess, sys
+        from benchmarks.sweep import filter_child_stderr
+        restore = filter_child_stderr()
+        child = subprocess.Popen(["sh", "-c", "echo 'WARNING: Using incubator modules: jdk.incubator.vector' >&2; "
+                                  "echo '26/11/24 12:06:35 WARN NativeCodeLoader: Unable to load' >&2; "
+                                  "echo 'Setting default log level to \\"WARN\\".' >&2; echo 'a real error' >&2"])
+        restore()
+        child.wait()
+        restore.pump.join(30)
+        print("after restore", file=sys.stderr)
+    """)
+    result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=60,
+                            cwd=Path(__file__).resolve().parent.parent)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == "a real error\nafter restore\n"

@@ -98,7 +98,6 @@ class ReplicaManager(ReadPath, ApplyDelta):
         self.delayed_fetch_purgatory: DelayedOperationPurgatory = DelayedOperationPurgatory("Fetch", timer, self.local_broker_id)
         self.replica_fetcher_manager = replica_fetcher_manager_factory(self)
         self.leadership_change_listeners: list[Callable[[Iterable[Partition], Iterable[Partition]], None]] = []
-        self.isr_shrink_rate = 0
         self._log = state_change_logger(broker_id=self.local_broker_id)
 
     # ------------------------------------------------------------------ lifecycle
