@@ -71,7 +71,8 @@ async def test_acks_all_waits_for_a_lagging_follower_to_leave_the_isr(kafka_clus
     pass the batch; with a second follower gone the ISR is below min.insync.replicas and
     produces fail with NOT_ENOUGH_REPLICAS.
     (In the spirit of IsrExpirationTest#testIsrExpirationForStuckFollowers and
-    ProduceRequestTest#testProduceWithInvalidTimestamp's acks=all path.)"""
+    ProducerFailureHandlingTest#testNotEnoughReplicasAfterBrokerShutdown, with followers cut off
+    rather than shut down.)"""
     async with kafka_cluster as cluster:
         # The controller leads, so cutting followers off the leader leaves its AlterPartition path alone.
         leader = cluster.controller_id()
