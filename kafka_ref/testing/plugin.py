@@ -18,7 +18,8 @@ Virtual time, with no conftest: every ``async def`` test that requests ``kafka_c
 ``kafka_cluster_factory`` runs on the anyio plugin twice, ``[trio]`` with
 ``trio.testing.MockClock(autojump_threshold=0)`` and ``[asyncio]`` with
 ``VirtualTimeEventLoop``, each with a clock starting at 0 (a 30 s timeout costs no wall time).
-It need not be marked ``@pytest.mark.anyio``. Choose backends with the ini option
+It need not be marked ``@pytest.mark.anyio`` when it takes the fixture as an argument (a test
+that gets it only through another fixture needs the mark). Choose backends with the ini option
 ``kafka_ref_backends = trio`` or ``@pytest.mark.kafka_ref_backends("asyncio")``. A suite that
 defines its own ``anyio_backend`` fixture keeps it.
 
