@@ -37,6 +37,7 @@ from kafka_ref.zk.zk_data import LeaderAndIsr
 if TYPE_CHECKING:
     from kafka_ref.common.config import MetadataVersion
     from kafka_ref.log.unified_log import UnifiedLog
+    from kafka_ref.replica.replica_manager import ReplicaManager
 
 
 
@@ -51,7 +52,7 @@ class Partition(PartitionReads):
         inter_broker_protocol_version: "MetadataVersion",
         local_broker_id: int,
         time: Time,
-        replica_manager: Any,
+        replica_manager: ReplicaManager,
         broker_version: "MetadataVersion | None" = None,
     ) -> None:
         self.topic_partition = topic_partition
@@ -66,7 +67,7 @@ class Partition(PartitionReads):
         self.replica_manager = replica_manager
         self.log_manager = replica_manager.log_manager
         self.metadata_cache = replica_manager.metadata_cache
-        self.alter_isr_manager = replica_manager.alter_partition_manager
+        self.alter_partition_manager = replica_manager.alter_partition_manager
         self.log: "UnifiedLog | None" = None
         self.remote_replicas_map: dict[int, Replica] = {}
         self.assignment: tuple[int, ...] = ()
@@ -575,7 +576,7 @@ class Partition(PartitionReads):
         ``_on_alter_partition_result``, which ignores answers for a state we already left.
         """
         topic_id = self.topic_id
-        self.alter_isr_manager.submit(
+        self.alter_partition_manager.submit(
             self.topic_partition,
             topic_id,
             proposed_isr_state.sent_leader_and_isr,

@@ -11,15 +11,13 @@ changes state is synchronous and the broker runs on one event loop, so each call
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
 from kafka_ref.common.errors import (
     ApiException,
     ControllerMovedException,
     Errors,
     KafkaStorageException,
-    NotLeaderOrFollowerException,
-    UnknownTopicOrPartitionException,
 )
 from kafka_ref.common.fatal import RUN_ENDING
 from kafka_ref.common.records import MemoryRecords
@@ -42,6 +40,16 @@ from kafka_ref.replica.apply_delta import ApplyDelta
 from kafka_ref.replica.read_path import ReadPath
 from kafka_ref.server.delayed_operation import DelayedOperationPurgatory, TopicPartitionOperationKey
 from kafka_ref.server.delayed_produce import DelayedProduce, ProducePartitionStatus, produce_response_status
+
+if TYPE_CHECKING:  # the broker's components, for the reader's go-to-definition (no import cycle at run time)
+    from kafka_ref.common.config import KafkaConfig
+    from kafka_ref.common.time import Time
+    from kafka_ref.log.disk import Disk
+    from kafka_ref.log.log_manager import LogManager
+    from kafka_ref.server.alter_partition_manager import AlterPartitionManager
+    from kafka_ref.server.metadata.kraft_metadata_cache import KRaftMetadataCache
+    from kafka_ref.server.metadata_cache import MetadataCache
+    from kafka_ref.server.timer import KafkaScheduler, SystemTimer
 
 EPOCH_DURING_DELETE = -2
 NO_EPOCH = -1
@@ -70,14 +78,14 @@ class ReplicaManager(ReadPath, ApplyDelta):
     def __init__(
         self,
         *,
-        config: Any,
-        time: Any,
-        log_manager: Any,
-        metadata_cache: Any,
-        alter_partition_manager: Any,
-        scheduler: Any,
-        timer: Any,
-        disk: Any,
+        config: KafkaConfig,
+        time: Time,
+        log_manager: LogManager,
+        metadata_cache: MetadataCache | KRaftMetadataCache,
+        alter_partition_manager: AlterPartitionManager,
+        scheduler: KafkaScheduler,
+        timer: SystemTimer,
+        disk: Disk,
         replica_fetcher_manager_factory: Callable[["ReplicaManager"], Any],
     ) -> None:
         self.config = config
@@ -201,12 +209,12 @@ class ReplicaManager(ReadPath, ApplyDelta):
     ) -> LeaderAndIsrResponse:
         """Mirrors kafka.server.ReplicaManager#becomeLeaderOrFollower (seed 000's nine steps)."""
         controller_id = request.controller_id
-        log = self._log.bind(controller_id=controller_id, controller_epoch=request.controller_epoch, correlation_id=correlation_id)
+        state_log = self._log.bind(controller_id=controller_id, controller_epoch=request.controller_epoch, correlation_id=correlation_id)
         states = list(request.partition_states())
-        log.info("leader_and_isr_received", partitions=len(states))
+        state_log.info("leader_and_isr_received", partitions=len(states))
         # 1. A request from an older controller is refused whole.
         if request.controller_epoch < self.controller_epoch:
-            log.warning("leader_and_isr_stale_controller_epoch", latest_controller_epoch=self.controller_epoch)
+            state_log.warning("leader_and_isr_stale_controller_epoch", latest_controller_epoch=self.controller_epoch)
             return request.get_error_response(Errors.STALE_CONTROLLER_EPOCH.code)
         self.controller_epoch = request.controller_epoch
         response_map: dict[TopicPartition, Errors] = {}
@@ -219,7 +227,7 @@ class ReplicaManager(ReadPath, ApplyDelta):
             tp = state.topic_partition()
             hosted = self.all_partitions.get(tp)
             if isinstance(hosted, OfflinePartition):
-                log.warning("leader_and_isr_offline_partition", topic_partition=str(tp))
+                state_log.warning("leader_and_isr_offline_partition", topic_partition=str(tp))
                 response_map[tp] = Errors.KAFKA_STORAGE_ERROR
                 continue
             if hosted is None:
@@ -230,7 +238,7 @@ class ReplicaManager(ReadPath, ApplyDelta):
             log_topic_id = partition.topic_id
             current_leader_epoch = partition.get_leader_epoch()
             if request_topic_id is not None and log_topic_id is not None and request_topic_id != log_topic_id:
-                log.error("leader_and_isr_inconsistent_topic_id", topic_partition=str(tp),
+                state_log.error("leader_and_isr_inconsistent_topic_id", topic_partition=str(tp),
                           log_topic_id=str(log_topic_id), request_topic_id=str(request_topic_id))
                 response_map[tp] = Errors.INCONSISTENT_TOPIC_ID
             elif state.leader_epoch > current_leader_epoch:
@@ -241,10 +249,10 @@ class ReplicaManager(ReadPath, ApplyDelta):
                     else:
                         partitions_to_be_follower[partition] = state
                 else:
-                    log.warning("leader_and_isr_not_in_replicas", topic_partition=str(tp), replicas=list(state.replicas))
+                    state_log.warning("leader_and_isr_not_in_replicas", topic_partition=str(tp), replicas=list(state.replicas))
                     response_map[tp] = Errors.UNKNOWN_TOPIC_OR_PARTITION
             elif state.leader_epoch < current_leader_epoch:
-                log.warning("leader_and_isr_stale_leader_epoch", topic_partition=str(tp),
+                state_log.warning("leader_and_isr_stale_leader_epoch", topic_partition=str(tp),
                             request_leader_epoch=state.leader_epoch, current_leader_epoch=current_leader_epoch)
                 response_map[tp] = Errors.STALE_CONTROLLER_EPOCH
             else:
@@ -252,16 +260,16 @@ class ReplicaManager(ReadPath, ApplyDelta):
                 # it to the log; a downgrade drops it from a follower's fetch state).
                 if request_topic_id is not None and log_topic_id is None:
                     self.local_log_or_exception(tp).assign_topic_id(request_topic_id)
-                    log.info("leader_and_isr_assigned_topic_id", topic_partition=str(tp), topic_id=str(request_topic_id))
+                    state_log.info("leader_and_isr_assigned_topic_id", topic_partition=str(tp), topic_id=str(request_topic_id))
                     if state.leader != self.local_broker_id:
                         topic_id_update_follower_partitions.append(partition)
                     response_map[tp] = Errors.NONE
                 elif request_topic_id is None and log_topic_id is not None and state.leader != self.local_broker_id:
-                    log.info("leader_and_isr_removed_topic_id", topic_partition=str(tp), topic_id=str(log_topic_id))
+                    state_log.info("leader_and_isr_removed_topic_id", topic_partition=str(tp), topic_id=str(log_topic_id))
                     topic_id_update_follower_partitions.append(partition)
                     response_map[tp] = Errors.NONE
                 else:
-                    log.info("leader_and_isr_same_leader_epoch", topic_partition=str(tp), leader_epoch=state.leader_epoch)
+                    state_log.info("leader_and_isr_same_leader_epoch", topic_partition=str(tp), leader_epoch=state.leader_epoch)
                     response_map[tp] = Errors.STALE_CONTROLLER_EPOCH
         hw_checkpoints = self.high_watermark_checkpoints()
         # 5. Become leader where asked.
@@ -292,7 +300,7 @@ class ReplicaManager(ReadPath, ApplyDelta):
             on_leadership_change(partitions_become_leader, partitions_become_follower)
         for listener in self.leadership_change_listeners:
             listener(partitions_become_leader, partitions_become_follower)
-        log.info("leader_and_isr_finished", leaders=len(partitions_become_leader), followers=len(partitions_become_follower))
+        state_log.info("leader_and_isr_finished", leaders=len(partitions_become_leader), followers=len(partitions_become_follower))
         return _leader_and_isr_response(response_map, topic_ids)
 
     def make_leaders(
@@ -429,12 +437,12 @@ class ReplicaManager(ReadPath, ApplyDelta):
         Epoch sentinels: EpochDuringDelete (-2, topic deletion) and NoEpoch (-1, old request
         versions) bypass the leader-epoch check; otherwise an older epoch is FENCED_LEADER_EPOCH.
         """
-        log = self._log.bind(controller_id=controller_id, controller_epoch=controller_epoch, correlation_id=correlation_id)
-        log.info("stop_replica_received", partitions=len(partition_states))
+        state_log = self._log.bind(controller_id=controller_id, controller_epoch=controller_epoch, correlation_id=correlation_id)
+        state_log.info("stop_replica_received", partitions=len(partition_states))
         response_map: dict[TopicPartition, Errors] = {}
         # 1. Refuse an older controller.
         if controller_epoch < self.controller_epoch:
-            log.warning("stop_replica_stale_controller_epoch", latest_controller_epoch=self.controller_epoch)
+            state_log.warning("stop_replica_stale_controller_epoch", latest_controller_epoch=self.controller_epoch)
             return response_map, Errors.STALE_CONTROLLER_EPOCH
         self.controller_epoch = controller_epoch
         stopped: list[StopPartition] = []
@@ -449,7 +457,7 @@ class ReplicaManager(ReadPath, ApplyDelta):
                     stopped.append(StopPartition(tp, state.delete_partition))
                     response_map[tp] = Errors.NONE
                 else:
-                    log.warning("stop_replica_fenced_leader_epoch", topic_partition=str(tp),
+                    state_log.warning("stop_replica_fenced_leader_epoch", topic_partition=str(tp),
                                 request_leader_epoch=request_epoch, current_leader_epoch=hosted.get_leader_epoch())
                     response_map[tp] = Errors.FENCED_LEADER_EPOCH
             else:
@@ -585,12 +593,6 @@ class ReplicaManager(ReadPath, ApplyDelta):
         self.delayed_produce_purgatory.check_and_complete(key)
         self.delayed_fetch_purgatory.check_and_complete(key)
 
-    def try_complete_delayed_fetch(self, key: TopicPartitionOperationKey) -> int:
-        return self.delayed_fetch_purgatory.check_and_complete(key)
-
-    def try_complete_delayed_produce(self, key: TopicPartitionOperationKey) -> int:
-        return self.delayed_produce_purgatory.check_and_complete(key)
-
     def complete_delayed_fetch_requests(self, topic_partitions: Iterable[TopicPartition]) -> None:
         """Mirrors kafka.server.ReplicaManager#completeDelayedFetchRequests (after follower appends)."""
         for tp in topic_partitions:
@@ -674,5 +676,3 @@ def _leader_and_isr_response(response_map: Mapping[TopicPartition, Errors], topi
         ),
     )
 
-
-_ = (NotLeaderOrFollowerException, UnknownTopicOrPartitionException)
