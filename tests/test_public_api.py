@@ -320,3 +320,34 @@ def test_plugin_gives_virtual_time_without_a_conftest(tmp_path):
         assert item in result.stdout, result.stdout
     assert "4 passed" in result.stdout
     assert wall < 60  # four tests that each sleep 120 s of loop time
+
+
+OWN_BACKEND_CONFTEST = '''
+import pytest
+from kafka_ref.testing.plugin import virtual_backends
+
+@pytest.fixture(params=virtual_backends(), ids=["trio", "asyncio"])
+def anyio_backend(request):
+    return request.param
+'''
+
+OWN_BACKEND_SUITE = '''
+import anyio
+import pytest
+
+@pytest.mark.parametrize("n", [1, 2])
+@pytest.mark.anyio
+async def test_each_run_starts_at_zero(n):
+    assert anyio.current_time() < 0.001
+    await anyio.sleep(100)
+'''
+
+
+def test_a_suite_with_its_own_anyio_backend_uses_virtual_backends(tmp_path):
+    """``virtual_backends()`` parametrizes a suite's own ``anyio_backend``; every item (two share
+    one parameter value per backend) starts its clock at 0 and sleeps 100 s of loop time."""
+    (tmp_path / "conftest.py").write_text(OWN_BACKEND_CONFTEST)
+    (tmp_path / "test_own.py").write_text(OWN_BACKEND_SUITE)
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
+                            capture_output=True, text=True, cwd=tmp_path, env={"PYTHONPATH": str(ROOT), "PATH": ""})
+    assert result.returncode == 0 and "4 passed" in result.stdout, result.stdout + result.stderr

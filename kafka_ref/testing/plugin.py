@@ -12,7 +12,10 @@ Fixtures:
 - ``kafka_cluster_factory``: ``Cluster`` itself, for a test that wants several clusters or
   builds one from computed arguments (``async with kafka_cluster_factory(brokers=1) as c:``).
 - ``virtual_clock_backends``: fresh ``(name, options)`` pairs of the two virtual-time anyio
-  backends, for a suite that builds its own ``anyio_backend`` fixture.
+  backends. A fixture value cannot parametrize another fixture, so a suite that builds its own
+  ``anyio_backend`` uses the function instead: ``@pytest.fixture(params=virtual_backends(),
+  ids=["trio", "asyncio"])`` with ``from kafka_ref.testing.plugin import virtual_backends``
+  (each test still gets a MockClock of its own).
 
 Virtual time, with no conftest: every ``async def`` test that requests ``kafka_cluster`` or
 ``kafka_cluster_factory`` runs on the anyio plugin twice, ``[trio]`` with
