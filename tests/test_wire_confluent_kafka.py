@@ -135,3 +135,34 @@ async def test_member_leaving_triggers_rebalance():
     (a_before, b_before), after = await run_with_cluster(client)
     assert len(a_before) == 1 and len(b_before) == 1 and a_before | b_before == {0, 1}
     assert after == {0, 1}
+
+
+async def test_admin_groups_configs_and_delete_topics():
+    """librdkafka's admin API: ListGroups, DescribeGroups, DescribeConfigs, DeleteTopics (v4: topic names)."""
+    from confluent_kafka import ConsumerGroupState
+    from confluent_kafka.admin import ConfigResource
+
+    def client(cluster, bootstrap):
+        _create_topic(bootstrap, "events", 2, 2)
+        admin = AdminClient({"bootstrap.servers": bootstrap})
+        consumer = _consumer(bootstrap, "g")
+        consumer.subscribe(["events"])
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and len(consumer.assignment()) != 2:
+            consumer.poll(0.1)
+        listed = [(g.group_id, g.state) for g in admin.list_consumer_groups().result(10).valid]
+        group = admin.describe_consumer_groups(["g"])["g"].result(10)
+        described = (group.state, group.partition_assignor, [m.client_id for m in group.members])
+        (configs,) = admin.describe_configs([ConfigResource("topic", "events")]).values()
+        retention = configs.result(10)["retention.ms"]
+        consumer.close()
+        for future in admin.delete_topics(["events"], operation_timeout=10).values():
+            assert future.result(15) is None
+        remaining = set(admin.list_topics(timeout=10).topics)
+        return listed, described, (retention.value, retention.is_default), remaining
+
+    listed, described, retention, remaining = await run_with_cluster(client)
+    assert listed == [("g", ConsumerGroupState.STABLE)]
+    assert described == (ConsumerGroupState.STABLE, "range", ["rdkafka"])
+    assert retention == ("604800000", True)
+    assert "events" not in remaining

@@ -201,3 +201,58 @@ async def test_produce_with_a_bad_crc_gets_corrupt_message_and_the_connection_st
             response = await _read_response(stream, KProduceResponse, 9)
             partition = response.responses[0].partition_responses[0]
             assert (response.header.correlation_id, partition.error_code, partition.base_offset) == (2, 0, 0)
+
+
+# Schema fields of advertised versions that no dataclass field carries, each handled by the
+# API's adapter in kafka_ref/wire/apis.py (or deliberately left at its default).
+ADAPTED_FIELDS = {
+    "Metadata.req.include_cluster_authorized_operations",  # v8-10: no ACLs; the answer omits them
+    "Metadata.resp.authorized_operations",                 # v8-10: omitted (null)
+    "OffsetFetch.req.group_id", "OffsetFetch.req.topics",  # v1-7: one group (_offset_fetch_in)
+    "OffsetFetch.resp.topics", "OffsetFetch.resp.error_code",  # v1-7 (_offset_fetch_out)
+    "FindCoordinator.req.key",                             # v0-3 (_find_coordinator_in)
+    "FindCoordinator.resp.error_code", "FindCoordinator.resp.error_message", "FindCoordinator.resp.node_id",
+    "FindCoordinator.resp.host", "FindCoordinator.resp.port",  # v0-3 (_find_coordinator_out)
+    "LeaveGroup.req.member_id",                            # v0-2 (_leave_group_in)
+    "DeleteTopics.req.topic_names",                        # v0-5 (_delete_topics_in)
+    "DescribeConfigs.resp.results.configs.is_default",     # v0 (_describe_configs_out)
+}
+
+
+def _schema_fields_without_dataclass_field(dc, struct, lo, hi, path):
+    from kafka_ref.wire.codec import _dataclass_in, _fields, _hints, _struct_name, wire_field_name
+
+    ours = {wire_field_name(_struct_name(struct), f.name): f for f in _fields(dc)}
+    for name, field in struct.fields.items():
+        if not any(field.for_version_q(v) for v in range(lo, hi + 1)):
+            continue
+        if name not in ours:
+            yield f"{path}.{name}"
+        elif field.is_struct() or field.is_struct_array():
+            yield from _schema_fields_without_dataclass_field(
+                _dataclass_in(_hints(dc)[ours[name].name]), field, lo, hi, f"{path}.{name}")
+
+
+def test_no_schema_field_of_an_advertised_version_is_silently_dropped():
+    """The reverse of the mapping test: what old versions carry reaches our dataclasses or an adapter."""
+    found = set()
+    for api in WIRE_APIS.values():
+        for side, dc, wire in (("req", api.request_type, api.wire_request), ("resp", api.response_type, api.wire_response)):
+            found |= set(_schema_fields_without_dataclass_field(
+                dc, wire._struct, api.min_version, api.max_version, f"{api.key.api_name}.{side}"))
+    assert found == ADAPTED_FIELDS
+
+
+@pytest.mark.parametrize("version", [0, 4, 6])
+def test_delete_topics_names_reach_the_request_at_every_version(version):
+    from kafka.protocol.admin import DeleteTopicsRequest as KDeleteTopicsRequest
+
+    if version < 6:
+        wire = KDeleteTopicsRequest(topic_names=["a", "b"], timeout_ms=5)
+    else:
+        wire = KDeleteTopicsRequest(topics=[KDeleteTopicsRequest.DeleteTopicState(name="a"),
+                                            KDeleteTopicsRequest.DeleteTopicState(name="b")], timeout_ms=5)
+    api = WIRE_APIS[ApiKeys.DELETE_TOPICS]
+    decoded = api.wire_request.decode(wire.encode(version=version), version=version)
+    request = api.request_in(decoded, version, from_wire(decoded, api.request_type, version))
+    assert (request.topic_names(), request.timeout_ms) == (["a", "b"], 5)

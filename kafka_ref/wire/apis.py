@@ -68,8 +68,8 @@ from kafka_ref.common.errors import Errors
 from kafka_ref.common.requests import api_versions as av
 from kafka_ref.common.requests.api_keys import ApiKeys
 from kafka_ref.common.requests.create_topics import CreateTopicsRequest
-from kafka_ref.common.requests.delete_topics import DeleteTopicsRequest
-from kafka_ref.common.requests.describe_configs import DescribeConfigsRequest
+from kafka_ref.common.requests.delete_topics import DeleteTopicsRequest, DeleteTopicState
+from kafka_ref.common.requests.describe_configs import ConfigSource, DescribeConfigsRequest
 from kafka_ref.common.requests.describe_groups import DescribeGroupsRequest
 from kafka_ref.common.requests.list_groups import ListGroupsRequest
 from kafka_ref.common.requests.fetch import FetchRequest
@@ -193,6 +193,21 @@ def _offset_fetch_out(response: OffsetFetchResponse, version: int, wire: Any, ad
         wire.topics = [to_wire(t, topics_field.data_class, version, topics_field) for t in group.topics]
 
 
+def _delete_topics_in(wire: Any, version: int, request: DeleteTopicsRequest) -> DeleteTopicsRequest:
+    """Mirrors org.apache.kafka.common.requests.DeleteTopicsRequest#topicNames at versions before 6 (``topic_names``)."""
+    if version < 6:
+        return dataclasses.replace(request, topics=tuple(DeleteTopicState(name=n) for n in wire.topic_names))
+    return request
+
+
+def _describe_configs_out(response: Any, version: int, wire: Any, addresses: Addresses) -> None:
+    """Mirrors org.apache.kafka.common.requests.DescribeConfigsResponse at version 0: ``is_default`` per entry."""
+    if version == 0:
+        for ours, result in zip(response.results, wire.results):
+            for our_entry, entry in zip(ours.configs, result.configs):
+                entry.is_default = our_entry.config_source == ConfigSource.DEFAULT_CONFIG
+
+
 WIRE_APIS: dict[int, WireApi] = {api.key: api for api in (
     WireApi(ApiKeys.PRODUCE, KProduceRequest, KProduceResponse, ProduceRequest, 3, 9),
     WireApi(ApiKeys.FETCH, KFetchRequest, KFetchResponse, FetchRequest, 4, 12),
@@ -212,12 +227,14 @@ WIRE_APIS: dict[int, WireApi] = {api.key: api for api in (
     WireApi(ApiKeys.API_VERSIONS, KApiVersionsRequest, KApiVersionsResponse, av.ApiVersionsRequest,
             av.API_VERSIONS_OLDEST_VERSION, av.API_VERSIONS_LATEST_VERSION),
     WireApi(ApiKeys.CREATE_TOPICS, KCreateTopicsRequest, KCreateTopicsResponse, CreateTopicsRequest, 0, 7),
-    WireApi(ApiKeys.DELETE_TOPICS, KDeleteTopicsRequest, KDeleteTopicsResponse, DeleteTopicsRequest, 0, 6),
+    WireApi(ApiKeys.DELETE_TOPICS, KDeleteTopicsRequest, KDeleteTopicsResponse, DeleteTopicsRequest, 0, 6,
+            _delete_topics_in),
     WireApi(ApiKeys.OFFSET_FOR_LEADER_EPOCH, KOffsetForLeaderEpochRequest, KOffsetForLeaderEpochResponse,
             OffsetForLeaderEpochRequest, 2, 4),
     WireApi(ApiKeys.LIST_GROUPS, KListGroupsRequest, KListGroupsResponse, ListGroupsRequest, 0, 4),
     WireApi(ApiKeys.DESCRIBE_GROUPS, KDescribeGroupsRequest, KDescribeGroupsResponse, DescribeGroupsRequest, 0, 5),
-    WireApi(ApiKeys.DESCRIBE_CONFIGS, KDescribeConfigsRequest, KDescribeConfigsResponse, DescribeConfigsRequest, 0, 4),
+    WireApi(ApiKeys.DESCRIBE_CONFIGS, KDescribeConfigsRequest, KDescribeConfigsResponse, DescribeConfigsRequest, 0, 4,
+            None, _describe_configs_out),
     WireApi(ApiKeys.INIT_PRODUCER_ID, KInitProducerIdRequest, KInitProducerIdResponse, InitProducerIdRequest, 0, 4),
 )}
 
