@@ -28,10 +28,9 @@ EventHandler = Callable[[dict], "tuple[str, str] | None"]
 
 
 def manager_line(event: dict) -> str:
-    """"[ReplicaFetcherManager on broker 1] Added fetcher ..." as "broker 1: added fetcher ..."."""
-    head, _, tail = event_text(event).partition("] ")
-    who = head.lstrip("[").replace("ReplicaFetcherManager on ", "")
-    return f"{who}: {tail[:1].lower()}{tail[1:]}" if tail else head
+    """A ``fetcher_added`` event of "ReplicaFetcherManager on broker 1" as "broker 1: added fetcher ..."."""
+    who = str(event.get("manager", "")).replace("ReplicaFetcherManager on ", "")
+    return f"{who}: added fetcher to broker {event.get('leader')} for partitions {event.get('partitions')}"
 
 
 class Narration:
@@ -118,12 +117,6 @@ class Narration:
             if now is not None:
                 self.recorder.observe(now, name, event_dict, cluster=self.cluster)
         handler = self.handlers.get(name)
-        if handler is None and name.startswith("["):
-            # Free-text fetcher lines: route by their first words after the thread name.
-            for key, h in self.handlers.items():
-                if key.startswith("text:") and key[5:] in name:
-                    handler = h
-                    break
         if handler is not None:
             shown = handler(event_dict)
             if shown is not None:
@@ -187,16 +180,6 @@ NARRATED: dict[str, tuple[str, str]] = {
     "consumer-offsets-migration": ("seed 000: __consumer_offsets immigration and emigration",
                                    "consumer_offsets_migration"),
 }
-
-
-def event_text(event: dict) -> str:
-    """The text of a Kafka-style log line (its %-format with the positional arguments filled in)."""
-    message = str(event.get("event", ""))
-    args = event.get("positional_args")
-    try:
-        return message % tuple(args) if args else message
-    except (TypeError, ValueError):
-        return message
 
 
 def run_narrated(name: str, debug: bool = False, out: Callable[[str], None] = print, seed: int = 7,

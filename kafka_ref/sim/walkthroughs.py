@@ -157,7 +157,7 @@ def _route_leader_and_isr_events(n: Narration) -> None:
     n.on("stopped_fetchers_for_become_follower", lambda e: (
         "seed 000 §makeFollowers 3", f"broker {e['broker_id']}: remove the fetchers of the partitions that changed "
         "leader epoch; their delayed produce/fetch requests complete (§makeFollowers 5)"))
-    n.on("text:Added fetcher", lambda e: ("seed 000 §makeFollowers 6", manager_line(e)))
+    n.on("fetcher_added", lambda e: ("seed 000 §makeFollowers 6", manager_line(e)))
     n.on("truncating_log", lambda e: (
         "seed 000 §makeFollowers 4", f"{e['topic_partition']} truncated to offset {e['target_offset']} (Kafka 3.x: by "
         "the fetcher, once the leader reports where the logs diverge; 0.10 truncated to the HW here)"))

@@ -17,7 +17,7 @@ from kafka_ref.common.requests.offset_commit import OffsetCommitRequest
 from kafka_ref.common.requests.offset_fetch import OffsetFetchRequest
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.network.network import ANONYMOUS_PRINCIPAL
-from kafka_ref.sim.narrated import Narration, event_text, manager_line, wrap
+from kafka_ref.sim.narrated import Narration, manager_line, wrap
 
 TOPIC = "t"
 ZK_CONFIG = {"zookeeper.session.timeout.ms": 6000, "offsets.topic.num.partitions": 3}
@@ -275,9 +275,9 @@ async def replica_lifecycle(n: Narration) -> None:
     n.on("stopped_fetchers_for_become_follower", lambda e: (
         "seed 002 §makeFollowers 3-4", f"broker {e['broker_id']}: its fetchers stopped; delayed requests on the "
         "partition completed") if mine(e) else None)
-    n.on("text:Added fetcher", lambda e: (
+    n.on("fetcher_added", lambda e: (
         "seed 002 §makeFollowers 5", manager_line(e))
-        if f"on broker {follow['broker']}" in event_text(e) else None)
+        if str(e.get("manager", "")).endswith(f"on broker {follow['broker']}") else None)
     n.on("stop_replica_received", lambda e: (
         "seed 002 §handleStopReplicaRequest", f"broker {e['broker_id']}: StopReplica from controller "
         f"{e['controller_id']}") if mine(e) else None)

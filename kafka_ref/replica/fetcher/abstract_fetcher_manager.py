@@ -138,8 +138,8 @@ class AbstractFetcherManager(abc.ABC, Generic[T]):
     def add_partitions_to_fetcher_thread(self, fetcher: T, initial_offset_and_epochs: Mapping[TopicPartition, InitialFetchState]) -> None:
         """Mirrors AbstractFetcherManager#addPartitionsToFetcherThread."""
         fetcher.add_partitions(initial_offset_and_epochs)
-        log.info("[%s] Added fetcher to broker %s for partitions %s", self.name,
-                 fetcher.leader.broker_end_point().id, sorted(map(str, initial_offset_and_epochs)))
+        log.info("fetcher_added", manager=self.name, leader=fetcher.leader.broker_end_point().id,
+                 partitions=sorted(map(str, initial_offset_and_epochs)))
 
     def add_failed_partition(self, topic_partition: TopicPartition) -> None:
         """Mirrors AbstractFetcherManager#addFailedPartition."""
@@ -163,7 +163,7 @@ class AbstractFetcherManager(abc.ABC, Generic[T]):
             fetch_states.update(fetcher.remove_partitions(partitions))
         self.failed_partitions.remove_all(partitions)
         if partitions:
-            log.info("[%s] Removed fetcher for partitions %s", self.name, sorted(map(str, partitions)))
+            log.info("fetcher_removed", manager=self.name, partitions=sorted(map(str, partitions)))
         return fetch_states
 
     def resize_thread_pool(self, new_size: int) -> None:

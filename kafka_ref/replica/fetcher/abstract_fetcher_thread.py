@@ -184,7 +184,7 @@ class AbstractFetcherThread(abc.ABC):
             # 2. An unexpected error kills the fetcher (Kafka logs "Error due to" and the
             #    manager counts it as a dead thread).
             if self._running:
-                log.exception("[%s] Error due to", self.name)
+                log.exception("fetcher_thread_failed", fetcher=self.name)
             self._thread_failed = True
         finally:
             self._finished = True
@@ -239,7 +239,7 @@ class AbstractFetcherThread(abc.ABC):
         """Mirrors kafka.server.AbstractFetcherThread#handlePartitionsWithErrors: back off."""
         partitions = list(partitions)
         if partitions:
-            log.debug("[%s] Handling errors in %s for partitions %s", self.name, method_name, partitions)
+            log.debug("fetcher_partitions_with_errors", fetcher=self.name, method=method_name, partitions=sorted(map(str, partitions)))
             self.delay_partitions(partitions, self.fetch_back_off_ms)
 
     # -- truncation ------------------------------------------------------------------------
@@ -283,14 +283,13 @@ class AbstractFetcherThread(abc.ABC):
             self.truncate(topic_partition, truncation_state)
             return True
         except KafkaStorageException:
-            log.error("[%s] Failed to truncate %s at offset %s", self.name, topic_partition, truncation_state.offset)
+            log.error("truncation_failed", fetcher=self.name, topic_partition=str(topic_partition), offset=truncation_state.offset)
             self.mark_partition_failed(topic_partition)
             return False
         except RUN_ENDING:
             raise
         except Exception:
-            log.exception("[%s] Unexpected error during truncation for %s at offset %s",
-                          self.name, topic_partition, truncation_state.offset)
+            log.exception("truncation_error", fetcher=self.name, topic_partition=str(topic_partition), offset=truncation_state.offset)
             self.mark_partition_failed(topic_partition)
             return False
 
@@ -342,7 +341,7 @@ class AbstractFetcherThread(abc.ABC):
                 continue
             # 1. The initial fetch offset of a truncating partition is its high watermark.
             truncation_state = OffsetTruncationState(state.fetch_offset, truncation_completed=True)
-            log.info("[%s] Truncating partition %s with %s due to local high watermark", self.name, tp, truncation_state)
+            log.info("truncating_to_high_watermark", fetcher=self.name, topic_partition=str(tp), truncation_state=str(truncation_state))
             # 2. Truncate; only a successful truncation moves the partition on.
             if self._do_truncate(tp, truncation_state):
                 fetch_offsets[tp] = truncation_state
@@ -364,8 +363,8 @@ class AbstractFetcherThread(abc.ABC):
             if error is Errors.NONE:
                 # 2. Work out where to truncate and do it.
                 truncation_state = self._get_offset_truncation_state(tp, leader_epoch_offset)
-                log.info("[%s] Truncating partition %s with %s due to leader epoch and offset %s",
-                         self.name, tp, truncation_state, leader_epoch_offset)
+                log.info("truncating_to_leader_epoch_end_offset", fetcher=self.name, topic_partition=str(tp), truncation_state=str(truncation_state),
+                         leader_epoch_offset=str(leader_epoch_offset))
                 if self._do_truncate(tp, truncation_state):
                     fetch_offsets[tp] = truncation_state
             elif error is Errors.FENCED_LEADER_EPOCH:
@@ -376,8 +375,7 @@ class AbstractFetcherThread(abc.ABC):
                     partitions_with_error.add(tp)
             else:
                 # 4. Anything else: retry after the back-off.
-                log.info("[%s] Retrying leaderEpoch request for partition %s as the leader reported an error: %s",
-                         self.name, tp, error.name)
+                log.info("offsets_for_leader_epoch_retry", fetcher=self.name, topic_partition=str(tp), error=error.name)
                 partitions_with_error.add(tp)
         return fetch_offsets, partitions_with_error
 
@@ -392,12 +390,12 @@ class AbstractFetcherThread(abc.ABC):
         if current is None:
             return False
         if request_epoch is not None and request_epoch == current.current_leader_epoch:
-            log.info("[%s] Partition %s has an older epoch (%s) than the current leader. Will await the new "
-                     "LeaderAndIsr state before resuming fetching.", self.name, tp, current.current_leader_epoch)
+            log.info("fenced_by_newer_leader_epoch_awaiting_leader_and_isr", fetcher=self.name, topic_partition=str(tp),
+                     current_leader_epoch=current.current_leader_epoch)
             self.mark_partition_failed(tp)
             return False
-        log.info("[%s] Partition %s has a newer epoch (%s) than the current leader. Retry the partition later.",
-                 self.name, tp, current.current_leader_epoch)
+        log.info("leader_behind_current_leader_epoch_retry_later", fetcher=self.name, topic_partition=str(tp),
+                 current_leader_epoch=current.current_leader_epoch)
         return True
 
     def _update_fetch_offset_and_maybe_mark_truncation_complete(self, fetch_offsets: Mapping[TopicPartition, OffsetTruncationState]) -> None:
@@ -434,8 +432,8 @@ class AbstractFetcherThread(abc.ABC):
         current = self.partition_states.state_value(tp)
         # 1. The leader does not know the epoch's end: use the high watermark.
         if leader_epoch_offset.end_offset == UNDEFINED_EPOCH_OFFSET:
-            log.warning("[%s] Based on replica's leader epoch, leader replied with an unknown offset in %s. "
-                        "The initial fetch offset %s will be used for truncation.", self.name, tp, current.fetch_offset)
+            log.warning("leader_epoch_end_offset_unknown_truncating_to_fetch_offset", fetcher=self.name, topic_partition=str(tp),
+                        fetch_offset=current.fetch_offset)
             return OffsetTruncationState(current.fetch_offset, truncation_completed=True)
         # 2. Old protocol: only the leader's end offset is known.
         if leader_epoch_offset.leader_epoch == UNDEFINED_EPOCH:
@@ -474,7 +472,7 @@ class AbstractFetcherThread(abc.ABC):
             raise
         except Exception as exc:
             if self.is_running:
-                log.warning("[%s] Error in response for fetch request %s: %r", self.name, fetch_request, exc)
+                log.warning("fetch_request_failed", fetcher=self.name, error=repr(exc))
                 partitions_with_error.update(self.partition_states.partition_set())
         self.fetcher_stats.request_rate.mark()
         # 2. Handle each partition of the answer.
@@ -494,8 +492,7 @@ class AbstractFetcherThread(abc.ABC):
                     partitions_with_error.add(tp)
             elif error is Errors.UNKNOWN_LEADER_EPOCH:
                 # 2c. The leader is behind our epoch: wait for it to catch up.
-                log.debug("[%s] Remote broker has a smaller leader epoch for partition %s than this replica's "
-                          "current leader epoch of %s.", self.name, tp, current.current_leader_epoch)
+                log.debug("fetch_fenced_leader_epoch", fetcher=self.name, topic_partition=str(tp), current_leader_epoch=current.current_leader_epoch)
                 partitions_with_error.add(tp)
             elif error is Errors.FENCED_LEADER_EPOCH:
                 # 2d. We are behind the leader's epoch.
@@ -503,18 +500,15 @@ class AbstractFetcherThread(abc.ABC):
                     partitions_with_error.add(tp)
             elif error is Errors.NOT_LEADER_OR_FOLLOWER:
                 # 2e. Leadership moved; new metadata will follow.
-                log.debug("[%s] Remote broker is not the leader for partition %s, which could indicate that the "
-                          "partition is being moved", self.name, tp)
+                log.debug("fetch_leader_moved", fetcher=self.name, topic_partition=str(tp))
                 partitions_with_error.add(tp)
             elif error in (Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.UNKNOWN_TOPIC_ID, Errors.INCONSISTENT_TOPIC_ID):
                 # 2f. Transient while a topic is being created or deleted.
-                log.warning("[%s] Received %s from the leader for partition %s. This error may be returned transiently "
-                            "when the partition is being created or deleted, but it is not expected to persist.",
-                            self.name, error.name, tp)
+                log.warning("fetch_partition_unknown_at_leader", fetcher=self.name, topic_partition=str(tp), error=error.name)
                 partitions_with_error.add(tp)
             else:
                 # 2g. Anything else: back off and retry.
-                log.error("[%s] Error for partition %s at offset %s: %s", self.name, tp, current.fetch_offset, error.name)
+                log.error("fetch_partition_error", fetcher=self.name, topic_partition=str(tp), offset=current.fetch_offset, error=error.name)
                 partitions_with_error.add(tp)
         # 3. Diverging epochs truncate now; failed partitions back off.
         if diverging_end_offsets:
@@ -562,19 +556,17 @@ class AbstractFetcherThread(abc.ABC):
                     self.fetcher_stats.byte_rate.mark(valid_bytes)
         except (CorruptRecordException, InvalidRecordException) as exc:
             # 4. Bad data in this partition only: back off and fetch it again.
-            log.error("[%s] Found invalid messages during fetch for partition %s offset %s: %s",
-                      self.name, tp, current.fetch_offset, exc)
+            log.error("fetch_invalid_records", fetcher=self.name, topic_partition=str(tp), offset=current.fetch_offset, error=repr(exc))
             partitions_with_error.add(tp)
         except KafkaStorageException:
             # 5. The log directory failed: stop fetching this partition.
-            log.error("[%s] Error while processing data for partition %s at offset %s", self.name, tp, current.fetch_offset)
+            log.error("fetch_processing_failed", fetcher=self.name, topic_partition=str(tp), offset=current.fetch_offset)
             self.mark_partition_failed(tp)
         except RUN_ENDING:
             raise
         except Exception:
             # 6. Anything unexpected (for example an offset mismatch): fail this partition only.
-            log.exception("[%s] Unexpected error occurred while processing data for partition %s at offset %s",
-                          self.name, tp, current.fetch_offset)
+            log.exception("fetch_processing_error", fetcher=self.name, topic_partition=str(tp), offset=current.fetch_offset)
             self.mark_partition_failed(tp)
 
     # -- out of range ----------------------------------------------------------------------
@@ -604,8 +596,8 @@ class AbstractFetcherThread(abc.ABC):
         leader_end_offset = leader_end.offset
         if leader_end_offset < replica_end_offset:
             # 2. We are ahead of the leader: cut back to its end.
-            log.warning("[%s] Reset fetch offset for partition %s from %s to current leader's latest offset %s",
-                        self.name, tp, replica_end_offset, leader_end_offset)
+            log.warning("fetch_offset_reset_to_leader_end_offset", fetcher=self.name, topic_partition=str(tp), from_offset=replica_end_offset,
+                        to_offset=leader_end_offset)
             self.truncate(tp, OffsetTruncationState(leader_end_offset, truncation_completed=True))
             self.fetcher_lag_stats.get_and_maybe_put(tp).lag = 0
             return PartitionFetchState(topic_id, leader_end_offset, 0, current_leader_epoch, None, FETCHING, self.latest_epoch(tp))
@@ -614,8 +606,8 @@ class AbstractFetcherThread(abc.ABC):
         if not self._is_current(tp, guard):
             return None
         leader_start_offset = leader_start.offset
-        log.warning("[%s] Reset fetch offset for partition %s from %s to current leader's start offset %s",
-                    self.name, tp, replica_end_offset, leader_start_offset)
+        log.warning("fetch_offset_reset_to_leader_start_offset", fetcher=self.name, topic_partition=str(tp), from_offset=replica_end_offset,
+                    to_offset=leader_start_offset)
         # 4. Below the leader's log start: drop our log and start at the leader's start.
         if leader_start_offset > replica_end_offset:
             self.truncate_fully_and_start_at(tp, leader_start_offset)
@@ -636,18 +628,18 @@ class AbstractFetcherThread(abc.ABC):
             new_state = await self._fetch_offset_and_truncate(tp, fetch_state)
             if new_state is not None:
                 self.partition_states.update_and_move_to_end(tp, new_state)
-                log.info("[%s] Current offset %s for partition %s is out of range, which typically implies a "
-                         "leader change. Reset fetch offset to %s", self.name, fetch_state.fetch_offset, tp, new_state.fetch_offset)
+                log.info("fetch_offset_out_of_range", fetcher=self.name, topic_partition=str(tp), offset=fetch_state.fetch_offset,
+                         reset_to=new_state.fetch_offset)
             return True
         except FencedLeaderEpochException:
             return self._on_partition_fenced(tp, leader_epoch_in_request)
         except (UnknownTopicOrPartitionException, UnknownLeaderEpochException, NotLeaderOrFollowerException) as exc:
-            log.info("[%s] Could not fetch offset for %s due to error: %s", self.name, tp, exc)
+            log.info("fetch_offset_lookup_failed", fetcher=self.name, topic_partition=str(tp), error=str(exc))
             return False
         except RUN_ENDING:
             raise
         except Exception:
-            log.exception("[%s] Error getting offset for partition %s", self.name, tp)
+            log.exception("fetch_offset_lookup_error", fetcher=self.name, topic_partition=str(tp))
             return False
 
     async def _resolve_pending_offset_resets(self) -> None:
@@ -676,7 +668,7 @@ class AbstractFetcherThread(abc.ABC):
             except RUN_ENDING:
                 raise
             except Exception as exc:
-                log.info("[%s] Could not fetch an initial offset for %s: %r", self.name, tp, exc)
+                log.info("initial_fetch_offset_failed", fetcher=self.name, topic_partition=str(tp), error=repr(exc))
                 self.delay_partitions([tp], self.fetch_back_off_ms)
                 continue
             if new_state is not None:

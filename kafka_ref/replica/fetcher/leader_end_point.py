@@ -320,7 +320,8 @@ class RemoteLeaderEndPoint(LeaderEndPoint):
             raise
         except Exception as exc:
             # 2. Any failure marks every partition with the matching error code.
-            log.warning("%sError when sending leader epoch request for %s: %r", self.log_prefix, list(partitions), exc)
+            log.warning("offsets_for_leader_epoch_request_failed", fetcher=self.log_prefix.strip(" []"),
+                        partitions=sorted(map(str, partitions)), error=repr(exc))
             error = Errors.for_exception(exc)
             return {tp: EpochEndOffset(error_code=error.code, partition=tp.partition) for tp in partitions}
         result = response.epoch_end_offsets()

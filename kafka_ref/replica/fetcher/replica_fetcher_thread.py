@@ -149,8 +149,8 @@ class ReplicaFetcherThread(AbstractFetcherThread):
         partition.truncate_to(offset_truncation_state.offset, is_future=False)
         # 2. Cutting below the HW loses committed data: say so (an unclean election, or pre-KIP-101).
         if offset_truncation_state.offset < log_.high_watermark:
-            log.warning("%sTruncating %s to offset %s below high watermark %s", self.log_prefix, tp,
-                        offset_truncation_state.offset, log_.high_watermark)
+            log.warning("truncating_below_high_watermark", fetcher=self.log_prefix.strip(" []"), topic_partition=str(tp),
+                        offset=offset_truncation_state.offset, high_watermark=log_.high_watermark)
 
     def truncate_fully_and_start_at(self, topic_partition: TopicPartition, offset: int) -> None:
         """Mirrors ReplicaFetcherThread#truncateFullyAndStartAt."""
