@@ -24,6 +24,7 @@ from kafka_ref.cluster import Cluster
 from kafka_ref.common.errors import Errors
 from kafka_ref.common.requests.api_keys import ApiKeys
 from kafka_ref.common.requests.produce import ProduceRequest
+from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.wire.apis import WIRE_APIS, api_versions_response
 from kafka_ref.wire.codec import from_wire, to_wire, unmapped_fields
 
@@ -256,3 +257,35 @@ def test_delete_topics_names_reach_the_request_at_every_version(version):
     decoded = api.wire_request.decode(wire.encode(version=version), version=version)
     request = api.request_in(decoded, version, from_wire(decoded, api.request_type, version))
     assert (request.topic_names(), request.timeout_ms) == (["a", "b"], 5)
+
+
+async def test_acks0_produce_gets_no_answer_and_a_failed_one_closes_the_connection():
+    """KafkaApis#handleProduceRequest with acks=0: no response; on an error the broker closes the connection."""
+    async with Cluster(brokers=1, metadata_mode="kraft", clock="wall") as cluster, cluster.serve() as bootstrap:
+        await cluster.create_topic("t", 1, 1)
+        builder = MemoryRecordsBuilder(magic=2, compression_type=0, batch_size=1 << 20)
+        builder.append(timestamp=1000, key=None, value=b"fire-and-forget", headers=[])
+        builder.close()
+
+        def produce(partition: int, correlation_id: int) -> bytes:
+            return _frame(KProduceRequest(transactional_id=None, acks=0, timeout_ms=1000, topic_data=[
+                KProduceRequest.TopicProduceData(name="t", partition_data=[
+                    KProduceRequest.TopicProduceData.PartitionProduceData(index=partition,
+                                                                          records=builder.buffer())])]),
+                9, correlation_id)
+
+        async with await _connect(bootstrap) as stream:
+            # 1. A good acks=0 produce: nothing comes back; the next request is answered next.
+            await stream.send(produce(0, 1))
+            await stream.send(_frame(KMetadataRequest(topics=None), 12, 2))
+            response = await _read_response(stream, KMetadataResponse, 12)
+            assert response.header.correlation_id == 2
+            # 2. acks=0 to a partition that does not exist: the broker closes the connection.
+            await stream.send(produce(7, 3))
+            await anyio.sleep(0.2)
+            try:
+                await stream.send(_frame(KMetadataRequest(topics=None), 12, 4))
+            except (anyio.BrokenResourceError, ConnectionResetError):
+                pass
+            assert await _closed_by_peer(stream)
+        assert cluster.broker(0).replica_manager.get_log(TopicPartition("t", 0)).log_end_offset == 1

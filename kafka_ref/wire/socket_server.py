@@ -38,6 +38,8 @@ SOCKET_REQUEST_MAX_BYTES = 104_857_600
 # How long a connection waits for the broker's answer before giving up on it (a silent,
 # isolated broker); clients time out well before this.
 RESPONSE_WAIT_MS = 120_000
+# How many unanswered acks=0 produces a connection remembers to notice a late failure.
+ACKS0_WATCHED = 1000
 
 _HEADER_PREFIX = struct.Struct(">hhi")  # api key, api version, correlation id
 _connection_ids = itertools.count(1)
@@ -102,15 +104,21 @@ class SocketServer:
                         raise InvalidRequestError(f"invalid frame size {size}")
                     frame = await reader.receive_exactly(size)
                     # 2. An acks=0 produce that failed earlier closes the connection (KafkaApis
-                    #    closes it so the producer notices).
+                    #    closes it so the producer notices; here when the client next writes).
                     if any(e.error is not None for e in pending_acks0):
                         raise InvalidRequestError("an acks=0 produce failed")
-                    pending_acks0 = [e for e in pending_acks0 if not e.answered]
+                    # A successful acks=0 produce is never answered; the broker handles a
+                    # connection's requests in order, so only the most recent can still fail.
+                    del pending_acks0[:-ACKS0_WATCHED]
                     # 3. Decode, dispatch, encode (the connection is named by its first client id).
                     if node is None:
                         node = WireClient(self.broker_id, connection_id, _client_id_of(frame), client_host)
                     response = await self.process(node, frame, pending_acks0)
                     if response is not None:
+                        # Answered: every earlier request of this connection has been handled.
+                        if any(e.error is not None for e in pending_acks0):
+                            raise InvalidRequestError("an acks=0 produce failed")
+                        pending_acks0.clear()
                         await stream.send(response)
             except (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError, anyio.ClosedResourceError):
                 return
