@@ -187,15 +187,46 @@ def test_update_follower_fetch_state():
 
 
 def test_fence_follower_fetch_with_stale_broker_epoch():
-    """Mirrors PartitionTest#testFenceFollowerFetchWithStaleBrokerEpoch."""
-    broker, _, partition = setup()
+    """Mirrors PartitionTest#testFenceFollowerFetchWithStaleBrokerEpoch (Kafka 3.7, KRaft): a fetch carrying a
+    broker epoch older than the metadata's epoch for that broker is refused and changes nothing; the same
+    fetch with the current epoch is recorded. A ZooKeeper-mode leader does not check (Replica#updateFetchStateOrThrow)."""
+    from test_apply_delta import KRaftBroker, create_topic
+
+    kb = KRaftBroker()                                   # broker b registered with epoch b + 1
+    create_topic(kb, leader=BROKER, replicas=(0, 1), isr=(0, 1))
+    partition = kb.rm.online_partition(TP0)
+    kb.rm.append_records(1000, 1, False, "client", {TP0: records(10)}, __import__("helpers_replica").Collector())
+    with pytest.raises(NotLeaderOrFollowerException, match="broker epoch=1 vs expected=2"):
+        fetch_follower(partition, REMOTE, 10, replica_epoch=1)
+    assert partition.get_replica(REMOTE).state_snapshot.log_end_offset == -1   # unchanged: never fetched
+    fetch_follower(partition, REMOTE, 10, replica_epoch=2)
+    assert partition.get_replica(REMOTE).state_snapshot.broker_epoch == 2
+    # ZooKeeper mode: no epoch check against the metadata.
+    broker, _, zk_partition = setup()
     leader_log_with(broker)
-    partition.make_leader(lai_state(BROKER, 5, [0, 1], [0, 1], partition_epoch=1), {}, None)
-    fetch_follower(partition, REMOTE, 10, replica_epoch=7)
-    with pytest.raises(NotLeaderOrFollowerException):
-        fetch_follower(partition, REMOTE, 10, replica_epoch=6)
-    fetch_follower(partition, REMOTE, 10, replica_epoch=8)
-    assert partition.get_replica(REMOTE).state_snapshot.broker_epoch == 8
+    zk_partition.make_leader(lai_state(BROKER, 5, [0, 1], [0, 1], partition_epoch=1), {}, None)
+    fetch_follower(zk_partition, REMOTE, 10, replica_epoch=7)
+    fetch_follower(zk_partition, REMOTE, 10, replica_epoch=6)
+    assert zk_partition.get_replica(REMOTE).state_snapshot.broker_epoch == 6
+
+
+def test_kraft_isr_eligibility_needs_the_current_broker_epoch():
+    """Mirrors Partition#isReplicaIsrEligible / #isBrokerEpochIsrEligible (KIP-903, Kafka 3.5+) and
+    KRaftMetadataCache#isBrokerFenced (an unregistered broker is not fenced, but has no alive epoch)."""
+    from test_apply_delta import KRaftBroker, create_topic
+
+    kb = KRaftBroker(brokers=(0, 1))
+    create_topic(kb, leader=BROKER, replicas=(0, 1, 2), isr=(0,))
+    partition = kb.rm.online_partition(TP0)
+    cache = kb.broker.metadata_cache
+    assert (cache.is_broker_fenced(2), cache.get_alive_broker_epoch(2), cache.get_alive_broker_epoch(1)) == (False, None, 2)
+    # Replica 1 never fetched: no stored epoch, not eligible; after a fetch at epoch -1 or 2 it is.
+    assert partition.is_replica_isr_eligible(REMOTE) is False
+    fetch_follower(partition, REMOTE, 0, replica_epoch=-1)
+    assert partition.is_replica_isr_eligible(REMOTE) is True
+    # Replica 2 is not registered: never eligible.
+    fetch_follower(partition, REMOTE2, 0, replica_epoch=-1)
+    assert partition.is_replica_isr_eligible(REMOTE2) is False
 
 
 def test_read_records_returns_high_watermark_before_this_fetch():

@@ -363,15 +363,18 @@ class Partition(PartitionReads):
         leader_end_offset: int,
         broker_epoch: int = -1,
     ) -> None:
-        """Mirrors kafka.cluster.Partition#updateFollowerFetchState (seed 004 §2.3).
+        """Mirrors kafka.cluster.Partition#updateFollowerFetchState (Kafka 3.7; seed 004 §2.3).
 
         Record the follower's fetch, then maybe add it to the ISR, then maybe move the HW if
         its LEO moved; if anything moved, try to complete delayed produce/fetch requests.
+        Kafka also tracks the low watermark here for delayed DeleteRecords requests; kafka_ref
+        has no DeleteRecords API, so that branch is left out.
         """
         # 1. Remember the follower's previous LEO and record this fetch.
         prev_follower_end_offset = replica.state_snapshot.log_end_offset
         replica.update_fetch_state_or_throw(
-            follower_fetch_offset_metadata, follower_start_offset, follower_fetch_time_ms, leader_end_offset, broker_epoch
+            follower_fetch_offset_metadata, follower_start_offset, follower_fetch_time_ms, leader_end_offset, broker_epoch,
+            self.metadata_cache,
         )
         # 2. Maybe expand the ISR with this follower.
         self.maybe_expand_isr(replica)
@@ -387,8 +390,19 @@ class Partition(PartitionReads):
             self.try_complete_delayed_requests()
 
     def is_replica_isr_eligible(self, follower_replica_id: int) -> bool:
-        """Mirrors kafka.cluster.Partition#isReplicaIsrEligible (ZooKeeper mode: the broker is alive)."""
-        return self.metadata_cache.is_replica_isr_eligible(follower_replica_id)
+        """Mirrors kafka.cluster.Partition#isReplicaIsrEligible (Kafka 3.7).
+
+        ZooKeeper mode: the broker is alive. KRaft mode: not fenced, not in controlled
+        shutdown, and the broker epoch the follower fetched with matches the metadata's
+        (KIP-903, 3.5+); a replica this leader has no state for is not eligible.
+        """
+        get_alive_broker_epoch = getattr(self.metadata_cache, "get_alive_broker_epoch", None)
+        if get_alive_broker_epoch is None:
+            return self.metadata_cache.is_replica_isr_eligible(follower_replica_id)
+        replica = self.remote_replicas_map.get(follower_replica_id)
+        if replica is None:
+            return False
+        return self.metadata_cache.is_replica_isr_eligible(follower_replica_id, replica.state_snapshot.broker_epoch)
 
     def can_add_replica_to_isr(self, follower_replica_id: int) -> bool:
         """Mirrors kafka.cluster.Partition#canAddReplicaToIsr."""

@@ -8,6 +8,8 @@ is the rule both ISR shrink and HW advance use.
 
 from __future__ import annotations
 
+from typing import Any
+
 from dataclasses import dataclass, replace
 
 from kafka_ref.common.topic_partition import TopicPartition
@@ -84,22 +86,27 @@ class Replica:
         follower_fetch_time_ms: int,
         leader_end_offset: int,
         broker_epoch: int = -1,
+        metadata_cache: Any = None,
     ) -> None:
-        """Mirrors kafka.cluster.Replica#updateFetchStateOrThrow.
+        """Mirrors kafka.cluster.Replica#updateFetchStateOrThrow (Kafka 3.7).
 
-        If the follower fetched at or beyond the leader's current LEO it is caught up as of
-        this fetch; if it fetched at or beyond the leader's LEO at its *previous* fetch, it was
-        caught up as of that previous fetch. Otherwise the caught-up time stays.
+        In KRaft mode a fetch carrying a broker epoch older than the metadata's epoch for that
+        (alive) broker is refused (ZooKeeper mode does not check). If the follower fetched at
+        or beyond the leader's current LEO it is caught up as of this fetch; if it fetched at
+        or beyond the leader's LEO at its *previous* fetch, it was caught up as of that
+        previous fetch. Otherwise the caught-up time stays. The leader LEO remembered for the
+        next fetch never goes back.
         """
         current = self._state
-        # 1. A fetch carrying an older broker epoch than one already seen is refused.
-        if broker_epoch != -1 and current.broker_epoch is not None and broker_epoch < current.broker_epoch:
-            from kafka_ref.common.errors import NotLeaderOrFollowerException
+        # 1. KRaft: a fetch from an older incarnation of the broker is refused.
+        get_alive_broker_epoch = getattr(metadata_cache, "get_alive_broker_epoch", None)
+        if get_alive_broker_epoch is not None and broker_epoch != -1:
+            cached = get_alive_broker_epoch(self.broker_id)
+            if cached is not None and cached > broker_epoch:
+                from kafka_ref.common.errors import NotLeaderOrFollowerException
 
-            raise NotLeaderOrFollowerException(
-                f"Received stale fetch state update for {self.topic_partition} from replica "
-                f"{self.broker_id}: broker epoch {broker_epoch} < {current.broker_epoch}"
-            )
+                raise NotLeaderOrFollowerException(
+                    f"Received stale fetch state update. broker epoch={broker_epoch} vs expected={cached}")
         # 2. Work out the new last caught-up time.
         follower_offset = follower_fetch_offset_metadata.message_offset
         if follower_offset >= leader_end_offset:
@@ -112,7 +119,7 @@ class Replica:
         self._state = ReplicaState(
             log_start_offset=follower_start_offset,
             log_end_offset_metadata=follower_fetch_offset_metadata,
-            last_fetch_leader_log_end_offset=leader_end_offset,
+            last_fetch_leader_log_end_offset=max(leader_end_offset, current.last_fetch_leader_log_end_offset),
             last_fetch_time_ms=follower_fetch_time_ms,
             last_caught_up_time_ms=last_caught_up,
             broker_epoch=broker_epoch,

@@ -66,18 +66,30 @@ class KRaftMetadataCache:
         return registration is not None and not registration.fenced
 
     def is_broker_fenced(self, broker_id: int) -> bool:
-        """Mirrors KRaftMetadataCache#isBrokerFenced."""
+        """Mirrors KRaftMetadataCache#isBrokerFenced: a registered broker marked fenced (a broker
+        with no registration is not fenced; it has no alive broker epoch either, which keeps it
+        out of the ISR, see ``is_replica_isr_eligible``)."""
         registration = self._image.cluster.broker(broker_id)
-        return registration is None or registration.fenced
+        return registration is not None and registration.fenced
+
+    def get_alive_broker_epoch(self, broker_id: int) -> int | None:
+        """Mirrors KRaftMetadataCache#getAliveBrokerEpoch: the epoch of a registered, unfenced broker."""
+        registration = self._image.cluster.broker(broker_id)
+        return registration.epoch if registration is not None and not registration.fenced else None
 
     def is_broker_shutting_down(self, broker_id: int) -> bool:
         """Mirrors KRaftMetadataCache#isBrokerShuttingDown."""
         registration = self._image.cluster.broker(broker_id)
         return registration is not None and registration.in_controlled_shutdown
 
-    def is_replica_isr_eligible(self, broker_id: int) -> bool:
-        """Mirrors Partition#isReplicaIsrEligible in KRaft mode: not fenced and not shutting down."""
-        return not self.is_broker_fenced(broker_id) and not self.is_broker_shutting_down(broker_id)
+    def is_replica_isr_eligible(self, broker_id: int, stored_broker_epoch: int | None = -1) -> bool:
+        """Mirrors Partition#isReplicaIsrEligible in KRaft mode (Kafka 3.5+, KIP-903): not fenced, not
+        shutting down, and the broker epoch the follower last fetched with (``stored_broker_epoch``;
+        None when it never fetched) is -1 or the one the metadata holds (isBrokerEpochIsrEligible)."""
+        cached = self.get_alive_broker_epoch(broker_id)
+        return (not self.is_broker_fenced(broker_id) and not self.is_broker_shutting_down(broker_id)
+                and stored_broker_epoch is not None and cached is not None
+                and (stored_broker_epoch == -1 or stored_broker_epoch == cached))
 
     def get_alive_broker_node(self, broker_id: int | None) -> BrokerEndPoint | None:
         """Mirrors KRaftMetadataCache#getAliveBrokerNode."""
@@ -165,7 +177,9 @@ class KRaftMetadataCache:
             partitions = []
             for index in sorted(topic.partitions):
                 p = topic.partitions[index]
-                offline = tuple(r for r in p.replicas if self.is_broker_fenced(r))
+                # Offline: not registered, or fenced (KRaftMetadataCache#getOfflineReplicas).
+                offline = tuple(r for r in p.replicas
+                                if image.cluster.broker(r) is None or image.cluster.broker(r).fenced)
                 leader_known = image.cluster.broker(p.leader) is not None
                 if not leader_known:
                     error = Errors.LEADER_NOT_AVAILABLE
