@@ -819,3 +819,42 @@ def test_mock_alter_partition_manager_refuses_second_change():
     alter.submit(TP0, None, None, 1, lambda r, e: answers.append(e))
     alter.submit(TP0, None, None, 1, lambda r, e: answers.append(e))
     assert answers == [Errors.OPERATION_NOT_ATTEMPTED] and len(alter.isr_updates) == 1
+
+
+
+def test_monotonic_offsets_after_leader_change():
+    """Mirrors PartitionTest#testMonotonicOffsetsAfterLeaderChange (Kafka 3.7): records at timestamps 10, 11
+    (offsets 0-1) and 20, 21, 22 (offsets 2-4), HW 2. Back as leader at a new epoch starting at 5, the HW lags:
+    "latest" for a client is OFFSET_NOT_AVAILABLE, for a replica the LEO; earliest is 0; a timestamp whose
+    match is below the last fetchable offset (11 -> offset 1) is answered; one with no such match (30) is
+    OFFSET_NOT_AVAILABLE."""
+    from kafka_ref.common.errors import OffsetNotAvailableException
+
+    broker, alter, partition = setup()
+    log = broker.log_manager.get_or_create_log(TP0)
+    partition.make_leader(lai_state(BROKER, 5, [0, 2], [0, 1, 2], partition_epoch=1), {}, None)
+    batch1 = MemoryRecords.with_records([SimpleRecord(b"k", b"a", timestamp=10), SimpleRecord(b"k", b"b", timestamp=11)])
+    batch2 = MemoryRecords.with_records([SimpleRecord(b"k", b"c", timestamp=20), SimpleRecord(b"k", b"d", timestamp=21),
+                                         SimpleRecord(b"k", b"e", timestamp=22)])
+    partition.append_records_to_leader(batch1, "client", 0)
+    partition.append_records_to_leader(batch2, "client", 0)
+    fetch_follower(partition, REMOTE2, 2)
+    assert log.high_watermark == 2
+
+    def offsets_for(timestamp, isolation):
+        return partition.fetch_offset_for_timestamp(timestamp, isolation, -1, True)
+
+    assert offsets_for(-1, None).offset == 5 and offsets_for(-1, 0).offset == 2
+    assert offsets_for(30, 0) is None
+    # Follower at epoch 6, then leader again at epoch 7: the epoch starts at 5 and the HW (2) lags it.
+    partition.make_follower(lai_state(1, 6, [1, 2], [0, 1, 2], partition_epoch=2, is_new=False), {}, None)
+    partition.make_leader(lai_state(BROKER, 7, [0, 1, 2], [0, 1, 2], partition_epoch=3, is_new=False), {}, None)
+    assert (partition.leader_epoch_start_offset_opt, log.high_watermark) == (5, 2)
+    with pytest.raises(OffsetNotAvailableException):
+        offsets_for(-1, 0)
+    assert offsets_for(-1, None).offset == 5
+    assert offsets_for(-2, 0).offset == 0
+    found = offsets_for(11, 0)
+    assert (found.offset, found.timestamp) == (1, 11)
+    with pytest.raises(OffsetNotAvailableException):
+        offsets_for(30, 0)

@@ -196,11 +196,12 @@ class PartitionReads:
     def fetch_offset_for_timestamp(
         self, timestamp: int, isolation_level: int | None, current_leader_epoch: int, fetch_only_from_leader: bool
     ) -> TimestampAndOffset | None:
-        """Mirrors kafka.cluster.Partition#fetchOffsetForTimestamp (ListOffsets).
+        """Mirrors kafka.cluster.Partition#fetchOffsetForTimestamp (ListOffsets, Kafka 3.7).
 
         ``isolation_level`` None means a replica asking (bounded by LEO); 0/1 a consumer
         (bounded by HW / LSO). A new leader whose HW still lags its epoch start answers
-        OFFSET_NOT_AVAILABLE to clients for "latest".
+        OFFSET_NOT_AVAILABLE to clients for "latest", and for a timestamp lookup only when no
+        offset below the last fetchable one matches (a match below it is returned).
         """
         # 1. Resolve the log with epoch validation.
         local_log = self.local_log_with_epoch_or_throw(current_leader_epoch, fetch_only_from_leader)
@@ -224,14 +225,19 @@ class PartitionReads:
                     f"lagging behind the start offset from the beginning of this epoch ({self.leader_epoch_start_offset_opt})."
                 )
             return TimestampAndOffset(-1, last_fetchable, self.leader_epoch)
-        # 3. Earliest or by timestamp.
+        # 3. Earliest: whatever the log finds.
         found = local_log.fetch_offset_by_timestamp(timestamp)
-        if timestamp != EARLIEST_TIMESTAMP and found is not None:
-            if lagging:
-                raise Errors.OFFSET_NOT_AVAILABLE.exception(f"high watermark of {self.topic_partition} lags the epoch start")
-            if found.offset >= last_fetchable:
-                return None
-        return found
+        if timestamp == EARLIEST_TIMESTAMP:
+            return found
+        # 4. By timestamp: a match below the last fetchable offset; else, with a lagging HW, the error.
+        if found is not None and found.offset < last_fetchable:
+            return found
+        if lagging:
+            raise Errors.OFFSET_NOT_AVAILABLE.exception(
+                f"Failed to fetch offsets for partition {self.topic_partition} with leader epoch {self.leader_epoch} "
+                f"as this partition's high watermark ({local_log.high_watermark}) is lagging behind the start offset "
+                f"from the beginning of this epoch ({self.leader_epoch_start_offset_opt}).")
+        return None
 
 
 def _empty_records() -> Any:

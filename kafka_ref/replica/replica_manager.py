@@ -533,6 +533,13 @@ class ReplicaManager(ReadPath, ApplyDelta):
         1. validate acks; 2. append to the local leader logs; 3. wake fetchers waiting for new
         data; 4. acks=-1 with something appended waits in the produce purgatory for the HW,
         otherwise answer now.
+
+        Deliberate difference: Kafka 3.7 does not complete delayed operations during the append;
+        it queues them (``addCompletePurgatoryAction``) and KafkaApis#handle runs the queue in its
+        ``finally`` (``tryCompleteActions``), after the request's own response is sent, to keep
+        lock-holding threads out of other partitions' purgatories. kafka_ref runs on one event
+        loop with no locks, so it completes them here, inline; the answers are the same, only
+        their order relative to this request's own response can differ.
         """
         # 1. Only 0, 1 and -1 are valid.
         if required_acks not in (0, 1, -1):

@@ -96,8 +96,10 @@ class BrokerMetadataPublisher:
         changes = topic_delta.local_changes(self.broker_id)
         for tp in sorted(changes.deletes, key=lambda t: t.partition):
             self.broker.on_offsets_partition_resignation(tp.partition, NO_EPOCH)
-        leaders = [p for p in (self.replica_manager.online_partition(tp) for tp in sorted(changes.leaders, key=str)) if p is not None]
-        followers = [p for p in (self.replica_manager.online_partition(tp) for tp in sorted(changes.followers, key=str)) if p is not None]
+        # The coordinator epoch is the registration's leader epoch (as BrokerMetadataPublisher#updateCoordinator
+        # takes it), whatever the local Partition made of the change (an offline one included).
+        leaders = [_CoordinatorChange(tp, info.partition.leader_epoch) for tp, info in sorted(changes.leaders.items(), key=lambda kv: str(kv[0]))]
+        followers = [_CoordinatorChange(tp, info.partition.leader_epoch) for tp, info in sorted(changes.followers.items(), key=lambda kv: str(kv[0]))]
         if leaders or followers:
             self.broker.on_leadership_change(leaders, followers)
 
@@ -113,3 +115,17 @@ class BrokerMetadataPublisher:
     def finish_initializing_replica_manager(self, new_image: MetadataImage) -> None:
         """Mirrors BrokerMetadataPublisher#finishInitializingReplicaManager: start the HW checkpoint task."""
         self.replica_manager.start_high_watermark_check_point_thread()
+
+
+class _CoordinatorChange:
+    """A __consumer_offsets partition led or followed after a delta, with the leader epoch of its
+    registration: what the leadership hooks read (``topic_partition``, ``get_leader_epoch()``)."""
+
+    __slots__ = ("topic_partition", "leader_epoch")
+
+    def __init__(self, topic_partition: Any, leader_epoch: int) -> None:
+        self.topic_partition = topic_partition
+        self.leader_epoch = leader_epoch
+
+    def get_leader_epoch(self) -> int:
+        return self.leader_epoch
