@@ -118,7 +118,8 @@ class Cluster(ClusterViews, ClusterControl, ClusterOps):
 
     ``metadata_mode`` is ``"zk"`` (the default: a ZooKeeper-era controller elected among the
     brokers), ``"kraft"`` (a KRaft controller node) or ``"manual"`` (no controller: the test
-    sends LeaderAndIsr / UpdateMetadata itself). ``config`` holds broker configs by Kafka's
+    sends LeaderAndIsr / UpdateMetadata itself); in KRaft mode ``controllers`` voters form the
+    metadata quorum (1 by default). ``config`` holds broker configs by Kafka's
     dotted names; ``seed`` fixes the cluster's own randomness. Views (``replica_state``,
     ``partition_state``, ...) come from ``kafka_ref.cluster_views``, awaitable operations
     (``produce``, ``fetch``, ``shutdown_broker``, groups) from ``kafka_ref.cluster_ops`` and
@@ -132,6 +133,7 @@ class Cluster(ClusterViews, ClusterControl, ClusterOps):
         config: dict[str, Any] | None = None,
         seed: int = 0,
         clock: str = "loop",
+        controllers: int = 1,
     ) -> None:
         if clock not in ("loop", "wall"):
             raise ValueError(f"clock {clock!r} is not available; use 'loop' (virtual where the loop is) or 'wall'")
@@ -157,7 +159,7 @@ class Cluster(ClusterViews, ClusterControl, ClusterOps):
         if metadata_mode == "kraft":
             from kafka_ref.kraft_cluster import KRaftClusterSupport
 
-            self.kraft = KRaftClusterSupport(self)
+            self.kraft = KRaftClusterSupport(self, controllers)
         self._tg: anyio.abc.TaskGroup | None = None
         self._correlation = 0
 

@@ -1,17 +1,20 @@
-"""What ``Cluster(metadata_mode="kraft")`` adds: a controller node and KRaft brokers.
+"""What ``Cluster(metadata_mode="kraft", controllers=N)`` adds: a controller quorum and KRaft brokers.
 
-The controller is node ``KRAFT_CONTROLLER_ID`` (3000, a KRaft controller's usual node id range)
-on the in-process network, running the QuorumController with a one-voter metadata log. Brokers
-start with ``kraft_controller`` set, register with it, fetch the log and apply it. The views the
-Cluster offers in every mode (``controller_id``, ``controller_epoch``, ``active_controller``,
-``partition_state``, ``leader_for``) read the controller's state here instead of ZooKeeper.
+The controllers are nodes ``KRAFT_CONTROLLER_ID`` (3000), 3001, ... on the in-process network:
+each runs a KafkaRaftClient as a voter of the ``__cluster_metadata`` quorum and a
+QuorumController, active on the Raft leader and a standby (replaying committed records)
+elsewhere. With one controller (the default) the lone voter elects itself at once. Brokers are
+observers of the quorum: they fetch the log from the leader, learn the active controller from
+it, register and heartbeat there, and apply what is committed. The views every mode offers
+(``controller_id``, ``controller_epoch``, ``active_controller``, ``partition_state``,
+``leader_for``) read the active controller here instead of ZooKeeper.
 
-The controller node can be killed and restarted (``kill_controller`` / ``restart_controller``).
-Its ``__cluster_metadata`` log is its disk and survives; the new process rebuilds its state by
-replaying that log as a standby, then wins the election of the one-voter quorum in the next
-epoch and becomes active (QuorumController's failover, with one voter). While it is down,
-brokers keep serving with the metadata they have; their heartbeats, metadata fetches and
-AlterPartition requests fail and are retried.
+A controller node can be killed and restarted (``kill_controller`` / ``restart_controller``).
+Its disk (the metadata log and the ``quorum-state`` election record) survives; a restarted
+process replays the committed part of its log as a standby and rejoins the quorum in the state
+it left (a former leader comes back Resigned and never leads the same epoch twice). While no
+controller is active, brokers keep serving with the metadata they have; their heartbeats,
+metadata fetches and AlterPartition requests fail and are retried.
 """
 
 from __future__ import annotations
@@ -22,102 +25,192 @@ from typing import Any
 import anyio
 
 from kafka_ref.common.config import KafkaConfig
-from kafka_ref.common.time import Time
 from kafka_ref.common.state_change import state_change_logger
-from kafka_ref.raft.kafka_raft_client import KafkaRaftClient
-from kafka_ref.raft.replicated_log import MetadataLog
-from kafka_ref.controller.quorum.quorum_controller import QuorumController
+from kafka_ref.common.time import Time
+from kafka_ref.controller.quorum.quorum_controller import CLUSTER_ID, QuorumController
 from kafka_ref.network.network import serve_inbox
+from kafka_ref.raft.kafka_raft_client import KafkaRaftClient
+from kafka_ref.raft.network_channel import KafkaNetworkChannel
+from kafka_ref.raft.quorum_state import QuorumConfig, QuorumStateStore
+from kafka_ref.raft.replicated_log import MetadataLog
 
 KRAFT_CONTROLLER_ID = 3000
+
+
+class ControllerNode:
+    """One controller node: its disk (log, quorum-state) and its current process, if any."""
+
+    def __init__(self, support: "KRaftClusterSupport", node_id: int) -> None:
+        self.support = support
+        self.node_id = node_id
+        self.metadata_log = MetadataLog()
+        self.quorum_store = QuorumStateStore()
+        self.controller: QuorumController | None = None
+        self.is_running = False
+        self.incarnation = 0
+        self._scope: anyio.CancelScope | None = None
+
+    @property
+    def raft_client(self) -> KafkaRaftClient | None:
+        return self.controller.raft_client if self.controller is not None else None
+
+    def new_process(self) -> QuorumController:
+        """A controller process over the surviving disk: its Raft client restores the quorum state."""
+        support = self.support
+        seed = support.cluster.rng.getrandbits(64)
+        channel = KafkaNetworkChannel(support.cluster.network, self.node_id, support.quorum_config.request_timeout_ms)
+        raft_client = KafkaRaftClient(self.node_id, support.voters, support.time, log=self.metadata_log,
+                                      store=self.quorum_store, channel=channel, rng=random.Random(seed + 1),
+                                      config=support.quorum_config, cluster_id=CLUSTER_ID)
+        config = KafkaConfig({**support.cluster.base_config, "node.id": self.node_id, "process.roles": "controller"})
+        self.incarnation += 1
+        self.controller = QuorumController(self.node_id, config, support.time, random.Random(seed), raft_client=raft_client)
+        return self.controller
+
+    async def run(self, *, task_status: anyio.abc.TaskStatus = anyio.TASK_STATUS_IGNORED) -> None:
+        """One controller process: inbox, Raft poll loop and controller tasks, cancelled together on a kill."""
+        controller = self.controller
+        assert controller is not None
+        with anyio.CancelScope() as scope:
+            self._scope = scope
+            inbox = self.support.cluster.network.register(self.node_id)
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(serve_inbox, inbox, controller.handle, name=f"kraft-controller-{self.node_id}-requests")
+                await tg.start(controller.raft_client.run, name=f"kraft-controller-{self.node_id}-raft")
+                await tg.start(controller.run)
+                self.is_running = True
+                task_status.started()
+
+    def kill(self) -> None:
+        """The process dies: inbox closed, requests in flight fail, memory gone; the disk stays."""
+        self.is_running = False
+        self.support.cluster.network.unregister(self.node_id)
+        if self._scope is not None:
+            self._scope.cancel()
 
 
 class KRaftClusterSupport:
     """The KRaft half of kafka_ref.cluster.Cluster."""
 
-    def __init__(self, cluster: Any) -> None:
+    def __init__(self, cluster: Any, controllers: int = 1) -> None:
+        if isinstance(controllers, bool) or not isinstance(controllers, int) or controllers < 1:
+            raise ValueError(f"controllers must be a whole number of at least 1, got {controllers!r}")
         self.cluster = cluster
-        self.controller_node = KRAFT_CONTROLLER_ID
-        self.config = KafkaConfig({**cluster.base_config, "node.id": KRAFT_CONTROLLER_ID, "process.roles": "controller"})
+        self.voters = tuple(KRAFT_CONTROLLER_ID + i for i in range(controllers))
+        self.controller_node = self.voters[0]
         self.time = Time()
-        # The controller node's disk: what a restarted controller process finds again.
-        self.metadata_log = MetadataLog()
-        self.controller = self._new_controller(epoch=1)
-        self.is_running = False
-        self._scope: anyio.CancelScope | None = None
+        base = KafkaConfig({**cluster.base_config, "node.id": self.controller_node, "process.roles": "controller"})
+        self.config = base
+        self.quorum_config = QuorumConfig(
+            election_timeout_ms=base.get("controller.quorum.election.timeout.ms"),
+            fetch_timeout_ms=base.get("controller.quorum.fetch.timeout.ms"),
+            election_backoff_max_ms=base.get("controller.quorum.election.backoff.max.ms"),
+            request_timeout_ms=base.get("controller.quorum.request.timeout.ms"),
+            retry_backoff_ms=base.get("controller.quorum.retry.backoff.ms"),
+            voters=self.voters,
+        )
+        self.nodes = {v: ControllerNode(self, v) for v in self.voters}
+        for node in self.nodes.values():
+            node.new_process()
         self._task_group: anyio.abc.TaskGroup | None = None
-        self._log = state_change_logger(controller_id=KRAFT_CONTROLLER_ID)
-
-    def _new_controller(self, epoch: int) -> QuorumController:
-        """A controller process over the surviving log, leading the one-voter quorum in ``epoch``."""
-        raft_client = KafkaRaftClient(self.controller_node, self.time, log=self.metadata_log, epoch=epoch)
-        rng = random.Random(self.cluster.rng.getrandbits(64))
-        return QuorumController(self.controller_node, self.config, self.time, rng, raft_client=raft_client)
+        self._killed: list[int] = []
+        self._log = state_change_logger(controller_id=self.controller_node)
 
     async def start(self, tg: anyio.abc.TaskGroup) -> None:
-        """Bring the controller node up: its request loop and its background tasks."""
+        """Bring every controller node up."""
         self._task_group = tg
-        await tg.start(self._run_node, name="kraft-controller-node")
+        for node in self.nodes.values():
+            await tg.start(node.run, name=f"kraft-controller-node-{node.node_id}")
 
-    async def _run_node(self, *, task_status: anyio.abc.TaskStatus = anyio.TASK_STATUS_IGNORED) -> None:
-        """One controller process: the inbox loop and the controller's tasks, cancelled together on a kill."""
-        with anyio.CancelScope() as scope:
-            self._scope = scope
-            inbox = self.cluster.network.register(self.controller_node)
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(serve_inbox, inbox, self.controller.handle, name="kraft-controller-requests")
-                await tg.start(self.controller.run)
-                self.is_running = True
-                task_status.started()
+    # -- faults ------------------------------------------------------------------------------
 
-    def kill_controller(self) -> None:
-        """The controller process dies: its inbox closes, requests in flight to it fail, its
-        memory state is gone. The metadata log (its disk) stays for the next process."""
-        if not self.is_running:
+    @property
+    def is_running(self) -> bool:
+        """Some controller process is up."""
+        return any(n.is_running for n in self.nodes.values())
+
+    def active_node(self) -> ControllerNode | None:
+        """The running node whose QuorumController is active."""
+        for node in self.nodes.values():
+            if node.is_running and node.controller is not None and node.controller.is_active:
+                return node
+        return None
+
+    def kill_controller(self, node_id: int | None = None) -> None:
+        """Kill a controller process (the active one when ``node_id`` is None); its disk stays."""
+        node = self.nodes[node_id] if node_id is not None else (self.active_node() or self._any_running())
+        if node is None or not node.is_running:
             return
-        self.is_running = False
-        self.cluster.network.unregister(self.controller_node)
-        if self._scope is not None:
-            self._scope.cancel()
-        self._log.info("controller_killed", epoch=self.controller_epoch(), log_end_offset=self.metadata_log.end_offset)
+        epoch = node.raft_client.epoch if node.raft_client is not None else -1
+        node.kill()
+        self._killed.append(node.node_id)
+        self._log.info("controller_killed", node_id=node.node_id, epoch=epoch, log_end_offset=node.metadata_log.end_offset)
 
-    async def restart_controller(self) -> None:
-        """A new controller process on the same log: it replays the log, then leads in the next epoch.
+    def _any_running(self) -> ControllerNode | None:
+        return next((n for n in self.nodes.values() if n.is_running), None)
 
-        With one voter the restarted node becomes candidate in epoch + 1, votes for itself and
-        wins (KafkaRaftClient's election); its QuorumController replays every committed batch as
-        a standby and claims leadership once caught up. Broker sessions start afresh at the
-        claim, so no broker is fenced just because the controller was away.
+    async def restart_controller(self, node_id: int | None = None) -> None:
+        """A new process on a killed node's disk (the last killed when ``node_id`` is None).
+
+        The Raft client restores its quorum state from the store; the QuorumController replays
+        the committed log as a standby. With one voter it then leads the next epoch at once.
         """
-        if self.is_running:
+        if node_id is None:
+            node_id = next((n for n in reversed(self._killed) if not self.nodes[n].is_running), None)
+            if node_id is None:
+                return
+        node = self.nodes[node_id]
+        if node.is_running:
             return
         assert self._task_group is not None, "restart_controller before start"
-        self.controller = self._new_controller(epoch=self.controller.raft_client.epoch + 1)
+        if node_id in self._killed:
+            self._killed.remove(node_id)
+        node.new_process()
         # Shielded: a caller cancelled mid-start must not leave a registered inbox nobody serves.
         with anyio.CancelScope(shield=True):
-            await self._task_group.start(self._run_node, name="kraft-controller-node")
-        self._log.info("controller_restarted", epoch=self.controller_epoch(), log_end_offset=self.metadata_log.end_offset)
+            await self._task_group.start(node.run, name=f"kraft-controller-node-{node_id}")
+        self._log.info("controller_restarted", node_id=node_id, epoch=node.raft_client.epoch,
+                       log_end_offset=node.metadata_log.end_offset)
 
     def broker_kwargs(self) -> dict[str, Any]:
-        node = self.controller_node
-        return {"kraft_controller": node, "controller_node_provider": lambda: node}
+        """Brokers know the voters; the active controller is the Raft leader their observer learns."""
+        return {"kraft_controller": self.voters}
 
     # -- views -------------------------------------------------------------------------------
 
-    def controller_id(self) -> int:
-        return self.controller_node
+    @property
+    def controller(self) -> QuorumController:
+        """The active QuorumController; while none is active, the controller that has committed the most."""
+        active = self.active_node()
+        if active is not None:
+            assert active.controller is not None
+            return active.controller
+        candidates = [n for n in self.nodes.values() if n.controller is not None]
+        best = max(candidates, key=lambda n: (n.is_running, n.controller.last_committed_offset, -n.node_id))
+        assert best.controller is not None
+        return best.controller
+
+    @property
+    def metadata_log(self) -> MetadataLog:
+        """The log of the controller the views read (the active one when there is one)."""
+        return self.controller.raft_client.log
+
+    def controller_id(self) -> int | None:
+        """The active controller's node id; None while no controller is active (no quorum, or mid-election)."""
+        active = self.active_node()
+        return active.node_id if active is not None else None
 
     def controller_epoch(self) -> int:
-        """The Raft leader epoch of the metadata quorum (KRaft's controller epoch)."""
-        return self.controller.raft_client.epoch
+        """The Raft leader epoch of the metadata quorum (KRaft's controller epoch): the highest any node reached."""
+        return max(n.raft_client.epoch for n in self.nodes.values() if n.raft_client is not None)
 
     def metadata_version(self) -> int:
         """The metadata log's end offset: changes whenever the controller wrote anything."""
         return self.metadata_log.end_offset
 
     def partition_state(self, topic: str, partition: int) -> dict[str, Any] | None:
-        """The partition's registration (while the controller is down: as its last process left it,
-        which with one voter is exactly what the log says)."""
+        """The partition's registration at the active controller (while none is active: as the most
+        caught-up controller knows it)."""
         return self.controller.partition_state(topic, partition)
 
     def unfenced_brokers(self) -> set[int]:
@@ -125,9 +218,9 @@ class KRaftClusterSupport:
         return {b for b, r in registrations.items() if not r.fenced}
 
     def converged(self) -> bool:
-        """The controller is up, and every running broker is unfenced there and has applied everything committed."""
+        """A controller is active, and every running broker is unfenced there and has applied everything committed."""
         live = set(self.cluster.live_broker_ids())
-        return self.is_running and live <= self.unfenced_brokers() and self.caught_up(live)
+        return self.active_node() is not None and live <= self.unfenced_brokers() and self.caught_up(live)
 
     def caught_up(self, broker_ids: Any) -> bool:
         """Each broker has published the log up to the controller's last committed offset."""

@@ -69,12 +69,15 @@ def registration(cluster: Cluster, broker_id: int):
 @pytest.mark.anyio
 async def test_kraft_cluster_starts_brokers_register_and_are_unfenced():
     """Mirrors QuorumControllerTest#testRegisterBrokerKRaftVersions / BrokerLifecycleManagerTest#testCreateStartAndClose:
-    the log starts with metadata.version, each broker's epoch is the offset of its RegisterBrokerRecord, and
+    the log starts with the leader's LeaderChangeMessage (offset 0) and metadata.version, each broker's epoch is the offset of its RegisterBrokerRecord, and
     each broker is unfenced once it caught up with that record."""
     async with Cluster(brokers=3, metadata_mode="kraft", seed=1) as cluster:
         assert (cluster.controller_id(), cluster.controller_epoch()) == (3000, 1)
         records = log_records(cluster)
-        assert records[0] == (0, FeatureLevelRecord(name="metadata.version", feature_level=20))
+        first = cluster.kraft.metadata_log.batches[0]
+        assert (first.base_offset, first.epoch, first.records) == (0, 1, ())
+        assert first.control_records[0].leader_id == 3000 and first.control_records[0].voters == (3000,)
+        assert records[0] == (1, FeatureLevelRecord(name="metadata.version", feature_level=20))
         registered = {r.broker_id: offset for offset, r in records if isinstance(r, RegisterBrokerRecord)}
         assert sorted(registered) == [0, 1, 2]
         for b in range(3):
@@ -520,7 +523,9 @@ async def test_controller_restart_replays_the_log_and_leads_in_the_next_epoch():
         assert cluster.controller_epoch() == 2 and after.cur_claim_epoch == 2
         assert cluster.partition_state("t", 0) == state_before
         assert {b: registration(cluster, b).epoch for b in range(3)} == epochs_before
-        assert after.last_committed_offset == after.write_offset == log_end - 1
+        # Epoch 2 opens with the new leader's LeaderChangeMessage at the old log end.
+        assert after.last_committed_offset == after.write_offset == log_end
+        assert cluster.kraft.metadata_log.batches[-1].control_records[0].leader_id == 3000
         await anyio.sleep(SESSION_TIMEOUT_MS / 1000 / 2)
         assert not any(registration(cluster, b).fenced for b in range(3))
         await cluster.wait_until(cluster.kraft.converged)

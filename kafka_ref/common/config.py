@@ -254,6 +254,12 @@ KAFKA_CONFIG_KEYS = [
     # KRaft.
     _k("broker.session.timeout.ms", _to_int, 9000, _at_least(1)),
     _k("broker.heartbeat.interval.ms", _to_int, 2000, _at_least(1)),
+    # KRaft's Raft client (RaftConfig, KIP-595).
+    _k("controller.quorum.election.timeout.ms", _to_int, 1000, _at_least(1)),
+    _k("controller.quorum.fetch.timeout.ms", _to_int, 2000, _at_least(1)),
+    _k("controller.quorum.election.backoff.max.ms", _to_int, 1000, _at_least(1)),
+    _k("controller.quorum.request.timeout.ms", _to_int, 2000, _at_least(1)),
+    _k("controller.quorum.retry.backoff.ms", _to_int, 20, _at_least(0)),
     # Group coordinator (seed 000).
     _k("offsets.topic.num.partitions", _to_int, 50, _at_least(1)),
     _k("offsets.topic.replication.factor", _to_int, 3, _at_least(1)),

@@ -275,26 +275,46 @@ MetadataRecord = (
 
 
 @dataclass(frozen=True, slots=True)
+class LeaderChangeMessage:
+    """Mirrors org.apache.kafka.common.message.LeaderChangeMessage: the control record a new Raft leader writes first.
+
+    ``voters`` are the quorum's voters, ``granting_voters`` those that voted for the leader.
+    """
+
+    version: int = 0
+    leader_id: int = -1
+    voters: tuple[int, ...] = ()
+    granting_voters: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class Batch:
     """Mirrors org.apache.kafka.raft.Batch: records appended atomically, with their offsets and epoch.
 
     ``base_offset`` is the offset of the first record; record ``i`` sits at ``base_offset + i``.
-    ``epoch`` is the Raft leader epoch that wrote the batch.
+    ``epoch`` is the Raft leader epoch that wrote the batch. A control batch (Batch#control, the
+    leader's LeaderChangeMessage) has no data ``records`` and its ``control_records`` instead;
+    listeners see it and skip it, but it takes offsets like any batch.
     """
 
     base_offset: int
     epoch: int
     append_timestamp: int
     records: tuple[MetadataRecord, ...]
+    control_records: tuple[LeaderChangeMessage, ...] = ()
 
     @property
     def last_offset(self) -> int:
-        return self.base_offset + len(self.records) - 1
+        return self.base_offset + len(self.records) + len(self.control_records) - 1
+
+    @property
+    def is_control(self) -> bool:
+        return bool(self.control_records)
 
     @property
     def size_in_bytes(self) -> int:
         """A stand-in for the encoded size (records are kept as objects): 64 bytes a record."""
-        return 64 * len(self.records)
+        return 64 * (len(self.records) + len(self.control_records))
 
     def __iter__(self):
         return iter(self.records)

@@ -1,222 +1,817 @@
-"""The Raft client around the ``__cluster_metadata`` log (one voter).
+"""KRaft's Raft client: elections and replication of the ``__cluster_metadata`` log (KIP-595).
 
-Mirrors org.apache.kafka.raft.KafkaRaftClient in the two roles
-this project needs:
+Mirrors org.apache.kafka.raft.KafkaRaftClient (Kafka 3.7) for voters and observers:
 
-- on the controller node, the **leader** of a one-voter quorum: ``schedule_atomic_append``
-  appends a batch, the single voter's own flush makes it committed at once (the high
-  watermark is the log end), and registered listeners hear ``handle_commit``; observers'
-  fetches are answered from the log, parked up to ``max_wait_ms`` when there is nothing new;
-- on each broker, an **observer** (``RaftObserver``): it fetches the log from the leader over
-  the network, keeps a local copy, and hands every batch at or below the leader's high
-  watermark to its listeners (BrokerMetadataListener#handleCommit, seed 004 §2.1 step 1).
+- every controller node is a **voter**: it starts Unattached, becomes a Candidate when its
+  randomized election timeout expires, asks the other voters for votes (Vote), and as
+  **leader** appends a LeaderChangeMessage, tells the voters (BeginQuorumEpoch), answers their
+  Fetch requests (with a diverging epoch when a follower's log went its own way) and moves the
+  high watermark to the largest offset a majority holds. A follower that hears nothing from
+  its leader for ``quorum.fetch.timeout.ms`` stands for election; a leader that a majority has
+  not fetched from for 1.5 times that resigns (check quorum) and tells the voters
+  (EndQuorumEpoch);
+- every broker is an **observer**: it fetches from the leader (or any voter, when it does not
+  know the leader: the answer names the leader), never votes, and hands committed batches to
+  its listeners (BrokerMetadataListener#handleCommit, seed 004 §2.1 step 1).
 
-The log lives in memory. A broker's copy is lost with the broker process (a restarted broker
-fetches from offset 0); Kafka keeps it on disk and replays it from a snapshot instead.
+As in Kafka, the client is a poll loop: ``poll`` does whatever the current state's timers ask
+and returns how long it may sleep; requests and responses are handled as they arrive and wake
+the loop. Listeners hear commits up to the high watermark, and the local leader's own
+leadership only once they have read up to the start of its epoch.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, Hashable, Iterable
+import random
+from dataclasses import dataclass
+from typing import Any, Iterable
 
 import anyio
 
 from kafka_ref.common.errors import Errors
+from kafka_ref.common.requests.begin_quorum_epoch import BeginQuorumEpochRequest, BeginQuorumEpochResponse
+from kafka_ref.common.requests.end_quorum_epoch import EndQuorumEpochRequest, EndQuorumEpochResponse
 from kafka_ref.common.requests.metadata_fetch import FETCH_MAX_WAIT_MS, MetadataFetchRequest, MetadataFetchResponse
+from kafka_ref.common.requests.vote import VoteRequest, VoteResponse
 from kafka_ref.common.state_change import state_change_logger
 from kafka_ref.common.time import Time
 from kafka_ref.common.uuid import METADATA_TOPIC_ID
-from kafka_ref.image.records import MetadataRecord
-from kafka_ref.network.network import DisconnectException, Envelope, NetworkTimeoutException
+from kafka_ref.image.records import LeaderChangeMessage, MetadataRecord
+from kafka_ref.raft.network_channel import NetworkChannel
+from kafka_ref.raft.quorum_state import (
+    NO_TIMEOUT,
+    CandidateState,
+    FollowerState,
+    LeaderState,
+    QuorumConfig,
+    QuorumState,
+    QuorumStateStore,
+    ResignedState,
+    UnattachedState,
+    VotedState,
+)
 from kafka_ref.raft.raft_client import BatchReader, RaftListener
 from kafka_ref.raft.replicated_log import MetadataLog
+from kafka_ref.raft.request_manager import RequestManager
 
-# The quorum.* client defaults.
+# The quorum.* client defaults (RaftConfig) and KafkaRaftClient's constants.
 QUORUM_REQUEST_TIMEOUT_MS = 2000
 QUORUM_RETRY_BACKOFF_MS = 20
+RETRY_BACKOFF_BASE_MS = 100
+
+
+class NotLeaderException(RuntimeError):
+    """Mirrors org.apache.kafka.raft.errors.NotLeaderException: an append by a node that does not lead that epoch."""
 
 
 class _ListenerContext:
-    """Mirrors KafkaRaftClient.ListenerContext: how far one listener has been told."""
+    """Mirrors org.apache.kafka.raft.KafkaRaftClient.ListenerContext: how far one listener has been told, and which leader it heard."""
 
     def __init__(self, listener: RaftListener) -> None:
         self.listener = listener
         self.next_offset = 0
+        self.last_fired_leader: tuple[int, int] = (-1, 0)
 
     def fire_commits(self, log: MetadataLog) -> None:
-        """Hand the listener every committed batch it has not seen yet."""
-        batches = log.read(self.next_offset, max_offset=log.high_watermark)
-        if batches:
+        """Hand the listener every committed batch it has not seen yet (control batches included)."""
+        while self.next_offset < log.high_watermark:
+            batches = log.read(self.next_offset, max_offset=log.high_watermark)
+            if not batches:
+                return
             self.next_offset = batches[-1].last_offset + 1
             self.listener.handle_commit(BatchReader(batches))
 
+    def maybe_fire_leader_change(self, leader_and_epoch: tuple[int, int], epoch_start_offset: int = 0) -> None:
+        """Mirrors org.apache.kafka.raft.KafkaRaftClient.ListenerContext#maybeFireLeaderChange.
 
-# ------------------------------------------------------------------------------ the leader (controller node)
+        A new epoch, or a leader found for the same epoch, is news; when the local node leads,
+        the listener hears it only after reading up to the epoch's start offset (so a new active
+        controller has replayed everything committed before its epoch).
+        """
+        leader_id, epoch = leader_and_epoch
+        last_leader, last_epoch = self.last_fired_leader
+        changed = epoch > last_epoch or (epoch == last_epoch and leader_id >= 0 and last_leader < 0)
+        if changed and self.next_offset >= epoch_start_offset:
+            self.last_fired_leader = leader_and_epoch
+            self.listener.handle_leader_change(leader_id, epoch)
+
+
+@dataclass
+class _ParkedFetch:
+    """A Fetch the leader holds until new data, a new HW, or its max wait (KafkaRaftClient's fetchPurgatory)."""
+
+    envelope: Any
+    request: MetadataFetchRequest
+    deadline_ms: float
 
 
 class KafkaRaftClient:
-    """Mirrors org.apache.kafka.raft.KafkaRaftClient as the leader of a one-voter quorum.
+    """Mirrors org.apache.kafka.raft.KafkaRaftClient: one node of the metadata quorum (voter or observer)."""
 
-    With one voter the leader's own flushed log end is a majority, so an appended batch is
-    committed as soon as it is written. The leader epoch is 1 (the voter elected itself).
-    """
-
-    def __init__(self, node_id: int, time: Time, log: MetadataLog | None = None, epoch: int = 1) -> None:
+    def __init__(self, node_id: int, voters: Iterable[int], time: Time, log: MetadataLog | None = None,
+                 store: QuorumStateStore | None = None, channel: NetworkChannel | None = None,
+                 rng: random.Random | None = None, config: QuorumConfig | None = None, cluster_id: str = "") -> None:
         self.node_id = node_id
         self.time = time
         self.log = log if log is not None else MetadataLog()
-        self.epoch = epoch
+        self.store = store if store is not None else QuorumStateStore()
+        self.channel = channel
+        self.rng = rng or random.Random(node_id)
+        self.config = config or QuorumConfig()
+        self.cluster_id = cluster_id
+        self.quorum = QuorumState(node_id, voters, self.config, self.store, time, self.rng)
+        self.request_manager = RequestManager(time, self.config.retry_backoff_ms, self.config.request_timeout_ms)
         self.listeners: list[_ListenerContext] = []
-        self._new_data: anyio.Event | None = None
-        self._task_group: anyio.abc.TaskGroup | None = None
-        self._log = state_change_logger(controller_id=node_id)
-
-    def start(self, task_group: anyio.abc.TaskGroup) -> None:
-        """Where parked fetches wait (the controller node's task group)."""
-        self._task_group = task_group
-
-    def stop(self) -> None:
-        """The node is going down: no more parking."""
-        self._task_group = None
-
-    def register(self, listener: RaftListener) -> None:
-        """Mirrors KafkaRaftClient#register: the listener hears every commit from offset 0, then the leader.
-
-        The leader change comes after the commits of earlier epochs, as KafkaRaftClient's
-        ListenerContext holds it back until the listener has read up to the epoch's start: a
-        restarted controller replays the whole log before it claims leadership.
-        """
-        context = _ListenerContext(listener)
-        self.listeners.append(context)
-        context.fire_commits(self.log)
-        listener.handle_leader_change(self.node_id, self.epoch)
-
-    def leader_and_epoch(self) -> tuple[int, int]:
-        """Mirrors RaftClient#leaderAndEpoch."""
-        return self.node_id, self.epoch
-
-    def schedule_atomic_append(self, epoch: int, records: Iterable[MetadataRecord]) -> int:
-        """Mirrors KafkaRaftClient#scheduleAtomicAppend; returns the offset of the last record.
-
-        1. append the batch as leader; 2. flush, which with one voter moves the high
-        watermark to the log end; 3. tell listeners about the new commit; 4. wake parked fetches.
-        """
-        if epoch != self.epoch:
-            raise ValueError(f"Append at epoch {epoch} but the leader epoch is {self.epoch}")
-        # 1. Append.
-        batch = self.log.append_as_leader(records, epoch, self.time.milliseconds())
-        # 2. One voter: the flushed log end is the majority's.
-        self.log.update_high_watermark(self.log.end_offset)
-        # 3. Listeners learn of the commit.
-        for context in self.listeners:
-            context.fire_commits(self.log)
-        # 4. Observers waiting for new data get it now.
-        if self._new_data is not None:
-            self._new_data.set()
-            self._new_data = None
-        return batch.last_offset
-
-    def handle_fetch_request(self, envelope: Envelope) -> None:
-        """Mirrors KafkaRaftClient#handleFetchRequest: answer now, or park until new data or max wait."""
-        request: MetadataFetchRequest = envelope.request
-        # 1. The only partition is __cluster_metadata-0.
-        if request.topic_id != METADATA_TOPIC_ID:
-            envelope.respond(request.get_error_response(Errors.UNKNOWN_TOPIC_ID.code))
-            return
-        # 2. Data at or after the fetch offset: answer at once; otherwise wait in the background.
-        if request.fetch_offset < self.log.end_offset or request.max_wait_ms <= 0 or self._task_group is None:
-            envelope.respond(self._fetch_response(request))
-        else:
-            if self._new_data is None:
-                self._new_data = anyio.Event()
-            self._task_group.start_soon(self._park_fetch, envelope, self._new_data)
-
-    async def _park_fetch(self, envelope: Envelope, new_data: anyio.Event) -> None:
-        request: MetadataFetchRequest = envelope.request
-        with anyio.move_on_after(request.max_wait_ms / 1000):
-            await new_data.wait()
-        envelope.respond(self._fetch_response(request))
-
-    def _fetch_response(self, request: MetadataFetchRequest) -> MetadataFetchResponse:
-        batches = self.log.read(request.fetch_offset)
-        return MetadataFetchResponse(
-            error_code=Errors.NONE.code, high_watermark=self.log.high_watermark,
-            leader_id=self.node_id, leader_epoch=self.epoch, batches=tuple(batches),
-        )
-
-
-# ------------------------------------------------------------------------------ an observer (broker)
-
-
-class RaftObserver:
-    """Mirrors org.apache.kafka.raft.KafkaRaftClient as an observer (a broker's KafkaRaftManager).
-
-    Fetches the leader's log from its own log end, appends what comes back, and moves its
-    high watermark to the leader's (bounded by what it holds). Listeners are handed the
-    batches that became committed, in order.
-    """
-
-    def __init__(self, node_id: int, network: Any, leader_node_provider: Callable[[], Hashable], time: Time) -> None:
-        self.node_id = node_id
-        self.network = network
-        self.leader_node_provider = leader_node_provider
-        self.time = time
-        self.log = MetadataLog()
-        self.listeners: list[_ListenerContext] = []
-        self.leader_id = -1
-        self.leader_epoch = -1
+        self.fetch_purgatory: list[_ParkedFetch] = []
+        self.initialized = False
         self.fetches_sent = 0
-        self._log = state_change_logger(broker_id=node_id)
+        self._correlation = 0
+        self._wakeup: anyio.Event | None = None
+        self._running = False
+        role = "controller_id" if self.quorum.is_voter() else "broker_id"
+        self._log = state_change_logger(**{role: node_id})
 
-    def register(self, listener: RaftListener) -> None:
-        """Mirrors KafkaRaftClient#register."""
-        context = _ListenerContext(listener)
-        self.listeners.append(context)
-        context.fire_commits(self.log)
+    # ------------------------------------------------------------------ reads
+
+    @property
+    def voters(self) -> frozenset[int]:
+        return self.quorum.voters
+
+    @property
+    def epoch(self) -> int:
+        return self.quorum.epoch
+
+    @property
+    def leader_id(self) -> int:
+        return self.quorum.leader_id()
+
+    @property
+    def leader_epoch(self) -> int:
+        return self.quorum.epoch
 
     @property
     def high_watermark(self) -> int:
-        """Mirrors RaftClient#highWatermark."""
+        """Mirrors RaftClient#highWatermark (the log's, which a restarted node keeps)."""
         return self.log.high_watermark
 
-    async def run(self) -> None:
-        """Mirrors KafkaRaftClient#pollFollowerAsObserver: fetch, append, advance, repeat."""
-        while True:
-            request = MetadataFetchRequest(
-                replica_id=self.node_id, current_leader_epoch=self.leader_epoch, fetch_offset=self.log.end_offset,
-                last_fetched_epoch=self.log.last_fetched_epoch, max_wait_ms=FETCH_MAX_WAIT_MS,
-            )
+    def leader_and_epoch(self) -> tuple[int, int]:
+        """Mirrors RaftClient#leaderAndEpoch."""
+        return self.quorum.leader_and_epoch()
+
+    def is_leader(self) -> bool:
+        return self.quorum.is_leader()
+
+    # ------------------------------------------------------------------ life cycle
+
+    def initialize(self) -> None:
+        """Mirrors KafkaRaftClient#initialize: restore the quorum state; a lone voter elects itself at once."""
+        self.initialized = True
+        self.quorum.initialize(self.log.last_fetched_epoch)
+        self._log.info("raft_initialized", state=self.quorum.state.name, epoch=self.epoch,
+                       log_end_offset=self.log.end_offset, high_watermark=self.log.high_watermark)
+        if self.quorum.is_voter() and self.quorum.is_only_voter() and not self.quorum.is_candidate():
+            self.transition_to_candidate()
+        elif self.quorum.is_candidate():
+            self._on_become_candidate()
+        self._poll_listeners()
+
+    def register(self, listener: RaftListener) -> None:
+        """Mirrors KafkaRaftClient#register: the listener will hear every commit from offset 0, then the leader."""
+        self.listeners.append(_ListenerContext(listener))
+
+    async def run(self, *, task_status: anyio.abc.TaskStatus = anyio.TASK_STATUS_IGNORED) -> None:
+        """The Raft thread: poll, sleep until the next timer or a wake-up, repeat (KafkaRaftClient#poll)."""
+        if not self.initialized:
+            self.initialize()
+        async with anyio.create_task_group() as tg:
+            if self.channel is not None:
+                self.channel.start(tg, self.handle_response)
+            self._running = True
+            task_status.started(self)
             try:
-                self.fetches_sent += 1
-                response = await self.network.send(self.node_id, self.leader_node_provider(), request,
-                                                   QUORUM_REQUEST_TIMEOUT_MS)
-            except (DisconnectException, NetworkTimeoutException):
-                await anyio.sleep(QUORUM_RETRY_BACKOFF_MS / 1000)
-                continue
-            if response.error_code != Errors.NONE.code:
-                await anyio.sleep(QUORUM_RETRY_BACKOFF_MS / 1000)
-                continue
-            self.handle_fetch_response(response)
+                while True:
+                    timeout_ms = self.poll()
+                    self._wakeup = anyio.Event()
+                    if timeout_ms > 0:
+                        with anyio.move_on_after(min(timeout_ms, 3_600_000) / 1000):
+                            await self._wakeup.wait()
+                    else:
+                        await anyio.sleep(0)
+            finally:
+                self._running = False
+                if self.channel is not None:
+                    self.channel.stop()
 
-    def handle_fetch_response(self, response: MetadataFetchResponse) -> None:
-        """Mirrors KafkaRaftClient#handleFetchResponse for an observer.
+    def _wake(self) -> None:
+        if self._wakeup is not None:
+            self._wakeup.set()
 
-        1. a new leader or epoch is noted (listeners hear it); 2. batches at our log end are
-        appended; 3. the high watermark follows the leader's; 4. newly committed batches go
-        to the listeners.
+    # ------------------------------------------------------------------ appends (leader)
+
+    def schedule_atomic_append(self, epoch: int, records: Iterable[MetadataRecord]) -> int:
+        """Mirrors KafkaRaftClient#scheduleAtomicAppend; returns the offset of the batch's last record.
+
+        1. only the leader of ``epoch`` appends; 2. the batch goes to the log end; 3. the flush
+        updates the leader's own end offset, which may move the HW (at once with one voter);
+        4. parked fetches see the new data.
         """
-        # 1. Leader changes.
-        if (response.leader_id, response.leader_epoch) != (self.leader_id, self.leader_epoch):
-            self.leader_id, self.leader_epoch = response.leader_id, response.leader_epoch
-            for context in self.listeners:
-                context.listener.handle_leader_change(self.leader_id, self.leader_epoch)
+        # 1. Leader of this epoch.
+        if not self.quorum.is_leader() or epoch != self.epoch:
+            raise NotLeaderException(f"Append at epoch {epoch}, but node {self.node_id} is {self.quorum.state!r}")
+        state: LeaderState = self.quorum.state  # type: ignore[assignment]
         # 2. Append.
-        for batch in response.batches:
-            if batch.base_offset == self.log.end_offset:
-                self.log.append_as_follower(batch)
-        # 3. High watermark.
-        if response.high_watermark > self.log.high_watermark:
-            self.log.update_high_watermark(response.high_watermark)
-        # 4. Commits.
+        batch = self.log.append_as_leader(records, epoch, self.time.milliseconds())
+        # 3. Flush: our end offset, maybe a new HW.
+        self._flush_leader_log(state)
+        # 4. Fetchers waiting for data.
+        self._complete_parked_fetches()
+        self._wake()
+        return batch.last_offset
+
+    def _flush_leader_log(self, state: LeaderState) -> None:
+        """Mirrors KafkaRaftClient#flushLeaderLog: the leader's flushed end counts towards the majority."""
+        if state.update_local_state(self.log.end_offset):
+            self._on_update_leader_high_watermark(state)
+
+    def _on_update_leader_high_watermark(self, state: LeaderState) -> None:
+        """Mirrors KafkaRaftClient#onUpdateLeaderHighWatermark: the log's HW, listeners, parked fetches."""
+        high_watermark = state.high_watermark()
+        if high_watermark is None:
+            return
+        self.log.update_high_watermark(high_watermark)
+        self._update_listeners_progress()
+        self._complete_parked_fetches()
+
+    def resign(self, epoch: int) -> None:
+        """Mirrors KafkaRaftClient#resign: the leader of ``epoch`` gives it up at the next poll."""
+        if self.quorum.is_leader() and epoch == self.epoch:
+            self.quorum.state.request_resign()  # type: ignore[union-attr]
+            self._wake()
+
+    # ------------------------------------------------------------------ poll
+
+    def poll(self) -> float:
+        """Mirrors KafkaRaftClient#poll → pollCurrentState: act on the state's timers; ms until the next poll."""
+        state = self.quorum.state
+        if isinstance(state, LeaderState):
+            timeout = self._poll_leader(state)
+        elif isinstance(state, CandidateState):
+            timeout = self._poll_candidate(state)
+        elif isinstance(state, FollowerState):
+            timeout = self._poll_follower(state)
+        elif isinstance(state, VotedState):
+            timeout = self._poll_voted(state)
+        elif isinstance(state, UnattachedState):
+            timeout = self._poll_unattached(state)
+        elif isinstance(state, ResignedState):
+            timeout = self._poll_resigned(state)
+        else:  # pragma: no cover - every EpochState is listed above
+            raise RuntimeError(f"Unexpected state {state!r}")
+        timeout = min(timeout, self._expire_parked_fetches())
+        self._poll_listeners()
+        return timeout
+
+    def _poll_leader(self, state: LeaderState) -> float:
+        """Mirrors KafkaRaftClient#pollLeader: resign on request or lost quorum; else BeginQuorumEpoch to the silent voters."""
+        self._poll_listeners()
+        check_quorum_ms = state.time_until_check_quorum_expires()
+        if state.resign_requested or check_quorum_ms == 0:
+            self._log.info("raft_leader_resigning", epoch=state.epoch, check_quorum_expired=check_quorum_ms == 0)
+            self.transition_to_resigned(state.non_leader_voters_by_descending_fetch_offset())
+            return 0
+        send_ms = self._maybe_send_requests(state.non_acknowledging_voters(), self._build_begin_quorum_epoch_request)
+        return min(send_ms, check_quorum_ms)
+
+    def _poll_candidate(self, state: CandidateState) -> float:
+        """Mirrors KafkaRaftClient#pollCandidate: back off after a lost election, else ask for the missing votes."""
+        if state.is_backing_off():
+            if state.is_backoff_complete():
+                self._log.info("raft_election_retry", epoch=state.epoch)
+                self.transition_to_candidate()
+                return 0
+            return state.remaining_backoff_ms()
+        if state.has_election_timeout_expired():
+            backoff_ms = self._binary_exponential_election_backoff_ms(state.retries)
+            self._log.info("raft_election_timed_out", epoch=state.epoch, backoff_ms=backoff_ms)
+            state.start_backing_off(backoff_ms)
+            return backoff_ms
+        send_ms = self._maybe_send_requests(state.unrecorded_voters(), self._build_vote_request)
+        return min(send_ms, state.remaining_election_ms())
+
+    def _poll_follower(self, state: FollowerState) -> float:
+        """Mirrors KafkaRaftClient#pollFollower (pollFollowerAsVoter, pollFollowerAsObserver)."""
+        if self.quorum.is_voter():
+            # A voter that lost its leader stands for election.
+            if state.has_fetch_timeout_expired():
+                self._log.info("raft_fetch_timeout", epoch=state.epoch, leader_id=state.leader_id)
+                self.transition_to_candidate()
+                return 0
+            return min(self._maybe_send_fetch(state.leader_id), state.remaining_fetch_ms())
+        # An observer that lost its leader asks any voter who leads now.
+        if state.has_fetch_timeout_expired():
+            return self._maybe_send_any_voter_fetch()
+        return min(self._maybe_send_fetch(state.leader_id), state.remaining_fetch_ms())
+
+    def _poll_voted(self, state: VotedState) -> float:
+        """Mirrors KafkaRaftClient#pollVoted."""
+        if state.has_election_timeout_expired():
+            self.transition_to_candidate()
+            return 0
+        return state.remaining_election_ms()
+
+    def _poll_unattached(self, state: UnattachedState) -> float:
+        """Mirrors KafkaRaftClient#pollUnattached (pollUnattachedAsVoter, pollUnattachedAsObserver)."""
+        if self.quorum.is_voter():
+            if state.has_election_timeout_expired():
+                self.transition_to_candidate()
+                return 0
+            return state.remaining_election_ms()
+        return self._maybe_send_any_voter_fetch()
+
+    def _poll_resigned(self, state: ResignedState) -> float:
+        """Mirrors KafkaRaftClient#pollResigned: EndQuorumEpoch to the voters until acknowledged; then stand again."""
+        send_ms = self._maybe_send_requests(state.unacked_voters, self._build_end_quorum_epoch_request)
+        if state.has_election_timeout_expired():
+            self.transition_to_candidate()
+            return 0
+        return min(send_ms, state.remaining_election_ms())
+
+    def _binary_exponential_election_backoff_ms(self, retries: int) -> float:
+        """Mirrors KafkaRaftClient#binaryExponentialElectionBackoffMs: random, doubling with each retry, capped."""
+        bound = 2 << min(20, retries - 1)
+        return min(RETRY_BACKOFF_BASE_MS * self.rng.randrange(bound), self.config.election_backoff_max_ms)
+
+    def _strict_exponential_election_backoff_ms(self, position: int, total: int) -> float:
+        """Mirrors KafkaRaftClient#strictExponentialElectionBackoffMs: later preferred successors wait longer."""
+        base = self.config.election_backoff_max_ms >> (total - 1)
+        return min(self.config.election_backoff_max_ms, base << (position - 1))
+
+    # ------------------------------------------------------------------ transitions
+
+    def transition_to_candidate(self) -> None:
+        """Mirrors KafkaRaftClient#transitionToCandidate: next epoch, vote for ourselves."""
+        self.quorum.transition_to_candidate()
+        self._log.info("raft_candidate", epoch=self.epoch, retries=self.quorum.state.retries,  # type: ignore[union-attr]
+                       last_epoch=self.log.last_fetched_epoch, log_end_offset=self.log.end_offset)
+        self._on_leaving_leadership()
+        self._on_become_candidate()
+
+    def _on_become_candidate(self) -> None:
+        """Mirrors KafkaRaftClient#onBecomeCandidate: a lone voter has its majority already."""
+        state: CandidateState = self.quorum.state  # type: ignore[assignment]
+        if not self._maybe_transition_to_leader(state):
+            self.request_manager.reset_all()
+
+    def _maybe_transition_to_leader(self, state: CandidateState) -> bool:
+        """Mirrors KafkaRaftClient#maybeTransitionToLeader."""
+        if state.is_vote_granted():
+            self._on_become_leader(state)
+            return True
+        return False
+
+    def _on_become_leader(self, candidate: CandidateState) -> None:
+        """Mirrors KafkaRaftClient#onBecomeLeader: lead from the log end; the LeaderChangeMessage opens the epoch."""
+        epoch_start_offset = self.log.end_offset
+        state = self.quorum.transition_to_leader(epoch_start_offset)
+        self._log.info("raft_leader_elected", epoch=state.epoch, epoch_start_offset=epoch_start_offset,
+                       granting_voters=sorted(state.granting_voters))
+        # LeaderState#appendLeaderChangeMessage, flushed at once.
+        message = LeaderChangeMessage(leader_id=self.node_id, voters=tuple(sorted(self.voters)),
+                                      granting_voters=tuple(sorted(state.granting_voters)))
+        self.log.append_leader_change(message, state.epoch, self.time.milliseconds())
+        self._flush_leader_log(state)
+        self.request_manager.reset_all()
+
+    def transition_to_resigned(self, preferred_successors: list[int]) -> None:
+        """Mirrors KafkaRaftClient#transitionToResigned."""
+        self.quorum.transition_to_resigned(preferred_successors)
+        self._on_leaving_leadership()
+        self.request_manager.reset_all()
+
+    def transition_to_unattached(self, epoch: int) -> None:
+        """Mirrors KafkaRaftClient#transitionToUnattached."""
+        self.quorum.transition_to_unattached(epoch)
+        self._log.info("raft_unattached", epoch=epoch)
+        self._on_leaving_leadership()
+        self.request_manager.reset_all()
+
+    def transition_to_voted(self, candidate_id: int, epoch: int) -> None:
+        """Mirrors KafkaRaftClient#transitionToVoted."""
+        self.quorum.transition_to_voted(epoch, candidate_id)
+        self._log.info("raft_voted", epoch=epoch, voted_id=candidate_id)
+        self.request_manager.reset_all()
+
+    def transition_to_follower(self, epoch: int, leader_id: int) -> None:
+        """Mirrors KafkaRaftClient#transitionToFollower."""
+        self.quorum.transition_to_follower(epoch, leader_id)
+        self._log.info("raft_follower", epoch=epoch, leader_id=leader_id)
+        self._on_leaving_leadership()
+        self.request_manager.reset_all()
+
+    def _on_leaving_leadership(self) -> None:
+        """Fetches parked at a former leader are answered now (with the error the new state gives)."""
+        self._complete_parked_fetches(force=True)
+
+    def _maybe_transition(self, leader_id: int, epoch: int) -> None:
+        """Mirrors KafkaRaftClient#maybeTransition: a higher epoch (with or without its leader), or the leader found."""
+        if epoch > self.epoch:
+            if leader_id >= 0 and leader_id != self.node_id:
+                self.transition_to_follower(epoch, leader_id)
+            else:
+                self.transition_to_unattached(epoch)
+        elif leader_id >= 0 and not self.quorum.has_leader() and leader_id != self.node_id:
+            self.transition_to_follower(epoch, leader_id)
+
+    # ------------------------------------------------------------------ listeners
+
+    def _poll_listeners(self) -> None:
+        """Mirrors KafkaRaftClient#pollListeners: commits up to the HW, then any leader change.
+
+        A Resigned node (a leader that restarted, or gave up its epoch) is not announced as the
+        leader: its listener would claim an epoch in which it can no longer append.
+        """
+        self._update_listeners_progress()
+        state = self.quorum.state
+        for context in self.listeners:
+            if isinstance(state, LeaderState):
+                context.maybe_fire_leader_change(self.leader_and_epoch(), state.epoch_start_offset)
+            elif isinstance(state, ResignedState):
+                context.maybe_fire_leader_change((-1, state.epoch))
+            else:
+                context.maybe_fire_leader_change(self.leader_and_epoch())
+
+    def _update_listeners_progress(self) -> None:
         for context in self.listeners:
             context.fire_commits(self.log)
+
+    # ------------------------------------------------------------------ outbound requests
+
+    def _maybe_send_requests(self, destinations: Iterable[int], build: Any) -> float:
+        """Mirrors KafkaRaftClient#maybeSendRequests: one request to each ready destination; ms until one is ready."""
+        wait = NO_TIMEOUT
+        for destination in sorted(destinations):
+            if self.request_manager.is_ready(destination):
+                self._send(destination, build(destination))
+            wait = min(wait, self.request_manager.remaining_backoff_ms(destination) or self.config.request_timeout_ms)
+        return wait
+
+    def _send(self, destination: int, request: Any) -> None:
+        self._correlation += 1
+        self.request_manager.on_request_sent(destination, self._correlation)
+        if isinstance(request, MetadataFetchRequest):
+            self.fetches_sent += 1
+        if self.channel is not None:
+            self.channel.send(destination, self._correlation, request)
+
+    def _maybe_send_fetch(self, leader_id: int) -> float:
+        return self._maybe_send_requests([leader_id], lambda _d: self._build_fetch_request())
+
+    def _maybe_send_any_voter_fetch(self) -> float:
+        """Mirrors KafkaRaftClient#maybeSendAnyVoterFetch: a fetch to a random ready voter (the answer names the leader)."""
+        ready = sorted(v for v in self.voters if self.request_manager.is_ready(v))
+        if ready:
+            self._send(self.rng.choice(ready), self._build_fetch_request())
+            return self.config.request_timeout_ms
+        return min((self.request_manager.remaining_backoff_ms(v) for v in self.voters), default=NO_TIMEOUT) or 1
+
+    def _build_fetch_request(self) -> MetadataFetchRequest:
+        """Mirrors KafkaRaftClient#buildFetchRequest: our log end and its last epoch."""
+        return MetadataFetchRequest(
+            cluster_id=self.cluster_id, replica_id=self.node_id, current_leader_epoch=self.epoch,
+            fetch_offset=self.log.end_offset, last_fetched_epoch=self.log.last_fetched_epoch, max_wait_ms=FETCH_MAX_WAIT_MS,
+        )
+
+    def _build_vote_request(self, _destination: int) -> VoteRequest:
+        """Mirrors KafkaRaftClient#buildVoteRequest: our epoch and how far our log goes."""
+        end_offset, last_epoch = self.log.end_offset_and_epoch()
+        return VoteRequest(cluster_id=self.cluster_id, candidate_epoch=self.epoch, candidate_id=self.node_id,
+                           last_offset_epoch=last_epoch, last_offset=end_offset)
+
+    def _build_begin_quorum_epoch_request(self, _destination: int) -> BeginQuorumEpochRequest:
+        return BeginQuorumEpochRequest(cluster_id=self.cluster_id, leader_id=self.node_id, leader_epoch=self.epoch)
+
+    def _build_end_quorum_epoch_request(self, _destination: int) -> EndQuorumEpochRequest:
+        state: ResignedState = self.quorum.state  # type: ignore[assignment]
+        return EndQuorumEpochRequest(cluster_id=self.cluster_id, leader_id=self.node_id, leader_epoch=self.epoch,
+                                     preferred_successors=tuple(state.preferred_successors))
+
+    # ------------------------------------------------------------------ responses
+
+    def handle_response(self, source: int, correlation_id: int, request: Any, result: Any) -> None:
+        """Mirrors KafkaRaftClient#handleResponse: an answer (or a failure) to a request this node sent."""
+        if not self.request_manager.is_response_expected(source, correlation_id):
+            return
+        if isinstance(result, BaseException):
+            self.request_manager.on_response_error(source)
+            self._wake()
+            return
+        if result.error_code:
+            handled = self._handle_top_level_error(Errors.for_code(result.error_code))
+        elif isinstance(result, MetadataFetchResponse):
+            handled = self._handle_fetch_response(source, result)
+        elif isinstance(result, VoteResponse):
+            handled = self._handle_vote_response(source, result)
+        elif isinstance(result, BeginQuorumEpochResponse):
+            handled = self._handle_begin_quorum_epoch_response(source, result)
+        elif isinstance(result, EndQuorumEpochResponse):
+            handled = self._handle_end_quorum_epoch_response(source, result)
+        else:
+            handled = False
+        if handled:
+            self.request_manager.on_response_received(source)
+        else:
+            self.request_manager.on_response_error(source)
+        self._poll_listeners()
+        self._wake()
+
+    def _handle_top_level_error(self, error: Errors) -> bool:
+        """Mirrors KafkaRaftClient#handleTopLevelError: retriable errors back off; the rest are logged."""
+        self._log.warning("raft_request_failed", error=error.name)
+        return False
+
+    def _maybe_handle_common_response(self, error: Errors, leader_id: int, epoch: int) -> bool | None:
+        """Mirrors KafkaRaftClient#maybeHandleCommonResponse: epochs and leaders any response can teach.
+
+        1. an older epoch (or UNKNOWN_LEADER_EPOCH): stale, ignore; 2. a newer epoch, or a fenced
+        or not-leader answer: move to what the responder knows; 3. the same epoch with a leader
+        we did not know: follow it. None: the caller handles the response itself.
+        """
+        if epoch < self.epoch or error is Errors.UNKNOWN_LEADER_EPOCH:
+            # A stale answer teaches nothing; on an error, back off before asking that node again.
+            return error is Errors.NONE
+        if epoch > self.epoch or error in (Errors.FENCED_LEADER_EPOCH, Errors.NOT_LEADER_OR_FOLLOWER):
+            before = self.quorum.state
+            self._maybe_transition(leader_id, epoch)
+            # Nothing learned (the responder knows no newer leader): back off before asking again.
+            return self.quorum.state is not before or error is Errors.NONE
+        if epoch == self.epoch and leader_id >= 0 and not self.quorum.has_leader() and leader_id != self.node_id:
+            self.transition_to_follower(epoch, leader_id)
+            return None if error is Errors.NONE else True
+        if error is Errors.BROKER_NOT_AVAILABLE:
+            return False
+        return None
+
+    def _handle_vote_response(self, source: int, response: VoteResponse) -> bool:
+        """Mirrors KafkaRaftClient#handleVoteResponse: count the vote; a majority elects, a lost majority backs off."""
+        error = Errors.for_code(response.partition_error_code)
+        handled = self._maybe_handle_common_response(error, response.leader_id, response.leader_epoch)
+        if handled is not None:
+            return handled
+        if error is not Errors.NONE:
+            return False
+        state = self.quorum.state
+        if isinstance(state, CandidateState):
+            if response.vote_granted:
+                state.record_granted_vote(source)
+                self._maybe_transition_to_leader(state)
+            else:
+                state.record_rejected_vote(source)
+                if state.is_vote_rejected() and not state.is_backing_off():
+                    backoff_ms = self._binary_exponential_election_backoff_ms(state.retries)
+                    self._log.info("raft_election_lost", epoch=state.epoch, rejecting_voters=sorted(state.rejecting_voters()),
+                                   backoff_ms=backoff_ms)
+                    state.start_backing_off(backoff_ms)
+        return True
+
+    def _handle_begin_quorum_epoch_response(self, source: int, response: BeginQuorumEpochResponse) -> bool:
+        """Mirrors KafkaRaftClient#handleBeginQuorumEpochResponse: the voter acknowledged our leadership."""
+        error = Errors.for_code(response.partition_error_code)
+        handled = self._maybe_handle_common_response(error, response.leader_id, response.leader_epoch)
+        if handled is not None:
+            return handled
+        if error is Errors.NONE:
+            if isinstance(self.quorum.state, LeaderState):
+                self.quorum.state.add_acknowledgement_from(source)
+            return True
+        return False
+
+    def _handle_end_quorum_epoch_response(self, source: int, response: EndQuorumEpochResponse) -> bool:
+        """Mirrors KafkaRaftClient#handleEndQuorumEpochResponse: the voter heard of our resignation."""
+        error = Errors.for_code(response.partition_error_code)
+        handled = self._maybe_handle_common_response(error, response.leader_id, response.leader_epoch)
+        if handled is not None:
+            return handled
+        if error is Errors.NONE:
+            if isinstance(self.quorum.state, ResignedState):
+                self.quorum.state.acknowledge_resignation(source)
+            return True
+        return False
+
+    def _handle_fetch_response(self, source: int, response: MetadataFetchResponse) -> bool:
+        """Mirrors KafkaRaftClient#handleFetchResponse (follower or observer).
+
+        1. errors and epochs first (a new leader is followed); 2. a diverging epoch: truncate to
+        where our log agrees with the leader's; 3. else append the batches and take the leader's
+        HW (capped at our log end); 4. the fetch timer restarts.
+        """
+        error = Errors.for_code(response.partition_error_code)
+        # 1. What the answer says about leaders and epochs.
+        handled = self._maybe_handle_common_response(error, response.leader_id, response.leader_epoch)
+        if handled is not None:
+            return handled
+        state = self.quorum.state
+        if error is not Errors.NONE or not isinstance(state, FollowerState) or source != state.leader_id:
+            return False
+        if response.diverging_epoch >= 0:
+            # 2. Divergence: never below the HW.
+            truncated_to = self.log.truncate_to_end_offset(response.diverging_end_offset, response.diverging_epoch)
+            self._log.info("raft_log_truncated", epoch=self.epoch, leader_id=source, truncation_offset=truncated_to,
+                           diverging_epoch=response.diverging_epoch)
+        else:
+            # 3. Append and follow the HW.
+            for batch in response.batches:
+                if batch.base_offset == self.log.end_offset:
+                    self.log.append_as_follower(batch)
+            if response.high_watermark >= 0:
+                new_hw = min(self.log.end_offset, response.high_watermark)
+                if new_hw > self.log.high_watermark:
+                    state.update_high_watermark(new_hw)
+                    self.log.update_high_watermark(new_hw)
+                    self._update_listeners_progress()
+        # 4. The leader is alive.
+        state.reset_fetch_timeout()
+        return True
+
+    # ------------------------------------------------------------------ inbound requests
+
+    def handle_request(self, envelope: Any) -> None:
+        """Mirrors KafkaRaftClient#handleRequest: dispatch a Raft request; answer now (or park a Fetch)."""
+        request = envelope.request
+        if request.cluster_id and self.cluster_id and request.cluster_id != self.cluster_id:
+            envelope.respond(request.get_error_response(Errors.INCONSISTENT_CLUSTER_ID.code))
+            return
+        if isinstance(request, MetadataFetchRequest):
+            self.handle_fetch_request(envelope)
+        elif isinstance(request, VoteRequest):
+            envelope.respond(self._handle_vote_request(request))
+        elif isinstance(request, BeginQuorumEpochRequest):
+            envelope.respond(self._handle_begin_quorum_epoch_request(request))
+        elif isinstance(request, EndQuorumEpochRequest):
+            envelope.respond(self._handle_end_quorum_epoch_request(request))
+        else:
+            envelope.respond(request.get_error_response(Errors.INVALID_REQUEST.code))
+        self._poll_listeners()
+        self._wake()
+
+    def _validate_voter_only_request(self, remote_id: int, request_epoch: int) -> Errors | None:
+        """Mirrors KafkaRaftClient#validateVoterOnlyRequest."""
+        if request_epoch < self.epoch:
+            return Errors.FENCED_LEADER_EPOCH
+        if remote_id < 0:
+            return Errors.INVALID_REQUEST
+        if self.quorum.is_observer() or not self.quorum.is_voter(remote_id):
+            return Errors.INCONSISTENT_VOTER_SET
+        return None
+
+    def _validate_leader_only_request(self, request_epoch: int) -> Errors | None:
+        """Mirrors KafkaRaftClient#validateLeaderOnlyRequest."""
+        if request_epoch < self.epoch:
+            return Errors.FENCED_LEADER_EPOCH
+        if request_epoch > self.epoch:
+            return Errors.UNKNOWN_LEADER_EPOCH
+        if not self.quorum.is_leader():
+            return Errors.NOT_LEADER_OR_FOLLOWER
+        return None
+
+    def is_log_up_to_date(self, last_offset_epoch: int, last_offset: int) -> bool:
+        """The candidate's (last epoch, end offset) is at least ours: epoch first, then offset (OffsetAndEpoch#compareTo)."""
+        end_offset, last_epoch = self.log.end_offset_and_epoch()
+        return (last_offset_epoch, last_offset) >= (last_epoch, end_offset)
+
+    def _handle_vote_request(self, request: VoteRequest) -> VoteResponse:
+        """Mirrors KafkaRaftClient#handleVoteRequest.
+
+        1. a malformed request is refused; 2. an old epoch, a non-voter: refused with our epoch;
+        3. a newer epoch makes us Unattached in it first; 4. grant if our state allows a vote for
+        this candidate and its log is at least as up to date as ours; a granted vote is stored
+        (Voted) before the answer leaves.
+        """
+        # 1. Well-formed.
+        if request.last_offset < 0 or request.last_offset_epoch < 0 or request.last_offset_epoch >= request.candidate_epoch:
+            return self._vote_response(Errors.INVALID_REQUEST, False)
+        # 2. Current epoch, voters only.
+        error = self._validate_voter_only_request(request.candidate_id, request.candidate_epoch)
+        if error is not None:
+            return self._vote_response(error, False)
+        # 3. A newer epoch.
+        if request.candidate_epoch > self.epoch:
+            self.transition_to_unattached(request.candidate_epoch)
+        # 4. The vote.
+        up_to_date = self.is_log_up_to_date(request.last_offset_epoch, request.last_offset)
+        granted = self.quorum.can_grant_vote(request.candidate_id, up_to_date)
+        if granted and self.quorum.is_unattached():
+            self.transition_to_voted(request.candidate_id, request.candidate_epoch)
+        self._log.info("raft_vote_request", candidate_id=request.candidate_id, epoch=request.candidate_epoch,
+                       granted=granted, log_up_to_date=up_to_date)
+        return self._vote_response(Errors.NONE, granted)
+
+    def _vote_response(self, error: Errors, granted: bool) -> VoteResponse:
+        leader_id, epoch = self.leader_and_epoch()
+        return VoteResponse(partition_error_code=error.code, leader_id=leader_id, leader_epoch=epoch, vote_granted=granted)
+
+    def _handle_begin_quorum_epoch_request(self, request: BeginQuorumEpochRequest) -> BeginQuorumEpochResponse:
+        """Mirrors KafkaRaftClient#handleBeginQuorumEpochRequest: follow the announced leader."""
+        error = self._validate_voter_only_request(request.leader_id, request.leader_epoch)
+        if error is None:
+            self._maybe_transition(request.leader_id, request.leader_epoch)
+        leader_id, epoch = self.leader_and_epoch()
+        return BeginQuorumEpochResponse(partition_error_code=(error or Errors.NONE).code, leader_id=leader_id,
+                                        leader_epoch=epoch)
+
+    def _handle_end_quorum_epoch_request(self, request: EndQuorumEpochRequest) -> EndQuorumEpochResponse:
+        """Mirrors KafkaRaftClient#handleEndQuorumEpochRequest: the leader resigned; its preferred successor stands first."""
+        error = self._validate_voter_only_request(request.leader_id, request.leader_epoch)
+        if error is None:
+            self._maybe_transition(request.leader_id, request.leader_epoch)
+            state = self.quorum.state
+            if isinstance(state, FollowerState) and state.leader_id == request.leader_id:
+                successors = list(request.preferred_successors)
+                position = successors.index(self.node_id) if self.node_id in successors else -1
+                backoff_ms = 0 if position <= 0 else self._strict_exponential_election_backoff_ms(position, len(successors))
+                state.override_fetch_timeout(backoff_ms)
+        leader_id, epoch = self.leader_and_epoch()
+        return EndQuorumEpochResponse(partition_error_code=(error or Errors.NONE).code, leader_id=leader_id,
+                                      leader_epoch=epoch)
+
+    # ------------------------------------------------------------------ Fetch (leader)
+
+    def handle_fetch_request(self, envelope: Any) -> None:
+        """Mirrors KafkaRaftClient#handleFetchRequest: answer now, or park until new data, a new HW or max wait."""
+        request: MetadataFetchRequest = envelope.request
+        # 1. Only __cluster_metadata-0; a well-formed fetch.
+        if request.topic_id != METADATA_TOPIC_ID:
+            envelope.respond(request.get_error_response(Errors.UNKNOWN_TOPIC_ID.code))
+            return
+        if (request.max_wait_ms < 0 or request.fetch_offset < 0 or request.last_fetched_epoch < 0
+                or request.last_fetched_epoch > request.current_leader_epoch):
+            envelope.respond(self._empty_fetch_response(Errors.INVALID_REQUEST))
+            return
+        # 2. Try now.
+        response = self._try_complete_fetch_request(request)
+        if (response.partition_error_code or response.batches or request.max_wait_ms == 0
+                or response.diverging_epoch >= 0 or not self._running):
+            envelope.respond(response)
+            return
+        # 3. Park.
+        self.fetch_purgatory.append(_ParkedFetch(envelope, request, self.time.milliseconds() + request.max_wait_ms))
+
+    def _try_complete_fetch_request(self, request: MetadataFetchRequest) -> MetadataFetchResponse:
+        """Mirrors KafkaRaftClient#tryCompleteFetchRequest.
+
+        1. leader of the fetcher's epoch only; 2. the fetcher's log must agree with ours at its
+        last epoch, else the diverging epoch is the answer; 3. the fetch offset is the
+        replica's end offset: it may move the HW; 4. batches from the fetch offset.
+        """
+        # 1. Leader checks.
+        error = self._validate_leader_only_request(request.current_leader_epoch)
+        if error is not None:
+            return self._empty_fetch_response(error)
+        state: LeaderState = self.quorum.state  # type: ignore[assignment]
+        # 2. Divergence.
+        valid, (end_offset, end_epoch) = self.log.validate_offset_and_epoch(request.fetch_offset, request.last_fetched_epoch)
+        if not valid:
+            return self._fetch_response(Errors.NONE, state, diverging=(end_epoch, end_offset))
+        # 3. The replica's progress.
+        if request.replica_id >= 0 and request.replica_id != self.node_id:
+            state.update_check_quorum_for_following_voter(request.replica_id)
+            if state.update_replica_state(request.replica_id, self.time.milliseconds(), request.fetch_offset):
+                self._on_update_leader_high_watermark(state)
+        # 4. Data.
+        return self._fetch_response(Errors.NONE, state, batches=tuple(self.log.read(request.fetch_offset)))
+
+    def _fetch_response(self, error: Errors, state: LeaderState, batches: tuple = (),
+                        diverging: tuple[int, int] = (-1, -1)) -> MetadataFetchResponse:
+        high_watermark = state.high_watermark()
+        return MetadataFetchResponse(
+            partition_error_code=error.code, high_watermark=high_watermark if high_watermark is not None else -1,
+            leader_id=self.node_id, leader_epoch=self.epoch, batches=batches,
+            diverging_epoch=diverging[0], diverging_end_offset=diverging[1],
+        )
+
+    def _empty_fetch_response(self, error: Errors) -> MetadataFetchResponse:
+        """Mirrors KafkaRaftClient#buildEmptyFetchResponse: the error and what we know of the leader."""
+        leader_id, epoch = self.leader_and_epoch()
+        return MetadataFetchResponse(partition_error_code=error.code, leader_id=leader_id, leader_epoch=epoch,
+                                     high_watermark=-1)
+
+    def _complete_parked_fetches(self, force: bool = False) -> None:
+        """Answer every parked fetch: new data, a new HW or a change of role is news (fetchPurgatory#completeAll).
+
+        ``force`` marks a change of role; the answers then carry the error the new state gives.
+        """
+        parked, self.fetch_purgatory = self.fetch_purgatory, []
+        for fetch in parked:
+            fetch.envelope.respond(self._try_complete_fetch_request(fetch.request))
+
+    def _expire_parked_fetches(self) -> float:
+        """Answer parked fetches whose max wait ran out; ms until the next one does."""
+        if not self.fetch_purgatory:
+            return NO_TIMEOUT
+        now = self.time.milliseconds()
+        due = [f for f in self.fetch_purgatory if f.deadline_ms <= now]
+        self.fetch_purgatory = [f for f in self.fetch_purgatory if f.deadline_ms > now]
+        for fetch in due:
+            fetch.envelope.respond(self._try_complete_fetch_request(fetch.request))
+        if not self.fetch_purgatory:
+            return NO_TIMEOUT
+        return max(1.0, min(f.deadline_ms for f in self.fetch_purgatory) - now)

@@ -2,8 +2,9 @@
 
 Mirrors the KRaft part of kafka.server.BrokerServer#startup (Kafka 3.3):
 
-1. the Raft observer starts fetching ``__cluster_metadata`` from the controller, with the
-   BrokerMetadataListener registered on it (commits accumulate, nothing published yet);
+1. the Raft observer starts fetching ``__cluster_metadata`` from the quorum's leader (found by
+   asking any voter), with the BrokerMetadataListener registered on it (commits accumulate,
+   nothing published yet);
 2. the BrokerLifecycleManager registers the broker (the broker epoch) and heartbeats;
 3. wait until the controller says the broker has caught up with the log;
 4. start publishing: the first publish applies everything loaded so far (cache, managers,
@@ -12,10 +13,15 @@ Mirrors the KRaft part of kafka.server.BrokerServer#startup (Kafka 3.3):
 
 Controller-bound client requests a broker receives (CreateTopics, DeleteTopics, ElectLeaders, AlterPartitionReassignments) are forwarded
 to the controller, as KRaft brokers do (ForwardingManager).
+
+The active controller is the Raft leader the observer knows (KRaftCachedControllerId): heartbeats,
+AlterPartition and forwarded requests follow it when the quorum elects another controller, and a
+NOT_CONTROLLER answer sends them to the next one.
 """
 
 from __future__ import annotations
 
+import random
 from typing import Any, Hashable
 
 import anyio
@@ -28,10 +34,13 @@ from kafka_ref.common.requests.elect_leaders import ElectLeadersRequest
 from kafka_ref.server.broker_lifecycle_manager import BrokerLifecycleManager
 from kafka_ref.server.metadata.broker_metadata_listener import BrokerMetadataListener
 from kafka_ref.server.metadata.broker_metadata_publisher import BrokerMetadataPublisher
-from kafka_ref.raft.kafka_raft_client import RaftObserver
+from kafka_ref.raft.kafka_raft_client import KafkaRaftClient
+from kafka_ref.raft.network_channel import KafkaNetworkChannel
+from kafka_ref.raft.raft_client import BatchReader
 from kafka_ref.network.network import DisconnectException, Envelope, NetworkTimeoutException
 
 
+FORWARD_RETRY_BACKOFF_MS = 100
 # Controller-bound admin requests a KRaft broker forwards instead of handling.
 FORWARDED_REQUESTS = (CreateTopicsRequest, DeleteTopicsRequest, ElectLeadersRequest, AlterPartitionReassignmentsRequest)
 
@@ -39,17 +48,31 @@ FORWARDED_REQUESTS = (CreateTopicsRequest, DeleteTopicsRequest, ElectLeadersRequ
 class KRaftBrokerSupport:
     """The KRaft components of one broker: observer, listener, publisher, lifecycle manager."""
 
-    def __init__(self, broker: Any, controller_node: Hashable) -> None:
+    def __init__(self, broker: Any, controller_nodes: Any) -> None:
         self.broker = broker
-        self.controller_node = controller_node
-        self.raft = RaftObserver(broker.broker_id, broker.network, lambda: controller_node, broker.time)
+        voters = tuple(controller_nodes) if isinstance(controller_nodes, (tuple, list, set, frozenset)) else (controller_nodes,)
+        self.voters = voters
+        self.controller_node = voters[0]
+        channel = KafkaNetworkChannel(broker.network, broker.broker_id, broker.config.get("request.timeout.ms"))
+        self.raft = KafkaRaftClient(broker.broker_id, voters, broker.time, channel=channel,
+                                    rng=random.Random(broker.rng.getrandbits(64)))
         self.listener = BrokerMetadataListener(broker.broker_id, broker.time)
         self.publisher = BrokerMetadataPublisher(broker)
         self.lifecycle = BrokerLifecycleManager(
-            broker.broker_id, broker.config, broker.network, lambda: controller_node,
+            broker.broker_id, broker.config, broker.network, self.active_controller,
             lambda: self.listener.highest_metadata_offset, broker.rng, on_broker_epoch=self._on_broker_epoch,
         )
-        self.forwarding_manager = ForwardingManager(broker, controller_node)
+        self.forwarding_manager = ForwardingManager(broker, self.active_controller)
+
+    def active_controller(self) -> Hashable:
+        """Mirrors kafka.server.RaftControllerNodeProvider#getControllerInfo: the Raft leader we know (else the first voter)."""
+        leader = self.raft.leader_id
+        return leader if leader >= 0 else self.controller_node
+
+    def _leader_changed(self, leader_id: int, epoch: int) -> None:
+        """The observer heard of a new leader: it is the active controller from now on."""
+        if leader_id >= 0:
+            self.broker.metadata_cache.controller_id = leader_id
 
     def _on_broker_epoch(self, epoch: int) -> None:
         self.broker.broker_epoch = epoch
@@ -57,7 +80,7 @@ class KRaftBrokerSupport:
     async def start(self, tg: anyio.abc.TaskGroup) -> None:
         """Mirrors BrokerServer#startup's KRaft steps (module docstring); returns after the first publish."""
         # The cache knows where the active controller is (KRaftCachedControllerId).
-        self.broker.metadata_cache.controller_id = self.controller_node
+        self.broker.metadata_cache.controller_id = self.active_controller()
         # Controller-bound requests are forwarded; internal topic creation goes the same way.
         self.forwarding_manager.start(tg)
         for request_type in FORWARDED_REQUESTS:
@@ -65,8 +88,9 @@ class KRaftBrokerSupport:
         self.broker.admin_manager = self.forwarding_manager
         # 1. Metadata log observer with the listener registered.
         self.raft.register(self.listener)
+        self.raft.register(_ControllerTracker(self._leader_changed))
         tg.start_soon(self.listener.run, name=f"broker-{self.broker.broker_id}-metadata-listener")
-        tg.start_soon(self.raft.run, name=f"broker-{self.broker.broker_id}-raft-observer")
+        await tg.start(self.raft.run, name=f"broker-{self.broker.broker_id}-raft-observer")
         # 2. Registration and heartbeats.
         tg.start_soon(self.lifecycle.run, name=f"broker-{self.broker.broker_id}-lifecycle")
         # 3. Caught up with the log as of our registration.
@@ -95,6 +119,19 @@ class KRaftBrokerSupport:
         return self.lifecycle.controlled_shutdown_done.is_set()
 
 
+class _ControllerTracker:
+    """A Raft listener that only follows leader changes (the broker's controller node provider)."""
+
+    def __init__(self, on_leader_change: Any) -> None:
+        self._on_leader_change = on_leader_change
+
+    def handle_commit(self, reader: BatchReader) -> None:
+        """Commits are the metadata listener's business."""
+
+    def handle_leader_change(self, leader_id: int, epoch: int) -> None:
+        self._on_leader_change(leader_id, epoch)
+
+
 class ForwardingManager:
     """Mirrors kafka.server.ForwardingManager (and DefaultAutoTopicCreationManager's use of it).
 
@@ -104,9 +141,9 @@ class ForwardingManager:
     ``__consumer_offsets`` the same way in both modes.
     """
 
-    def __init__(self, broker: Any, controller_node: Hashable) -> None:
+    def __init__(self, broker: Any, controller_node_provider: Any) -> None:
         self.broker = broker
-        self.controller_node = controller_node
+        self.controller_node_provider = controller_node_provider
         self._task_group: anyio.abc.TaskGroup | None = None
 
     def start(self, tg: anyio.abc.TaskGroup) -> None:
@@ -128,10 +165,26 @@ class ForwardingManager:
         self._task_group.start_soon(self._forward, request, respond)
 
     async def _forward(self, request: Any, respond: Any) -> None:
-        # 1. Send to the controller; 2. answer with its response, or a timeout error if it is unreachable.
+        """The forwarding channel (BrokerToControllerChannelManager) behind ForwardingManager#forwardRequest.
+
+        1. send to the active controller; 2. NOT_CONTROLLER or no answer: look up the
+        controller again and retry until the request's time is up; 3. answer with the
+        controller's response, or REQUEST_TIMED_OUT.
+        """
         timeout_ms = request.timeout_ms + self.broker.config.get("request.timeout.ms")
-        try:
-            response = await self.broker.network.send(self.broker.broker_id, self.controller_node, request, timeout_ms)
-        except (DisconnectException, NetworkTimeoutException):
-            response = request.get_error_response(Errors.REQUEST_TIMED_OUT.code)
+        deadline = anyio.current_time() + timeout_ms / 1000
+        response = request.get_error_response(Errors.REQUEST_TIMED_OUT.code)
+        while (remaining_ms := (deadline - anyio.current_time()) * 1000) > 0:
+            # 1. The controller we know now.
+            try:
+                answer = await self.broker.network.send(self.broker.broker_id, self.controller_node_provider(), request,
+                                                        remaining_ms)
+            except (DisconnectException, NetworkTimeoutException):
+                answer = None
+            # 2. Another controller may be active: retry after a short back-off.
+            if answer is not None and getattr(answer, "error_code", 0) != Errors.NOT_CONTROLLER.code:
+                response = answer
+                break
+            await anyio.sleep(min(FORWARD_RETRY_BACKOFF_MS / 1000, max(0.0, deadline - anyio.current_time())))
+        # 3. The answer.
         respond(response)

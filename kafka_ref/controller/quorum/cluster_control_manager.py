@@ -230,6 +230,12 @@ class ClusterControlManager:
                        incarnation_id=str(request.incarnation_id))
         return [record], broker_epoch
 
+    def activate(self) -> None:
+        """Mirrors ClusterControlManager#activate: a fresh BrokerHeartbeatManager, every broker's session starting now."""
+        self.heartbeat_manager = BrokerHeartbeatManager(self.time, self.heartbeat_manager.session_timeout_ns)
+        for broker_id, registration in sorted(self.broker_registrations.items()):
+            self.heartbeat_manager.register(broker_id, registration.fenced)
+
     def check_broker_epoch(self, broker_id: int, broker_epoch: int) -> None:
         """Mirrors ClusterControlManager#checkBrokerEpoch."""
         registration = self.broker_registrations.get(broker_id)

@@ -1,4 +1,4 @@
-"""The KRaft controller: one node that owns the metadata log.
+"""The KRaft controller: every controller node runs one; the active one is the Raft leader.
 
 Mirrors org.apache.kafka.controller.QuorumController (Kafka 3.4) with its control managers
 (cluster, replication, configuration, features, producer ids) and kafka.server.ControllerApis
@@ -7,7 +7,12 @@ Mirrors org.apache.kafka.controller.QuorumController (Kafka 3.4) with its contro
 1. the operation computes records and an answer from the current in-memory state;
 2. the active controller replays the records at once (its state runs ahead of the commit);
 3. the records go to the Raft log as one atomic batch;
-4. the answer is deferred until the batch is committed (with one voter, at once).
+4. the answer is deferred until the batch is committed (a majority of the voters has it).
+
+Standby controllers (the other voters) replay every committed batch. The Raft leader's
+controller claims leadership once it has replayed everything before its epoch; when the
+leadership moves on it renounces: the writes it was waiting on fail with NOT_CONTROLLER and its
+in-memory state goes back to the last committed offset.
 
 A background task fences brokers whose session expired (``broker.session.timeout.ms`` of loop
 time without a heartbeat): QuorumController's ``maybeFenceReplicas`` event, rescheduled after
@@ -47,8 +52,11 @@ from kafka_ref.controller.quorum.configuration_control_manager import (
     FeatureControlManager,
     ProducerIdControlManager,
 )
+from kafka_ref.common.requests.begin_quorum_epoch import BeginQuorumEpochRequest
+from kafka_ref.common.requests.end_quorum_epoch import EndQuorumEpochRequest
 from kafka_ref.common.requests.metadata_fetch import MetadataFetchRequest
-from kafka_ref.raft.kafka_raft_client import KafkaRaftClient
+from kafka_ref.common.requests.vote import VoteRequest
+from kafka_ref.raft.kafka_raft_client import KafkaRaftClient, NotLeaderException
 from kafka_ref.raft.raft_client import BatchReader
 from kafka_ref.image.records import MetadataRecordType
 from kafka_ref.controller.quorum.replication_control_manager import MAX_RECORDS_PER_USER_OP, ReplicationControlManager  # noqa: F401
@@ -56,6 +64,8 @@ from kafka_ref.network.network import Envelope
 from kafka_ref.server.authorizer import Authorizer
 
 CLUSTER_ID = "kafka-ref-kraft-cluster"
+# Requests the node's Raft client answers (KafkaRaftClient#handleRequest), not the controller.
+RAFT_REQUESTS = (MetadataFetchRequest, VoteRequest, BeginQuorumEpochRequest, EndQuorumEpochRequest)
 
 
 @dataclass(slots=True)
@@ -80,7 +90,7 @@ def _error_response(request: Any, error: Errors, message: str | None) -> Any:
 
 
 class QuorumController:
-    """Mirrors org.apache.kafka.controller.QuorumController (the active controller of a one-voter quorum)."""
+    """Mirrors org.apache.kafka.controller.QuorumController (active on the Raft leader, standby elsewhere)."""
 
     def __init__(self, node_id: int, config: KafkaConfig, time: Time | None = None, rng: random.Random | None = None,
                  raft_client: KafkaRaftClient | None = None, authorizer: Authorizer | None = None) -> None:
@@ -90,7 +100,24 @@ class QuorumController:
         self.rng = rng or random.Random(node_id)
         self.authorizer = authorizer or Authorizer()
         self.cluster_id = CLUSTER_ID
-        # The control managers.
+        self._create_managers()
+        # The log and where we stand in it.
+        self.raft_client = raft_client or KafkaRaftClient(node_id, (node_id,), self.time)
+        self.write_offset = -1
+        self.last_committed_offset = -1
+        self.cur_claim_epoch = -1
+        self.deferred: list[tuple[int, Callable[[], None], Callable[[], None]]] = []
+        self._fence_check: anyio.Event | None = None
+        self._log = state_change_logger(controller_id=node_id)
+        self.raft_client.register(QuorumMetaLogListener(self))
+        # A restarted (or new) voter replays what its log already holds as committed; a lone voter leads at once.
+        if not self.raft_client.initialized:
+            self.raft_client.initialize()
+
+    def _create_managers(self) -> None:
+        """The control managers, empty (a new controller, or a renounced one rebuilding from the log)."""
+        config = self.config
+        node_id = self.node_id
         self.feature_control = FeatureControlManager(config.inter_broker_protocol_version)
         self.configuration_control = ConfigurationControlManager(config)
         self.cluster_control = ClusterControlManager(self.time, config.get("broker.session.timeout.ms"), self.rng,
@@ -102,15 +129,6 @@ class QuorumController:
             delete_topic_enable=config.get("delete.topic.enable"),
         )
         self.producer_id_control = ProducerIdControlManager(self.cluster_control)
-        # The log and where we stand in it.
-        self.raft_client = raft_client or KafkaRaftClient(node_id, self.time)
-        self.write_offset = -1
-        self.last_committed_offset = -1
-        self.cur_claim_epoch = -1
-        self.deferred: list[tuple[int, Callable[[], None]]] = []
-        self._fence_check: anyio.Event | None = None
-        self._log = state_change_logger(controller_id=node_id)
-        self.raft_client.register(QuorumMetaLogListener(self))
 
     # ------------------------------------------------------------------ life cycle
 
@@ -120,15 +138,9 @@ class QuorumController:
         return self.cur_claim_epoch >= 0
 
     async def run(self, *, task_status: anyio.abc.TaskStatus = anyio.TASK_STATUS_IGNORED) -> None:
-        """Run the controller's background work: parked observer fetches and the fencing timer."""
-        async with anyio.create_task_group() as tg:
-            self.raft_client.start(tg)
-            try:
-                task_status.started(self)
-                await self._maybe_fence_replicas_loop()
-            finally:
-                # Stopping (cancelled): fetches still being handled are answered at once, not parked.
-                self.raft_client.stop()
+        """Run the controller's background work: the fencing timer (active only)."""
+        task_status.started(self)
+        await self._maybe_fence_replicas_loop()
 
     async def _maybe_fence_replicas_loop(self) -> None:
         """Mirrors QuorumController#rescheduleMaybeFenceStaleBrokers and its MAYBE_FENCE_REPLICAS event.
@@ -136,9 +148,9 @@ class QuorumController:
         Sleep until the oldest unfenced session expires (woken early by any heartbeat or
         registration), then fence stale brokers one write at a time.
         """
-        heartbeat_manager = self.cluster_control.heartbeat_manager
         while True:
-            next_check_ns = heartbeat_manager.next_check_time_ns()
+            heartbeat_manager = self.cluster_control.heartbeat_manager
+            next_check_ns = heartbeat_manager.next_check_time_ns() if self.is_active else None
             self._fence_check = anyio.Event()
             if next_check_ns is None:
                 await self._fence_check.wait()
@@ -163,8 +175,20 @@ class QuorumController:
     # ------------------------------------------------------------------ writes
 
     def _write(self, name: str, result: ControllerResult, respond: Callable[[Any], None],
-               process_batch_end_offset: Callable[[int], None] | None = None) -> None:
-        """Mirrors QuorumController.ControllerWriteEvent#run: replay, append, answer once committed."""
+               process_batch_end_offset: Callable[[int], None] | None = None, request: Any = None) -> None:
+        """Mirrors QuorumController.ControllerWriteEvent#run: replay, append, answer once committed.
+
+        ``request`` is the caller's request: if leadership is lost before the commit, it is
+        answered with NOT_CONTROLLER (ControllerPurgatory#failAll on renounce).
+        """
+
+        def fail() -> None:
+            if request is not None:
+                respond(request.get_error_response(Errors.NOT_CONTROLLER.code))
+
+        if not self.is_active:
+            fail()
+            return
         offset = self.write_offset
         if result.records:
             # 1. Replay at once, each record at the offset it will have.
@@ -172,9 +196,14 @@ class QuorumController:
                 self.replay(record, self.write_offset + 1 + i)
             offset = self.write_offset + len(result.records)
             # 2. The answer waits for the commit of the whole batch.
-            self.deferred.append((offset, lambda: respond(result.response)))
-            # 3. Append atomically (one voter: committed right away).
-            last = self.raft_client.schedule_atomic_append(self.cur_claim_epoch, result.records)
+            self.deferred.append((offset, lambda: respond(result.response), fail))
+            # 3. Append atomically (one voter: committed right away; else once a majority has it).
+            try:
+                last = self.raft_client.schedule_atomic_append(self.cur_claim_epoch, result.records)
+            except NotLeaderException:
+                # The Raft leadership is gone (resigned): give up the claim, fail the waiting writes.
+                self.renounce()
+                return
             self.write_offset = last
             self._log.info("controller_write", operation=name, records=len(result.records), last_offset=last,
                            types=sorted({type(r).__name__ for r in result.records}))
@@ -182,14 +211,14 @@ class QuorumController:
                 process_batch_end_offset(last)
         else:
             # 4. Nothing written: answer once everything written so far is committed.
-            self.deferred.append((offset, lambda: respond(result.response)))
+            self.deferred.append((offset, lambda: respond(result.response), fail))
             self._complete_deferred()
 
     def _complete_deferred(self) -> None:
         """Mirrors ControllerPurgatory#completeUpTo: answer every write at or below the committed offset."""
-        ready = [(o, f) for o, f in self.deferred if o <= self.last_committed_offset]
-        self.deferred = [(o, f) for o, f in self.deferred if o > self.last_committed_offset]
-        for _offset, complete in ready:
+        ready = [d for d in self.deferred if d[0] <= self.last_committed_offset]
+        self.deferred = [d for d in self.deferred if d[0] > self.last_committed_offset]
+        for _offset, complete, _fail in ready:
             complete()
 
     def replay(self, record: Any, offset: int) -> None:
@@ -228,9 +257,43 @@ class QuorumController:
         """
         self.cur_claim_epoch = epoch
         self.write_offset = self.raft_client.log.end_offset - 1
+        # ClusterControlManager#activate: broker sessions start now, on this controller.
+        self.cluster_control.activate()
         self._log.info("controller_activated", epoch=epoch, metadata_version_level=self.feature_control.bootstrap_level)
-        if self.raft_client.log.end_offset == 0:
+        if not self._bootstrapped():
             self._write("bootstrap", ControllerResult(list(self.feature_control.bootstrap_records()), None), lambda _r: None)
+        self._reschedule_maybe_fence_stale_brokers()
+
+    def _bootstrapped(self) -> bool:
+        """Whether the log already holds the bootstrap records (a data record anywhere before our epoch)."""
+        return any(batch.records for batch in self.raft_client.log.batches)
+
+    def renounce(self) -> None:
+        """Mirrors QuorumController#renounce: no longer active; back to the last committed state.
+
+        1. drop the claim; 2. fail every write still waiting for its commit (NOT_CONTROLLER);
+        3. rebuild the in-memory state from the committed log (SnapshotRegistry#revertToSnapshot
+        at the last committed offset); 4. stop the fencing timer's work.
+        """
+        if not self.is_active:
+            return
+        epoch = self.cur_claim_epoch
+        # 1. Not active.
+        self.cur_claim_epoch = -1
+        # 2. Waiting writes fail.
+        waiting, self.deferred = self.deferred, []
+        for _offset, _complete, fail in waiting:
+            fail()
+        # 3. Revert to what is committed.
+        self._create_managers()
+        for batch in self.raft_client.log.read(0, max_offset=self.last_committed_offset + 1, max_batches=1 << 30):
+            for i, record in enumerate(batch.records):
+                self.replay(record, batch.base_offset + i)
+        self.write_offset = -1
+        self._log.info("controller_renounced", epoch=epoch, last_committed_offset=self.last_committed_offset,
+                       failed_writes=len(waiting))
+        # 4. The fencing loop sees we are no longer active.
+        self._reschedule_maybe_fence_stale_brokers()
 
     def handle_commit(self, reader: BatchReader) -> None:
         """Mirrors QuorumController.QuorumMetaLogListener#handleCommit.
@@ -264,8 +327,10 @@ class QuorumController:
         a failover kafka_ref does not make: one controller node answers the next request).
         """
         request = envelope.request
+        if type(request) in RAFT_REQUESTS:
+            self.raft_client.handle_request(envelope)
+            return
         handlers: dict[type, Callable[[Envelope], None]] = {
-            MetadataFetchRequest: self.raft_client.handle_fetch_request,
             BrokerRegistrationRequest: self.handle_broker_registration,
             BrokerHeartbeatRequest: self.handle_broker_heartbeat,
             AlterPartitionRequest: self.handle_alter_partition,
@@ -278,6 +343,10 @@ class QuorumController:
         try:
             if handler is None:
                 envelope.respond(request.get_error_response(Errors.UNSUPPORTED_VERSION.code))
+                return
+            # Only the active controller serves the broker and admin requests (ControllerApis answers NOT_CONTROLLER).
+            if not self.is_active:
+                envelope.respond(request.get_error_response(Errors.NOT_CONTROLLER.code))
                 return
             if type(request) in (BrokerRegistrationRequest, BrokerHeartbeatRequest, AlterPartitionRequest) \
                     and not self.authorizer.authorize_cluster_action(envelope.principal):
@@ -406,5 +475,10 @@ class QuorumMetaLogListener:
         self.controller.handle_commit(reader)
 
     def handle_leader_change(self, leader_id: int, epoch: int) -> None:
-        if leader_id == self.controller.node_id and not self.controller.is_active:
-            self.controller.claim(epoch)
+        """Mirrors QuorumMetaLogListener#handleLeaderChange: claim when we lead; renounce when the leadership moved."""
+        controller = self.controller
+        if leader_id == controller.node_id and epoch != controller.cur_claim_epoch:
+            controller.renounce()
+            controller.claim(epoch)
+        elif leader_id != controller.node_id and controller.is_active:
+            controller.renounce()
