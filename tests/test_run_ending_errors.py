@@ -127,3 +127,27 @@ def test_every_catch_all_in_kafka_ref_lets_run_ending_exceptions_through():
                 if ("Exception" in ids or handler.type is None) and not seen_run_ending:
                     missing.append(f"{path.relative_to(package.parent)}:{handler.lineno}")
     assert missing == []
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("error", [bdb.BdbQuit, KeyboardInterrupt])
+async def test_timer_reaper_stops_on_a_run_ending_error_from_a_task(error):
+    """SystemTimer#run fires due tasks; one that quits the debugger ends the reaper's loop
+    (it used to be the loop left spinning on the virtual clock)."""
+    from kafka_ref.common.time import Time
+    from kafka_ref.server.timer import SystemTimer, TimerTask
+
+    fired: list[float] = []
+
+    class Quits(TimerTask):
+        def run(self) -> None:
+            fired.append(anyio.current_time())
+            raise error()
+
+    timer = SystemTimer(Time())
+    start = anyio.current_time()
+    timer.add(Quits(250))
+    with pytest.raises(error):
+        with anyio.fail_after(60):
+            await timer.run()
+    assert [round(t - start, 3) for t in fired] == [0.25]
