@@ -295,7 +295,7 @@ class MockAlterPartitionManager:
         """Nothing runs in the background."""
 
     def submit(self, tp: TopicPartition, topic_id: Uuid | None, leader_and_isr: LeaderAndIsr, controller_epoch: int,
-               callback: Any) -> None:
+               callback: Any, isr_broker_epochs: dict[int, int] | None = None) -> None:
         self.submitted += 1
         if tp in self.in_flight_partitions:
             callback(None, Errors.OPERATION_NOT_ATTEMPTED)

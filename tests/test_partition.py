@@ -858,3 +858,27 @@ def test_monotonic_offsets_after_leader_change():
     assert (found.offset, found.timestamp) == (1, 11)
     with pytest.raises(OffsetNotAvailableException):
         offsets_for(30, 0)
+
+
+def test_alter_partition_carries_isr_broker_epochs_in_kraft():
+    """Mirrors Partition#addBrokerEpochToIsr (KIP-903, Kafka 3.5+): in KRaft mode an ISR expansion names each
+    member with the broker epoch it fetched with (this broker: its own epoch); ZooKeeper mode sends -1."""
+    from test_apply_delta import KRaftBroker, create_topic
+
+    from kafka_ref.common.requests.alter_partition import BrokerState
+
+    kb = KRaftBroker()
+    create_topic(kb, leader=BROKER, replicas=(0, 1), isr=(0,))
+    partition = kb.rm.online_partition(TP0)
+    fetch_follower(partition, REMOTE, 0, replica_epoch=2)
+    manager = kb.rm.alter_partition_manager
+    (item,) = manager.unsent_isr_updates.values()
+    request = manager.build_request([item])
+    assert request.topics[0].partitions[0].new_isr_with_epochs == (
+        BrokerState(broker_id=0, broker_epoch=manager.broker_epoch_supplier()), BrokerState(broker_id=1, broker_epoch=2))
+    # ZooKeeper mode: every member at -1.
+    broker, alter, zk_partition = setup()
+    leader_log_with(broker)
+    zk_partition.make_leader(lai_state(BROKER, 5, [0], [0, 1], partition_epoch=1), {}, None)
+    fetch_follower(zk_partition, REMOTE, 10, replica_epoch=7)
+    assert len(alter.isr_updates) == 1

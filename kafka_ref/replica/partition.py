@@ -590,13 +590,19 @@ class Partition(PartitionReads):
         ``_on_alter_partition_result``, which ignores answers for a state we already left.
         """
         topic_id = self.topic_id
-        self.alter_partition_manager.submit(
-            self.topic_partition,
-            topic_id,
-            proposed_isr_state.sent_leader_and_isr,
-            self.controller_epoch,
-            lambda result, error: self._on_alter_partition_result(proposed_isr_state, result, error),
-        )
+        callback = lambda result, error: self._on_alter_partition_result(proposed_isr_state, result, error)  # noqa: E731
+        # KRaft: the members' broker epochs go along (Partition#addBrokerEpochToIsr, KIP-903).
+        if getattr(self.metadata_cache, "get_alive_broker_epoch", None) is None:
+            self.alter_partition_manager.submit(self.topic_partition, topic_id, proposed_isr_state.sent_leader_and_isr,
+                                                self.controller_epoch, callback)
+            return
+        epochs = {}
+        for broker_id in proposed_isr_state.sent_leader_and_isr.isr:
+            replica = self.remote_replicas_map.get(broker_id)
+            epoch = replica.state_snapshot.broker_epoch if replica is not None else None
+            epochs[broker_id] = -1 if epoch is None else epoch
+        self.alter_partition_manager.submit(self.topic_partition, topic_id, proposed_isr_state.sent_leader_and_isr,
+                                            self.controller_epoch, callback, isr_broker_epochs=epochs)
 
     def _on_alter_partition_result(
         self, proposed_isr_state: PendingPartitionChange, leader_and_isr: LeaderAndIsr | None, error: Errors | None

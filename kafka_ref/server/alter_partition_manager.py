@@ -41,6 +41,8 @@ class AlterPartitionItem:
     leader_and_isr: LeaderAndIsr
     controller_epoch: int
     callback: Callback
+    # KRaft (KIP-903): the broker epoch each remote ISR member last fetched with; None in ZooKeeper mode.
+    isr_broker_epochs: dict[int, int] | None = None
 
 
 class AlterPartitionManager:
@@ -70,16 +72,19 @@ class AlterPartitionManager:
         self.maybe_propagate_isr_changes()
 
     def submit(
-        self, tp: TopicPartition, topic_id: Uuid | None, leader_and_isr: LeaderAndIsr, controller_epoch: int, callback: Callback
+        self, tp: TopicPartition, topic_id: Uuid | None, leader_and_isr: LeaderAndIsr, controller_epoch: int, callback: Callback,
+        isr_broker_epochs: dict[int, int] | None = None,
     ) -> None:
         """Mirrors kafka.server.DefaultAlterPartitionManager#submit.
 
         A partition with a change already queued gets OPERATION_NOT_ATTEMPTED for the new one.
+        ``isr_broker_epochs`` (KRaft, KIP-903) carries the remote ISR members' broker epochs.
         """
         if tp in self.unsent_isr_updates:
             callback(None, Errors.OPERATION_NOT_ATTEMPTED)
             return
-        self.unsent_isr_updates[tp] = AlterPartitionItem(tp, topic_id, leader_and_isr, controller_epoch, callback)
+        self.unsent_isr_updates[tp] = AlterPartitionItem(tp, topic_id, leader_and_isr, controller_epoch, callback,
+                                                         isr_broker_epochs)
         self.maybe_propagate_isr_changes()
 
     def maybe_propagate_isr_changes(self) -> None:
@@ -110,7 +115,7 @@ class AlterPartitionManager:
                     AlterPartitionPartitionData(
                         partition_index=i.topic_partition.partition,
                         leader_epoch=i.leader_and_isr.leader_epoch,
-                        new_isr_with_epochs=tuple(BrokerState(broker_id=b, broker_epoch=-1) for b in i.leader_and_isr.isr),
+                        new_isr_with_epochs=self._isr_with_epochs(i),
                         leader_recovery_state=i.leader_and_isr.leader_recovery_state,
                         partition_epoch=i.leader_and_isr.partition_epoch,
                     )
@@ -118,6 +123,16 @@ class AlterPartitionManager:
                 ),
             ))
         return AlterPartitionRequest(broker_id=self.broker_id, broker_epoch=self.broker_epoch_supplier(), topics=tuple(topics))
+
+    def _isr_with_epochs(self, item: AlterPartitionItem) -> tuple[BrokerState, ...]:
+        """Mirrors Partition#addBrokerEpochToIsr's result (Kafka 3.5+, KIP-903): in ZooKeeper mode every
+        member's epoch is -1; in KRaft mode this broker's own epoch and each remote member's last
+        fetch epoch (-1 when it has not fetched since this leader took over)."""
+        epochs = item.isr_broker_epochs
+        if epochs is None:
+            return tuple(BrokerState(broker_id=b, broker_epoch=-1) for b in item.leader_and_isr.isr)
+        return tuple(BrokerState(broker_id=b, broker_epoch=self.broker_epoch_supplier() if b == self.broker_id
+                                 else epochs.get(b, -1)) for b in item.leader_and_isr.isr)
 
     async def _send_request(self, items: list[AlterPartitionItem]) -> None:
         """Mirrors kafka.server.DefaultAlterPartitionManager#sendRequest and its completion handler."""
