@@ -182,6 +182,7 @@ async def test_controlled_shutdown_disabled_skips_the_request():
         assert "ControlledShutdown" not in cluster.active_controller().event_manager.processed
 
 
+@pytest.mark.kafka_ref_schedules(20)
 async def test_controlled_shutdown_of_the_controller_broker():
     """The controller's own broker shuts down cleanly: it moves its leaderships away first, then
     resigns; another broker becomes controller and no partition is ever without a leader."""

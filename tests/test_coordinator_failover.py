@@ -32,6 +32,7 @@ pytestmark = pytest.mark.anyio
 ALL = [TopicPartition(TOPIC, p) for p in range(PARTITIONS)]
 
 
+@pytest.mark.kafka_ref_schedules(20, only={"metadata_mode": "zk"})
 @pytest.mark.parametrize("metadata_mode", ["zk", "kraft"])
 async def test_coordinator_failover_resumes_from_committed_offsets(metadata_mode):
     state_change_logger()           # structlog configured before capture_logs takes it over

@@ -164,6 +164,7 @@ async def test_reassign_0_1_2_to_3_4_5_under_acks_all_load(debug_state_changes):
         assert set(producer.errors) <= RETRIABLE
 
 
+@pytest.mark.kafka_ref_schedules(20)
 async def test_cancel_reassignment_mid_way_restores_original_assignment(debug_state_changes):
     """A move that cannot finish (one new replica cannot reach the leader) is cancelled with
     AlterPartitionReassignments(replicas=None): RS goes back to ORS, the adding replicas are

@@ -82,6 +82,7 @@ async def test_controller_failover_bumps_epoch_and_old_epoch_is_fenced():
         assert response.error_code == Errors.STALE_CONTROLLER_EPOCH.code
 
 
+@pytest.mark.kafka_ref_schedules(20, only={"mode": "zk"})
 @pytest.mark.parametrize("mode", MODES)
 async def test_leader_failure_elects_from_isr_and_old_leader_rejoins(mode):
     """Kill the leader: the controller elects the next live ISR member with leader epoch + 1;

@@ -1,7 +1,8 @@
 """The ``kafka-ref sim`` and ``kafka-ref scenario`` commands (wired into kafka_ref/cli.py).
 
 ``kafka-ref sim --scenario NAME --seeds 1000 [--ibp 0.10.2] [--jobs 2]`` runs many seeds with a
-progress bar and prints the summary table; ``kafka-ref sim --scenario NAME --seed 42 --trace``
+progress bar and prints the summary table (``--master local[*] | spark://…`` spreads them over Spark
+executors instead and writes per-seed Parquet: kafka_ref/sim/spark_seeds.py); ``kafka-ref sim --scenario NAME --seed 42 --trace``
 replays one seed as a readable timeline. ``kafka-ref scenario NAME [--debug]`` prints a
 narrated walkthrough keyed to the seeds' numbered steps.
 """
@@ -88,6 +89,9 @@ def add_sim_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-progress", action="store_true",
                         help="no progress bar (it is drawn only when stderr is a terminal anyway)")
     add_width_arguments(parser)
+    parser.add_argument("--master", default=None,
+                        help="run the seeds on Spark executors (local[*], spark://host:7077; needs the bench extra)")
+    parser.add_argument("--out", default="results/sim", help="with --master: where the per-seed Parquet goes")
 
 
 def run_sim_command(args: argparse.Namespace, out: Callable[[str], None] = print) -> int:
@@ -141,7 +145,14 @@ def run_sim_command(args: argparse.Namespace, out: Callable[[str], None] = print
             out(f"seed {result.seed} broke {', '.join(sorted(result.violation_counts))}; replay: "
                 f"{result.replay_command()}")
 
-        summary = run_summary(name, seeds, config, jobs=args.jobs, progress=progress, on_failure=report)
+        if getattr(args, "master", None):
+            from kafka_ref.sim.spark_seeds import run_summary_on_spark
+
+            summary, parquet = run_summary_on_spark(name, seeds, config, args.master, args.out,
+                                                    progress=progress, on_failure=report)
+            out(f"per-seed outcomes: {parquet}")
+        else:
+            summary = run_summary(name, seeds, config, jobs=args.jobs, progress=progress, on_failure=report)
         out(summary.table())
         rows.append(summary.markdown_row())
         failed |= bool(summary.failed_seeds)

@@ -83,6 +83,8 @@ class Scenario:
     max_down: int = 1
     noise: NetworkNoise = NetworkNoise()
     commit_offsets: bool = True
+    # Run the project's Producer, group Consumer and Admin too, held to the liveness invariants.
+    clients: bool = False
     expect_violation: dict[str, str] = field(default_factory=dict)
 
     def summary(self) -> str:
@@ -181,6 +183,24 @@ _register(Scenario(
     nemeses=lambda: [LastReplicaStanding(start_after_s=(3.0, 10.0))],
     min_insync_replicas=1,
     unclean_prob=0.5,
+    duration_s=90.0,
+))
+
+_register(Scenario(
+    name="client-failover",
+    description="The project's Producer, group Consumer and Admin, bootstrapped from every broker, through leader "
+                "crashes, long crashes of any broker (the group coordinator's too), clean shutdowns and preferred-leader "
+                "elections (leaders move while the old leader lives); every client call "
+                "must end within its timeout and the same clients must make progress after healing.",
+    nemeses=lambda: [
+        CrashRestart(4.0, target="leader", down_s=(2.0, 12.0)),
+        CrashRestart(2.0, target="any", down_s=(5.0, 45.0)),
+        CleanShutdown(1.5, target="any", down_s=(2.0, 8.0), controlled_prob=0.5),
+        PreferredElection(4.0),
+    ],
+    partitions=3,
+    producers=1,
+    clients=True,
     duration_s=90.0,
 ))
 

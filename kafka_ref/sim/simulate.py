@@ -39,6 +39,7 @@ from kafka_ref.common.config import MetadataVersion
 from kafka_ref.common.fatal import RUN_ENDING
 from kafka_ref.common.state_change import configure_logging
 from kafka_ref.common.topic_partition import TopicPartition
+from kafka_ref.sim.client_workload import ClientWorkload
 from kafka_ref.sim.history import SOURCE_FAULT, SOURCE_SIM, Event, History
 from kafka_ref.sim.invariants import InvariantChecker, Violation, metadata_partition_state
 from kafka_ref.sim.nemesis import NetworkFaultModel
@@ -118,6 +119,7 @@ class SimContext:
         self.faults: Counter[str] = Counter()
         self.fault_model: NetworkFaultModel = None  # type: ignore[assignment]
         self.workload: Workload = None  # type: ignore[assignment]
+        self.clients: ClientWorkload | None = None
         self.final_stats: dict[str, int] = {}
         self._dirty = False
         self._waiters: list[tuple[Callable[[Event], bool], anyio.Event, list[Event]]] = []
@@ -453,29 +455,34 @@ class SimContext:
                                        config=topic_config)
             self.fault_model = NetworkFaultModel(self, scenario.noise)
             self.workload = Workload(self)
+            self.clients = ClientWorkload(self) if scenario.clients else None
             self._stop_event = anyio.Event()
             duration = self.config.duration_s if self.config.duration_s is not None else scenario.duration_s
-            async with anyio.create_task_group() as restarts:
-                self._restarts = restarts
-                async with anyio.create_task_group() as tg:
-                    self._tg = tg
-                    cluster.network.set_fault_model(self.fault_model)
-                    for p in range(scenario.producers):
-                        tg.start_soon(self.workload.run_producer, p)
-                    tg.start_soon(self.workload.run_consumer)
-                    if scenario.commit_offsets:
-                        tg.start_soon(self.workload.run_committer)
-                    for nemesis in scenario.nemeses():
-                        tg.start_soon(nemesis.run, self)
-                    await anyio.sleep(duration)
-                    # Stop: no more faults or writes; pending restarts happen now.
-                    self.stopping = True
-                    cluster.network.set_fault_model(None)
-                    self.workload.producing = False
-                    self._stop_event.set()
-                    self.history.append(SOURCE_SIM, "faults_stopped")
-                    tg.cancel_scope.cancel()
-            await self._heal_and_check()
+            async with anyio.create_task_group() as clients_tg:
+                # The real clients (client scenarios) outlive the faults: they are checked after healing.
+                if self.clients is not None:
+                    await clients_tg.start(self.clients.run)
+                async with anyio.create_task_group() as restarts:
+                    self._restarts = restarts
+                    async with anyio.create_task_group() as tg:
+                        self._tg = tg
+                        cluster.network.set_fault_model(self.fault_model)
+                        for p in range(scenario.producers):
+                            tg.start_soon(self.workload.run_producer, p)
+                        tg.start_soon(self.workload.run_consumer)
+                        if scenario.commit_offsets:
+                            tg.start_soon(self.workload.run_committer)
+                        for nemesis in scenario.nemeses():
+                            tg.start_soon(nemesis.run, self)
+                        await anyio.sleep(duration)
+                        # Stop: no more faults or writes; pending restarts happen now.
+                        self.stopping = True
+                        cluster.network.set_fault_model(None)
+                        self.workload.producing = False
+                        self._stop_event.set()
+                        self.history.append(SOURCE_SIM, "faults_stopped")
+                        tg.cancel_scope.cancel()
+                await self._heal_and_check()
             self.simulated_s = anyio.current_time()
 
     async def _heal_and_check(self) -> None:
@@ -496,7 +503,10 @@ class SimContext:
                                  running=[b for b, x in sorted(cluster.brokers.items()) if x.is_running],
                                  replicas=self.replica_states())
         self.history.append(SOURCE_SIM, "healed", converged=self.converged())
-        # 3. The consumer reads everything committed; then the final comparison.
+        # 3. The real clients (client scenarios) must make progress again (client_workload.py).
+        if self.clients is not None:
+            await self.clients.finish_after_heal()
+        # 4. The consumer reads everything committed; then the final comparison.
         await self.workload.drain()
         committed = await self.workload.fetch_committed() if self.workload.committed else {}
         self.checker.check()
@@ -509,7 +519,8 @@ class SimContext:
             seed=self.seed, scenario=self.scenario.name, ibp=self.ibp, metadata_mode=self.config.metadata_mode,
             digest=self.history.digest(), events=len(self.history), violations=list(self.checker.violations),
             violation_counts=dict(self.checker.counts), faults=dict(sorted(self.faults.items())),
-            simulated_s=self.simulated_s, workload=self.workload.details() if self.workload else {},
+            simulated_s=self.simulated_s,
+            workload={**(self.workload.details() if self.workload else {}), **(self.clients.details() if self.clients else {})},
             unclean_elections=self.checker.unclean_elections,
             unclean_losses=self.final_stats.get("unclean_losses", 0),
             acks1_losses=self.final_stats.get("acks1_losses", 0),

@@ -13,7 +13,9 @@ pytest use (the hooks are loaded by the kafka_ref pytest plugin):
   per schedule (``test_x[trio-schedule=17]``), each with fresh fixtures;
 - ``--kafka-ref-schedules=50`` does the same for every async test (and every marked test);
 - a failing item prints ``kafka_ref schedule seed: 17`` and the command that replays it;
-- ``--kafka-ref-schedule-seed=17`` runs the selected tests under that one schedule.
+- ``--kafka-ref-schedule-seed=17`` runs the selected tests under that one schedule;
+- ``@pytest.mark.kafka_ref_schedules(20, only={"metadata_mode": "zk"})`` explores only the
+  parametrized variants whose parameters match (the others run once).
 
 Only trio has schedules to explore: the asyncio event loop runs callbacks in FIFO order, so an
 asyncio variant of an explored test runs once (its other schedule items are deselected).
@@ -87,14 +89,30 @@ def _backend_name(item: pytest.Item) -> str | None:
     return backend[0] if isinstance(backend, tuple) else str(backend)
 
 
+def _explored(item: pytest.Item) -> bool:
+    """Whether this item's other parameters are ones the marker asks to explore.
+
+    An asyncio variant has one schedule only; ``kafka_ref_schedules(n, only={"mode": "zk"})``
+    explores the items whose parameters match ``only`` and runs the others once.
+    """
+    if _backend_name(item) == "asyncio":
+        return False
+    marker = item.get_closest_marker(MARKER)
+    only = marker.kwargs.get("only") if marker is not None else None
+    if not only:
+        return True
+    params = item.callspec.params  # type: ignore[attr-defined]
+    return all(params.get(name) == value for name, value in only.items())
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """An asyncio variant keeps only its first schedule item (asyncio has one schedule)."""
+    """Items that are not explored (asyncio variants, parameters outside ``only``) keep their first schedule."""
     keep: list[pytest.Item] = []
     deselected: list[pytest.Item] = []
     first_seed: dict[str, Any] = {}
     for item in items:
         callspec = getattr(item, "callspec", None)
-        if callspec is None or _SEED_KEY not in callspec.params or _backend_name(item) != "asyncio":
+        if callspec is None or _SEED_KEY not in callspec.params or _explored(item):
             keep.append(item)
             continue
         key = item.nodeid.split("[", 1)[0] + repr(sorted((k, repr(v)) for k, v in callspec.params.items() if k != _SEED_KEY))
