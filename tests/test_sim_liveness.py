@@ -23,7 +23,7 @@ def test_client_scenario_runs_real_clients_through_the_faults_and_after_healing(
     # The Producer, group Consumer and Admin all made calls, every one of which ended in time.
     assert result.workload["client_ops"] > 100
     assert result.workload["client_ops_ok"] + result.workload["client_ops_failed"] == result.workload["client_ops"]
-    assert result.faults["crash_restart"] > 0
+    assert result.faults["leader_kill_cycle"] > 0
 
 
 class _Checker:

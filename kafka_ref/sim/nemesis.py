@@ -27,6 +27,8 @@ metadata_fetch_dropped / metadata_fetch_duplicated
                           KRaft mode's form: a broker's next fetches of the metadata log are
                           lost (it retries after the request timeout) or arrive twice
 back_to_back              a leader is killed, then the leader elected after it, quickly
+leader_kill_cycle         each partition's leader in turn is killed, kept down, restarted, and
+                          the ISR refills before the next (client-failover's pattern)
 msg_delayed / msg_duplicated / msg_dropped
                           inter-broker requests delayed, duplicated or lost by the
                           network fault model (duplicates and delays also reorder)
@@ -480,6 +482,29 @@ class RollingRestart(ScriptedNemesis):
             else:
                 await ctx.shutdown(broker, controlled=self.rng.random() < 0.7)
             await ctx.restart_after(broker, self.rng.uniform(*self.params.get("down_s", (1.0, 8.0))))
+            await ctx.wait_until(ctx.all_isr_full, 60.0)
+            await anyio.sleep(self.rng.uniform(1.0, 5.0))
+
+
+class LeaderKillCycle(ScriptedNemesis):
+    """For each partition in turn: kill its leader, keep it down a while, restart it, wait for a full ISR.
+
+    The pattern of issue 17's report (a producer stalled behind a dead broker): the brokers that
+    stay up can serve every partition the whole time, so a client that finds the new leaders the way
+    Kafka's does keeps working while the old leader is down.
+    """
+
+    kind = "leader_kill_cycle"
+
+    async def inject(self, ctx: "SimContext") -> None:
+        for tp in ctx.partitions:
+            if ctx.stopping or not ctx.may_take_down():
+                return
+            leader = ctx.leader_of(tp)
+            if leader < 0 or not ctx.cluster.brokers[leader].is_running:
+                continue
+            ctx.crash(leader, kind=self.kind)
+            await ctx.restart_after(leader, self.rng.uniform(*self.params.get("down_s", (15.0, 40.0))))
             await ctx.wait_until(ctx.all_isr_full, 60.0)
             await anyio.sleep(self.rng.uniform(1.0, 5.0))
 

@@ -30,6 +30,7 @@ from kafka_ref.sim.nemesis import (
     ControllerKill,
     CrashRestart,
     LastReplicaStanding,
+    LeaderKillCycle,
     LeaderAndIsrFault,
     Nemesis,
     NetworkNoise,
@@ -188,14 +189,13 @@ _register(Scenario(
 
 _register(Scenario(
     name="client-failover",
-    description="The project's Producer, group Consumer and Admin, bootstrapped from every broker, through leader "
-                "crashes, long crashes of any broker (the group coordinator's too), clean shutdowns and preferred-leader "
-                "elections (leaders move while the old leader lives); every client call "
-                "must end within its timeout and the same clients must make progress after healing.",
+    description="The project's Producer, group Consumer and Admin, bootstrapped from every broker, while each "
+                "partition's leader in turn is killed, kept down 15-40 s and restarted (issue 17's pattern), with "
+                "preferred-leader elections moving leaders between live brokers; every client call must end within "
+                "its timeout, must not fail while its partition is available, and the same clients must make "
+                "progress after healing.",
     nemeses=lambda: [
-        CrashRestart(4.0, target="leader", down_s=(2.0, 12.0)),
-        CrashRestart(2.0, target="any", down_s=(5.0, 45.0)),
-        CleanShutdown(1.5, target="any", down_s=(2.0, 8.0), controlled_prob=0.5),
+        LeaderKillCycle(start_after_s=(2.0, 6.0), down_s=(15.0, 40.0)),
         PreferredElection(4.0),
     ],
     partitions=3,
