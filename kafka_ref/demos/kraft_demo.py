@@ -10,7 +10,9 @@ unfenced once caught up, and rejoins as a follower. The admin flows in their KRa
 ``deletion`` (a RemoveTopicRecord), ``preferred-election`` (ElectLeaders), ``controlled-shutdown``
 (through heartbeats), ``reassignment`` (AlterPartitionReassignments: the merged replica set,
 completed by the ISR expansion) and ``coordinator-failover`` (``__consumer_offsets`` leadership
-from the topics delta).
+from the topics delta). ``controller-failover`` runs three controllers: the active one dies, a
+standby's fetch timeout expires, it stands in the next epoch, the survivor grants its vote (its log
+is as up to date), the winner writes its LeaderChangeMessage, claims, and the brokers follow it.
 """
 
 from __future__ import annotations
@@ -42,6 +44,63 @@ NARRATED_KRAFT = {
     "broker_crashed": "broker process killed (its disk survives)",
     "broker_started": "broker process started",
 }
+
+
+# The Raft events of the controller-failover flow (KIP-595's election, narrated).
+NARRATED_QUORUM = {
+    "raft_fetch_timeout": "FollowerState: no fetch answer from the leader for quorum.fetch.timeout.ms",
+    "raft_candidate": "QuorumState#transitionToCandidate: next epoch, vote for itself (stored)",
+    "raft_vote_request": "KafkaRaftClient#handleVoteRequest: one vote per epoch, log at least as up to date",
+    "raft_voted": "QuorumState#transitionToVoted: the vote is stored before the answer leaves",
+    "raft_leader_elected": "CandidateState#isVoteGranted: a majority; LeaderChangeMessage at the epoch start",
+    "raft_election_lost": "CandidateState#isVoteRejected: back off, stand again",
+    "raft_leader_resigning": "LeaderState: check quorum expired or resign requested",
+    "raft_initialized": "QuorumState#initialize: the state the quorum-state store says we left",
+    "controller_renounced": "QuorumController#renounce: waiting writes fail, state back to the last commit",
+    "controller_killed": "controller process killed (its log and quorum-state survive)",
+    "controller_restarted": "controller process restarted on its disk",
+}
+
+
+def _quorum_line(cluster: Any) -> str:
+    parts = []
+    for node_id, node in sorted(cluster.kraft.nodes.items()):
+        raft = node.raft_client
+        state = raft.quorum.state.name if node.is_running else "down"
+        parts.append(f"{node_id}: {state} epoch {raft.epoch} LEO={node.metadata_log.end_offset} "
+                     f"HW={node.metadata_log.high_watermark}")
+    return "; ".join(parts)
+
+
+async def _kraft_controller_failover(seed: int, out: Callable[[str], None]) -> None:
+    """Three controllers; the active one dies; the vote; the brokers follow the new leader."""
+    from kafka_ref.cluster import Cluster
+
+    async with Cluster(brokers=3, metadata_mode="kraft", controllers=3, seed=seed) as cluster:
+        kraft = cluster.kraft
+        out(f"== three voters {list(kraft.voters)}; controller {cluster.controller_id()} leads epoch "
+            f"{cluster.controller_epoch()}")
+        out(f"  {_quorum_line(cluster)}")
+        await cluster.create_topic("t", replica_assignment={0: [0, 1, 2]})
+        old = cluster.controller_id()
+        out(f"== killing the active controller {old}")
+        start = anyio.current_time()
+        kraft.kill_controller()
+        await cluster.wait_until(lambda: kraft.active_node() is not None, timeout_ms=20000)
+        new = cluster.controller_id()
+        out(f"== controller {new} is active in epoch {cluster.controller_epoch()}, "
+            f"{(anyio.current_time() - start) * 1000:.0f} ms after the kill")
+        out(f"  {_quorum_line(cluster)}")
+        await cluster.create_topic("u", replica_assignment={0: [1, 2, 0]})
+        await cluster.wait_until(lambda: all(cluster.broker(b).kraft.raft.leader_id == new for b in range(3)))
+        out(f"  topic u created through {new}; brokers' observers follow "
+            f"{sorted({cluster.broker(b).kraft.raft.leader_id for b in range(3)})}")
+        out(f"== restarting {old}")
+        await kraft.restart_controller(old)
+        await cluster.wait_until(lambda: kraft.nodes[old].metadata_log.high_watermark
+                                 == kraft.nodes[new].metadata_log.high_watermark)
+        out(f"  {_quorum_line(cluster)}")
+        out(f"== done at t={anyio.current_time():.3f}s of virtual time")
 
 
 def _replicas_line(cluster: Any, topic: str) -> str:
@@ -214,6 +273,7 @@ FLOWS = {
     "preferred-election": _kraft_preferred_election,
     "controlled-shutdown": _kraft_controlled_shutdown,
     "coordinator-failover": _kraft_coordinator_failover,
+    "controller-failover": _kraft_controller_failover,
 }
 
 
@@ -235,6 +295,8 @@ def run_kraft_demo(flow: str = "failover", seed: int = 7, backend: str = "trio",
     demo.NARRATED.clear()
     demo.NARRATED.update(NARRATED_KRAFT)
     demo.NARRATED.update(NARRATED_GROUP)  # coordinator-failover: __consumer_offsets loading and unloading
+    if flow == "controller-failover":
+        demo.NARRATED.update(NARRATED_QUORUM)
     try:
         configure_logging(logging.INFO)
         narrator = demo.Narrator(out, lambda: anyio.current_time(), width)
