@@ -114,7 +114,6 @@ class KRaftClusterSupport:
             node.new_process()
         self._task_group: anyio.abc.TaskGroup | None = None
         self._killed: list[int] = []
-        self._log = state_change_logger(controller_id=self.controller_node)
 
     async def start(self, tg: anyio.abc.TaskGroup) -> None:
         """Bring every controller node up."""
@@ -144,7 +143,8 @@ class KRaftClusterSupport:
         epoch = node.raft_client.epoch if node.raft_client is not None else -1
         node.kill()
         self._killed.append(node.node_id)
-        self._log.info("controller_killed", node_id=node.node_id, epoch=epoch, log_end_offset=node.metadata_log.end_offset)
+        state_change_logger(controller_id=node.node_id).info("controller_killed", epoch=epoch,
+                                                             log_end_offset=node.metadata_log.end_offset)
 
     def _any_running(self) -> ControllerNode | None:
         return next((n for n in self.nodes.values() if n.is_running), None)
@@ -169,8 +169,8 @@ class KRaftClusterSupport:
         # Shielded: a caller cancelled mid-start must not leave a registered inbox nobody serves.
         with anyio.CancelScope(shield=True):
             await self._task_group.start(node.run, name=f"kraft-controller-node-{node_id}")
-        self._log.info("controller_restarted", node_id=node_id, epoch=node.raft_client.epoch,
-                       log_end_offset=node.metadata_log.end_offset)
+        state_change_logger(controller_id=node_id).info("controller_restarted", epoch=node.raft_client.epoch,
+                                                        log_end_offset=node.metadata_log.end_offset)
 
     def broker_kwargs(self) -> dict[str, Any]:
         """Brokers know the voters; the active controller is the Raft leader their observer learns."""

@@ -50,7 +50,7 @@ from kafka_ref.raft.quorum_state import (
     UnattachedState,
     VotedState,
 )
-from kafka_ref.raft.raft_client import BatchReader, RaftListener
+from kafka_ref.raft.raft_client import ListenerContext, NotLeaderException, RaftListener
 from kafka_ref.raft.replicated_log import MetadataLog
 from kafka_ref.raft.request_manager import RequestManager
 
@@ -58,42 +58,6 @@ from kafka_ref.raft.request_manager import RequestManager
 QUORUM_REQUEST_TIMEOUT_MS = 2000
 QUORUM_RETRY_BACKOFF_MS = 20
 RETRY_BACKOFF_BASE_MS = 100
-
-
-class NotLeaderException(RuntimeError):
-    """Mirrors org.apache.kafka.raft.errors.NotLeaderException: an append by a node that does not lead that epoch."""
-
-
-class _ListenerContext:
-    """Mirrors org.apache.kafka.raft.KafkaRaftClient.ListenerContext: how far one listener has been told, and which leader it heard."""
-
-    def __init__(self, listener: RaftListener) -> None:
-        self.listener = listener
-        self.next_offset = 0
-        self.last_fired_leader: tuple[int, int] = (-1, 0)
-
-    def fire_commits(self, log: MetadataLog) -> None:
-        """Hand the listener every committed batch it has not seen yet (control batches included)."""
-        while self.next_offset < log.high_watermark:
-            batches = log.read(self.next_offset, max_offset=log.high_watermark)
-            if not batches:
-                return
-            self.next_offset = batches[-1].last_offset + 1
-            self.listener.handle_commit(BatchReader(batches))
-
-    def maybe_fire_leader_change(self, leader_and_epoch: tuple[int, int], epoch_start_offset: int = 0) -> None:
-        """Mirrors org.apache.kafka.raft.KafkaRaftClient.ListenerContext#maybeFireLeaderChange.
-
-        A new epoch, or a leader found for the same epoch, is news; when the local node leads,
-        the listener hears it only after reading up to the epoch's start offset (so a new active
-        controller has replayed everything committed before its epoch).
-        """
-        leader_id, epoch = leader_and_epoch
-        last_leader, last_epoch = self.last_fired_leader
-        changed = epoch > last_epoch or (epoch == last_epoch and leader_id >= 0 and last_leader < 0)
-        if changed and self.next_offset >= epoch_start_offset:
-            self.last_fired_leader = leader_and_epoch
-            self.listener.handle_leader_change(leader_id, epoch)
 
 
 @dataclass
@@ -121,7 +85,7 @@ class KafkaRaftClient:
         self.cluster_id = cluster_id
         self.quorum = QuorumState(node_id, voters, self.config, self.store, time, self.rng)
         self.request_manager = RequestManager(time, self.config.retry_backoff_ms, self.config.request_timeout_ms)
-        self.listeners: list[_ListenerContext] = []
+        self.listeners: list[ListenerContext] = []
         self.fetch_purgatory: list[_ParkedFetch] = []
         self.initialized = False
         self.fetches_sent = 0
@@ -177,7 +141,7 @@ class KafkaRaftClient:
 
     def register(self, listener: RaftListener) -> None:
         """Mirrors KafkaRaftClient#register: the listener will hear every commit from offset 0, then the leader."""
-        self.listeners.append(_ListenerContext(listener))
+        self.listeners.append(ListenerContext(listener))
 
     async def run(self, *, task_status: anyio.abc.TaskStatus = anyio.TASK_STATUS_IGNORED) -> None:
         """The Raft thread: poll, sleep until the next timer or a wake-up, repeat (KafkaRaftClient#poll)."""

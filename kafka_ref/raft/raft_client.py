@@ -1,10 +1,11 @@
-"""What a Raft client offers its listeners: org.apache.kafka.raft.RaftClient.Listener and BatchReader."""
+"""What a Raft client offers its listeners: RaftClient.Listener, BatchReader, and the per-listener progress."""
 
 from __future__ import annotations
 
 from typing import Iterable, Iterator, Protocol
 
 from kafka_ref.image.records import Batch
+from kafka_ref.raft.replicated_log import MetadataLog
 
 
 class BatchReader:
@@ -30,3 +31,39 @@ class RaftListener(Protocol):
     def handle_commit(self, reader: BatchReader) -> None: ...
 
     def handle_leader_change(self, leader_id: int, epoch: int) -> None: ...
+
+
+class NotLeaderException(RuntimeError):
+    """Mirrors org.apache.kafka.raft.errors.NotLeaderException: an append by a node that does not lead that epoch."""
+
+
+class ListenerContext:
+    """Mirrors org.apache.kafka.raft.KafkaRaftClient.ListenerContext: how far one listener has been told, and which leader it heard."""
+
+    def __init__(self, listener: RaftListener) -> None:
+        self.listener = listener
+        self.next_offset = 0
+        self.last_fired_leader: tuple[int, int] = (-1, 0)
+
+    def fire_commits(self, log: MetadataLog) -> None:
+        """Hand the listener every committed batch it has not seen yet (control batches included)."""
+        while self.next_offset < log.high_watermark:
+            batches = log.read(self.next_offset, max_offset=log.high_watermark)
+            if not batches:
+                return
+            self.next_offset = batches[-1].last_offset + 1
+            self.listener.handle_commit(BatchReader(batches))
+
+    def maybe_fire_leader_change(self, leader_and_epoch: tuple[int, int], epoch_start_offset: int = 0) -> None:
+        """Mirrors org.apache.kafka.raft.KafkaRaftClient.ListenerContext#maybeFireLeaderChange.
+
+        A new epoch, or a leader found for the same epoch, is news; when the local node leads,
+        the listener hears it only after reading up to the epoch's start offset (so a new active
+        controller has replayed everything committed before its epoch).
+        """
+        leader_id, epoch = leader_and_epoch
+        last_leader, last_epoch = self.last_fired_leader
+        changed = epoch > last_epoch or (epoch == last_epoch and leader_id >= 0 and last_leader < 0)
+        if changed and self.next_offset >= epoch_start_offset:
+            self.last_fired_leader = leader_and_epoch
+            self.listener.handle_leader_change(leader_id, epoch)

@@ -36,6 +36,7 @@ from kafka_ref.server.metadata.broker_metadata_listener import BrokerMetadataLis
 from kafka_ref.server.metadata.broker_metadata_publisher import BrokerMetadataPublisher
 from kafka_ref.raft.kafka_raft_client import KafkaRaftClient
 from kafka_ref.raft.network_channel import KafkaNetworkChannel
+from kafka_ref.raft.quorum_state import QuorumConfig
 from kafka_ref.raft.raft_client import BatchReader
 from kafka_ref.network.network import DisconnectException, Envelope, NetworkTimeoutException
 
@@ -53,9 +54,17 @@ class KRaftBrokerSupport:
         voters = tuple(controller_nodes) if isinstance(controller_nodes, (tuple, list, set, frozenset)) else (controller_nodes,)
         self.voters = voters
         self.controller_node = voters[0]
-        channel = KafkaNetworkChannel(broker.network, broker.broker_id, broker.config.get("request.timeout.ms"))
+        config = broker.config
+        quorum_config = QuorumConfig(
+            election_timeout_ms=config.get("controller.quorum.election.timeout.ms"),
+            fetch_timeout_ms=config.get("controller.quorum.fetch.timeout.ms"),
+            election_backoff_max_ms=config.get("controller.quorum.election.backoff.max.ms"),
+            request_timeout_ms=config.get("controller.quorum.request.timeout.ms"),
+            retry_backoff_ms=config.get("controller.quorum.retry.backoff.ms"), voters=voters,
+        )
+        channel = KafkaNetworkChannel(broker.network, broker.broker_id, quorum_config.request_timeout_ms)
         self.raft = KafkaRaftClient(broker.broker_id, voters, broker.time, channel=channel,
-                                    rng=random.Random(broker.rng.getrandbits(64)))
+                                    rng=random.Random(broker.rng.getrandbits(64)), config=quorum_config)
         self.listener = BrokerMetadataListener(broker.broker_id, broker.time)
         self.publisher = BrokerMetadataPublisher(broker)
         self.lifecycle = BrokerLifecycleManager(

@@ -379,7 +379,8 @@ class QuorumController:
         # 2. The record goes at the next offset.
         records, epoch = self.cluster_control.register_broker(request, self.write_offset + 1)
         self._reschedule_maybe_fence_stale_brokers()
-        self._write("registerBroker", ControllerResult(records, BrokerRegistrationResponse(broker_epoch=epoch)), envelope.respond)
+        self._write("registerBroker", ControllerResult(records, BrokerRegistrationResponse(broker_epoch=epoch)),
+                    envelope.respond, request=envelope.request)
 
     def handle_broker_heartbeat(self, envelope: Envelope) -> None:
         """Mirrors QuorumController#processBrokerHeartbeat (and ControllerApis' reply)."""
@@ -399,19 +400,20 @@ class QuorumController:
             if reply.in_controlled_shutdown:
                 self.cluster_control.heartbeat_manager.maybe_update_controlled_shutdown_offset(request.broker_id, offset)
 
-        self._write("processBrokerHeartbeat", ControllerResult(records, response), envelope.respond, batch_end)
+        self._write("processBrokerHeartbeat", ControllerResult(records, response), envelope.respond, batch_end,
+                    request=envelope.request)
         if not records and reply.in_controlled_shutdown:
             batch_end(self.write_offset)
 
     def handle_alter_partition(self, envelope: Envelope) -> None:
         """Mirrors QuorumController#alterPartition."""
         records, response = self.replication_control.alter_partition(envelope.request)
-        self._write("alterPartition", ControllerResult(records, response), envelope.respond)
+        self._write("alterPartition", ControllerResult(records, response), envelope.respond, request=envelope.request)
 
     def handle_create_topics(self, envelope: Envelope) -> None:
         """Mirrors QuorumController#createTopics (ControllerApis#createTopics)."""
         records, response = self.replication_control.create_topics(envelope.request)
-        self._write("createTopics", ControllerResult(records, response), envelope.respond)
+        self._write("createTopics", ControllerResult(records, response), envelope.respond, request=envelope.request)
 
     def handle_elect_leaders(self, envelope: Envelope) -> None:
         """Mirrors QuorumController#electLeaders: an empty partition list needs no write; None means all."""
@@ -420,12 +422,13 @@ class QuorumController:
             envelope.respond(ElectLeadersResponse())
             return
         records, response = self.replication_control.elect_leaders(request)
-        self._write("electLeaders", ControllerResult(records, response), envelope.respond)
+        self._write("electLeaders", ControllerResult(records, response), envelope.respond, request=envelope.request)
 
     def handle_alter_partition_reassignments(self, envelope: Envelope) -> None:
         """Mirrors QuorumController#alterPartitionReassignments (ControllerApis: answered when committed)."""
         records, response = self.replication_control.alter_partition_reassignments(envelope.request)
-        self._write("alterPartitionReassignments", ControllerResult(records, response), envelope.respond)
+        self._write("alterPartitionReassignments", ControllerResult(records, response), envelope.respond,
+                    request=envelope.request)
 
     def handle_delete_topics(self, envelope: Envelope) -> None:
         """Mirrors ControllerApis#deleteTopics: names to ids, then QuorumController#deleteTopics."""
@@ -450,7 +453,8 @@ class QuorumController:
                 name = topic.name or (info.name if info is not None else None)
                 result = DeletableTopicResult(name=name, topic_id=topic_id, error_code=by_id[topic_id].code)
             final.append(result)
-        self._write("deleteTopics", ControllerResult(records, DeleteTopicsResponse(responses=tuple(final))), envelope.respond)
+        self._write("deleteTopics", ControllerResult(records, DeleteTopicsResponse(responses=tuple(final))),
+                    envelope.respond, request=envelope.request)
 
     # ------------------------------------------------------------------ views for the harness
 
