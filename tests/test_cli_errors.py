@@ -37,7 +37,7 @@ REPO = Path(__file__).resolve().parent.parent
     (["sim", "--jobs", "0"], "kafka-ref sim: error: argument --jobs: must be at least 1, got 0 (see kafka-ref sim --help)"),
     (["sim", "--scenario", "nope"],
      "kafka-ref sim: error: unknown scenario 'nope'; available: leader-failover, back-to-back-failures, "
-     "partition-leader-away, controller-failover, rolling-restart, kip101, kip279, last-replica-standing, all"),
+     "partition-leader-away, controller-failover, rolling-restart, kip101, kip279, last-replica-standing, client-failover, all"),
     (["sim", "--metadata-mode", "kraft", "--ibp", "2.0"],
      "kafka-ref sim: error: inter.broker.protocol.version 2.0 predates KRaft (3.0): its eras run in 'zk' mode only"),
     (["sweep", "--grid", "bogus"],
