@@ -14,6 +14,7 @@ are drawn from the node's seeded RNG.
 from __future__ import annotations
 
 import random
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Iterable
 
@@ -104,14 +105,15 @@ class _Timer:
         return self.time.milliseconds() >= self.deadline_ms
 
 
-class EpochState:
+class EpochState(ABC):
     """Mirrors org.apache.kafka.raft.EpochState: what every state knows and answers."""
 
     name = "Epoch"
     epoch: int
 
+    @abstractmethod
     def election(self) -> ElectionState:
-        raise NotImplementedError
+        """The election state this state persists (each of the six states says its own)."""
 
     def can_grant_vote(self, candidate_id: int, is_log_up_to_date: bool) -> bool:
         """Mirrors EpochState#canGrantVote; a state with a leader or its own candidacy never grants."""

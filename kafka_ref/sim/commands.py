@@ -31,26 +31,25 @@ class CommandError(Exception):
     """A command line the command cannot run; ``kafka-ref`` prints it as one line and exits 2."""
 
 
-def positive_int(text: str) -> int:
-    """argparse type: a whole number of at least 1."""
+def _whole_number(text: str, minimum: int, bound: str) -> int:
+    """argparse helper: ``text`` as an int of at least ``minimum`` (``bound`` says so in the error)."""
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"{bound}, got {value}")
     return value
+
+
+def positive_int(text: str) -> int:
+    """argparse type: a whole number of at least 1."""
+    return _whole_number(text, 1, "must be at least 1")
 
 
 def non_negative_int(text: str) -> int:
     """argparse type: a whole number of at least 0 (seeds)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
+    return _whole_number(text, 0, "must be 0 or more")
 
 
 def positive_float(text: str) -> float:

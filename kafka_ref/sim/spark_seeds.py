@@ -19,11 +19,10 @@ import json
 import os
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
-from kafka_ref.sim.progress import ProgressBar, SeedOutcome, Summary, run_one
+from kafka_ref.sim.progress import ProgressBar, SeedOutcome, Summary, run_one, throughput_clock
 from kafka_ref.sim.scenarios import normalize_ibp
 from kafka_ref.sim.simulate import SimConfig
 
@@ -97,7 +96,7 @@ def run_summary_on_spark(scenario: str, seeds: Iterable[int], config: SimConfig,
             except BaseException as exc:  # the Spark job itself failed
                 holder["error"] = exc
 
-        started = time.perf_counter()
+        started = throughput_clock()
         worker = threading.Thread(target=collect, name="sim-seeds-collect", daemon=True)
         worker.start()
         shown = 0
@@ -117,7 +116,7 @@ def run_summary_on_spark(scenario: str, seeds: Iterable[int], config: SimConfig,
             summary.add(outcome)
             if not outcome.result.ok and on_failure is not None:
                 on_failure(outcome.result)
-        summary.wall_s = time.perf_counter() - started
+        summary.wall_s = throughput_clock() - started
         # 4. One Parquet row per seed.
         path = Path(out_dir) / f"{scenario}-{config.metadata_mode}-{config.ibp or 'default'}.parquet"
         path.parent.mkdir(parents=True, exist_ok=True)
