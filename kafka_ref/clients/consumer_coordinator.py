@@ -1,9 +1,9 @@
 """The consumer's side of group membership: find the coordinator, join, sync, heartbeat, commit.
 
 Mirrors org.apache.kafka.clients.consumer.internals.AbstractCoordinator and ConsumerCoordinator
-(Kafka 3.x, the classic protocol with the EAGER rebalance protocol), with ConsumerProtocol,
-RangeAssignor and RoundRobinAssignor, and CommitFailedException (the Heartbeat timer is a
-deadline kept here).
+(Kafka 3.x, the classic protocol with the EAGER rebalance protocol), using ConsumerProtocol
+(consumer_protocol.py) and the range / round-robin assignors (assignors.py), with
+CommitFailedException (the Heartbeat timer is a deadline kept here).
 
 Life of a member: FindCoordinator (any broker) → JoinGroup (first without a member id: the
 coordinator hands one out with MEMBER_ID_REQUIRED, KIP-394) → if leader, run the assignor over
@@ -26,12 +26,14 @@ rejoins (a leader does not notice new partitions of subscribed topics), max.poll
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+# The assignors and ConsumerProtocol live in their own modules (re-exported here).
+from kafka_ref.clients.assignors import ASSIGNORS, RangeAssignor, RoundRobinAssignor  # noqa: F401
 from kafka_ref.clients.client_metadata import Metadata, NetworkClient, client_logger
+from kafka_ref.clients.consumer_protocol import Assignment, ConsumerProtocol, Subscription  # noqa: F401
 from kafka_ref.common.errors import (
     ConfigException,
     Errors,
@@ -66,203 +68,6 @@ class CommitFailedException(KafkaException):
         super().__init__(message or (
             "Commit cannot be completed since the group has already rebalanced and assigned the partitions to "
             "another member. The consumer should rejoin the group with a new poll."))
-
-
-
-
-@dataclass(frozen=True, slots=True)
-class Subscription:
-    """Mirrors org.apache.kafka.clients.consumer.ConsumerPartitionAssignor.Subscription."""
-
-    topics: tuple[str, ...]
-    user_data: bytes | None = None
-    owned_partitions: tuple[TopicPartition, ...] = ()
-    generation_id: int = NO_GENERATION_ID
-
-
-@dataclass(frozen=True, slots=True)
-class Assignment:
-    """Mirrors org.apache.kafka.clients.consumer.ConsumerPartitionAssignor.Assignment."""
-
-    partitions: tuple[TopicPartition, ...]
-    user_data: bytes | None = None
-
-
-def _put_string(out: bytearray, s: str) -> None:
-    data = s.encode("utf-8")
-    out += struct.pack(">h", len(data)) + data
-
-
-def _put_nullable_bytes(out: bytearray, b: bytes | None) -> None:
-    out += struct.pack(">i", -1) if b is None else struct.pack(">i", len(b)) + b
-
-
-def _put_topic_partitions(out: bytearray, partitions: Iterable[TopicPartition]) -> None:
-    by_topic: dict[str, list[int]] = {}
-    for tp in partitions:
-        by_topic.setdefault(tp.topic, []).append(tp.partition)
-    out += struct.pack(">i", len(by_topic))
-    for topic, parts in by_topic.items():
-        _put_string(out, topic)
-        out += struct.pack(f">i{len(parts)}i", len(parts), *parts)
-
-
-class _Cursor:
-    """Reads Kafka's primitive types from a buffer."""
-
-    def __init__(self, data: bytes) -> None:
-        self.data = bytes(data)
-        self.pos = 0
-
-    def unpack(self, fmt: str) -> int:
-        value = struct.unpack_from(fmt, self.data, self.pos)[0]
-        self.pos += struct.calcsize(fmt)
-        return value
-
-    def _take(self, n: int) -> bytes | None:
-        if n < 0:
-            return None
-        chunk = self.data[self.pos:self.pos + n]
-        self.pos += n
-        return chunk
-
-    def string(self) -> str:
-        return (self._take(self.unpack(">h")) or b"").decode("utf-8")
-
-    def nullable_bytes(self) -> bytes | None:
-        return self._take(self.unpack(">i"))
-
-    def topic_partitions(self) -> tuple[TopicPartition, ...]:
-        out = []
-        for _ in range(self.unpack(">i")):
-            topic = self.string()
-            out.extend(TopicPartition(topic, self.unpack(">i")) for _ in range(self.unpack(">i")))
-        return tuple(out)
-
-    def remaining(self) -> int:
-        return len(self.data) - self.pos
-
-
-class ConsumerProtocol:
-    """Mirrors org.apache.kafka.clients.consumer.internals.ConsumerProtocol (messages ConsumerProtocolSubscription/Assignment).
-
-    Subscription v0: int16 version, topics (int32 count, strings), user data (nullable
-    bytes); v1 adds owned partitions, v2 the generation, v3 a rack id. Assignment: int16
-    version, (topic, partitions) pairs, user data. This client writes version 0 (EAGER needs
-    nothing more) and reads any version's v0 prefix plus the fields it knows.
-    """
-
-    SUBSCRIPTION_VERSION = 0
-    ASSIGNMENT_VERSION = 0
-
-    @staticmethod
-    def serialize_subscription(subscription: Subscription) -> bytes:
-        """Mirrors ConsumerProtocol#serializeSubscription (version 0)."""
-        out = bytearray(struct.pack(">h", ConsumerProtocol.SUBSCRIPTION_VERSION))
-        out += struct.pack(">i", len(subscription.topics))
-        for topic in subscription.topics:
-            _put_string(out, topic)
-        _put_nullable_bytes(out, subscription.user_data)
-        return bytes(out)
-
-    @staticmethod
-    def deserialize_subscription(data: bytes) -> Subscription:
-        """Mirrors ConsumerProtocol#deserializeSubscription."""
-        c = _Cursor(data)
-        version = c.unpack(">h")
-        topics = tuple(c.string() for _ in range(c.unpack(">i")))
-        user_data = c.nullable_bytes()
-        owned: tuple[TopicPartition, ...] = ()
-        generation = NO_GENERATION_ID
-        if version >= 1 and c.remaining():
-            owned = c.topic_partitions()
-        if version >= 2 and c.remaining():
-            generation = c.unpack(">i")
-        return Subscription(topics, user_data, owned, generation)
-
-    @staticmethod
-    def serialize_assignment(assignment: Assignment) -> bytes:
-        """Mirrors ConsumerProtocol#serializeAssignment (version 0)."""
-        out = bytearray(struct.pack(">h", ConsumerProtocol.ASSIGNMENT_VERSION))
-        _put_topic_partitions(out, assignment.partitions)
-        _put_nullable_bytes(out, assignment.user_data)
-        return bytes(out)
-
-    @staticmethod
-    def deserialize_assignment(data: bytes) -> Assignment:
-        """Mirrors ConsumerProtocol#deserializeAssignment; an empty buffer is an empty assignment."""
-        if not data:
-            return Assignment(())
-        c = _Cursor(data)
-        c.unpack(">h")
-        partitions = c.topic_partitions()
-        user_data = c.nullable_bytes() if c.remaining() else None
-        return Assignment(partitions, user_data)
-
-
-
-
-class RangeAssignor:
-    """Mirrors org.apache.kafka.clients.consumer.RangeAssignor ("range").
-
-    Per topic: the members subscribed to it, sorted by member id, get consecutive ranges of
-    partitions; the first ``partitions % members`` members get one extra.
-    """
-
-    name = "range"
-
-    def assign(self, partitions_per_topic: Mapping[str, int],
-               subscriptions: Mapping[str, Subscription]) -> dict[str, list[TopicPartition]]:
-        """Mirrors RangeAssignor#assign (without rack awareness)."""
-        assignment: dict[str, list[TopicPartition]] = {m: [] for m in subscriptions}
-        # 1. Members per topic.
-        consumers_per_topic: dict[str, list[str]] = {}
-        for member_id, subscription in subscriptions.items():
-            for topic in subscription.topics:
-                consumers_per_topic.setdefault(topic, []).append(member_id)
-        # 2. Ranges per topic.
-        for topic, members in consumers_per_topic.items():
-            n_partitions = partitions_per_topic.get(topic)
-            if not n_partitions:
-                continue
-            members = sorted(members)
-            per_consumer, extra = divmod(n_partitions, len(members))
-            for i, member_id in enumerate(members):
-                start = per_consumer * i + min(i, extra)
-                length = per_consumer + (1 if i < extra else 0)
-                assignment[member_id].extend(TopicPartition(topic, p) for p in range(start, start + length))
-        return assignment
-
-
-class RoundRobinAssignor:
-    """Mirrors org.apache.kafka.clients.consumer.RoundRobinAssignor ("roundrobin").
-
-    All partitions of all subscribed topics (topics sorted) are dealt one by one to the
-    members (sorted by member id) in a circle, skipping members not subscribed to the topic.
-    """
-
-    name = "roundrobin"
-
-    def assign(self, partitions_per_topic: Mapping[str, int],
-               subscriptions: Mapping[str, Subscription]) -> dict[str, list[TopicPartition]]:
-        """Mirrors RoundRobinAssignor#assign."""
-        assignment: dict[str, list[TopicPartition]] = {m: [] for m in subscriptions}
-        members = sorted(subscriptions)
-        if not members:
-            return assignment
-        topics = sorted({t for s in subscriptions.values() for t in s.topics if partitions_per_topic.get(t)})
-        cursor = 0
-        for topic in topics:
-            for p in range(partitions_per_topic[topic]):
-                # Next member in the circle that subscribes to this topic.
-                while topic not in subscriptions[members[cursor % len(members)]].topics:
-                    cursor += 1
-                assignment[members[cursor % len(members)]].append(TopicPartition(topic, p))
-                cursor += 1
-        return assignment
-
-
-ASSIGNORS: dict[str, type] = {RangeAssignor.name: RangeAssignor, RoundRobinAssignor.name: RoundRobinAssignor}
 
 
 

@@ -354,7 +354,8 @@ class LogConfig(_Typed):
 
     def __init__(self, overrides: Mapping[str, Any] | None = None, defaults: Mapping[str, Any] | None = None) -> None:
         self.overrides = dict(overrides or {})
-        merged = dict(defaults or {})
+        self.defaults = dict(defaults or {})
+        merged = dict(self.defaults)
         merged.update(self.overrides)
         self._values = _LOG_DEF.parse(merged)
 

@@ -12,7 +12,8 @@ scheduler calls them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import structlog
 
@@ -31,8 +32,11 @@ class LogManager:
     """Mirrors kafka.log.LogManager.
 
     ``default_config`` supplies max.message.bytes and retention.bytes for every log,
-    ``topic_configs`` per-topic overrides (Kafka's ConfigRepository); ``max_message_bytes``
-    overrides the default's value when given.
+    ``topic_configs`` the per-topic configs in force; ``max_message_bytes`` overrides the
+    default's value when given. ``config_repository`` (Kafka's ConfigRepository; a
+    ZooKeeper-mode broker sets a ZkConfigRepository once its ZooKeeper session exists) is read
+    for a topic's overrides when one of its logs is created; KRaft brokers push overrides with
+    ``update_topic_config`` from the metadata image instead.
     """
 
     def __init__(
@@ -49,6 +53,7 @@ class LogManager:
         self.default_config = default_config
         self.max_message_bytes = max_message_bytes
         self.topic_configs: dict[str, LogConfig] = dict(topic_configs or {})
+        self.config_repository: Any = None
         self.current_logs: dict[TopicPartition, UnifiedLog] = {}
         self.future_logs: dict[TopicPartition, UnifiedLog] = {}
         self.had_clean_shutdown: bool | None = None
@@ -59,6 +64,28 @@ class LogManager:
     def fetch_log_config(self, topic: str) -> LogConfig | None:
         """Mirrors kafka.log.LogManager#fetchLogConfig: the topic's overrides, else the default."""
         return self.topic_configs.get(topic, self.default_config)
+
+    def fetch_topic_config_overrides(self, topics: Iterable[str]) -> None:
+        """Mirrors kafka.log.LogManager#fetchTopicConfigOverrides: each topic's config from the repository.
+
+        Kafka reads the overrides of every topic before loading logs at start-up, and
+        getOrCreateLog reads them again (fetchLogConfig) for a log it creates. Here the result is
+        kept in ``topic_configs`` (what ``fetch_log_config`` answers) and applied to the topic's
+        loaded logs, so a recreated topic never keeps an earlier topic's overrides.
+        """
+        if self.config_repository is None or self.default_config is None:
+            return
+        for topic in sorted(set(topics)):
+            # 1. The topic's overrides on the broker's defaults (None: the repository cannot
+            #    answer now, keep what we have).
+            overrides = self.config_repository.topic_config(topic)
+            if overrides is None:
+                continue
+            if overrides:
+                self.update_topic_config(topic, LogConfig(overrides, self.default_config.defaults))
+            elif self.topic_configs.pop(topic, None) is not None:
+                # 2. Overrides gone: the topic's logs fall back to the broker's defaults.
+                self._apply_limits(topic)
 
     def _limits_for(self, topic: str) -> tuple[int, int]:
         config = self.fetch_log_config(topic)
@@ -71,6 +98,9 @@ class LogManager:
     def update_topic_config(self, topic: str, config: LogConfig) -> None:
         """Mirrors kafka.log.LogManager#updateTopicConfig: apply new limits to the topic's logs."""
         self.topic_configs[topic] = config
+        self._apply_limits(topic)
+
+    def _apply_limits(self, topic: str) -> None:
         max_bytes, retention = self._limits_for(topic)
         for log in self.logs_by_topic(topic):
             log.max_message_bytes = max_bytes
@@ -184,7 +214,8 @@ class LogManager:
                         f"Can not create log for {topic_partition} because log directories {self.disk.log_dir} are offline"
                     )
                 raise KafkaStorageException(f"No log directories available. Tried {self.disk.log_dir}")
-            # 2. Create the log on the disk with the topic's limits.
+            # 2. Create the log on the disk with the topic's limits (its overrides read afresh).
+            self.fetch_topic_config_overrides([topic_partition.topic])
             max_bytes, retention = self._limits_for(topic_partition.topic)
             log = UnifiedLog.create(
                 topic_partition,

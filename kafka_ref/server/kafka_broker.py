@@ -154,6 +154,7 @@ class KafkaBroker:
     def _start_zk_support(self, tg: anyio.abc.TaskGroup) -> None:
         """Mirrors the ZooKeeper part of kafka.server.KafkaServer#startup."""
         from kafka_ref.controller.kafka_controller import KafkaController
+        from kafka_ref.server.metadata.zk_config_repository import ZkConfigRepository
         from kafka_ref.server.zk_admin_manager import new_admin_manager
         from kafka_ref.zk.kafka_zk_client import KafkaZkClient
 
@@ -163,6 +164,10 @@ class KafkaBroker:
         )
         tg.start_soon(self.zk_client.run, name=f"broker-{self.broker_id}-zk-session")
         self.zk_client.create_top_level_paths()
+        # Topic overrides come from ZooKeeper: for the logs loaded from disk now (Kafka reads them
+        # before loading, LogManager#fetchTopicConfigOverrides), for each log created later.
+        self.log_manager.config_repository = ZkConfigRepository(self.zk_client)
+        self.log_manager.fetch_topic_config_overrides(log.topic_partition.topic for log in self.log_manager.all_logs())
         self.register_broker_in_zk()
         self.admin_manager = new_admin_manager(self, self.rng)
         self.controller = KafkaController(self.config, self.zk_client, self.network, self)
