@@ -284,3 +284,23 @@ async def test_list_offsets_on_a_cluster() -> None:
             await admin.list_offsets({TopicPartition("missing", 0): OffsetSpec.latest()})
         described = await admin.describe_topics(["t"])
         assert described["t"] == TopicDescription("t", topic_id, (TopicPartitionInfo(0, 2, (2, 0, 1), (2, 0, 1)),))
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["zk", "kraft"])
+async def test_describe_cluster_reports_the_cluster_id(mode: str) -> None:
+    """Metadata v2+ carries the cluster id (KafkaServer#getOrGenerateClusterId in ZooKeeper mode: the
+    first broker's proposal is stored in /cluster/id and every broker, restarted ones too, answers it)."""
+    from kafka_ref.controller.quorum.quorum_controller import CLUSTER_ID
+
+    async with Cluster(brokers=3, metadata_mode=mode, seed=3) as cluster:
+        async with Admin(cluster.network, [0, 1, 2]) as admin:
+            first = (await admin.describe_cluster()).cluster_id
+        ids = {cluster.broker(b).metadata_cache.get_topic_metadata([]).cluster_id for b in range(3)}
+        await cluster.restart_broker(1)
+        after = cluster.broker(1).metadata_cache.get_topic_metadata([]).cluster_id
+    if mode == "kraft":
+        assert first == CLUSTER_ID
+    else:
+        assert len(first) == 22  # a base64 Uuid, as CoreUtils#generateUuidAsBase64 makes
+    assert ids == {first} and after == first

@@ -181,3 +181,24 @@ async def test_admin_lists_and_describes_groups_and_configs():
     assert (topic["min.insync.replicas"]["value"], topic["min.insync.replicas"]["config_source"]) == ("1", "DEFAULT_CONFIG")
     assert (broker["broker"]["1"]["broker.id"]["value"], broker["broker"]["1"]["min.insync.replicas"]["value"]) == ("1", "1")
     assert "events" not in remaining
+
+
+@pytest.mark.parametrize("mode", ["kraft", "zk"])
+async def test_describe_cluster_over_the_wire_has_the_cluster_id(mode):
+    """kafka-python's describe_cluster (Metadata v2+) gets the cluster id the brokers hold."""
+
+    def client(cluster, bootstrap):
+        admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10000)
+        try:
+            return admin.describe_cluster()["cluster_id"]
+        finally:
+            admin.close()
+
+    seen: dict[str, str | None] = {}
+
+    def wrapped(cluster, bootstrap):
+        seen["wire"] = client(cluster, bootstrap)
+        seen["broker"] = on_loop(lambda: cluster.broker(0).cluster_id)
+
+    await run_with_cluster(wrapped, mode=mode)
+    assert seen["wire"] is not None and seen["wire"] == seen["broker"]

@@ -204,6 +204,46 @@ async def test_produce_with_a_bad_crc_gets_corrupt_message_and_the_connection_st
             assert (response.header.correlation_id, partition.error_code, partition.base_offset) == (2, 0, 0)
 
 
+async def test_produce_with_unparsable_records_gets_a_partition_error_and_the_connection_stays():
+    """ProduceRequest#validateRecords on bytes that do not parse: that partition's error, not a closed connection.
+
+    After ProduceRequestTest#testCorruptLz4ProduceRequest (CORRUPT_MESSAGE for the partition, the
+    connection open): a truncated batch (declared size past the end) is CORRUPT_MESSAGE; a magic-1
+    message set in a v9 request is INVALID_RECORD (validateRecords' magic rule). The other
+    partition of the same request is appended.
+    """
+    from kafka.protocol.producer import ProduceResponse as KProduceResponse
+
+    async with Cluster(brokers=1, metadata_mode="kraft", clock="wall") as cluster, cluster.serve() as bootstrap:
+        await cluster.create_topic("t", 2, 1)
+
+        def records(magic: int) -> bytes:
+            builder = MemoryRecordsBuilder(magic=magic, compression_type=0, batch_size=1 << 20)
+            builder.append(timestamp=1000, key=None, value=b"payload", headers=[])
+            builder.close()
+            return bytes(builder.buffer())
+
+        good, truncated, old_magic = records(2), records(2)[:-5], records(1)
+
+        def produce(bad: bytes, correlation_id: int) -> bytes:
+            data = KProduceRequest.TopicProduceData.PartitionProduceData
+            return _frame(KProduceRequest(transactional_id=None, acks=1, timeout_ms=1000, topic_data=[
+                KProduceRequest.TopicProduceData(name="t", partition_data=[data(index=0, records=bad),
+                                                                          data(index=1, records=good)])]),
+                9, correlation_id)
+
+        async with await _connect(bootstrap) as stream:
+            for correlation_id, (bad, error) in enumerate(
+                    [(truncated, Errors.CORRUPT_MESSAGE), (old_magic, Errors.INVALID_RECORD)], start=1):
+                await stream.send(produce(bad, correlation_id))
+                response = await _read_response(stream, KProduceResponse, 9)
+                by_partition = {p.index: p for p in response.responses[0].partition_responses}
+                assert response.header.correlation_id == correlation_id
+                assert (by_partition[0].error_code, by_partition[0].base_offset) == (error.code, -1)
+                assert (by_partition[1].error_code, by_partition[1].base_offset) == (0, correlation_id - 1)
+        assert cluster.broker(0).is_running
+
+
 # Schema fields of advertised versions that no dataclass field carries, each handled by the
 # API's adapter in kafka_ref/wire/apis.py (or deliberately left at its default).
 ADAPTED_FIELDS = {

@@ -18,6 +18,7 @@ from kafka_ref.common.config import KafkaConfig, LogConfig
 from kafka_ref.common.state_change import state_change_logger
 from kafka_ref.common.time import Time
 from kafka_ref.common.topic_partition import TopicPartition
+from kafka_ref.common.uuid import Uuid
 from kafka_ref.log.disk import Disk
 from kafka_ref.log.log_manager import LogManager
 from kafka_ref.network.network import Network, serve_inbox
@@ -63,6 +64,7 @@ class KafkaBroker:
         self.zookeeper = zookeeper
         self.rng = rng or random.Random(broker_id)
         self.zk_client: Any = None
+        self.cluster_id: str | None = None
         self.controller: Any = None
         self.admin_manager: Any = None
         # KRaft mode (kafka.server.BrokerServer): the controller node, and the metadata-log components.
@@ -164,6 +166,11 @@ class KafkaBroker:
         )
         tg.start_soon(self.zk_client.run, name=f"broker-{self.broker_id}-zk-session")
         self.zk_client.create_top_level_paths()
+        # The cluster id (KafkaServer#getOrGenerateClusterId): the first broker's proposal wins.
+        # Proposed from a generator of its own, so the broker's seeded RNG sees no extra draw.
+        proposed = str(Uuid.random_uuid(random.Random(f"cluster-id/{self.broker_id}")))
+        self.cluster_id = self.zk_client.create_or_get_cluster_id(proposed)
+        self.metadata_cache.cluster_id = self.cluster_id
         # Topic overrides come from ZooKeeper: for the logs loaded from disk now (Kafka reads them
         # before loading, LogManager#fetchTopicConfigOverrides), for each log created later.
         self.log_manager.config_repository = ZkConfigRepository(self.zk_client)
@@ -178,6 +185,9 @@ class KafkaBroker:
         """Mirrors the KRaft part of kafka.server.BrokerServer#startup (kafka_ref/server/kraft_broker_support.py)."""
         from kafka_ref.server.kraft_broker_support import KRaftBrokerSupport
 
+        from kafka_ref.controller.quorum.quorum_controller import CLUSTER_ID
+
+        self.cluster_id = self.metadata_cache.cluster_id = CLUSTER_ID
         self.kraft = KRaftBrokerSupport(self, self.kraft_controller)
         await self.kraft.start(tg)
 

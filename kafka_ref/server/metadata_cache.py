@@ -31,6 +31,8 @@ class MetadataCache:
         self.partition_states: dict[str, dict[int, UpdateMetadataPartitionState]] = {}
         self.topic_ids: dict[str, Uuid] = {}
         self.controller_id: int | None = None
+        # The cluster id the broker got from ZooKeeper (/cluster/id), answered in Metadata v2+.
+        self.cluster_id: str | None = None
         self._log = state_change_logger(broker_id=broker_id)
 
     def update_metadata(self, correlation_id: int, request: UpdateMetadataRequest) -> list[TopicPartition]:
@@ -146,5 +148,6 @@ class MetadataCache:
             brokers=tuple(MetadataResponseBroker(node_id=b.id, host=b.host, port=b.port, rack=None)
                           for b in self.get_alive_brokers()),
             controller_id=self.controller_id if self.controller_id is not None else -1,
+            cluster_id=self.cluster_id,
             topics=tuple(out_topics),
         )

@@ -32,7 +32,9 @@ from typing import Any
 from kafka.protocol.schemas.fields.codecs import BitField
 
 from kafka_ref.common.fatal import RUN_ENDING
+from kafka_ref.common.errors import CorruptRecordException, InvalidRecordException
 from kafka_ref.common.records import MemoryRecords
+from kafka_ref.common.records.memory_records import UnparsableRecords, UnsupportedMagicException
 from kafka_ref.common.uuid import ZERO_UUID, Uuid
 
 # (schema struct name, our field name) -> kafka-python's field name, where they differ.
@@ -125,8 +127,8 @@ def _value_in(value: Any, field: Any, hint: Any, version: int) -> Any:
             return MemoryRecords.from_bytes(value)
         except RUN_ENDING:
             raise
-        except Exception as exc:  # corrupt or unsupported batches
-            raise CodecError(f"records field {field.name}: {exc}") from exc
+        except Exception as exc:  # corrupt or unsupported batches: that partition's error, not the request's
+            return UnparsableRecords(bytes(value), _records_error(exc, version))
     if kind == "uuid":
         return ZERO_UUID if value is None else Uuid._from_int(value.int)
     if kind == "bitfield":
@@ -134,6 +136,16 @@ def _value_in(value: Any, field: Any, hint: Any, version: int) -> Any:
     if kind == "bytes":
         return None if value is None else bytes(value)
     return value
+
+
+def _records_error(exc: Exception, version: int) -> Exception:
+    """The ApiException a produce request's unreadable record set gets (ProduceRequest#validateRecords, LogValidator)."""
+    if isinstance(exc, UnsupportedMagicException):
+        return InvalidRecordException(
+            f"Produce requests with version {version} are only allowed to contain record batches with magic version 2")
+    if isinstance(exc, CorruptRecordException):
+        return exc
+    return CorruptRecordException(f"Record set does not parse: {exc}")
 
 
 def from_wire(message: Any, dc_type: type, version: int, struct: Any = None) -> Any:

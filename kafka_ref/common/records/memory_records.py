@@ -29,6 +29,10 @@ from kafka_ref.common.records.record_batch import RecordBatch
 _unpack_int32 = INT32.unpack_from
 
 
+class UnsupportedMagicException(CorruptRecordException):
+    """A well-formed batch of magic 0 or 1, which kafka_ref does not read (a produce request gets INVALID_RECORD)."""
+
+
 class MemoryRecords:
     """Mirrors org.apache.kafka.common.record.MemoryRecords.
 
@@ -113,7 +117,7 @@ class MemoryRecords:
             if magic < 0 or magic > CURRENT_MAGIC_VALUE:
                 raise CorruptRecordException(f"Invalid magic found in record: {magic}")
             if magic != MAGIC_VALUE_V2:
-                raise CorruptRecordException(
+                raise UnsupportedMagicException(
                     f"Record batch at position {pos} has unsupported magic {magic} "
                     f"(kafka_ref reads only magic {MAGIC_VALUE_V2})"
                 )
@@ -198,3 +202,41 @@ class MemoryRecords:
 
 
 MemoryRecords.EMPTY = MemoryRecords(())
+
+
+class UnparsableRecords(MemoryRecords):
+    """A produce request's record set whose batches do not parse, kept as its raw bytes.
+
+    Kafka wraps a request's records without parsing them (MemoryRecords#readableRecords) and
+    meets a bad batch only when it iterates them, in ProduceRequest#validateRecords or
+    LogValidator, which answers that partition alone with the error. The wire codec builds one of
+    these instead of failing the whole request: iterating it raises ``error`` (an ApiException),
+    so KafkaApis answers CORRUPT_MESSAGE or INVALID_RECORD for the partition and the connection
+    stays open.
+    """
+
+    __slots__ = ("raw", "error")
+
+    def __init__(self, raw: bytes, error: Exception) -> None:
+        super().__init__(())
+        self.raw = raw
+        self.error = error
+        self.size_in_bytes = len(raw)
+
+    def to_bytes(self) -> bytes:
+        return self.raw
+
+    def __iter__(self) -> Iterator[RecordBatch]:
+        raise self.error
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, UnparsableRecords) and other.raw == self.raw
+
+    def __hash__(self) -> int:
+        return hash(self.raw)
+
+    def __repr__(self) -> str:
+        return f"UnparsableRecords({len(self.raw)} bytes: {self.error})"
+
+    def __reduce__(self):
+        return (UnparsableRecords, (self.raw, self.error))

@@ -35,6 +35,8 @@ class KRaftMetadataCache:
         self._image: MetadataImage = EMPTY_IMAGE
         # KRaft brokers know the active controller from the Raft client (KRaftCachedControllerId).
         self.controller_id: int | None = None
+        # The cluster id (meta.properties in Kafka), answered in Metadata v2+.
+        self.cluster_id: str | None = None
         self.rng = rng or random.Random(broker_id)
 
     # -- the image ---------------------------------------------------------------------------
@@ -200,5 +202,6 @@ class KRaftMetadataCache:
         return MetadataResponse(
             brokers=tuple(MetadataResponseBroker(node_id=b.id, host=b.host, port=b.port, rack=None) for b in self.get_alive_brokers()),
             controller_id=controller if controller is not None else -1,
+            cluster_id=self.cluster_id,
             topics=tuple(out_topics),
         )
