@@ -157,7 +157,8 @@ async def _produce(cluster: Any, topic: str, values: list[bytes], acks: int = -1
     return response.responses[0].partition_responses[0]
 
 
-def _replicas_line(cluster: Any, topic: str) -> str:
+def _replicas_line(cluster: Any, topic: str, roles: bool = False) -> str:
+    """Partition 0 of ``topic`` on every broker: LEO and HW (and leader/follower with ``roles``)."""
     from kafka_ref.common.topic_partition import TopicPartition
 
     parts = []
@@ -166,8 +167,17 @@ def _replicas_line(cluster: Any, topic: str) -> str:
         if p is None or p.log is None:
             parts.append(f"b{b}: -")
         else:
-            parts.append(f"b{b}: LEO={p.log.log_end_offset} HW={p.log.high_watermark}")
+            role = ("leader " if p.is_leader else "follower ") if roles else ""
+            parts.append(f"b{b}: {role}LEO={p.log.log_end_offset} HW={p.log.high_watermark}")
     return ", ".join(parts)
+
+
+def _replicas_hw(cluster: Any, topic: str) -> set[int]:
+    from kafka_ref.common.topic_partition import TopicPartition
+
+    partitions = [broker.replica_manager.online_partition(TopicPartition(topic, 0))
+                  for broker in cluster.brokers.values() if broker.is_running]
+    return {p.log.high_watermark if p is not None and p.log is not None else -1 for p in partitions}
 
 
 async def _failover(seed: int, out: Callable[[str], None]) -> None:
@@ -185,7 +195,7 @@ async def _failover(seed: int, out: Callable[[str], None]) -> None:
         for i in range(3):
             r = await _produce(cluster, "t", [f"record-{i}".encode()])
             out(f"  produce record-{i}: error={r.error_code} offset={r.base_offset}")
-        await cluster.wait_until(lambda: "HW=3" in _replicas_line(cluster, "t").split(",")[-1] or True)
+        await cluster.wait_until(lambda: _replicas_hw(cluster, "t") == {3}, message="every replica's HW at 3")
         await anyio.sleep(1)
         out(f"  replicas: {_replicas_line(cluster, 't')}")
         leader = cluster.leader_for("t", 0)

@@ -104,17 +104,9 @@ async def _kraft_controller_failover(seed: int, out: Callable[[str], None]) -> N
 
 
 def _replicas_line(cluster: Any, topic: str) -> str:
-    from kafka_ref.common.topic_partition import TopicPartition
+    from kafka_ref.demos.demo import _replicas_line as line
 
-    parts = []
-    for b, broker in sorted(cluster.brokers.items()):
-        p = broker.replica_manager.online_partition(TopicPartition(topic, 0)) if broker.is_running else None
-        if p is None or p.log is None:
-            parts.append(f"b{b}: -")
-        else:
-            role = "leader" if p.is_leader else "follower"
-            parts.append(f"b{b}: {role} LEO={p.log.log_end_offset} HW={p.log.high_watermark}")
-    return ", ".join(parts)
+    return line(cluster, topic, roles=True)
 
 
 def _log_tail(cluster: Any, since: int) -> list[str]:
