@@ -202,3 +202,36 @@ async def test_describe_cluster_over_the_wire_has_the_cluster_id(mode):
 
     await run_with_cluster(wrapped, mode=mode)
     assert seen["wire"] is not None and seen["wire"] == seen["broker"]
+
+
+@pytest.mark.parametrize("mode", ["kraft", "zk"])
+async def test_alter_and_describe_topic_configs_over_the_wire(mode):
+    """kafka-python's alter_configs (IncrementalAlterConfigs: SET then DELETE) and describe_configs on a topic."""
+    from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType
+
+    seen: dict[str, object] = {}
+
+    def client(cluster, bootstrap):
+        admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10000)
+        try:
+            admin.create_topics([NewTopic("orders", 1, 3)])
+            resource = ConfigResource(ConfigResourceType.TOPIC, "orders",
+                                      configs={"min.insync.replicas": (AlterConfigOp.SET, "2")})
+            seen["set"] = admin.alter_configs([resource])
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline and on_loop(lambda: {
+                    cluster.broker(b).log_manager.fetch_log_config("orders").min_in_sync_replicas
+                    for b in cluster.live_broker_ids()}) != {2}:
+                time.sleep(0.05)
+            described = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, "orders")])
+            seen["described"] = described
+            seen["brokers"] = on_loop(lambda: {cluster.broker(b).log_manager.fetch_log_config("orders").min_in_sync_replicas
+                                               for b in cluster.live_broker_ids()})
+        finally:
+            admin.close()
+
+    await run_with_cluster(client, mode=mode)
+    assert seen["set"] == {"topic": {"orders": "OK"}}
+    assert seen["brokers"] == {2}
+    entry = seen["described"]["topic"]["orders"]["min.insync.replicas"]
+    assert (entry["value"], entry["config_source"]) == ("2", "DYNAMIC_TOPIC_CONFIG")

@@ -7,7 +7,8 @@ Mirrors the Java clients of org.apache.kafka.clients (Kafka 3.x), compactly:
 - ``Consumer`` / ``KafkaConsumer`` (consumer.py): manual assignment, Fetcher with leader
   epochs, offset resets through ListOffsets;
 - ``Admin`` / ``KafkaAdminClient`` (admin.py): CreateTopics / DeleteTopics at the controller,
-  topic and cluster descriptions, ListOffsets;
+  topic and cluster descriptions, ListOffsets, topic configs (IncrementalAlterConfigs,
+  DescribeConfigs);
 - ``Metadata`` and ``NetworkClient`` (client_metadata.py): the client's view of the cluster;
 - ``DefaultPartitioner`` / ``BuiltInPartitioner`` (partitioner.py): where a record goes.
 
@@ -17,6 +18,7 @@ node id on the network (so faults can isolate it).
 
 from kafka_ref.clients.admin import (
     Admin,
+    AlterConfigOp,
     ClusterDescription,
     KafkaAdminClient,
     ListOffsetsResultInfo,
@@ -39,6 +41,7 @@ from kafka_ref.clients.producer import FutureRecordMetadata, KafkaProducer, Prod
 
 __all__ = [
     "Admin",
+    "AlterConfigOp",
     "BuiltInPartitioner",
     "ClusterDescription",
     "Consumer",

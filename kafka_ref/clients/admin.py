@@ -152,6 +152,18 @@ class OffsetSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class AlterConfigOp:
+    """Mirrors org.apache.kafka.clients.admin.AlterConfigOp (its ConfigEntry's name and value, and the OpType).
+
+    ``op_type`` is "SET", "DELETE", "APPEND" or "SUBTRACT" (AlterConfigOp.OpType).
+    """
+
+    name: str
+    value: str | None = None
+    op_type: str = "SET"
+
+
+@dataclass(frozen=True, slots=True)
 class ListOffsetsResultInfo:
     """Mirrors org.apache.kafka.clients.admin.ListOffsetsResult.ListOffsetsResultInfo (-1 offset: none)."""
 
@@ -337,6 +349,68 @@ class KafkaAdminClient:
         await self._run_call("deleteTopics", self._controller_node, attempt, timeout_ms)
         _all(results, names)
 
+    async def incremental_alter_configs(self, configs: dict[str, Iterable[AlterConfigOp]], *, validate_only: bool = False,
+                                        timeout_ms: float | None = None) -> None:
+        """Mirrors org.apache.kafka.clients.admin.KafkaAdminClient#incrementalAlterConfigs for topic resources.
+
+        ``configs`` maps a topic name to its operations. Topic resources go to the least-loaded
+        broker (a ZooKeeper-mode broker writes the change itself; a KRaft broker forwards it to
+        the controller); the first per-topic error raises, in request order
+        (AlterConfigsResult#all), e.g. InvalidConfigurationException or
+        UnknownTopicOrPartitionException.
+        """
+        from kafka_ref.common.requests.incremental_alter_configs import (
+            AlterableConfig,
+            AlterConfigsResource,
+            IncrementalAlterConfigsRequest,
+            IncrementalAlterConfigsResponse,
+            OpType,
+        )
+        from kafka_ref.image.records import ConfigResourceType
+
+        topics = list(configs)
+        resources = tuple(AlterConfigsResource(
+            resource_type=ConfigResourceType.TOPIC, resource_name=topic,
+            configs=tuple(AlterableConfig(name=op.name, config_operation=OpType[op.op_type], value=op.value)
+                          for op in configs[topic])) for topic in topics)
+        results: dict[str, None | ApiException] = {}
+
+        async def attempt(node: int, remaining_ms: int) -> None:
+            request = IncrementalAlterConfigsRequest(resources=resources, validate_only=validate_only)
+            response: IncrementalAlterConfigsResponse = await self.client.send(node, request, remaining_ms)
+            for r in response.responses:
+                error = Errors.for_code(r.error_code)
+                results[r.resource_name] = None if error is Errors.NONE else error.exception(r.error_message or None)
+            for topic in topics:
+                results.setdefault(topic, KafkaException(f"The response did not contain a result for topic {topic}"))
+
+        await self._run_call("incrementalAlterConfigs", self._least_loaded_node, attempt, timeout_ms)
+        _all(results, topics)
+
+    async def describe_topic_configs(self, topics: Iterable[str], *, timeout_ms: float | None = None) -> dict[str, dict[str, str | None]]:
+        """Mirrors KafkaAdminClient#describeConfigs for topic resources: each topic's effective config by key."""
+        from kafka_ref.common.requests.describe_configs import (
+            DescribeConfigsRequest,
+            DescribeConfigsResource,
+            DescribeConfigsResponse,
+        )
+        from kafka_ref.image.records import ConfigResourceType
+
+        names = list(dict.fromkeys(topics))
+        results: dict[str, dict[str, str | None] | ApiException] = {}
+
+        async def attempt(node: int, remaining_ms: int) -> None:
+            request = DescribeConfigsRequest(resources=tuple(
+                DescribeConfigsResource(resource_type=ConfigResourceType.TOPIC, resource_name=n) for n in names))
+            response: DescribeConfigsResponse = await self.client.send(node, request, remaining_ms)
+            for r in response.results:
+                error = Errors.for_code(r.error_code)
+                results[r.resource_name] = ({c.name: c.value for c in r.configs} if error is Errors.NONE
+                                            else error.exception(r.error_message or None))
+
+        await self._run_call("describeConfigs", self._least_loaded_node, attempt, timeout_ms)
+        return _all(results, names)
+
     async def describe_topics(self, names: Iterable[str], *, timeout_ms: float | None = None) -> dict[str, TopicDescription]:
         """Mirrors org.apache.kafka.clients.admin.KafkaAdminClient#describeTopics (then allTopicNames)."""
         names = list(dict.fromkeys(names))
@@ -454,6 +528,6 @@ def _without_controller(snapshot: Any) -> Any:
 
 
 __all__ = [
-    "Admin", "ClusterDescription", "KafkaAdminClient", "ListOffsetsResultInfo", "NewTopic", "OffsetSpec",
+    "Admin", "AlterConfigOp", "ClusterDescription", "KafkaAdminClient", "ListOffsetsResultInfo", "NewTopic", "OffsetSpec",
     "TopicDescription", "TopicMetadataAndConfig", "TopicPartitionInfo",
 ]

@@ -96,6 +96,17 @@ class LeaderAndIsrResponseReceived(ControllerEvent):
         controller.process_leader_and_isr_response_received(self.response, self.broker_id)
 
 
+@dataclass
+class TopicUncleanLeaderElectionEnable(ControllerEvent):
+    """Mirrors kafka.controller.TopicUncleanLeaderElectionEnable."""
+
+    topic: str
+    name: str = "TopicUncleanLeaderElectionEnable"
+
+    def process(self, controller: Any) -> None:
+        controller.process_topic_unclean_leader_election_enable(self.topic)
+
+
 class ControllerEventManager:
     """Mirrors kafka.controller.ControllerEventManager: a queue and the thread that drains it."""
 

@@ -435,6 +435,22 @@ class KafkaController:
         if new_partitions:
             self.on_new_partition_creation(sorted(new_partitions, key=_tp_key))
 
+    def enable_topic_unclean_leader_election(self, topic: str) -> None:
+        """Mirrors KafkaController#enableTopicUncleanLeaderElection: queued only on the active controller."""
+        if self.is_active:
+            self.event_manager.put(ev.TopicUncleanLeaderElectionEnable(topic))
+
+    def process_topic_unclean_leader_election_enable(self, topic: str) -> None:
+        """Mirrors KafkaController#processTopicUncleanLeaderElectionEnable.
+
+        The topic's New and Offline partitions get another election, now allowed to pick an
+        out-of-sync replica (the offline election reads the topic's config again).
+        """
+        if not self.is_active:
+            return
+        self._log.info("topic_unclean_leader_election_enabled", topic=topic)
+        self.partition_state_machine.trigger_online_partition_state_change(topic)
+
     def on_new_partition_creation(self, new_partitions: list[TopicPartition]) -> None:
         """Mirrors KafkaController#onNewPartitionCreation (seed 001 §5.3.2.1–5.3.2.2)."""
         self._log.info("new_partition_creation", partitions=[str(tp) for tp in new_partitions])

@@ -73,19 +73,24 @@ class LogManager:
         kept in ``topic_configs`` (what ``fetch_log_config`` answers) and applied to the topic's
         loaded logs, so a recreated topic never keeps an earlier topic's overrides.
         """
-        if self.config_repository is None or self.default_config is None:
+        if self.config_repository is None:
             return
         for topic in sorted(set(topics)):
-            # 1. The topic's overrides on the broker's defaults (None: the repository cannot
-            #    answer now, keep what we have).
             overrides = self.config_repository.topic_config(topic)
-            if overrides is None:
-                continue
-            if overrides:
-                self.update_topic_config(topic, LogConfig(overrides, self.default_config.defaults))
-            elif self.topic_configs.pop(topic, None) is not None:
-                # 2. Overrides gone: the topic's logs fall back to the broker's defaults.
-                self._apply_limits(topic)
+            # None: the repository cannot answer now; keep what we have.
+            if overrides is not None:
+                self.update_topic_overrides(topic, overrides)
+
+    def update_topic_overrides(self, topic: str, overrides: Mapping[str, str]) -> None:
+        """A topic's overrides on the broker's defaults become its config (none: the default's).
+
+        What LogManager#updateTopicConfig does with ``LogConfig.fromProps(defaults, overrides)``,
+        for the ZooKeeper paths (start-up, log creation, TopicConfigHandler).
+        """
+        if overrides and self.default_config is not None:
+            self.update_topic_config(topic, LogConfig(overrides, self.default_config.defaults))
+        elif self.topic_configs.pop(topic, None) is not None:
+            self._apply_limits(topic)
 
     def _limits_for(self, topic: str) -> tuple[int, int]:
         config = self.fetch_log_config(topic)

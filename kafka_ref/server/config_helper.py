@@ -93,8 +93,3 @@ def describe_configs(broker: Any, request: DescribeConfigsRequest) -> DescribeCo
         results.append(DescribeConfigsResult(error_code=error.code, error_message=message, resource_type=rtype,
                                              resource_name=name, configs=configs))
     return DescribeConfigsResponse(results=tuple(results))
-
-
-def handle_describe_configs_request(broker: Any, envelope: Any) -> None:
-    """Mirrors kafka.server.KafkaApis#handleDescribeConfigsRequest (every resource authorized: no ACLs)."""
-    envelope.respond(describe_configs(broker, envelope.request))

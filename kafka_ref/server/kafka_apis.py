@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 from kafka_ref.common.errors import ApiException, Errors, InvalidRecordException
 from kafka_ref.common.fatal import RUN_ENDING
+from kafka_ref.common.requests.describe_configs import DescribeConfigsRequest
 from kafka_ref.common.requests.fetch import FetchRequest, FetchResponse, PartitionData, EpochEndOffset as DivergingEpoch
 from kafka_ref.common.requests.leader_and_isr import LeaderAndIsrRequest
 from kafka_ref.common.requests.list_offsets import (
@@ -59,6 +60,7 @@ class KafkaApis:
             ListOffsetsRequest: self.handle_list_offsets_request,
             OffsetForLeaderEpochRequest: self.handle_offset_for_leader_epoch_request,
             MetadataRequest: self.handle_topic_metadata_request,
+            DescribeConfigsRequest: self.handle_describe_configs_request,
         }
         self._log = state_change_logger(broker_id=self.broker_id)
 
@@ -68,6 +70,7 @@ class KafkaApis:
         from kafka_ref.common.requests.controlled_shutdown import ControlledShutdownRequest
         from kafka_ref.common.requests.create_topics import CreateTopicsRequest
         from kafka_ref.common.requests.delete_topics import DeleteTopicsRequest
+        from kafka_ref.common.requests.incremental_alter_configs import IncrementalAlterConfigsRequest
 
         self.controller = controller
         self.admin_manager = admin_manager
@@ -75,6 +78,7 @@ class KafkaApis:
         self._handlers[CreateTopicsRequest] = self.handle_create_topics_request
         self._handlers[DeleteTopicsRequest] = self.handle_delete_topics_request
         self._handlers[ControlledShutdownRequest] = self.handle_controlled_shutdown_request
+        self._handlers[IncrementalAlterConfigsRequest] = self.handle_incremental_alter_configs_request
 
     def register(self, request_type: type, handler: Callable[[Envelope], None]) -> None:
         """Let another component (the group coordinator, the controller) serve an API here."""
@@ -413,6 +417,12 @@ class KafkaApis:
 
     # ------------------------------------------------------------------ ZooKeeper-mode controller APIs
 
+    def handle_describe_configs_request(self, envelope: Envelope) -> None:
+        """Mirrors kafka.server.KafkaApis#handleDescribeConfigsRequest (every resource authorized: no ACLs; config_helper.py)."""
+        from kafka_ref.server.config_helper import describe_configs
+
+        envelope.respond(describe_configs(self.broker, envelope.request))
+
     def handle_alter_partition_request(self, envelope: Envelope) -> None:
         """Mirrors kafka.server.KafkaApis#handleAlterPartitionRequest: ClusterAction, then the controller."""
         request = envelope.request
@@ -442,6 +452,12 @@ class KafkaApis:
                 DeletableTopicResult(name=t.name, error_code=Errors.NOT_CONTROLLER.code) for t in request.topics)))
             return
         self.admin_manager.delete_topics(request, envelope.respond)
+
+    def handle_incremental_alter_configs_request(self, envelope: Envelope) -> None:
+        """Mirrors kafka.server.KafkaApis#handleIncrementalAlterConfigsRequest (ZooKeeper mode: any broker)."""
+        from kafka_ref.server.config_admin import zk_incremental_alter_configs
+
+        envelope.respond(zk_incremental_alter_configs(self.broker, envelope.request, envelope.principal))
 
     def handle_controlled_shutdown_request(self, envelope: Envelope) -> None:
         """Mirrors kafka.server.KafkaApis#handleControlledShutdownRequest."""

@@ -67,6 +67,7 @@ class KafkaBroker:
         self.cluster_id: str | None = None
         self.controller: Any = None
         self.admin_manager: Any = None
+        self.config_manager: Any = None
         # KRaft mode (kafka.server.BrokerServer): the controller node, and the metadata-log components.
         self.kraft_controller = kraft_controller
         self.kraft: Any = None
@@ -157,6 +158,7 @@ class KafkaBroker:
         """Mirrors the ZooKeeper part of kafka.server.KafkaServer#startup."""
         from kafka_ref.controller.kafka_controller import KafkaController
         from kafka_ref.server.metadata.zk_config_repository import ZkConfigRepository
+        from kafka_ref.server.zk_config_manager import ZkConfigManager
         from kafka_ref.server.zk_admin_manager import new_admin_manager
         from kafka_ref.zk.kafka_zk_client import KafkaZkClient
 
@@ -171,15 +173,17 @@ class KafkaBroker:
         proposed = str(Uuid.random_uuid(random.Random(f"cluster-id/{self.broker_id}")))
         self.cluster_id = self.zk_client.create_or_get_cluster_id(proposed)
         self.metadata_cache.cluster_id = self.cluster_id
-        # Topic overrides come from ZooKeeper: for the logs loaded from disk now (Kafka reads them
-        # before loading, LogManager#fetchTopicConfigOverrides), for each log created later.
+        # Topic overrides come from ZooKeeper: read for each log created (LogManager#getOrCreateLog).
         self.log_manager.config_repository = ZkConfigRepository(self.zk_client)
-        self.log_manager.fetch_topic_config_overrides(log.topic_partition.topic for log in self.log_manager.all_logs())
         self.register_broker_in_zk()
         self.admin_manager = new_admin_manager(self, self.rng)
         self.controller = KafkaController(self.config, self.zk_client, self.network, self)
         self.apis.enable_zk_apis(self.controller, self.admin_manager)
         self.controller.startup(tg)
+        # Dynamic topic configs (ZkConfigManager, started last as in KafkaServer#startup): every
+        # topic's overrides now, each /config/changes notification later.
+        self.config_manager = ZkConfigManager(self, self.zk_client)
+        self.config_manager.startup()
 
     async def _start_kraft_support(self, tg: anyio.abc.TaskGroup) -> None:
         """Mirrors the KRaft part of kafka.server.BrokerServer#startup (kafka_ref/server/kraft_broker_support.py)."""

@@ -21,17 +21,20 @@ NOT_CONTROLLER answer sends them to the next one.
 
 from __future__ import annotations
 
+import functools
 import random
 from typing import Any, Hashable
 
 import anyio
 
 from kafka_ref.common.errors import Errors
-from kafka_ref.common.requests.create_topics import CreateTopicsRequest
 from kafka_ref.common.requests.alter_partition_reassignments import AlterPartitionReassignmentsRequest
+from kafka_ref.common.requests.create_topics import CreateTopicsRequest
 from kafka_ref.common.requests.delete_topics import DeleteTopicsRequest
 from kafka_ref.common.requests.elect_leaders import ElectLeadersRequest
+from kafka_ref.common.requests.incremental_alter_configs import IncrementalAlterConfigsRequest
 from kafka_ref.server.broker_lifecycle_manager import BrokerLifecycleManager
+from kafka_ref.server.config_admin import forward_incremental_alter_configs
 from kafka_ref.server.metadata.broker_metadata_listener import BrokerMetadataListener
 from kafka_ref.server.metadata.broker_metadata_publisher import BrokerMetadataPublisher
 from kafka_ref.raft.kafka_raft_client import KafkaRaftClient
@@ -94,6 +97,9 @@ class KRaftBrokerSupport:
         self.forwarding_manager.start(tg)
         for request_type in FORWARDED_REQUESTS:
             self.broker.apis.register(request_type, self.forwarding_manager.forward_request)
+        # IncrementalAlterConfigs: checked and authorized here, the rest forwarded (kafka_ref/server/config_admin.py).
+        self.broker.apis.register(IncrementalAlterConfigsRequest, functools.partial(
+            forward_incremental_alter_configs, self.broker.apis.authorizer, self.forwarding_manager._send))
         self.broker.admin_manager = self.forwarding_manager
         # 1. Metadata log observer with the listener registered.
         self.raft.register(self.listener)
@@ -180,7 +186,7 @@ class ForwardingManager:
         controller again and retry until the request's time is up; 3. answer with the
         controller's response, or REQUEST_TIMED_OUT.
         """
-        timeout_ms = request.timeout_ms + self.broker.config.get("request.timeout.ms")
+        timeout_ms = getattr(request, "timeout_ms", 0) + self.broker.config.get("request.timeout.ms")
         deadline = anyio.current_time() + timeout_ms / 1000
         response = request.get_error_response(Errors.REQUEST_TIMED_OUT.code)
         while (remaining_ms := (deadline - anyio.current_time()) * 1000) > 0:
@@ -191,7 +197,8 @@ class ForwardingManager:
             except (DisconnectException, NetworkTimeoutException):
                 answer = None
             # 2. Another controller may be active: retry after a short back-off.
-            if answer is not None and getattr(answer, "error_code", 0) != Errors.NOT_CONTROLLER.code:
+            # (NOT_CONTROLLER may be top-level or per topic/resource: error_counts sees both.)
+            if answer is not None and Errors.NOT_CONTROLLER.code not in answer.error_counts():
                 response = answer
                 break
             await anyio.sleep(min(FORWARD_RETRY_BACKOFF_MS / 1000, max(0.0, deadline - anyio.current_time())))

@@ -16,7 +16,6 @@ loop (not trio's MockClock or the virtual asyncio loop), or time would jump whil
 from __future__ import annotations
 
 import contextlib
-import functools
 import errno
 from collections.abc import AsyncIterator
 from typing import Any
@@ -25,9 +24,7 @@ import anyio
 from anyio.abc import SocketAttribute
 
 from kafka_ref.common.requests.api_versions import ApiVersionsRequest
-from kafka_ref.common.requests.describe_configs import DescribeConfigsRequest
 from kafka_ref.common.requests.init_producer_id import InitProducerIdRequest
-from kafka_ref.server.config_helper import handle_describe_configs_request
 from kafka_ref.coordinator.transaction.transaction_coordinator import TransactionCoordinator
 from kafka_ref.common.state_change import state_change_logger
 from kafka_ref.wire.apis import Addresses, handle_api_versions_request
@@ -104,14 +101,13 @@ class WireServer:
                     self._log.info("wire_listener_closed", broker_id=broker_id, port=port)
                 await anyio.sleep(WATCH_INTERVAL_S)
                 continue
-            # 2. Broker up: listen (again, on the same port); its KafkaApis answers ApiVersions,
-            #    InitProducerId (a coordinator per broker incarnation) and DescribeConfigs.
+            # 2. Broker up: listen (again, on the same port); its KafkaApis answers ApiVersions and
+            #    InitProducerId (a coordinator per broker incarnation) too.
             if listener is None:
                 listener = await _bind(host, port)
                 self._log.info("wire_listener_reopened", broker_id=broker_id, port=port)
             broker.apis.register(ApiVersionsRequest, handle_api_versions_request)
             broker.apis.register(InitProducerIdRequest, TransactionCoordinator(broker).handle_init_producer_id)
-            broker.apis.register(DescribeConfigsRequest, functools.partial(handle_describe_configs_request, broker))
             server = SocketServer(self.cluster.network, broker_id, self.addresses)
             self.servers[broker_id] = server
             async with anyio.create_task_group() as tg:

@@ -144,3 +144,32 @@ class AdminZkClient:
         if not self.zk_client.topic_exists(topic):
             raise UnknownTopicOrPartitionException(f"Topic `{topic}` to delete does not exist")
         self.zk_client.create_delete_topic_path(topic)
+
+    # ---- topic configs -----------------------------------------------------------------
+
+    def fetch_entity_config(self, root_entity_type: str, sanitized_entity_name: str) -> dict[str, str]:
+        """Mirrors kafka.zk.AdminZkClient#fetchEntityConfig: the entity's overrides ({} when none)."""
+        return self.zk_client.get_entity_configs(root_entity_type, sanitized_entity_name)
+
+    def validate_topic_config(self, topic: str, configs: Mapping[str, str]) -> None:
+        """Mirrors kafka.zk.AdminZkClient#validateTopicConfig: an existing topic, valid keys and values."""
+        # 1. The topic must exist.
+        if not self.zk_client.topic_exists(topic):
+            raise UnknownTopicOrPartitionException(f"Topic {topic} does not exist.")
+        # 2. Every key a topic key, every value parses (ConfigException otherwise).
+        LogConfig.validate(configs)
+
+    def change_topic_config(self, topic: str, configs: Mapping[str, str]) -> None:
+        """Mirrors kafka.zk.AdminZkClient#changeTopicConfig: validate, then the overrides and a change notification."""
+        self.validate_topic_config(topic, configs)
+        self.change_entity_config(ConfigType.TOPIC, topic, configs)
+
+    def change_entity_config(self, root_entity_type: str, sanitized_entity_name: str, configs: Mapping[str, str]) -> None:
+        """Mirrors kafka.zk.AdminZkClient#changeEntityConfig.
+
+        1. The whole override set replaces /config/<type>/<name>; 2. a sequential
+        /config/changes/config_change_N names the entity, so every broker's ZkConfigManager
+        reloads it.
+        """
+        self.zk_client.set_or_create_entity_configs(root_entity_type, sanitized_entity_name, configs)
+        self.zk_client.create_config_change_notification(f"{root_entity_type}/{sanitized_entity_name}")

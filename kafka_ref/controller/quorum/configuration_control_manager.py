@@ -7,10 +7,16 @@ metadata.version bootstrap and producer-id blocks need them.
 
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Mapping, Sequence
 
 from kafka_ref.common.config import KafkaConfig, LogConfig, MetadataVersion
-from kafka_ref.common.errors import ConfigException, InvalidConfigurationException, UnknownServerException
+from kafka_ref.common.errors import (
+    ConfigException,
+    InvalidConfigurationException,
+    InvalidRequestException,
+    UnknownServerException,
+)
+from kafka_ref.common.requests.incremental_alter_configs import OpType
 from kafka_ref.image.records import (
     ConfigRecord,
     ConfigResource,
@@ -107,6 +113,55 @@ class ConfigurationControlManager:
             for name, value in keys.items():
                 records.append(ConfigRecord(resource_type=int(resource.type), resource_name=resource.name, name=name, value=value))
         return records, errors
+
+    def incremental_alter_config_resource(
+        self, resource: ConfigResource, ops: Sequence[tuple[str, int, str | None]]
+    ) -> tuple[list[ConfigRecord], Exception | None]:
+        """Mirrors ConfigurationControlManager#incrementalAlterConfigResource: one resource's operations.
+
+        1. Each (key, op, value) against the key's current value: SET, DELETE (a null value),
+        APPEND / SUBTRACT on list keys only (INVALID_CONFIG otherwise), APPEND starting from the
+        default when the key is unset; 2. a ConfigRecord only for a key whose value changes;
+        3. the resulting topic config must validate (INVALID_CONFIG), else nothing is written.
+        """
+        from kafka_ref.server.config_admin import LIST_TOPIC_KEYS, topic_key_default
+
+        current = self.config_data.get(resource, {})
+        records: list[ConfigRecord] = []
+        result = dict(current)
+        for name, op, value in ops:
+            old = current.get(name)
+            new = old
+            # 1. The operation.
+            if op == OpType.SET:
+                new = value
+            elif op == OpType.DELETE:
+                new = None
+            elif op in (OpType.APPEND, OpType.SUBTRACT):
+                verb = OpType(op).name
+                if name not in LIST_TOPIC_KEYS:
+                    return [], InvalidConfigurationException(f"Can't {verb} to key {name} because its type is not LIST.")
+                base = new if new is not None else topic_key_default(name)
+                parts = [v for v in (base or "").split(",") if v]
+                items = [v for v in (value or "").split(",") if v]
+                parts = parts + [v for v in items if v not in parts] if op == OpType.APPEND else [v for v in parts if v not in items]
+                new = ",".join(parts)
+            else:
+                return [], InvalidRequestException(f"Unknown config operation {op} for key {name}.")
+            # 2. A record only for a change.
+            if new != old:
+                records.append(ConfigRecord(resource_type=int(resource.type), resource_name=resource.name, name=name, value=new))
+            if new is None:
+                result.pop(name, None)
+            else:
+                result[name] = new
+        # 3. The topic's resulting config must be valid.
+        if resource.type is ConfigResourceType.TOPIC:
+            try:
+                LogConfig.validate(result)
+            except ConfigException as exc:
+                return [], InvalidConfigurationException(str(exc))
+        return records, None
 
     def replay(self, record: ConfigRecord) -> None:
         """Mirrors ConfigurationControlManager#replay(ConfigRecord)."""

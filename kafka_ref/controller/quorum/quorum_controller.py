@@ -35,6 +35,7 @@ from kafka_ref.server.bounded_list import BoundedListTooLongException
 from kafka_ref.common.requests.alter_partition import AlterPartitionRequest
 from kafka_ref.common.requests.alter_partition_reassignments import AlterPartitionReassignmentsRequest
 from kafka_ref.common.requests.create_topics import CreateTopicsRequest
+from kafka_ref.common.requests.incremental_alter_configs import IncrementalAlterConfigsRequest
 from kafka_ref.common.requests.delete_topics import DeletableTopicResult, DeleteTopicsRequest, DeleteTopicsResponse
 from kafka_ref.common.requests.elect_leaders import ElectLeadersRequest, ElectLeadersResponse
 from kafka_ref.common.state_change import state_change_logger
@@ -338,6 +339,7 @@ class QuorumController:
             DeleteTopicsRequest: self.handle_delete_topics,
             ElectLeadersRequest: self.handle_elect_leaders,
             AlterPartitionReassignmentsRequest: self.handle_alter_partition_reassignments,
+            IncrementalAlterConfigsRequest: self.handle_incremental_alter_configs,
         }
         handler = handlers.get(type(request))
         try:
@@ -409,6 +411,50 @@ class QuorumController:
         """Mirrors QuorumController#alterPartition."""
         records, response = self.replication_control.alter_partition(envelope.request)
         self._write("alterPartition", ControllerResult(records, response), envelope.respond, request=envelope.request)
+
+    def handle_incremental_alter_configs(self, envelope: Envelope) -> None:
+        """Mirrors QuorumController#incrementalAlterConfigs (ControllerApis#incrementalAlterConfigs).
+
+        The broker already ran ConfigAdminManager's checks. Per resource: 1. a topic must be named
+        and exist (INVALID_REQUEST / UNKNOWN_TOPIC_OR_PARTITION), a broker resource is not modelled
+        (INVALID_REQUEST); 2. ConfigurationControlManager#incrementalAlterConfigResource gives its
+        records or its error; 3. ``validate_only`` writes nothing; the answer comes once the
+        records are committed.
+        """
+        from kafka_ref.common.errors import InvalidRequestException, UnknownTopicOrPartitionException
+        from kafka_ref.common.requests.incremental_alter_configs import AlterConfigsResourceResponse, IncrementalAlterConfigsResponse
+        from kafka_ref.image.records import ConfigResource, ConfigResourceType
+
+        request: IncrementalAlterConfigsRequest = envelope.request
+        records: list[Any] = []
+        responses = []
+        for resource in request.resources:
+            error: Exception | None = None
+            resource_records: list[Any] = []
+            # 1. The resource must be a known topic.
+            if resource.resource_type != ConfigResourceType.TOPIC:
+                error = InvalidRequestException("kafka_ref models topic configs only; dynamic broker configs are not supported")
+            elif not resource.resource_name:
+                error = InvalidRequestException("Default topic resources are not allowed.")
+            elif self.replication_control.get_topic_id(resource.resource_name) is None:
+                error = UnknownTopicOrPartitionException(f"The topic '{resource.resource_name}' does not exist.")
+            else:
+                # 2. The operations.
+                config_resource = ConfigResource(ConfigResourceType.TOPIC, resource.resource_name)
+                resource_records, error = self.configuration_control.incremental_alter_config_resource(
+                    config_resource, [(c.name, c.config_operation, c.value) for c in resource.configs])
+            if error is None:
+                records.extend(resource_records)
+                responses.append(AlterConfigsResourceResponse(resource_type=resource.resource_type,
+                                                              resource_name=resource.resource_name))
+            else:
+                responses.append(AlterConfigsResourceResponse(
+                    error_code=Errors.for_exception(error).code, error_message=str(error) or None,
+                    resource_type=resource.resource_type, resource_name=resource.resource_name))
+        # 3. Validation only: nothing to write.
+        response = IncrementalAlterConfigsResponse(responses=tuple(responses))
+        self._write("incrementalAlterConfigs", ControllerResult([] if request.validate_only else records, response),
+                    envelope.respond, request=envelope.request)
 
     def handle_create_topics(self, envelope: Envelope) -> None:
         """Mirrors QuorumController#createTopics (ControllerApis#createTopics)."""

@@ -1,0 +1,222 @@
+"""IncrementalAlterConfigs on a broker: request checks and the SET/DELETE/APPEND/SUBTRACT rules.
+
+Mirrors kafka.server.ConfigAdminManager (the checks every broker makes before the change:
+resource types, duplicates, authorization) and ZkAdminManager#prepareIncrementalConfigs /
+#incrementalAlterConfigs (ZooKeeper mode: the broker that got the request writes
+/config/topics/<topic> and a change notification; every broker's ZkConfigManager then reloads
+the topic's config). KRaft mode uses the same checks on the controller
+(QuorumController#incrementalAlterConfigs) and the same operation rules
+(ConfigurationControlManager#incrementalAlterConfigResource), then writes ConfigRecords.
+
+Only topic resources are modelled: a BROKER resource (dynamic broker configs) is answered
+INVALID_REQUEST with a message saying so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from kafka_ref.common.config import LOG_CONFIG_KEYS
+from kafka_ref.common.errors import (
+    ApiException,
+    ConfigException,
+    Errors,
+    InvalidConfigurationException,
+    InvalidRequestException,
+    UnknownTopicOrPartitionException,
+)
+from kafka_ref.common.fatal import RUN_ENDING
+from kafka_ref.common.requests.incremental_alter_configs import (
+    AlterableConfig,
+    AlterConfigsResource,
+    AlterConfigsResourceResponse,
+    IncrementalAlterConfigsRequest,
+    IncrementalAlterConfigsResponse,
+    OpType,
+)
+from kafka_ref.image.records import ConfigResourceType
+from kafka_ref.zk.zk_data import ConfigType
+
+# Topic keys of ConfigDef.Type.LIST among the ones modelled (APPEND/SUBTRACT apply only to these).
+LIST_TOPIC_KEYS = frozenset({"cleanup.policy"})
+_DEFAULTS = {k.name: k.default for k in LOG_CONFIG_KEYS}
+
+
+def topic_key_default(name: str) -> str:
+    """A topic key's default as a config string (ConfigDef#convertToString)."""
+    value = _DEFAULTS[name]
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "" if value is None else str(value)
+
+
+def _response(resource: AlterConfigsResource, error: Errors, message: str | None = None) -> AlterConfigsResourceResponse:
+    return AlterConfigsResourceResponse(error_code=error.code, error_message=message,
+                                        resource_type=resource.resource_type, resource_name=resource.resource_name)
+
+
+def preprocess(request: IncrementalAlterConfigsRequest,
+               authorize: Callable[[int, str], bool]) -> dict[tuple[int, str], AlterConfigsResourceResponse]:
+    """Mirrors kafka.server.ConfigAdminManager#preprocess (IncrementalAlterConfigs): the answers decided up front.
+
+    1. A resource named twice: INVALID_REQUEST for it; 2. an unknown resource type:
+    INVALID_REQUEST; 3. a config key named twice in one resource: INVALID_REQUEST;
+    4. not authorized (ALTER_CONFIGS): TOPIC_AUTHORIZATION_FAILED or CLUSTER_AUTHORIZATION_FAILED;
+    5. a broker resource: INVALID_REQUEST (dynamic broker configs are not modelled). The
+    resources left out of the result go on to the change itself.
+    """
+    answers: dict[tuple[int, str], AlterConfigsResourceResponse] = {}
+    seen: dict[tuple[int, str], int] = {}
+    for resource in request.resources:
+        key = (resource.resource_type, resource.resource_name)
+        seen[key] = seen.get(key, 0) + 1
+    for resource in request.resources:
+        key = (resource.resource_type, resource.resource_name)
+        if key in answers:
+            continue
+        # 1. Each resource at most once.
+        if seen[key] > 1:
+            answers[key] = _response(resource, Errors.INVALID_REQUEST, "Each resource must appear at most once.")
+            continue
+        # 2. Known resource types only.
+        if resource.resource_type not in (ConfigResourceType.TOPIC, ConfigResourceType.BROKER):
+            answers[key] = _response(resource, Errors.INVALID_REQUEST, f"Unknown resource type {resource.resource_type}")
+            continue
+        # 3. No duplicate keys within a resource.
+        names = [c.name for c in resource.configs]
+        if len(set(names)) != len(names):
+            answers[key] = _response(resource, Errors.INVALID_REQUEST, "Error due to duplicate config keys")
+            continue
+        # 4. ALTER_CONFIGS on the topic (or the cluster, for a broker resource).
+        if not authorize(resource.resource_type, resource.resource_name):
+            error = (Errors.TOPIC_AUTHORIZATION_FAILED if resource.resource_type == ConfigResourceType.TOPIC
+                     else Errors.CLUSTER_AUTHORIZATION_FAILED)
+            answers[key] = _response(resource, error)
+            continue
+        # 5. Dynamic broker configs are not part of this model.
+        if resource.resource_type == ConfigResourceType.BROKER:
+            answers[key] = _response(resource, Errors.INVALID_REQUEST,
+                                     "kafka_ref models topic configs only; dynamic broker configs are not supported")
+    return answers
+
+
+def prepare_incremental_configs(ops: Iterable[AlterableConfig], config_props: dict[str, str]) -> None:
+    """Mirrors kafka.server.ZkAdminManager#prepareIncrementalConfigs: apply the operations to ``config_props``.
+
+    SET puts the value, DELETE removes the override (back to the broker default), APPEND adds
+    list items (to the current value, or to the default when none is set) and SUBTRACT removes
+    them; APPEND and SUBTRACT on a key that is not a list raise InvalidRequestException, and an
+    unknown key there raises InvalidConfigurationException.
+    """
+    for op in ops:
+        name = op.name
+        if op.config_operation == OpType.SET:
+            config_props[name] = op.value if op.value is not None else ""
+        elif op.config_operation == OpType.DELETE:
+            config_props.pop(name, None)
+        elif op.config_operation in (OpType.APPEND, OpType.SUBTRACT):
+            verb = "append" if op.config_operation == OpType.APPEND else "subtract"
+            if name not in _DEFAULTS:
+                raise InvalidConfigurationException(f"Unknown topic config name: {name}")
+            if name not in LIST_TOPIC_KEYS:
+                raise InvalidRequestException(f"Config value {verb} is not allowed for config key: {name}")
+            current = config_props.get(name)
+            if current is None and op.config_operation == OpType.APPEND:
+                current = topic_key_default(name)
+            old = [v for v in (current or "").split(",") if v]
+            items = [v for v in (op.value or "").split(",") if v]
+            if op.config_operation == OpType.APPEND:
+                new = old + [v for v in items if v not in old]
+            else:
+                new = [v for v in old if v not in items]
+            config_props[name] = ",".join(new)
+        else:
+            raise InvalidRequestException(f"Unknown config operation {op.config_operation} for config key: {name}")
+
+
+def zk_incremental_alter_configs(broker: Any, request: IncrementalAlterConfigsRequest,
+                                 principal: str) -> IncrementalAlterConfigsResponse:
+    """Mirrors the ZooKeeper-mode branch of kafka.server.KafkaApis#handleIncrementalAlterConfigsRequest.
+
+    Any broker serves it (not only the controller): ConfigAdminManager#preprocess, then
+    ZkAdminManager#incrementalAlterConfigs for each topic left: 1. the topic's current
+    overrides from ZooKeeper; 2. the operations applied; 3. the topic must be known to this
+    broker's metadata cache and the result must validate (AdminZkClient#validateTopicConfig);
+    4. unless ``validate_only``, AdminZkClient#changeTopicConfig writes the overrides and a change
+    notification. A ConfigException is INVALID_CONFIG ("Invalid config value for resource ...").
+    """
+    authorizer = broker.apis.authorizer
+    answers = preprocess(request, lambda rtype, name: authorize_alter_configs(authorizer, principal, rtype, name))
+    admin_zk_client = broker.admin_manager.admin_zk_client
+    out = []
+    for resource in request.resources:
+        key = (resource.resource_type, resource.resource_name)
+        if key in answers:
+            out.append(answers[key])
+            continue
+        topic = resource.resource_name
+        try:
+            if not topic:
+                raise InvalidRequestException("Default topic resources are not allowed.")
+            # 1.-2. The current overrides, changed by the operations.
+            config_props = dict(admin_zk_client.fetch_entity_config(ConfigType.TOPIC, topic))
+            prepare_incremental_configs(resource.configs, config_props)
+            # 3. A topic this broker knows, and a valid result.
+            if not broker.metadata_cache.contains_topic(topic):
+                raise UnknownTopicOrPartitionException(f"The topic '{topic}' does not exist.")
+            admin_zk_client.validate_topic_config(topic, config_props)
+            # 4. Write it (every broker reloads on the change notification).
+            if not request.validate_only:
+                broker.apis._log.info("topic_config_update", topic=topic, config=dict(sorted(config_props.items())))
+                admin_zk_client.change_topic_config(topic, config_props)
+            out.append(_response(resource, Errors.NONE))
+        except ConfigException as exc:
+            out.append(_response(resource, Errors.INVALID_CONFIG, f"Invalid config value for resource {resource_text(resource)}: {exc}"))
+        except ApiException as exc:
+            out.append(_response(resource, Errors.for_exception(exc), str(exc) or None))
+        except RUN_ENDING:
+            raise
+    return IncrementalAlterConfigsResponse(responses=tuple(out))
+
+
+def authorize_alter_configs(authorizer: Any, principal: str, resource_type: int, name: str) -> bool:
+    """ALTER_CONFIGS on the topic; a broker resource (cluster ALTER_CONFIGS) has no ACLs here, so it is allowed."""
+    if resource_type == ConfigResourceType.TOPIC:
+        return authorizer.authorize_topic(principal, "ALTER_CONFIGS", name)
+    return True
+
+
+def resource_text(resource: AlterConfigsResource) -> str:
+    """ConfigResource#toString: ``ConfigResource(type=TOPIC, name='t')``."""
+    try:
+        type_name = ConfigResourceType(resource.resource_type).name
+    except ValueError:
+        type_name = str(resource.resource_type)
+    return f"ConfigResource(type={type_name}, name='{resource.resource_name}')"
+
+
+def forward_incremental_alter_configs(authorizer: Any, send: Callable[[Any, Callable[[Any], None]], None],
+                                      envelope: Any) -> None:
+    """Mirrors the KRaft-broker branch of kafka.server.KafkaApis#handleIncrementalAlterConfigsRequest.
+
+    1. ConfigAdminManager#preprocess answers what it can (with the client's principal);
+    2. the remaining resources go to the active controller (ForwardingManager), which checks
+    existence, applies the operations and writes ConfigRecords; 3. both parts make one answer,
+    in the request's resource order.
+    """
+    request: IncrementalAlterConfigsRequest = envelope.request
+    answers = preprocess(request, lambda rtype, name: authorize_alter_configs(authorizer, envelope.principal, rtype, name))
+    remaining = tuple(r for r in request.resources if (r.resource_type, r.resource_name) not in answers)
+
+    def merge(response: IncrementalAlterConfigsResponse) -> None:
+        by_key = dict(answers)
+        for r in response.responses:
+            by_key[(r.resource_type, r.resource_name)] = r
+        envelope.respond(IncrementalAlterConfigsResponse(throttle_time_ms=response.throttle_time_ms, responses=tuple(
+            by_key[(r.resource_type, r.resource_name)] for r in request.resources)))
+
+    if not remaining:
+        merge(IncrementalAlterConfigsResponse())
+        return
+    send(IncrementalAlterConfigsRequest(resources=remaining, validate_only=request.validate_only), merge)
