@@ -235,3 +235,35 @@ async def test_alter_and_describe_topic_configs_over_the_wire(mode):
     assert seen["brokers"] == {2}
     entry = seen["described"]["topic"]["orders"]["min.insync.replicas"]
     assert (entry["value"], entry["config_source"]) == ("2", "DYNAMIC_TOPIC_CONFIG")
+
+
+@pytest.mark.parametrize("mode", ["kraft", "zk"])
+async def test_create_partitions_over_the_wire(mode):
+    """kafka-python's create_partitions (CreatePartitions): 1 → 3, then a producer writes to partition 2."""
+    from kafka.admin import NewPartitions
+
+    seen: dict[str, object] = {}
+
+    def client(cluster, bootstrap):
+        admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10000)
+        try:
+            admin.create_topics([NewTopic("orders", 1, 3)])
+            admin.create_partitions({"orders": NewPartitions(3)})
+            try:
+                admin.create_partitions({"orders": NewPartitions(2)})
+            except Exception as exc:  # kafka-python raises the error code's class
+                seen["shrink"] = type(exc).__name__
+        finally:
+            admin.close()
+        producer = KafkaProducer(bootstrap_servers=bootstrap, **PRODUCER)
+        try:
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline and len(producer.partitions_for("orders") or ()) < 3:
+                time.sleep(0.1)
+            seen["partitions"] = sorted(producer.partitions_for("orders"))
+            seen["offset"] = producer.send("orders", b"v", partition=2).get(timeout=10).offset
+        finally:
+            producer.close()
+
+    await run_with_cluster(client, mode=mode)
+    assert seen == {"shrink": "InvalidPartitionsError", "partitions": [0, 1, 2], "offset": 0}

@@ -22,6 +22,7 @@ from kafka_ref.clients.admin import (
     ClusterDescription,
     KafkaAdminClient,
     ListOffsetsResultInfo,
+    NewPartitions,
     NewTopic,
     OffsetSpec,
     TopicDescription,
@@ -42,6 +43,7 @@ from kafka_ref.clients.producer import FutureRecordMetadata, KafkaProducer, Prod
 __all__ = [
     "Admin",
     "AlterConfigOp",
+    "NewPartitions",
     "BuiltInPartitioner",
     "ClusterDescription",
     "Consumer",

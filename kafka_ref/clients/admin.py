@@ -164,6 +164,22 @@ class AlterConfigOp:
 
 
 @dataclass(frozen=True, slots=True)
+class NewPartitions:
+    """Mirrors org.apache.kafka.clients.admin.NewPartitions: a topic's new total partition count.
+
+    ``new_assignments`` (optional) lists the replicas of each added partition, in order.
+    """
+
+    total_count: int
+    new_assignments: list[list[int]] | None = None
+
+    @classmethod
+    def increase_to(cls, total_count: int, new_assignments: list[list[int]] | None = None) -> NewPartitions:
+        """Mirrors NewPartitions#increaseTo."""
+        return cls(total_count, new_assignments)
+
+
+@dataclass(frozen=True, slots=True)
 class ListOffsetsResultInfo:
     """Mirrors org.apache.kafka.clients.admin.ListOffsetsResult.ListOffsetsResultInfo (-1 offset: none)."""
 
@@ -322,6 +338,45 @@ class KafkaAdminClient:
 
         await self._run_call("createTopics", self._controller_node, attempt, timeout_ms)
         return _all(results, topics)
+
+    async def create_partitions(self, new_partitions: dict[str, NewPartitions], *, validate_only: bool = False,
+                                timeout_ms: float | None = None) -> None:
+        """Mirrors org.apache.kafka.clients.admin.KafkaAdminClient#createPartitions (then CreatePartitionsResult#all).
+
+        1. Sent to the controller; 2. NOT_CONTROLLER for any topic looks the controller up again
+        and retries the topics not yet answered; 3. the first topic's error raises (e.g.
+        InvalidPartitionsException when the count would not grow).
+        """
+        from kafka_ref.common.requests.create_partitions import (
+            CreatePartitionsAssignment,
+            CreatePartitionsRequest,
+            CreatePartitionsResponse,
+            CreatePartitionsTopic,
+        )
+
+        topics = dict(new_partitions)
+        results: dict[str, None | ApiException] = {}
+
+        async def attempt(node: int, remaining_ms: int) -> None:
+            # 1. The topics still unanswered.
+            request = CreatePartitionsRequest(topics=tuple(
+                CreatePartitionsTopic(name=name, count=spec.total_count, assignments=None if spec.new_assignments is None
+                                      else tuple(CreatePartitionsAssignment(broker_ids=tuple(a)) for a in spec.new_assignments))
+                for name, spec in topics.items() if name not in results), timeout_ms=remaining_ms, validate_only=validate_only)
+            response: CreatePartitionsResponse = await self.client.send(node, request, remaining_ms)
+            # 2. Controller moved: retry.
+            if any(r.error_code == Errors.NOT_CONTROLLER.code for r in response.results):
+                raise NotControllerException(f"Broker {node} is not the controller")
+            # 3. Per topic.
+            for r in response.results:
+                if r.name in topics:
+                    error = Errors.for_code(r.error_code)
+                    results[r.name] = None if error is Errors.NONE else error.exception(r.error_message or None)
+            for name in topics:
+                results.setdefault(name, KafkaException(f"The controller response did not contain a result for topic {name}"))
+
+        await self._run_call("createPartitions", self._controller_node, attempt, timeout_ms)
+        _all(results, topics)
 
     async def delete_topics(self, names: Iterable[str], *, timeout_ms: float | None = None) -> None:
         """Mirrors org.apache.kafka.clients.admin.KafkaAdminClient#deleteTopics (by name; then DeleteTopicsResult#all)."""

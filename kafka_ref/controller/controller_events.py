@@ -97,6 +97,17 @@ class LeaderAndIsrResponseReceived(ControllerEvent):
 
 
 @dataclass
+class PartitionModifications(ControllerEvent):
+    """Mirrors kafka.controller.PartitionModifications: a topic znode's assignment changed."""
+
+    topic: str
+    name: str = "PartitionModifications"
+
+    def process(self, controller: Any) -> None:
+        controller.process_partition_modifications(self.topic)
+
+
+@dataclass
 class TopicUncleanLeaderElectionEnable(ControllerEvent):
     """Mirrors kafka.controller.TopicUncleanLeaderElectionEnable."""
 

@@ -45,7 +45,7 @@ from kafka_ref.controller.replica_state_machine import (
     ZkReplicaStateMachine,
 )
 from kafka_ref.zk.kafka_zk_client import KafkaZkClient
-from kafka_ref.zk.zk_data import ConfigType, LeaderAndIsr, LeaderRecoveryState
+from kafka_ref.zk.zk_data import ConfigType, LeaderAndIsr, LeaderRecoveryState, TopicPartitionsZNode, TopicZNode
 from kafka_ref.zk.zookeeper_client import StateChangeHandler, ZNodeChangeHandler, ZNodeChildChangeHandler
 
 CONTROLLER_PATH = "/controller"
@@ -140,6 +140,8 @@ class KafkaController:
             REASSIGN_PATH, lambda: self.event_manager.put(ev.ZkPartitionReassignment()), None, None)
         self.preferred_replica_election_handler = _NodeHandler(
             PREFERRED_ELECTION_PATH, lambda: self.event_manager.put(ev.ReplicaLeaderElection()), None, None)
+        # One data watch per topic znode: partitions added to an existing topic (CreatePartitions).
+        self.partition_modifications_handlers: dict[str, _NodeHandler] = {}
         self.session_handler = _SessionHandler(self)
         self._task_group: anyio.abc.TaskGroup | None = None
         self.extensions: list[Any] = []  # admin flows (deletion, reassignment, ...) hook in here
@@ -254,6 +256,7 @@ class KafkaController:
             self.zk_client.unregister_znode_child_change_handler(handler.path)
         for handler in (self.preferred_replica_election_handler, self.partition_reassignment_handler):
             self.zk_client.unregister_znode_change_handler(handler.path)
+        self.unregister_partition_modifications_handlers(list(self.partition_modifications_handlers))
         for ext in self.extensions:
             ext.on_resignation(self)
         self.partition_state_machine.shutdown()
@@ -306,6 +309,7 @@ class KafkaController:
         # 2. Topics, ids and assignments.
         topics = self.zk_client.get_all_topics_in_cluster(register_watch=True)
         ctx.set_all_topics(topics)
+        self.register_partition_modifications_handlers(sorted(topics))
         for item in self.zk_client.get_replica_assignment_and_topic_id_for_topics(topics):
             if item.topic_id is not None:
                 ctx.add_topic_id(item.topic, item.topic_id)
@@ -422,6 +426,7 @@ class KafkaController:
         new_topics = topics - set(ctx.all_topics)
         deleted_topics = set(ctx.all_topics) - topics
         ctx.set_all_topics(topics)
+        self.register_partition_modifications_handlers(sorted(new_topics))
         added = self.zk_client.get_replica_assignment_and_topic_id_for_topics(new_topics)
         for topic in deleted_topics:
             ctx.remove_topic(topic)
@@ -434,6 +439,56 @@ class KafkaController:
                 new_partitions.append(tp)
         if new_partitions:
             self.on_new_partition_creation(sorted(new_partitions, key=_tp_key))
+
+    def register_partition_modifications_handlers(self, topics: list[str]) -> None:
+        """Mirrors KafkaController#registerPartitionModificationsHandlers: a data watch per topic znode.
+
+        The handler is only registered here; the next read of the topic znode arms the watch.
+        """
+        for topic in topics:
+            self.partition_modifications_handlers[topic] = _NodeHandler(
+                TopicZNode.path(topic), None, None,
+                lambda topic=topic: self.event_manager.put(ev.PartitionModifications(topic)))
+        for handler in self.partition_modifications_handlers.values():
+            self.zk_client.register_znode_change_handler(handler)
+
+    def unregister_partition_modifications_handlers(self, topics: list[str]) -> None:
+        """Mirrors KafkaController#unregisterPartitionModificationsHandlers."""
+        for topic in topics:
+            handler = self.partition_modifications_handlers.pop(topic, None)
+            if handler is not None:
+                self.zk_client.unregister_znode_change_handler(handler.path)
+
+    def process_partition_modifications(self, topic: str) -> None:
+        """Mirrors KafkaController#processPartitionModifications: partitions added to an existing topic.
+
+        1. Read the topic's assignment again (re-arming the watch); the partitions the context
+        does not know are new. 2. A topic queued for deletion gets no new partitions: the
+        assignment of the partitions that exist is written back. 3. Otherwise the new
+        partitions are created exactly as a new topic's are (onNewPartitionCreation).
+        """
+        if not self.is_active:
+            return
+        ctx = self.controller_context
+        # 1. The assignment now in ZooKeeper against the context.
+        assignment = self.zk_client.get_full_replica_assignment_for_topics([topic])
+        to_add = {tp: a for tp, a in assignment.items() if not ctx.partition_replica_assignment(tp)}
+        if ctx.is_topic_queued_up_for_deletion(topic):
+            # 2. Restore what exists (Kafka's restorePartitionReplicaAssignment).
+            if to_add:
+                self._log.warning("partition_modifications_skipped_topic_deleting", topic=topic,
+                               partitions=sorted(tp.partition for tp in to_add))
+                existing = set(self.zk_client.get_children(TopicPartitionsZNode.path(topic)))
+                restored = {tp: ctx.partition_full_replica_assignment(tp)
+                            for tp in assignment if str(tp.partition) in existing}
+                self.zk_client.set_topic_assignment(topic, ctx.topic_ids.get(topic), restored, ctx.epoch_zk_version)
+            return
+        # 3. Create the new partitions.
+        if to_add:
+            self._log.info("partition_modifications", topic=topic, partitions=sorted(tp.partition for tp in to_add))
+            for tp, replica_assignment in to_add.items():
+                ctx.update_partition_full_replica_assignment(tp, replica_assignment)
+            self.on_new_partition_creation(sorted(to_add, key=_tp_key))
 
     def enable_topic_unclean_leader_election(self, topic: str) -> None:
         """Mirrors KafkaController#enableTopicUncleanLeaderElection: queued only on the active controller."""

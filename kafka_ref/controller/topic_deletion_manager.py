@@ -44,7 +44,6 @@ from kafka_ref.controller.controller_context import (
     ReplicaState,
 )
 from kafka_ref.controller.controller_extension import ControllerExtension
-from kafka_ref.zk.zk_data import TopicZNode
 
 if TYPE_CHECKING:
     from kafka_ref.common.config import KafkaConfig
@@ -107,10 +106,10 @@ class ControllerDeletionClient(DeletionClient):
     def mute_partition_modifications(self, topic: str) -> None:
         """Mirrors kafka.controller.ControllerDeletionClient#mutePartitionModifications.
 
-        Drops any data watch handler on the topic znode so a re-created topic of the same
-        name is seen as a new topic, not as a partition change of the old one.
+        The controller drops the topic's PartitionModificationsHandler, so a re-created topic of
+        the same name is seen as a new topic, not as a partition change of the old one.
         """
-        self.zk_client.unregister_znode_change_handler(TopicZNode.path(topic))
+        self.controller.unregister_partition_modifications_handlers([topic])
 
     def send_metadata_update(self, partitions: set[TopicPartition]) -> None:
         """Mirrors kafka.controller.ControllerDeletionClient#sendMetadataUpdate: to every live broker."""

@@ -68,6 +68,7 @@ class KafkaApis:
         """ZooKeeper mode: the controller APIs and topic administration are served here too."""
         from kafka_ref.common.requests.alter_partition import AlterPartitionRequest
         from kafka_ref.common.requests.controlled_shutdown import ControlledShutdownRequest
+        from kafka_ref.common.requests.create_partitions import CreatePartitionsRequest
         from kafka_ref.common.requests.create_topics import CreateTopicsRequest
         from kafka_ref.common.requests.delete_topics import DeleteTopicsRequest
         from kafka_ref.common.requests.incremental_alter_configs import IncrementalAlterConfigsRequest
@@ -76,6 +77,7 @@ class KafkaApis:
         self.admin_manager = admin_manager
         self._handlers[AlterPartitionRequest] = self.handle_alter_partition_request
         self._handlers[CreateTopicsRequest] = self.handle_create_topics_request
+        self._handlers[CreatePartitionsRequest] = self.handle_create_partitions_request
         self._handlers[DeleteTopicsRequest] = self.handle_delete_topics_request
         self._handlers[ControlledShutdownRequest] = self.handle_controlled_shutdown_request
         self._handlers[IncrementalAlterConfigsRequest] = self.handle_incremental_alter_configs_request
@@ -441,6 +443,45 @@ class KafkaApis:
                 CreatableTopicResult(name=t.name, error_code=Errors.NOT_CONTROLLER.code) for t in request.topics)))
             return
         self.admin_manager.create_topics(request, envelope.respond)
+
+    def handle_create_partitions_request(self, envelope: Envelope) -> None:
+        """Mirrors kafka.server.KafkaApis#handleCreatePartitionsRequest (ZooKeeper mode).
+
+        1. Only the active controller adds partitions (NOT_CONTROLLER for every topic
+        elsewhere); 2. a topic named twice is INVALID_REQUEST, one the principal may not ALTER
+        is TOPIC_AUTHORIZATION_FAILED, one queued for deletion INVALID_TOPIC_EXCEPTION; 3. the
+        rest go to ZkAdminManager#createPartitions, and the answer lists every topic.
+        """
+        from kafka_ref.common.requests.create_partitions import CreatePartitionsResponse, CreatePartitionsTopicResult
+
+        request = envelope.request
+
+        def send_response(results: dict[str, tuple[Errors, str | None]]) -> None:
+            envelope.respond(CreatePartitionsResponse(results=tuple(
+                CreatePartitionsTopicResult(name=topic, error_code=error.code, error_message=message)
+                for topic, (error, message) in results.items())))
+
+        # 1. The controller's job.
+        if not self.controller.is_active:
+            send_response({t.name: (Errors.NOT_CONTROLLER, None) for t in request.topics})
+            return
+        # 2. Duplicates, authorization, topics being deleted.
+        names = [t.name for t in request.topics]
+        dupes = {n for n in names if names.count(n) > 1}
+        errors: dict[str, tuple[Errors, str | None]] = {n: (Errors.INVALID_REQUEST, "Duplicate topic in request.") for n in dupes}
+        valid = []
+        for topic in request.topics:
+            if topic.name in dupes:
+                continue
+            if not self.authorizer.authorize_topic(envelope.principal, "ALTER", topic.name):
+                errors[topic.name] = (Errors.TOPIC_AUTHORIZATION_FAILED, "The topic authorization is failed.")
+            elif self.controller.controller_context.is_topic_queued_up_for_deletion(topic.name):
+                errors[topic.name] = (Errors.INVALID_TOPIC_EXCEPTION, "The topic is queued for deletion.")
+            else:
+                valid.append(topic)
+        # 3. The admin manager, then the errors added to its results.
+        self.admin_manager.create_partitions(request.timeout_ms, valid, request.validate_only,
+                                             lambda results: send_response({**results, **errors}))
 
     def handle_delete_topics_request(self, envelope: Envelope) -> None:
         """Mirrors kafka.server.KafkaApis#handleDeleteTopicsRequest (only the controller deletes)."""

@@ -11,7 +11,8 @@ Mirrors the KRaft part of kafka.server.BrokerServer#startup (Kafka 3.3):
    ReplicaManager#applyDelta);
 5. tell the lifecycle manager the broker is ready to be unfenced.
 
-Controller-bound client requests a broker receives (CreateTopics, DeleteTopics, ElectLeaders, AlterPartitionReassignments) are forwarded
+Controller-bound client requests a broker receives (CreateTopics, CreatePartitions, DeleteTopics, ElectLeaders,
+AlterPartitionReassignments, IncrementalAlterConfigs) are forwarded
 to the controller, as KRaft brokers do (ForwardingManager).
 
 The active controller is the Raft leader the observer knows (KRaftCachedControllerId): heartbeats,
@@ -29,6 +30,7 @@ import anyio
 
 from kafka_ref.common.errors import Errors
 from kafka_ref.common.requests.alter_partition_reassignments import AlterPartitionReassignmentsRequest
+from kafka_ref.common.requests.create_partitions import CreatePartitionsRequest
 from kafka_ref.common.requests.create_topics import CreateTopicsRequest
 from kafka_ref.common.requests.delete_topics import DeleteTopicsRequest
 from kafka_ref.common.requests.elect_leaders import ElectLeadersRequest
@@ -46,7 +48,8 @@ from kafka_ref.network.network import DisconnectException, Envelope, NetworkTime
 
 FORWARD_RETRY_BACKOFF_MS = 100
 # Controller-bound admin requests a KRaft broker forwards instead of handling.
-FORWARDED_REQUESTS = (CreateTopicsRequest, DeleteTopicsRequest, ElectLeadersRequest, AlterPartitionReassignmentsRequest)
+FORWARDED_REQUESTS = (CreateTopicsRequest, CreatePartitionsRequest, DeleteTopicsRequest, ElectLeadersRequest,
+                      AlterPartitionReassignmentsRequest)
 
 
 class KRaftBrokerSupport:

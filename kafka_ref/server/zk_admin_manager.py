@@ -1,7 +1,7 @@
-"""Topic creation and deletion requests on a ZooKeeper-mode broker.
+"""Topic creation, partition addition and deletion requests on a ZooKeeper-mode broker.
 
-Mirrors kafka.server.ZkAdminManager#createTopics / #deleteTopics and kafka.server.DelayedCreatePartitions
-/ DelayedDeleteTopics. The controller broker writes the topic to ZooKeeper, then the request
+Mirrors kafka.server.ZkAdminManager#createTopics / #createPartitions / #deleteTopics and
+kafka.server.DelayedCreatePartitions / DelayedDeleteTopics. The controller broker writes the topic to ZooKeeper, then the request
 waits in the topic purgatory until this broker's metadata cache shows a leader for every
 partition (or the topics are gone), or the request's timeout passes.
 """
@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 from kafka_ref.common.errors import ApiException, Errors
 from kafka_ref.common.fatal import RUN_ENDING
+from kafka_ref.common.requests.create_partitions import CreatePartitionsTopic
 from kafka_ref.common.requests.create_topics import CreatableTopicResult, CreateTopicsRequest, CreateTopicsResponse
 from kafka_ref.common.requests.delete_topics import DeletableTopicResult, DeleteTopicsRequest, DeleteTopicsResponse
 from kafka_ref.common.state_change import state_change_logger
@@ -135,6 +136,74 @@ class ZkAdminManager:
             return
         op = DelayedTopicOperation(request.timeout_ms, waiting, lambda t: self._partitions_ready(t, waiting[t]), answer)
         self.topic_purgatory.try_complete_else_watch(op, list(waiting))
+
+    def create_partitions(self, timeout_ms: int, new_partitions: list[CreatePartitionsTopic], validate_only: bool,
+                          callback: Callable[[dict[str, tuple[Errors, str | None]]], None]) -> None:
+        """Mirrors kafka.server.ZkAdminManager#createPartitions.
+
+        1. Per topic: its current assignment (UNKNOWN_TOPIC_OR_PARTITION if none; a partition
+        being reassigned refuses the change with REASSIGNMENT_IN_PROGRESS), the new count must
+        be an increase, a given assignment must name registered brokers and one replica list per
+        added partition; AdminZkClient places or validates the new partitions and, unless
+        validate-only, writes the combined assignment. 2. With a non-positive timeout,
+        validate-only or no success, answer at once (a written topic then answers
+        REQUEST_TIMED_OUT, as Kafka does). 3. Otherwise wait in the topic purgatory until this
+        broker's metadata cache shows a leader for every partition of the written topics.
+        """
+        all_brokers = self.admin_zk_client.zk_client.get_sorted_broker_list()
+        results: dict[str, tuple[Errors, str | None]] = {}
+        expected: dict[str, int] = {}
+        for new_partition in new_partitions:
+            topic = new_partition.name
+            try:
+                # 1. The current assignment.
+                existing: dict[int, Any] = {}
+                for tp, assignment in self.admin_zk_client.zk_client.get_full_replica_assignment_for_topics([topic]).items():
+                    if assignment.adding_replicas or assignment.removing_replicas:
+                        raise Errors.REASSIGNMENT_IN_PROGRESS.exception(
+                            f"A partition reassignment is in progress for the topic '{topic}'.")
+                    existing[tp.partition] = assignment
+                if not existing:
+                    raise Errors.UNKNOWN_TOPIC_OR_PARTITION.exception(f"The topic '{topic}' does not exist.")
+                increment = new_partition.count - len(existing)
+                if increment < 0:
+                    raise Errors.INVALID_PARTITIONS.exception(
+                        f"Topic currently has {len(existing)} partitions, which is higher than the requested "
+                        f"{new_partition.count}.")
+                if increment == 0:
+                    raise Errors.INVALID_PARTITIONS.exception(f"Topic already has {len(existing)} partitions.")
+                proposed = None
+                if new_partition.assignments is not None:
+                    lists = [list(a.broker_ids) for a in new_partition.assignments]
+                    unknown = sorted({b for replicas in lists for b in replicas} - set(all_brokers))
+                    if unknown:
+                        raise Errors.INVALID_REPLICA_ASSIGNMENT.exception(
+                            f"Unknown broker(s) in replica assignment: {', '.join(map(str, unknown))}.")
+                    if len(lists) != increment:
+                        raise Errors.INVALID_REPLICA_ASSIGNMENT.exception(
+                            f"Increasing the number of partitions by {increment} but {len(lists)} assignments provided.")
+                    proposed = {len(existing) + i: replicas for i, replicas in enumerate(lists)}
+                new_assignment = self.admin_zk_client.create_new_partitions_assignment(
+                    topic, existing, all_brokers, new_partition.count, proposed)
+                if not validate_only:
+                    self.admin_zk_client.create_partitions_with_assignment(topic, existing, new_assignment)
+                    self._log.info("partitions_added_in_zk", topic=topic,
+                                   assignment={p: list(a.replicas) for p, a in new_assignment.items()})
+                    expected[topic] = new_partition.count
+                results[topic] = (Errors.NONE, None)
+            except ApiException as exc:
+                results[topic] = (Errors.for_exception(exc), str(exc) or None)
+        # 2. Nothing to wait for.
+        if timeout_ms <= 0 or validate_only or not expected:
+            callback({t: (Errors.REQUEST_TIMED_OUT, None) if t in expected else r for t, r in results.items()})
+            return
+
+        # 3. Wait until every written topic's partitions have leaders here.
+        def answer(pending: dict[str, Any], unfinished: set[str]) -> None:
+            callback({t: (Errors.REQUEST_TIMED_OUT, None) if t in unfinished else r for t, r in results.items()})
+
+        op = DelayedTopicOperation(timeout_ms, expected, lambda t: self._partitions_ready(t, expected[t]), answer)
+        self.topic_purgatory.try_complete_else_watch(op, list(expected))
 
     def delete_topics(self, request: DeleteTopicsRequest, respond: Callable[[DeleteTopicsResponse], None]) -> None:
         """Mirrors kafka.server.ZkAdminManager#deleteTopics: mark for deletion, wait until gone."""

@@ -32,6 +32,8 @@ from kafka.protocol.admin import DescribeConfigsRequest as KDescribeConfigsReque
 from kafka.protocol.admin import DescribeConfigsResponse as KDescribeConfigsResponse
 from kafka.protocol.admin import DescribeGroupsRequest as KDescribeGroupsRequest
 from kafka.protocol.admin import DescribeGroupsResponse as KDescribeGroupsResponse
+from kafka.protocol.admin import CreatePartitionsRequest as KCreatePartitionsRequest
+from kafka.protocol.admin import CreatePartitionsResponse as KCreatePartitionsResponse
 from kafka.protocol.admin import IncrementalAlterConfigsRequest as KIncrementalAlterConfigsRequest
 from kafka.protocol.admin import IncrementalAlterConfigsResponse as KIncrementalAlterConfigsResponse
 from kafka.protocol.admin import ListGroupsRequest as KListGroupsRequest
@@ -72,6 +74,7 @@ from kafka_ref.common.requests.api_keys import ApiKeys
 from kafka_ref.common.requests.create_topics import CreateTopicsRequest
 from kafka_ref.common.requests.delete_topics import DeleteTopicsRequest, DeleteTopicState
 from kafka_ref.common.requests.describe_configs import ConfigSource, DescribeConfigsRequest
+from kafka_ref.common.requests.create_partitions import CreatePartitionsRequest
 from kafka_ref.common.requests.incremental_alter_configs import IncrementalAlterConfigsRequest
 from kafka_ref.common.requests.describe_groups import DescribeGroupsRequest
 from kafka_ref.common.requests.list_groups import ListGroupsRequest
@@ -241,6 +244,7 @@ WIRE_APIS: dict[int, WireApi] = {api.key: api for api in (
     WireApi(ApiKeys.INIT_PRODUCER_ID, KInitProducerIdRequest, KInitProducerIdResponse, InitProducerIdRequest, 0, 4),
     WireApi(ApiKeys.INCREMENTAL_ALTER_CONFIGS, KIncrementalAlterConfigsRequest, KIncrementalAlterConfigsResponse,
             IncrementalAlterConfigsRequest, 0, 1),
+    WireApi(ApiKeys.CREATE_PARTITIONS, KCreatePartitionsRequest, KCreatePartitionsResponse, CreatePartitionsRequest, 0, 3),
 )}
 
 

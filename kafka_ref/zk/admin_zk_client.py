@@ -1,7 +1,8 @@
 """Topic administration written straight to ZooKeeper, as ZooKeeper-era brokers did.
 
 Mirrors kafka.zk.AdminZkClient (createTopic, createTopicWithAssignment, deleteTopic,
-validateTopicCreate) and kafka.admin.AdminUtils#assignReplicasToBrokers (rack-unaware branch).
+validateTopicCreate, the partition additions of createNewPartitionsAssignment /
+createPartitionsWithAssignment) and kafka.admin.AdminUtils#assignReplicasToBrokers (rack-unaware branch).
 Randomness comes from a ``random.Random`` the caller seeds, so a seeded cluster places
 replicas the same way every run.
 """
@@ -14,6 +15,7 @@ from typing import Mapping, Sequence
 
 from kafka_ref.common.config import LogConfig
 from kafka_ref.common.errors import (
+    BrokerNotAvailableException,
     InvalidPartitionsException,
     InvalidReplicaAssignmentException,
     InvalidReplicationFactorException,
@@ -24,7 +26,7 @@ from kafka_ref.common.errors import (
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.common.uuid import Uuid
 from kafka_ref.zk.kafka_zk_client import KafkaZkClient
-from kafka_ref.zk.zk_data import ConfigType
+from kafka_ref.zk.zk_data import ConfigType, ReplicaAssignment
 
 _LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]+$")
 MAX_TOPIC_NAME_LENGTH = 249
@@ -144,6 +146,81 @@ class AdminZkClient:
         if not self.zk_client.topic_exists(topic):
             raise UnknownTopicOrPartitionException(f"Topic `{topic}` to delete does not exist")
         self.zk_client.create_delete_topic_path(topic)
+
+    # ---- adding partitions ---------------------------------------------------------------
+
+    def create_new_partitions_assignment(
+        self, topic: str, existing_assignment: Mapping[int, ReplicaAssignment], all_brokers: Sequence[int],
+        num_partitions: int, replica_assignment: Mapping[int, Sequence[int]] | None = None,
+    ) -> dict[int, ReplicaAssignment]:
+        """Mirrors kafka.zk.AdminZkClient#createNewPartitionsAssignment: the replicas of the partitions to add.
+
+        1. Partition 0 must exist (its replica count is the topic's replication factor); 2. the new
+        count must be an increase (INVALID_PARTITIONS); 3. a given assignment is validated
+        (validateReplicaAssignment); 4. otherwise the new partitions are placed by
+        assignReplicasToBrokers, continuing from partition 0's first replica with partition ids
+        after the existing ones.
+        """
+        # 1. Partition 0's replicas.
+        if 0 not in existing_assignment:
+            raise InvalidReplicaAssignmentException(
+                f"Unexpected existing replica assignment for topic '{topic}', partition id 0 is missing.")
+        partition0 = existing_assignment[0].replicas
+        # 2. Only an increase.
+        partitions_to_add = num_partitions - len(existing_assignment)
+        if partitions_to_add <= 0:
+            raise InvalidPartitionsException(
+                f"The number of partitions for a topic can only be increased. Topic {topic} currently has "
+                f"{len(existing_assignment)} partitions, {num_partitions} would not be an increase.")
+        # 3. A proposed assignment must be valid.
+        brokers = sorted(all_brokers)
+        if replica_assignment is not None:
+            self._validate_replica_assignment(replica_assignment, len(partition0), set(brokers))
+            proposed = {p: list(r) for p, r in replica_assignment.items()}
+        else:
+            # 4. Placed after the existing partitions, starting at partition 0's first replica.
+            start_index = next((i for i, b in enumerate(brokers) if b >= partition0[0]), 0)
+            proposed = assign_replicas_to_brokers(brokers, partitions_to_add, len(partition0), self.rng,
+                                                  fixed_start_index=start_index,
+                                                  start_partition_id=len(existing_assignment))
+        return {p: ReplicaAssignment(tuple(r)) for p, r in proposed.items()}
+
+    def create_partitions_with_assignment(
+        self, topic: str, existing_assignment: Mapping[int, ReplicaAssignment],
+        new_partition_assignment: Mapping[int, ReplicaAssignment],
+    ) -> dict[int, ReplicaAssignment]:
+        """Mirrors kafka.zk.AdminZkClient#createPartitionsWithAssignment: the combined assignment written back.
+
+        The topic znode keeps its topic id (writeTopicPartitionAssignment with isUpdate); the
+        controller's PartitionModificationsHandler sees the data change.
+        """
+        combined = {**existing_assignment, **new_partition_assignment}
+        topic_id = self.zk_client.get_topic_id(topic)
+        self.zk_client.set_topic_assignment(
+            topic, topic_id, {TopicPartition(topic, p): a for p, a in sorted(combined.items())})
+        return combined
+
+    @staticmethod
+    def _validate_replica_assignment(replica_assignment: Mapping[int, Sequence[int]], expected_replication_factor: int,
+                                     available_broker_ids: set[int]) -> None:
+        """Mirrors kafka.zk.AdminZkClient#validateReplicaAssignment."""
+        for partition_id, replicas in replica_assignment.items():
+            if not replicas:
+                raise InvalidReplicaAssignmentException(f"Cannot have replication factor of 0 for partition id {partition_id}.")
+            if len(set(replicas)) != len(replicas):
+                raise InvalidReplicaAssignmentException(
+                    f"Duplicate brokers not allowed in replica assignment: {', '.join(map(str, replicas))} "
+                    f"for partition id {partition_id}.")
+            if not set(replicas) <= available_broker_ids:
+                raise BrokerNotAvailableException(
+                    f"Some brokers specified for partition id {partition_id} are not available. Specified brokers: "
+                    f"{', '.join(map(str, replicas))}, available brokers: {', '.join(map(str, sorted(available_broker_ids)))}.")
+        bad = sorted((p, len(r)) for p, r in replica_assignment.items() if len(r) != expected_replication_factor)
+        if bad:
+            raise InvalidReplicaAssignmentException(
+                f"Inconsistent replication factor between partitions, partition 0 has {expected_replication_factor} "
+                f"while partitions [{', '.join(str(p) for p, _ in bad)}] have replication factors "
+                f"[{', '.join(str(n) for _, n in bad)}], respectively.")
 
     # ---- topic configs -----------------------------------------------------------------
 

@@ -34,6 +34,7 @@ from kafka_ref.common.requests.schema_ranges import validate_schema_ranges
 from kafka_ref.server.bounded_list import BoundedListTooLongException
 from kafka_ref.common.requests.alter_partition import AlterPartitionRequest
 from kafka_ref.common.requests.alter_partition_reassignments import AlterPartitionReassignmentsRequest
+from kafka_ref.common.requests.create_partitions import CreatePartitionsRequest
 from kafka_ref.common.requests.create_topics import CreateTopicsRequest
 from kafka_ref.common.requests.incremental_alter_configs import IncrementalAlterConfigsRequest
 from kafka_ref.common.requests.delete_topics import DeletableTopicResult, DeleteTopicsRequest, DeleteTopicsResponse
@@ -336,6 +337,7 @@ class QuorumController:
             BrokerHeartbeatRequest: self.handle_broker_heartbeat,
             AlterPartitionRequest: self.handle_alter_partition,
             CreateTopicsRequest: self.handle_create_topics,
+            CreatePartitionsRequest: self.handle_create_partitions,
             DeleteTopicsRequest: self.handle_delete_topics,
             ElectLeadersRequest: self.handle_elect_leaders,
             AlterPartitionReassignmentsRequest: self.handle_alter_partition_reassignments,
@@ -460,6 +462,36 @@ class QuorumController:
         """Mirrors QuorumController#createTopics (ControllerApis#createTopics)."""
         records, response = self.replication_control.create_topics(envelope.request)
         self._write("createTopics", ControllerResult(records, response), envelope.respond, request=envelope.request)
+
+    def handle_create_partitions(self, envelope: Envelope) -> None:
+        """Mirrors ControllerApis#createPartitions and QuorumController#createPartitions.
+
+        1. A topic named twice is INVALID_REQUEST, one the principal may not ALTER
+        TOPIC_AUTHORIZATION_FAILED; 2. ReplicationControlManager#createPartitions for the rest
+        (one atomic batch; validate-only writes nothing); the answer lists the refused topics
+        first, then the others, once the records are committed.
+        """
+        from kafka_ref.common.requests.create_partitions import CreatePartitionsResponse, CreatePartitionsTopicResult
+
+        request = envelope.request
+        # 1. Duplicates, then authorization.
+        names = [t.name for t in request.topics]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        refused = [CreatePartitionsTopicResult(name=n, error_code=Errors.INVALID_REQUEST.code,
+                                               error_message="Duplicate topic name.") for n in dupes]
+        topics = []
+        for topic in request.topics:
+            if topic.name in dupes:
+                continue
+            if self.authorizer.authorize_topic(envelope.principal, "ALTER", topic.name):
+                topics.append(topic)
+            else:
+                refused.append(CreatePartitionsTopicResult(name=topic.name, error_code=Errors.TOPIC_AUTHORIZATION_FAILED.code))
+        # 2. The new partitions.
+        records, results = self.replication_control.create_partitions(topics) if topics else ([], [])
+        response = CreatePartitionsResponse(results=tuple(refused + results))
+        self._write("createPartitions", ControllerResult([] if request.validate_only else records, response),
+                    envelope.respond, request=request)
 
     def handle_elect_leaders(self, envelope: Envelope) -> None:
         """Mirrors QuorumController#electLeaders: an empty partition list needs no write; None means all."""

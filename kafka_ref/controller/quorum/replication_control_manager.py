@@ -39,6 +39,7 @@ from kafka_ref.common.requests.alter_partition_reassignments import (
     ReassignablePartitionResponse,
     ReassignableTopicResponse,
 )
+from kafka_ref.common.requests.create_partitions import CreatePartitionsTopic, CreatePartitionsTopicResult
 from kafka_ref.common.requests.create_topics import CreatableTopicResult, CreateTopicsRequest, CreateTopicsResponse
 from kafka_ref.common.requests.elect_leaders import (
     ElectionType,
@@ -316,6 +317,78 @@ class ReplicationControlManager:
             raise InvalidReplicaAssignmentException(
                 f"The manual partition assignment includes a partition with {len(assignment)} replica(s), but this is "
                 f"not consistent with previous partitions, which have {replication_factor} replica(s).")
+
+    # ------------------------------------------------------------------ CreatePartitions
+
+    def create_partitions(self, topics: list[CreatePartitionsTopic]) -> tuple[list[Any], list[CreatePartitionsTopicResult]]:
+        """Mirrors ReplicationControlManager#createPartitions: every topic's new partitions in one atomic batch.
+
+        A topic that fails keeps its error and adds no records; the others go on. More than
+        MAX_RECORDS_PER_USER_OP records in all fails the whole request (BoundedListTooLongException).
+        """
+        records: BoundedList = BoundedList(MAX_RECORDS_PER_USER_OP)
+        results = []
+        for topic in topics:
+            try:
+                self._create_partitions(topic, records)
+                results.append(CreatePartitionsTopicResult(name=topic.name))
+            except ApiException as exc:
+                results.append(CreatePartitionsTopicResult(name=topic.name, error_code=Errors.for_exception(exc).code,
+                                                           error_message=str(exc) or None))
+        return records, results
+
+    def _create_partitions(self, topic: CreatePartitionsTopic, records: BoundedList) -> None:
+        """Mirrors ReplicationControlManager#createPartitions for one topic.
+
+        1. The topic must exist and the count must grow; 2. given assignments must be one per
+        added partition, each valid (validateManualPartitionAssignment at the topic's replication
+        factor, partition 0's) with at least one active broker for the ISR; otherwise the striped
+        placer places them after the existing partitions; 3. a PartitionRecord per new
+        partition, ISR = its active replicas, leader = the first of them.
+        """
+        # 1. An existing topic, a larger count.
+        topic_id = self.topics_by_name.get(topic.name)
+        info = self.topics.get(topic_id) if topic_id is not None else None
+        if info is None:
+            raise UnknownTopicOrPartitionException("This server does not host this topic-partition.")
+        current = len(info.parts)
+        if topic.count == current:
+            raise Errors.INVALID_PARTITIONS.exception(f"Topic already has {current} partition(s).")
+        if topic.count < current:
+            raise Errors.INVALID_PARTITIONS.exception(
+                f"The topic {topic.name} currently has {current} partition(s); {topic.count} would not be an increase.")
+        additional = topic.count - current
+        if topic.assignments is not None and len(topic.assignments) != additional:
+            raise InvalidReplicaAssignmentException(
+                f"Attempted to add {additional} additional partition(s), but only {len(topic.assignments)} "
+                "assignment(s) were specified.")
+        replication_factor = len(next(iter(info.parts.values())).replicas)
+        # 2. The replicas and ISR of each new partition.
+        if topic.assignments is not None:
+            placements, isrs = [], []
+            for i, assignment in enumerate(topic.assignments):
+                self.validate_manual_partition_assignment(tuple(assignment.broker_ids), replication_factor)
+                isr = [b for b in assignment.broker_ids if self.cluster_control.is_active(b)]
+                if not isr:
+                    raise InvalidReplicaAssignmentException(
+                        f"All brokers specified in the manual partition assignment for partition {current + i} are "
+                        "fenced or in controlled shutdown.")
+                placements.append(list(assignment.broker_ids))
+                isrs.append(isr)
+        else:
+            records.ensure_room(additional)
+            placements = self.cluster_control.replica_placer.place(current, additional, replication_factor,
+                                                                   self.cluster_control.usable_brokers())
+            isrs = placements
+        # 3. The records.
+        for i, (replicas, isr) in enumerate(zip(placements, isrs)):
+            active = [b for b in isr if self.cluster_control.is_active(b)]
+            if not active:
+                raise InvalidReplicationFactorException(
+                    f"Unable to replicate the partition {replication_factor} time(s): All brokers are currently "
+                    "fenced or in controlled shutdown.")
+            registration = PartitionRegistration(tuple(replicas), tuple(active), leader=active[0])
+            records.append(registration.to_record(info.id, current + i))
 
     # ------------------------------------------------------------------ AlterPartitionReassignments
 
