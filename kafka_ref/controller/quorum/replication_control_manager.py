@@ -321,7 +321,7 @@ class ReplicationControlManager:
     # ------------------------------------------------------------------ CreatePartitions
 
     def create_partitions(self, topics: list[CreatePartitionsTopic]) -> tuple[list[Any], list[CreatePartitionsTopicResult]]:
-        """Mirrors ReplicationControlManager#createPartitions: every topic's new partitions in one atomic batch.
+        """Mirrors org.apache.kafka.controller.ReplicationControlManager#createPartitions(ControllerRequestContext, List): every topic's new partitions in one atomic batch.
 
         A topic that fails keeps its error and adds no records; the others go on. More than
         MAX_RECORDS_PER_USER_OP records in all fails the whole request (BoundedListTooLongException).
@@ -338,7 +338,7 @@ class ReplicationControlManager:
         return records, results
 
     def _create_partitions(self, topic: CreatePartitionsTopic, records: BoundedList) -> None:
-        """Mirrors ReplicationControlManager#createPartitions for one topic.
+        """Mirrors org.apache.kafka.controller.ReplicationControlManager#createPartitions(ControllerRequestContext, CreatePartitionsTopic, List): one topic.
 
         1. The topic must exist and the count must grow; 2. given assignments must be one per
         added partition, each valid (validateManualPartitionAssignment at the topic's replication
