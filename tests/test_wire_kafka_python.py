@@ -267,3 +267,32 @@ async def test_create_partitions_over_the_wire(mode):
 
     await run_with_cluster(client, mode=mode)
     assert seen == {"shrink": "InvalidPartitionsError", "partitions": [0, 1, 2], "offset": 0}
+
+
+@pytest.mark.parametrize("mode", ["kraft", "zk"])
+async def test_delete_groups_over_the_wire(mode):
+    """kafka-python's delete_groups (DeleteGroups): an empty group with commits is deleted, its offsets gone."""
+    from kafka.structs import OffsetAndMetadata
+
+    seen: dict[str, object] = {}
+
+    def client(cluster, bootstrap):
+        admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10000)
+        try:
+            admin.create_topics([NewTopic("orders", 1, 3)])
+            consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id="g", **CONSUMER)
+            tp = TopicPartition("orders", 0)
+            consumer.assign([tp])
+            consumer.commit({tp: OffsetAndMetadata(5, "", -1)})
+            consumer.close()
+            seen["before"] = admin.list_group_offsets({"g": [tp]})
+            seen["deleted"] = admin.delete_groups(["g"])
+            seen["after"] = admin.list_group_offsets({"g": [tp]})
+        finally:
+            admin.close()
+
+    await run_with_cluster(client, mode=mode)
+    tp = TopicPartition("orders", 0)
+    assert seen["before"] == {"g": {tp: OffsetAndMetadata(5, "", -1)}}
+    assert seen["deleted"] == {"g": "OK"}
+    assert seen["after"] == {"g": {tp: OffsetAndMetadata(-1, "", -1)}}

@@ -511,6 +511,51 @@ class KafkaAdminClient:
 
         return await self._run_call("describeCluster", self._least_loaded_node, attempt, timeout_ms)
 
+    # -- groups ----------------------------------------------------------------------------
+
+    async def _find_group_coordinator(self, group_id: str, deadline: int) -> int:
+        """Mirrors the admin client's CoordinatorStrategy lookup: FindCoordinator for one group, via the least-loaded node."""
+        from kafka_ref.common.requests.find_coordinator import FindCoordinatorRequest
+
+        node = await self._least_loaded_node(deadline)
+        remaining = max(deadline - self.time.milliseconds(), 0)
+        response = await self.client.send(node, FindCoordinatorRequest(key_type=0, coordinator_keys=(group_id,)),
+                                          int(min(remaining, self.request_timeout_ms)))
+        found = response.coordinator(group_id)
+        error = Errors.for_code(found.error_code) if found is not None else Errors.COORDINATOR_NOT_AVAILABLE
+        if error is not Errors.NONE:
+            raise error.exception(found.error_message if found is not None else None)
+        return found.node_id
+
+    async def delete_consumer_groups(self, group_ids: Iterable[str], *, timeout_ms: float | None = None) -> None:
+        """Mirrors KafkaAdminClient#deleteConsumerGroups (DeleteConsumerGroupsHandler; then DeleteConsumerGroupsResult#all).
+
+        Per group: 1. find its coordinator; 2. send DeleteGroups there; COORDINATOR_LOAD_IN_PROGRESS
+        retries, NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE look the coordinator up again; 3. any
+        other error fails that group (GroupIdNotFoundException, GroupNotEmptyException); the first
+        failure in request order raises.
+        """
+        from kafka_ref.common.requests.delete_groups import DeleteGroupsRequest
+
+        groups = list(dict.fromkeys(group_ids))
+        results: dict[str, None | ApiException] = {}
+        for group_id in groups:
+            async def coordinator(deadline: int, group_id: str = group_id) -> int:
+                return await self._find_group_coordinator(group_id, deadline)
+
+            async def attempt(node: int, remaining_ms: int, group_id: str = group_id) -> None | ApiException:
+                response = await self.client.send(node, DeleteGroupsRequest(groups_names=(group_id,)), remaining_ms)
+                error = Errors.for_code(response.errors().get(group_id, Errors.UNKNOWN_SERVER_ERROR.code))
+                if error in (Errors.COORDINATOR_LOAD_IN_PROGRESS, Errors.NOT_COORDINATOR, Errors.COORDINATOR_NOT_AVAILABLE):
+                    raise error.exception()
+                return None if error is Errors.NONE else error.exception()
+
+            try:
+                results[group_id] = await self._run_call("deleteConsumerGroups", coordinator, attempt, timeout_ms)
+            except ApiException as exc:
+                results[group_id] = exc
+        _all(results, groups)
+
     # -- offsets ---------------------------------------------------------------------------
 
     async def list_offsets(self, topic_partition_offsets: dict[TopicPartition, OffsetSpec], *, isolation_level: int = 0,

@@ -34,6 +34,8 @@ from kafka.protocol.admin import DescribeGroupsRequest as KDescribeGroupsRequest
 from kafka.protocol.admin import DescribeGroupsResponse as KDescribeGroupsResponse
 from kafka.protocol.admin import CreatePartitionsRequest as KCreatePartitionsRequest
 from kafka.protocol.admin import CreatePartitionsResponse as KCreatePartitionsResponse
+from kafka.protocol.admin import DeleteGroupsRequest as KDeleteGroupsRequest
+from kafka.protocol.admin import DeleteGroupsResponse as KDeleteGroupsResponse
 from kafka.protocol.admin import IncrementalAlterConfigsRequest as KIncrementalAlterConfigsRequest
 from kafka.protocol.admin import IncrementalAlterConfigsResponse as KIncrementalAlterConfigsResponse
 from kafka.protocol.admin import ListGroupsRequest as KListGroupsRequest
@@ -75,6 +77,7 @@ from kafka_ref.common.requests.create_topics import CreateTopicsRequest
 from kafka_ref.common.requests.delete_topics import DeleteTopicsRequest, DeleteTopicState
 from kafka_ref.common.requests.describe_configs import ConfigSource, DescribeConfigsRequest
 from kafka_ref.common.requests.create_partitions import CreatePartitionsRequest
+from kafka_ref.common.requests.delete_groups import DeleteGroupsRequest
 from kafka_ref.common.requests.incremental_alter_configs import IncrementalAlterConfigsRequest
 from kafka_ref.common.requests.describe_groups import DescribeGroupsRequest
 from kafka_ref.common.requests.list_groups import ListGroupsRequest
@@ -245,6 +248,7 @@ WIRE_APIS: dict[int, WireApi] = {api.key: api for api in (
     WireApi(ApiKeys.INCREMENTAL_ALTER_CONFIGS, KIncrementalAlterConfigsRequest, KIncrementalAlterConfigsResponse,
             IncrementalAlterConfigsRequest, 0, 1),
     WireApi(ApiKeys.CREATE_PARTITIONS, KCreatePartitionsRequest, KCreatePartitionsResponse, CreatePartitionsRequest, 0, 3),
+    WireApi(ApiKeys.DELETE_GROUPS, KDeleteGroupsRequest, KDeleteGroupsResponse, DeleteGroupsRequest, 0, 2),
 )}
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from kafka_ref.common.errors import Errors
+from kafka_ref.common.requests.delete_groups import DeletableGroupResult, DeleteGroupsRequest, DeleteGroupsResponse
 from kafka_ref.common.requests.describe_groups import (
     DescribedGroup,
     DescribedGroupMember,
@@ -99,6 +100,7 @@ class GroupApis:
             OffsetFetchRequest: self.handle_offset_fetch_request,
             ListGroupsRequest: self.handle_list_groups_request,
             DescribeGroupsRequest: self.handle_describe_groups_request,
+            DeleteGroupsRequest: self.handle_delete_groups_request,
         }
 
     @property
@@ -321,6 +323,13 @@ class GroupApis:
         error, overviews = self.coordinator.handle_list_groups(request.states_filter)
         envelope.respond(ListGroupsResponse(error_code=error.code, groups=tuple(
             ListedGroup(group_id=g, protocol_type=t, group_state=s) for g, t, s in overviews)))
+
+    def handle_delete_groups_request(self, envelope: Envelope) -> None:
+        """Mirrors kafka.server.KafkaApis#handleDeleteGroupsRequest (no ACLs on groups here): one result per group."""
+        request: DeleteGroupsRequest = envelope.request
+        errors = self.coordinator.handle_delete_groups(dict.fromkeys(request.groups_names))
+        envelope.respond(DeleteGroupsResponse(results=tuple(
+            DeletableGroupResult(group_id=g, error_code=e.code) for g, e in errors.items())))
 
     def handle_describe_groups_request(self, envelope: Envelope) -> None:
         """Mirrors kafka.server.KafkaApis#handleDescribeGroupsRequest: one summary per group asked for."""

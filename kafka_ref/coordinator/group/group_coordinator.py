@@ -607,6 +607,41 @@ class GroupCoordinator(GroupRebalance):
         groups = [g for g in self.group_manager.current_groups() if not wanted or str(g.current_state) in wanted]
         return error, [g.overview() for g in groups]
 
+    def handle_delete_groups(self, group_ids: Iterable[str]) -> dict[str, Errors]:
+        """Mirrors kafka.coordinator.group.GroupCoordinator#handleDeleteGroups.
+
+        Per group: 1. its status error (INVALID_GROUP_ID, NOT_COORDINATOR, loading, ...); 2. an
+        unknown or Dead group is GROUP_ID_NOT_FOUND when this broker owns its partition (else
+        NOT_COORDINATOR); 3. an Empty group turns Dead and is deleted; a group with members is
+        NON_EMPTY_GROUP. 4. The deleted groups lose every offset (tombstones written) and answer NONE.
+        """
+        errors: dict[str, Errors] = {}
+        eligible: list[GroupMetadata] = []
+        for group_id in group_ids:
+            # 1. Status.
+            error = self._validate_group_status(group_id, ApiKeys.DELETE_GROUPS)
+            if error is not None:
+                errors[group_id] = error
+                continue
+            group = self.group_manager.get_group(group_id)
+            # 2. Unknown or dead.
+            if group is None or group.is_(Dead):
+                errors[group_id] = (Errors.GROUP_ID_NOT_FOUND if self.group_manager.group_not_exists(group_id)
+                                    else Errors.NOT_COORDINATOR)
+            # 3. Only an empty group goes.
+            elif group.is_(Empty):
+                group.transition_to(Dead)
+                eligible.append(group)
+            else:
+                errors[group_id] = Errors.NON_EMPTY_GROUP
+        # 4. Tombstones for the deleted groups.
+        if eligible:
+            removed = self.group_manager.cleanup_group_metadata(eligible, lambda g: g.remove_all_offsets())
+            for group in eligible:
+                errors[group.group_id] = Errors.NONE
+            self._log.info("groups_deleted", groups=[g.group_id for g in eligible], offsets_removed=removed)
+        return errors
+
     def handle_describe_group(self, group_id: str) -> tuple[Errors, tuple[str, str, str, list]]:
         """Mirrors kafka.coordinator.group.GroupCoordinator#handleDescribeGroup.
 

@@ -462,6 +462,20 @@ class GroupMetadata:
     def has_offsets(self) -> bool:
         return bool(self.offsets) or bool(self.pending_offset_commits)
 
+    def remove_offsets(self, topic_partitions: Iterable[TopicPartition]) -> dict[TopicPartition, OffsetAndMetadata]:
+        """Mirrors kafka.coordinator.group.GroupMetadata#removeOffsets: drop staged and committed offsets, return the removed."""
+        removed = {}
+        for tp in topic_partitions:
+            self.pending_offset_commits.pop(tp, None)
+            record = self.offsets.pop(tp, None)
+            if record is not None:
+                removed[tp] = record.offset_and_metadata
+        return removed
+
+    def remove_all_offsets(self) -> dict[TopicPartition, OffsetAndMetadata]:
+        """Mirrors kafka.coordinator.group.GroupMetadata#removeAllOffsets."""
+        return self.remove_offsets(list(self.offsets))
+
     # -- loading ------------------------------------------------------------------------------
 
     @classmethod

@@ -311,6 +311,53 @@ class GroupMetadataManager:
 
         self._append_for_group({tp: records}, put_cache_callback)
 
+    def cleanup_group_metadata(self, groups: Iterable[GroupMetadata],
+                               selector: Callable[[GroupMetadata], Mapping[TopicPartition, OffsetAndMetadata]]) -> int:
+        """Mirrors kafka.coordinator.group.GroupMetadataManager#cleanupGroupMetadata(groups, ...).
+
+        Per group: 1. ``selector`` removes offsets from the group (all of them, for DeleteGroups);
+        an Empty group left without offsets dies. 2. A tombstone per removed offset and, for a dead
+        group that was in the cache with a generation above 0, one for the group record. 3. The
+        tombstones go straight to the local ``__consumer_offsets`` leader with acks=0 (a lost one
+        is written again by a later cleanup); a group whose partition is not local here is skipped.
+        Returns how many offsets were removed.
+        """
+        offsets_removed = 0
+        for group in groups:
+            # 1. Remove the selected offsets; maybe the group dies.
+            removed = selector(group)
+            if group.is_(Empty) and not group.has_offsets():
+                group.transition_to(Dead)
+            group_is_dead = group.is_(Dead)
+            generation = group.generation_id
+            partition_id = self.partition_for(group.group_id)
+            if self.get_magic(partition_id) is None:
+                self._log.info("cleanup_skipped_not_coordinator", group_id=group.group_id)
+                continue
+            partition = self.replica_manager.online_partition(TopicPartition(GROUP_METADATA_TOPIC_NAME, partition_id))
+            if partition is None:
+                continue
+            # 2. The tombstones.
+            timestamp = self.time.milliseconds()
+            tombstones = [SimpleRecord(schemas.offset_commit_key(group.group_id, tp), None, timestamp=timestamp)
+                          for tp in removed]
+            if group_is_dead and self.group_metadata_cache.get(group.group_id) is group:
+                del self.group_metadata_cache[group.group_id]
+                # A group of generation 0 only ever stored offsets: no group record to remove.
+                if generation > 0:
+                    tombstones.append(SimpleRecord(schemas.group_metadata_key(group.group_id), None, timestamp=timestamp))
+            # 3. Append to the leader, no acks.
+            if tombstones:
+                try:
+                    partition.append_records_to_leader(MemoryRecords.with_records(tombstones), origin="coordinator",
+                                                       required_acks=0)
+                    offsets_removed += len(removed)
+                except RUN_ENDING:
+                    raise
+                except Exception as exc:  # not the leader any more, etc.: a later cleanup writes them again
+                    self._log.warning("cleanup_tombstones_failed", group_id=group.group_id, error=repr(exc))
+        return offsets_removed
+
     def _validate_offset_metadata_length(self, metadata: str | None) -> bool:
         """Mirrors kafka.coordinator.group.GroupMetadataManager#validateOffsetMetadataLength."""
         return metadata is None or len(metadata) <= self.config.max_metadata_size
