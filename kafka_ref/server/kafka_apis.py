@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 from kafka_ref.common.errors import ApiException, Errors, InvalidRecordException
 from kafka_ref.common.fatal import RUN_ENDING
+from kafka_ref.common.requests.describe_cluster import DescribeClusterRequest
 from kafka_ref.common.requests.describe_configs import DescribeConfigsRequest
 from kafka_ref.common.requests.fetch import FetchRequest, FetchResponse, PartitionData, EpochEndOffset as DivergingEpoch
 from kafka_ref.common.requests.leader_and_isr import LeaderAndIsrRequest
@@ -61,6 +62,7 @@ class KafkaApis:
             OffsetForLeaderEpochRequest: self.handle_offset_for_leader_epoch_request,
             MetadataRequest: self.handle_topic_metadata_request,
             DescribeConfigsRequest: self.handle_describe_configs_request,
+            DescribeClusterRequest: self.handle_describe_cluster,
         }
         self._log = state_change_logger(broker_id=self.broker_id)
 
@@ -416,6 +418,54 @@ class KafkaApis:
         request: MetadataRequest = envelope.request
         envelope.respond(self.metadata_cache.get_topic_metadata(request.topic_names()))
 
+
+    def handle_describe_cluster(self, envelope: Envelope) -> None:
+        """Mirrors kafka.server.KafkaApis#handleDescribeCluster and AuthHelper#computeDescribeClusterResponse.
+
+        1. A broker serves the BROKER endpoint type only: an unknown type is UNSUPPORTED_ENDPOINT_TYPE,
+        the controller type MISMATCHED_ENDPOINT_TYPE (INVALID_REQUEST for both at version 0, which
+        has no such errors); 2. the alive brokers, the cluster id and the controller id exactly as
+        this broker's Metadata answer has them; an id not among the brokers becomes -1; 3. the
+        authorized operations only when asked (no ACLs here: everything a CLUSTER resource
+        supports, ClusterAction for super users only).
+        """
+        from kafka_ref.common.requests.describe_cluster import (
+            AUTHORIZED_OPERATIONS_OMITTED,
+            CLUSTER_OPERATIONS,
+            ENDPOINT_TYPE_BROKER,
+            ENDPOINT_TYPE_CONTROLLER,
+            DescribeClusterBroker,
+            DescribeClusterResponse,
+            operations_bit_field,
+        )
+
+        request = envelope.request
+        version = envelope.api_version
+        # 1. The endpoint type.
+        if request.endpoint_type not in (ENDPOINT_TYPE_BROKER, ENDPOINT_TYPE_CONTROLLER):
+            envelope.respond(DescribeClusterResponse(
+                error_code=(Errors.INVALID_REQUEST if version == 0 else Errors.UNSUPPORTED_ENDPOINT_TYPE).code,
+                error_message=f"Unsupported endpoint type {request.endpoint_type}"))
+            return
+        if request.endpoint_type != ENDPOINT_TYPE_BROKER:
+            envelope.respond(DescribeClusterResponse(
+                error_code=(Errors.INVALID_REQUEST if version == 0 else Errors.MISMATCHED_ENDPOINT_TYPE).code,
+                error_message="The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type CONTROLLER"))
+            return
+        # 2. What Metadata would say.
+        metadata = self.metadata_cache.get_topic_metadata([])
+        brokers = tuple(DescribeClusterBroker(broker_id=b.node_id, host=b.host, port=b.port, rack=b.rack)
+                        for b in metadata.brokers)
+        controller_id = metadata.controller_id if any(b.broker_id == metadata.controller_id for b in brokers) else -1
+        # 3. Authorized operations, if asked for (ClusterAction is the super users' only).
+        operations = AUTHORIZED_OPERATIONS_OMITTED
+        if request.include_cluster_authorized_operations:
+            allowed = set(CLUSTER_OPERATIONS)
+            if not self.authorizer.authorize_cluster_action(envelope.principal):
+                allowed.discard("CLUSTER_ACTION")
+            operations = operations_bit_field(allowed)
+        envelope.respond(DescribeClusterResponse(cluster_id=metadata.cluster_id or "", controller_id=controller_id,
+                                                 brokers=brokers, cluster_authorized_operations=operations))
 
     # ------------------------------------------------------------------ ZooKeeper-mode controller APIs
 

@@ -36,6 +36,8 @@ from kafka.protocol.admin import CreatePartitionsRequest as KCreatePartitionsReq
 from kafka.protocol.admin import CreatePartitionsResponse as KCreatePartitionsResponse
 from kafka.protocol.admin import DeleteGroupsRequest as KDeleteGroupsRequest
 from kafka.protocol.admin import DeleteGroupsResponse as KDeleteGroupsResponse
+from kafka.protocol.admin import DescribeClusterRequest as KDescribeClusterRequest
+from kafka.protocol.admin import DescribeClusterResponse as KDescribeClusterResponse
 from kafka.protocol.admin import IncrementalAlterConfigsRequest as KIncrementalAlterConfigsRequest
 from kafka.protocol.admin import IncrementalAlterConfigsResponse as KIncrementalAlterConfigsResponse
 from kafka.protocol.admin import ListGroupsRequest as KListGroupsRequest
@@ -78,6 +80,7 @@ from kafka_ref.common.requests.delete_topics import DeleteTopicsRequest, DeleteT
 from kafka_ref.common.requests.describe_configs import ConfigSource, DescribeConfigsRequest
 from kafka_ref.common.requests.create_partitions import CreatePartitionsRequest
 from kafka_ref.common.requests.delete_groups import DeleteGroupsRequest
+from kafka_ref.common.requests.describe_cluster import DescribeClusterRequest
 from kafka_ref.common.requests.incremental_alter_configs import IncrementalAlterConfigsRequest
 from kafka_ref.common.requests.describe_groups import DescribeGroupsRequest
 from kafka_ref.common.requests.list_groups import ListGroupsRequest
@@ -139,6 +142,13 @@ def _metadata_out(response: MetadataResponse, version: int, wire: Any, addresses
     for broker in wire.brokers:
         if broker.node_id in addresses:
             broker.host, broker.port = addresses[broker.node_id]
+
+
+def _describe_cluster_out(response: Any, version: int, wire: Any, addresses: Addresses) -> None:
+    """Advertise every broker at its real listener address, as Metadata does."""
+    for broker in wire.brokers:
+        if broker.broker_id in addresses:
+            broker.host, broker.port = addresses[broker.broker_id]
 
 
 def _find_coordinator_in(wire: Any, version: int, request: FindCoordinatorRequest) -> FindCoordinatorRequest:
@@ -249,6 +259,8 @@ WIRE_APIS: dict[int, WireApi] = {api.key: api for api in (
             IncrementalAlterConfigsRequest, 0, 1),
     WireApi(ApiKeys.CREATE_PARTITIONS, KCreatePartitionsRequest, KCreatePartitionsResponse, CreatePartitionsRequest, 0, 3),
     WireApi(ApiKeys.DELETE_GROUPS, KDeleteGroupsRequest, KDeleteGroupsResponse, DeleteGroupsRequest, 0, 2),
+    WireApi(ApiKeys.DESCRIBE_CLUSTER, KDescribeClusterRequest, KDescribeClusterResponse, DescribeClusterRequest, 0, 1,
+            None, _describe_cluster_out),
 )}
 
 

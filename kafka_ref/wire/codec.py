@@ -42,6 +42,7 @@ RENAMES: dict[tuple[str, str], str] = {
     # kafka-python patches the authorized-operations int32s into a "bitfield" named so.
     ("MetadataResponseTopic", "topic_authorized_operations"): "authorized_operations",
     ("MetadataResponse", "cluster_authorized_operations"): "authorized_operations",
+    ("DescribeClusterResponse", "cluster_authorized_operations"): "authorized_operations",
     ("DescribedGroup", "authorized_operations"): "authorized_operations",
 }
 
