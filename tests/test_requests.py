@@ -686,6 +686,26 @@ def test_fetch_error_response_covers_every_partition() -> None:
     assert response.error_counts() == {NOT_LEADER_OR_FOLLOWER: 4}
 
 
+def test_fetch_response_of_keeps_unknown_topic_ids_apart() -> None:
+    """FetchResponse#toMessage's matchingTopic: entries join the previous topic by id when it has one.
+
+    A leader answering UNKNOWN_TOPIC_ID for two topics it cannot name holds both under the name
+    "". Grouped by name they merged into one entry carrying the first id, so the follower read
+    the second topic's partitions as the first's, judged the full response invalid, reset its
+    session and fetched again at once, forever (a zero-time livelock found by the simulator:
+    controller-failover, ZooKeeper mode, seed 143).
+    """
+    unknown_a = TopicIdPartition(FOO_ID, TopicPartition("", 0))
+    unknown_b0 = TopicIdPartition(BAR_ID, TopicPartition("", 0))
+    unknown_b1 = TopicIdPartition(BAR_ID, TopicPartition("", 1))
+    error = FetchResponse.partition_response(0, Errors.UNKNOWN_TOPIC_ID.code)
+    response = FetchResponse.of(0, 0, 0, {unknown_a: error, unknown_b0: error, unknown_b1: error})
+    assert [(t.topic_id, [p.partition_index for p in t.partitions]) for t in response.responses] == [
+        (FOO_ID, [0]), (BAR_ID, [0, 1])]
+    assert list(response.response_data({FOO_ID: "foo", BAR_ID: "bar"})) == [
+        TopicPartition("foo", 0), TopicPartition("bar", 0), TopicPartition("bar", 1)]
+
+
 def test_fetch_response_of_and_lookups() -> None:
     """FetchResponse.of keeps the partition order; the helpers read partition results."""
     records = _records(b"abc")

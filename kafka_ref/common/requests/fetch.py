@@ -162,8 +162,10 @@ class FetchResponse(AbstractResponse):
             # 1. The map key decides the partition index.
             if data.partition_index != partition:
                 data = dataclasses.replace(data, partition_index=partition)
-            # 2. Extend the previous topic entry only when it is the same topic.
-            if topic == current_topic:
+            # 2. Extend the previous topic entry only when it is the same topic (FetchResponse#matchingTopic):
+            #    the same id when the previous entry has one, else the same name. Partitions of
+            #    different unknown ids all carry the name "" and must not merge into one entry.
+            if current_topic is not None and (topic_id == current_id if current_id != ZERO_UUID else topic == current_topic):
                 current.append(data)
                 continue
             if current_topic is not None:
