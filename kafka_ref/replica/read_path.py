@@ -23,11 +23,15 @@ from kafka_ref.common.errors import (
 )
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.common.uuid import ZERO_UUID, Uuid
-from kafka_ref.log.fetch_data import FetchDataInfo, LogOffsetMetadata, UNKNOWN_OFFSET_METADATA
+from kafka_ref.common.records import MemoryRecords
+from kafka_ref.log.fetch_data import FetchDataInfo, FetchIsolation, LogOffsetMetadata, UNKNOWN_OFFSET_METADATA
 from kafka_ref.replica.fetch_params import FetchParams
+from kafka_ref.replica.partition import Partition
 from kafka_ref.replica.read_info import EpochEndOffset, LogReadResult
 from kafka_ref.server.delayed_fetch import DelayedFetch, FetchPartitionStatus
 from kafka_ref.server.delayed_operation import TopicPartitionOperationKey
+
+EMPTY_RECORDS = MemoryRecords.EMPTY
 
 _EXPECTED_READ_ERRORS = (
     UnknownTopicOrPartitionException,
@@ -100,8 +104,17 @@ class ReadPath:
         limit_bytes = params.max_bytes
         min_one_message = not params.hard_max_bytes_limit
         results: list[tuple[TopicPartition, LogReadResult]] = []
+        # A follower reading the leader's log (the replication fetch) may take the hot-path
+        # helper below for partitions where it has nothing to read; the rest take the full chain.
+        at_log_end = self._follower_read_at_log_end if (
+            params.fetch_only_leader and params.replica_id >= 0 and params.isolation is FetchIsolation.LOG_END) else None
+        fetch_time_ms = self.time.milliseconds()
         for tp, info in fetch_infos:
-            result = self._read(params, tp, info, limit_bytes, min_one_message, read_from_purgatory, topic_ids)
+            result = None
+            if at_log_end is not None:
+                result = at_log_end(params, tp, info, fetch_time_ms, not read_from_purgatory, topic_ids)
+            if result is None:
+                result = self._read(params, tp, info, limit_bytes, min_one_message, read_from_purgatory, topic_ids)
             size = result.bytes
             if size > 0:
                 min_one_message = False
@@ -165,6 +178,68 @@ class ReadPath:
             return self._handle_offset_out_of_range_error(tp, params, info, partition, fetch_time_ms, exc)
         except ApiException as exc:
             return _error_result(exc, fetch_time_ms)
+
+    def _follower_read_at_log_end(self, params: FetchParams, tp: TopicPartition, info: Any, fetch_time_ms: int,
+                                  update_fetch_state: bool, topic_ids: dict[str, Uuid] | None) -> LogReadResult | None:
+        """Hot-path helper: the ``read`` closure for a follower that is already at the leader's log end.
+
+        It computes what the full chain (``_read`` → Partition#fetchRecords → #readRecords →
+        UnifiedLog#read → LocalLog#read, then Partition#updateFollowerFetchState) computes for
+        its commonest case, in a few attribute reads: on an idle cluster every follower fetch
+        walks every partition of its session twice (on arrival and when the DelayedFetch
+        completes), and almost every partition is in this case. Preconditions, each the branch
+        the full chain would take: the partition is online and led here in the fetch's epoch
+        (or no epoch given), the topic id is the log's (the same object), the log's handlers are
+        open, the follower is a known replica, the fetch offset is the log end offset, and the
+        last fetched epoch (when sent, KIP-320) is the leader's latest epoch under the KIP-279
+        rules, so no divergence is possible. Then the read is empty at the log end's position and
+        the offsets are taken before the follower's fetch state is recorded, as readRecords
+        does. Any other case returns None and the caller runs the full chain.
+        tests/test_read_fast_path.py checks both give the same result and state.
+        """
+        # 1. An online partition led here, in the fetch's epoch.
+        partition = self.all_partitions.get(tp)
+        if partition.__class__ is not Partition:
+            return None
+        log = partition.log
+        if log is None or partition.leader_replica_id_opt != partition.local_broker_id:
+            return None
+        epoch = info.current_leader_epoch
+        if epoch >= 0 and epoch != partition.leader_epoch:
+            return None
+        if topic_ids:
+            request_topic_id = topic_ids.get(tp.topic)
+            if request_topic_id is not None and request_topic_id is not log.topic_id:
+                return None
+        # 2. Nothing to read: the follower is at the log end, handlers open, a known replica.
+        local_log = log.local_log
+        leo = local_log._next_offset
+        if info.fetch_offset != leo or local_log.is_memory_mapped_buffer_closed:
+            return None
+        replica = partition.remote_replicas_map.get(params.replica_id)
+        if replica is None:
+            return None
+        # 3. No divergence possible: the follower's last epoch is our latest (KIP-279 rules).
+        if info.last_fetched_epoch >= 0 and (
+                info.last_fetched_epoch != log.leader_epoch_cache.latest_epoch
+                or not partition.inter_broker_protocol_version.uses_kip279_truncation):
+            return None
+        # 4. The offsets before the read, the empty read at the log end, then the fetch state.
+        high_watermark = log.high_watermark
+        log_start_offset = log.log_start_offset
+        last_stable_offset = log.last_stable_offset
+        fetched = FetchDataInfo(local_log.log_end_offset_metadata, EMPTY_RECORDS)
+        if update_fetch_state:
+            partition.update_follower_fetch_state(
+                replica,
+                follower_fetch_offset_metadata=fetched.fetch_offset_metadata,
+                follower_start_offset=info.log_start_offset,
+                follower_fetch_time_ms=fetch_time_ms,
+                leader_end_offset=leo,
+                broker_epoch=params.replica_epoch,
+            )
+        return LogReadResult(fetched, None, high_watermark, log_start_offset, leo, info.log_start_offset,
+                             fetch_time_ms, last_stable_offset)
 
     def _handle_offset_out_of_range_error(
         self, tp: TopicPartition, params: FetchParams, info: Any, partition: Any, fetch_time_ms: int, exc: Exception
