@@ -45,6 +45,7 @@ from benchmarks.workload import (
 )
 from kafka_ref.cluster import Cluster
 from kafka_ref.common.errors import Errors
+from kafka_ref.common.gc_tuning import tune_gc
 from kafka_ref.common.requests.leader_and_isr import LeaderAndIsrPartitionState
 from kafka_ref.common.requests.update_metadata import UpdateMetadataPartitionState
 from kafka_ref.common.topic_partition import TopicPartition
@@ -332,6 +333,7 @@ def run_config(config: dict[str, Any] | None = None, profiler: Any = None) -> di
     (the exception's text) and ``ok=False`` instead, so a sweep goes on. A bad key or value
     (``BenchmarkConfigError``) is raised at once.
     """
+    tune_gc()  # kafka_ref's collector setting for its own processes (kafka_ref/common/gc_tuning.py)
     c = normalize_config(config)
     result: dict[str, Any] = {"runner": "kafka_ref", **config_columns(c), **environment(c)}
     out: dict[str, Any] = {}
@@ -383,6 +385,7 @@ def run_idle(config: dict[str, Any] | None = None, sim_seconds: float = 30.0) ->
     ``replica.fetch.wait.max.ms`` and time jumps between polls, so the figure says how much
     simulated time one wall second buys with this many partitions.
     """
+    tune_gc()  # kafka_ref's collector setting for its own processes (kafka_ref/common/gc_tuning.py)
     config = {"clock": "virtual", **(config or {})}
     c = normalize_config(config)
     result: dict[str, Any] = {"runner": "idle", **config_columns(c), **environment(c)}

@@ -40,6 +40,7 @@ from benchmarks.workload import (
     normalize_config,
     run_async,
 )
+from kafka_ref.common.gc_tuning import tune_gc
 from kafka_ref.common.requests.produce import ProduceResponse
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.network.network import Envelope, Network, serve_inbox
@@ -265,6 +266,7 @@ async def _produce_echo(network: Network, view: EchoView, per_producer: list[lis
 
 def run_limit(config: dict[str, Any] | None = None) -> dict[str, Any]:
     """Run the echo-fetch limit for ``config``; same result keys as ``run_config``."""
+    tune_gc()  # the same collector setting as run_config, so the ratio compares like with like
     import traceback
 
     c = normalize_config(config)

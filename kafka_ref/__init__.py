@@ -44,6 +44,7 @@ _EXPORTS: dict[str, str] = {
     "Producer": "kafka_ref.clients",
     "Consumer": "kafka_ref.clients",
     "Admin": "kafka_ref.clients",
+    "tune_gc": "kafka_ref.common.gc_tuning",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -59,6 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from kafka_ref.common.gc_tuning import tune_gc
+
+    tune_gc()  # kafka_ref's own process: its collector setting (kafka_ref/common/gc_tuning.py)
     command = "kafka-ref"
     try:
         from kafka_ref.sim.commands import CommandError
