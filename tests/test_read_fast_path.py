@@ -123,3 +123,37 @@ def test_a_follower_at_the_log_end_takes_the_helper_in_read_from_log() -> None:
     # A fetch below the log end goes through the full chain.
     rm.read_from_log(follower_params(1), [(TP0, fetch_partition(1, log_start_offset=0))], read_from_purgatory=False)
     assert len(calls) == 1
+
+
+@settings(max_examples=300, deadline=None)
+@given(cases, st.integers(0, 3))
+def test_delayed_fetch_helper_agrees_with_the_loop_body(case: dict, appended: int) -> None:
+    """DelayedFetch's ``_still_at_log_end`` says "nothing here" only where ``_check_partition``
+    (Kafka's tryComplete loop body) finds neither a reason to complete nor bytes; ``appended``
+    records arrive after the read started, as they would while the fetch waits."""
+    from kafka_ref.server.delayed_fetch import DelayedFetch, FetchPartitionStatus, _still_at_log_end
+
+    broker, alter, rm = _build(case)
+    partition = rm.online_partition(TP0)
+    log = partition.log
+    offset = min(case["fetch_offset"], log.log_end_offset) if log is not None else case["fetch_offset"]
+    start = log.local_log.convert_to_offset_metadata_or_throw(offset) if log is not None else None
+    if start is None:
+        return
+    if case["leader"] == 0 and appended:
+        seed_log_data(log, appended, LEADER_EPOCH)
+    info = fetch_partition(offset, current_leader_epoch=case["current_epoch"],
+                           last_fetched_epoch=case["last_fetched_epoch"], log_start_offset=0)
+    status = FetchPartitionStatus(start, info)
+    op = DelayedFetch(follower_params(case["follower"], max_wait_ms=500), [(TP0, status)], rm, lambda r: None)
+    helper = _still_at_log_end(partition, status)
+    try:
+        full = op._check_partition(partition, status)
+    except Exception as exc:  # cases A-E
+        full = type(exc).__name__
+    if helper:
+        assert full == (False, 0), (case, appended, full)
+    expected = (case["leader"] == 0 and appended == 0 and offset == log.log_end_offset
+                and case["current_epoch"] in (-1, LEADER_EPOCH)
+                and case["last_fetched_epoch"] in (-1, log.leader_epoch_cache.latest_epoch))
+    assert helper == expected, (case, appended)

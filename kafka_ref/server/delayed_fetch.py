@@ -18,6 +18,7 @@ from kafka_ref.common.errors import (
 )
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.log.fetch_data import UNKNOWN_OFFSET_METADATA, FetchIsolation, LogOffsetMetadata
+from kafka_ref.replica.partition import Partition
 from kafka_ref.server.delayed_operation import DelayedOperation
 
 
@@ -27,6 +28,35 @@ class FetchPartitionStatus:
 
     start_offset_metadata: LogOffsetMetadata
     fetch_info: Any  # the request's FetchPartition
+
+
+def _still_at_log_end(partition: Any, status: FetchPartitionStatus) -> bool:
+    """Hot-path helper: True when ``_check_partition`` would find nothing for a follower's partition.
+
+    The common case of an idle cluster's long polls, tested in a few attribute reads: the
+    partition is online and led here in the fetch's epoch, its log is open and its end is still
+    where the read started (case G: no bytes), and the fetch's last epoch, when sent, is the
+    leader's latest under the KIP-279 rules (case H: no divergence). Followers only (the log-end
+    bound, from the leader). False means "run the full step", never "complete".
+    tests/test_read_fast_path.py checks it against ``_check_partition``.
+    """
+    if partition.__class__ is not Partition:
+        return False
+    log = partition.log
+    if log is None or partition.leader_replica_id_opt != partition.local_broker_id:
+        return False
+    info = status.fetch_info
+    epoch = info.current_leader_epoch
+    if epoch >= 0 and epoch != partition.leader_epoch:
+        return False
+    local_log = log.local_log
+    if local_log._next_offset != status.start_offset_metadata.message_offset or local_log.is_memory_mapped_buffer_closed:
+        return False
+    last_fetched_epoch = info.last_fetched_epoch
+    return last_fetched_epoch < 0 or (
+        last_fetched_epoch == log.leader_epoch_cache.latest_epoch
+        and local_log._next_offset >= info.fetch_offset
+        and partition.inter_broker_protocol_version.uses_kip279_truncation)
 
 
 class DelayedFetch(DelayedOperation):
@@ -47,16 +77,18 @@ class DelayedFetch(DelayedOperation):
         self._resolved: dict[TopicPartition, Any] = {}
 
     def try_complete(self) -> bool:
-        """Mirrors kafka.server.DelayedFetch#tryComplete (cases A–H)."""
+        """Mirrors kafka.server.DelayedFetch#tryComplete (cases A–H).
+
+        Each partition's step is ``_check_partition`` (Kafka's loop body); a follower partition
+        still at the leader's log end takes the hot-path test ``_still_at_log_end`` first.
+        """
         accumulated = 0
         params = self.params
-        fetch_only_leader = params.fetch_only_leader
-        isolation = params.isolation
+        at_log_end = params.fetch_only_leader and params.isolation is FetchIsolation.LOG_END
         hosted = self.replica_manager.all_partitions
         resolved = self._resolved
         for tp, status in self.fetch_partition_status:
             fetch_offset = status.start_offset_metadata
-            leader_epoch = status.fetch_info.current_leader_epoch
             try:
                 # (The message offset is compared first so the usual case costs no dataclass __eq__.)
                 if fetch_offset.message_offset == -1 and fetch_offset == UNKNOWN_OFFSET_METADATA:
@@ -67,44 +99,57 @@ class DelayedFetch(DelayedOperation):
                 partition = resolved.get(tp)
                 if partition is None or hosted.get(tp) is not partition:
                     partition = resolved[tp] = self.replica_manager.get_partition_or_exception(tp)
-                snapshot = partition.fetch_offset_snapshot(leader_epoch, fetch_only_leader)
-                if isolation is FetchIsolation.LOG_END:
-                    end = snapshot.log_end_offset
-                elif isolation is FetchIsolation.HIGH_WATERMARK:
-                    end = snapshot.high_watermark
-                else:
-                    end = snapshot.last_stable_offset
-                # Equal offsets go straight to case G (a roll can leave the bound on an old segment).
-                if end.message_offset != fetch_offset.message_offset:
-                    if end.on_older_segment(fetch_offset):
-                        # Case F: the fetch is on a later segment than the bound (a truncated leader).
-                        return self.force_complete()
-                    if fetch_offset.on_older_segment(end):
-                        # Case F: the fetch is behind the bound's segment (or the log just rolled).
-                        return self.force_complete()
-                    if fetch_offset.message_offset < end.message_offset:
-                        # Case G accumulation: bytes available, capped by the partition's max.
-                        accumulated += min(end.position_diff(fetch_offset), status.fetch_info.partition_max_bytes)
-                # Case H: truncation while waiting made the epochs diverge.
-                last_fetched_epoch = status.fetch_info.last_fetched_epoch
-                if last_fetched_epoch >= 0:
-                    epoch_end = partition.last_offset_for_leader_epoch(leader_epoch, last_fetched_epoch, False)
-                    if (
-                        epoch_end.error_code != Errors.NONE.code
-                        or epoch_end.end_offset == -1
-                        or epoch_end.leader_epoch == -1
-                    ):
-                        return self.force_complete()
-                    if epoch_end.leader_epoch < last_fetched_epoch or epoch_end.end_offset < status.fetch_info.fetch_offset:
-                        return self.force_complete()
+                if at_log_end and _still_at_log_end(partition, status):
+                    continue
+                force, available = self._check_partition(partition, status)
             except (NotLeaderOrFollowerException, UnknownTopicOrPartitionException, KafkaStorageException,
                     UnknownLeaderEpochException, FencedLeaderEpochException):
                 # Cases A–E: leadership or the partition changed: answer now.
                 return self.force_complete()
+            if force:
+                return self.force_complete()
+            accumulated += available
         # Case G: enough bytes.
         if accumulated >= params.min_bytes:
             return self.force_complete()
         return False
+
+    def _check_partition(self, partition: Any, status: FetchPartitionStatus) -> tuple[bool, int]:
+        """The body of DelayedFetch#tryComplete's loop for one partition: (complete now?, bytes available).
+
+        Raises the exceptions of cases A–E (the caller completes the operation on them).
+        """
+        fetch_offset = status.start_offset_metadata
+        leader_epoch = status.fetch_info.current_leader_epoch
+        isolation = self.params.isolation
+        snapshot = partition.fetch_offset_snapshot(leader_epoch, self.params.fetch_only_leader)
+        if isolation is FetchIsolation.LOG_END:
+            end = snapshot.log_end_offset
+        elif isolation is FetchIsolation.HIGH_WATERMARK:
+            end = snapshot.high_watermark
+        else:
+            end = snapshot.last_stable_offset
+        available = 0
+        # Equal offsets go straight to case G (a roll can leave the bound on an old segment).
+        if end.message_offset != fetch_offset.message_offset:
+            if end.on_older_segment(fetch_offset):
+                # Case F: the fetch is on a later segment than the bound (a truncated leader).
+                return True, 0
+            if fetch_offset.on_older_segment(end):
+                # Case F: the fetch is behind the bound's segment (or the log just rolled).
+                return True, 0
+            if fetch_offset.message_offset < end.message_offset:
+                # Case G accumulation: bytes available, capped by the partition's max.
+                available = min(end.position_diff(fetch_offset), status.fetch_info.partition_max_bytes)
+        # Case H: truncation while waiting made the epochs diverge.
+        last_fetched_epoch = status.fetch_info.last_fetched_epoch
+        if last_fetched_epoch >= 0:
+            epoch_end = partition.last_offset_for_leader_epoch(leader_epoch, last_fetched_epoch, False)
+            if epoch_end.error_code != Errors.NONE.code or epoch_end.end_offset == -1 or epoch_end.leader_epoch == -1:
+                return True, 0
+            if epoch_end.leader_epoch < last_fetched_epoch or epoch_end.end_offset < status.fetch_info.fetch_offset:
+                return True, 0
+        return False, available
 
     def on_complete(self) -> None:
         """Mirrors kafka.server.DelayedFetch#onComplete: read again (without updating follower state)."""
