@@ -49,6 +49,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_sim_arguments(sub.add_parser("sim", help="deterministic simulation: seeded faults, invariant checks, replay"))
     add_scenario_arguments(sub.add_parser("scenario", help="narrated walkthrough keyed to the seeds' numbered steps"))
+    from kafka_ref.sim.raft_sim_command import add_raft_sim_arguments
+
+    add_raft_sim_arguments(sub.add_parser("raft-sim", help="the KRaft controller quorum (3 voters) under faults, "
+                                                           "checked against Raft's invariants"))
     from kafka_ref.kafka_map import add_map_arguments
 
     add_map_arguments(sub.add_parser("map", help="the Kafka map: every mirrored Kafka method, where it lives, which seed step it serves"))
@@ -104,6 +108,10 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         from kafka_ref.sim.commands import run_sim_command
 
         return run_sim_command(args)
+    if args.command == "raft-sim":
+        from kafka_ref.sim.raft_sim_command import run_raft_sim_command
+
+        return run_raft_sim_command(args)
     if args.command == "scenario":
         from kafka_ref.sim.commands import run_scenario_command
 

@@ -21,8 +21,8 @@ violations with the loop time and the event that preceded them.
 
 from __future__ import annotations
 
-import argparse
 import random
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -137,10 +137,11 @@ def _fingerprint(controller: Any) -> Any:
     """What a controller's image holds: topics with their partitions, and broker registrations."""
     control = controller.replication_control
     topics = []
-    for topic_id, info in sorted(control.topics.items(), key=lambda item: str(item[0])):
+    for topic_id, info in control.topics.items():
         parts = tuple(sorted((p, r.leader, r.leader_epoch, tuple(r.isr), r.partition_epoch)
                              for p, r in info.parts.items()))
-        topics.append((str(topic_id), info.name, parts))
+        topics.append((info.name, topic_id, parts))  # Uuid compares by value; names are unique
+    topics.sort(key=lambda topic: topic[0])
     brokers = tuple(sorted((b, r.epoch, r.fenced) for b, r in controller.cluster_control.broker_registrations.items()))
     return tuple(topics), brokers
 
@@ -291,24 +292,10 @@ def simulate_quorum(seed: int, scenario: str, run_s: float = RUN_S) -> QuorumSim
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m kafka_ref.sim.raft_sim", description=__doc__.split("\n")[0])
-    parser.add_argument("--scenario", default="all", choices=("all", *SCENARIOS))
-    parser.add_argument("--seeds", type=int, default=5)
-    parser.add_argument("--first-seed", type=int, default=0)
-    args = parser.parse_args(argv)
-    scenarios = SCENARIOS if args.scenario == "all" else (args.scenario,)
-    failed = 0
-    for scenario in scenarios:
-        violations = elections = 0
-        for seed in range(args.first_seed, args.first_seed + args.seeds):
-            result = simulate_quorum(seed, scenario)
-            elections += result.elections
-            if result.violations:
-                violations += 1
-                print(f"{scenario} seed {seed}: " + "; ".join(result.violations[:3]))
-        failed += violations
-        print(f"{scenario}: {args.seeds} seeds, {violations} with violations, {elections} epochs with a leader")
-    return 1 if failed else 0
+    """``python -m kafka_ref.sim.raft_sim``: the same command as ``kafka-ref raft-sim``."""
+    from kafka_ref.cli import main as cli_main
+
+    return cli_main(["raft-sim", *(argv if argv is not None else sys.argv[1:])])
 
 
 if __name__ == "__main__":
