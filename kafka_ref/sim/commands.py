@@ -84,6 +84,9 @@ def add_sim_arguments(parser: argparse.ArgumentParser) -> None:
                         help="simulated seconds of faults before healing (default: the scenario's own)")
     parser.add_argument("--metadata-mode", choices=("zk", "kraft"), default="zk",
                         help="cluster metadata mode (default: %(default)s)")
+    parser.add_argument("--controllers", type=positive_int, default=1,
+                        help="with --metadata-mode kraft: controller quorum voters; more than 1 adds voter kills and "
+                             "partitions to the controller faults and checks the Raft invariants (default: %(default)s)")
     parser.add_argument("--markdown", action="store_true", help="also print a markdown table row per scenario")
     parser.add_argument("--no-progress", action="store_true",
                         help="no progress bar (it is drawn only when stderr is a terminal anyway)")
@@ -108,7 +111,8 @@ def run_sim_command(args: argparse.Namespace, out: Callable[[str], None] = print
     if args.seed is not None and args.seeds is not None:
         raise CommandError("--seed replays one seed and --seeds runs many: give one of them")
     config = SimConfig(ibp=normalize_ibp(args.ibp), metadata_mode=args.metadata_mode, duration_s=args.duration,
-                       keep_history=bool(args.trace or args.trace_all or getattr(args, "svg", None)))
+                       keep_history=bool(args.trace or args.trace_all or getattr(args, "svg", None)),
+                       controllers=getattr(args, "controllers", 1))
     try:
         check_config(config)
     except ValueError as exc:

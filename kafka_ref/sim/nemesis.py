@@ -13,6 +13,11 @@ hw_checkpoint_loss        the same, and the last write of its replication-offset
 clean_shutdown            a broker shuts down cleanly (checkpoints written, session closed)
 controller_kill           the active controller's broker is killed, restarted later (KRaft
                           mode: the controller node, which comes back in a new epoch)
+                          (``--controllers N``: a voter, mostly the active one; another
+                          voter is elected while it is down)
+controller_isolated / controller_cut_from_voters
+                          ``--controllers N`` only, instead of a kill: a voter loses every
+                          link, or its links to the other voters, and is healed later
 zk_session_expiry         ZooKeeper expires a broker's session (it re-registers)
 broker_heartbeats_lost    KRaft mode's form of the same failure: the broker's heartbeats do
                           not reach the controller for longer than broker.session.timeout.ms
@@ -273,6 +278,9 @@ class ControllerKill(Nemesis):
     kind = "controller_kill"
 
     async def inject(self, ctx: "SimContext") -> None:
+        if ctx.cluster.kraft is not None and len(ctx.cluster.kraft.voters) > 1:
+            self._inject_quorum(ctx)
+            return
         if ctx.cluster.kraft is not None:
             # KRaft mode: the controller is its own node, not a broker.
             if not ctx.controller_down and not ctx.stopping:
@@ -286,6 +294,49 @@ class ControllerKill(Nemesis):
             return
         ctx.crash(target, kind=self.kind)
         ctx.spawn(ctx.restart_after, target, self.down_for())
+
+
+    def _inject_quorum(self, ctx: "SimContext") -> None:
+        """A controller quorum (``--controllers N``): one voter at a time, the active one more often
+        than not, is killed and restarted later (another voter is elected meanwhile), or cut off from
+        the other voters, or from every node, and healed later. A partitioned leader resigns once a
+        majority has not fetched from it for 1.5 fetch timeouts (check quorum)."""
+        kraft = ctx.cluster.kraft
+        if ctx.controller_down or ctx.stopping or ctx.controller_partitioned:
+            return
+        active = kraft.active_node()
+        running = [v for v in kraft.voters if kraft.nodes[v].is_running]
+        if active is not None and self.rng.random() < 0.7:
+            target = active.node_id
+        else:
+            target = self.rng.choice(running)
+        roll = self.rng.random()
+        if roll < 0.5:
+            ctx.kill_controller(self.kind, target)
+            ctx.restart_controller_after(self.down_for())
+            return
+        others = [v for v in kraft.voters if v != target]
+        whole = roll >= 0.75
+        network = ctx.cluster.network
+        if whole:
+            network.isolate(target)
+        else:
+            for other in others:
+                network.cut_link(target, other)
+        ctx.controller_partitioned = True
+        ctx.record_fault("controller_isolated" if whole else "controller_cut_from_voters", controller=target,
+                         active=active.node_id if active is not None else -1)
+
+        def heal() -> None:
+            if whole:
+                network.heal_node(target)
+            else:
+                for other in others:
+                    network.heal_link(target, other)
+            ctx.controller_partitioned = False
+            ctx.history.append("fault", "controller_healed", controller=target)
+
+        ctx.spawn(_call_later, self.down_for(), heal)
 
 
 class ZkSessionExpiry(Nemesis):

@@ -24,7 +24,7 @@ from __future__ import annotations
 import random
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import anyio
 
@@ -45,18 +45,28 @@ class QuorumSimResult:
 
 
 class RaftInvariants:
-    """The checker: state kept across checks (committed history, HWs, leaders per epoch, images per offset)."""
+    """The checker: state kept across checks (committed history, HWs, leaders per epoch, images per offset).
 
-    def __init__(self, kraft: Any, result: QuorumSimResult) -> None:
+    A violation goes to ``report(invariant, message)`` when one is given (``kafka-ref sim
+    --controllers 3`` files them with its own checker), otherwise into ``result.violations``.
+    """
+
+    def __init__(self, kraft: Any, result: QuorumSimResult,
+                 report: Callable[[str, str], None] | None = None) -> None:
         self.kraft = kraft
         self.result = result
+        self.report = report
         self.leaders: dict[int, int] = {}
         self.committed: dict[int, Any] = {}  # base offset → batch
         self.commit_epochs: dict[int, int] = {}  # base offset → the highest epoch known when first seen committed
         self.high_watermarks: dict[int, int] = {}
         self.images: dict[int, tuple[int, Any]] = {}  # committed offset → (node, fingerprint)
+        self._signature: Any = None
 
-    def _fail(self, now: float, what: str) -> None:
+    def _fail(self, now: float, invariant: str, what: str) -> None:
+        if self.report is not None:
+            self.report(invariant, what)
+            return
         last = self.result.events[-1] if self.result.events else "start"
         self.result.violations.append(f"t={now:.3f}s after {last}: {what}")
 
@@ -72,14 +82,14 @@ class RaftInvariants:
             if node.is_running and leader >= 0:
                 known = self.leaders.setdefault(epoch, leader)
                 if known != leader:
-                    self._fail(now, f"election safety: epoch {epoch} has leaders {known} and {leader}")
+                    self._fail(now, "election_safety", f"election safety: epoch {epoch} has leaders {known} and {leader}")
         self.result.elections = len(self.leaders)
         # HW monotonic, committed history, committed never lost.
         for node in nodes:
             log = node.metadata_log
             previous = self.high_watermarks.get(node.node_id, 0)
             if log.high_watermark < previous:
-                self._fail(now, f"HW of {node.node_id} went back from {previous} to {log.high_watermark}")
+                self._fail(now, "hw_monotonic", f"HW of {node.node_id} went back from {previous} to {log.high_watermark}")
             self.high_watermarks[node.node_id] = log.high_watermark
             for batch in log.batches:
                 if batch.last_offset >= log.high_watermark:
@@ -88,7 +98,7 @@ class RaftInvariants:
                     self.commit_epochs[batch.base_offset] = max(self.leaders, default=0)
                 seen = self.committed.setdefault(batch.base_offset, batch)
                 if seen != batch:
-                    self._fail(now, f"committed batch at {batch.base_offset} differs on {node.node_id}: "
+                    self._fail(now, "committed_never_lost", f"committed batch at {batch.base_offset} differs on {node.node_id}: "
                                     f"epoch {batch.epoch} vs {seen.epoch}")
         self.result.committed_batches = len(self.committed)
         # Log matching: the same (offset, epoch) means the same prefix.
@@ -102,7 +112,7 @@ class RaftInvariants:
                 by_offset = {batch.base_offset: batch for batch in node.metadata_log.batches}
                 for offset, batch in self.committed.items():
                     if self.commit_epochs[offset] < raft.epoch and by_offset.get(offset) != batch:
-                        self._fail(now, f"leader completeness: leader {node.node_id} (epoch {raft.epoch}) lacks "
+                        self._fail(now, "leader_completeness", f"leader completeness: leader {node.node_id} (epoch {raft.epoch}) lacks "
                                         f"committed batch {offset}")
                         break
         # State machine safety: same committed offset → same image (standbys, or an active one with nothing pending).
@@ -116,7 +126,20 @@ class RaftInvariants:
             fingerprint = _fingerprint(controller)
             seen = self.images.setdefault(offset, (node.node_id, fingerprint))
             if seen[1] != fingerprint:
-                self._fail(now, f"state machine safety: at offset {offset} controllers {seen[0]} and {node.node_id} differ")
+                self._fail(now, "state_machine_safety", f"state machine safety: at offset {offset} controllers {seen[0]} and {node.node_id} differ")
+
+    def check_if_changed(self) -> None:
+        """Check again if any voter's process, epoch, leader, log end, HW or applied offset moved
+        since the last check (``kafka-ref sim --controllers N`` calls this after every step)."""
+        signature = tuple(
+            (node.is_running, node.metadata_log.end_offset, node.metadata_log.high_watermark,
+             node.raft_client.leader_and_epoch() if node.raft_client is not None else None,
+             (node.controller.last_committed_offset, node.controller.write_offset, node.controller.is_active)
+             if node.controller is not None else None)
+            for node in self.kraft.nodes.values())
+        if signature != self._signature:
+            self._signature = signature
+            self.check()
 
     def _check_log_matching(self, now: float, a: Any, b: Any) -> None:
         mine = {batch.base_offset: batch for batch in a.metadata_log.batches}
@@ -130,7 +153,7 @@ class RaftInvariants:
         ours = [x for x in a.metadata_log.batches if x.base_offset <= last_common]
         theirs = [x for x in b.metadata_log.batches if x.base_offset <= last_common]
         if ours != theirs:
-            self._fail(now, f"log matching: {a.node_id} and {b.node_id} agree at offset {last_common} but not before")
+            self._fail(now, "log_matching", f"log matching: {a.node_id} and {b.node_id} agree at offset {last_common} but not before")
 
 
 def _fingerprint(controller: Any) -> Any:

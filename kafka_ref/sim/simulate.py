@@ -62,6 +62,8 @@ class SimConfig:
     heal_timeout_s: float = 120.0
     max_violations_per_invariant: int = 5
     keep_history: bool = False
+    # KRaft mode: the controller quorum's voters; more than one adds the quorum's faults and Raft invariants.
+    controllers: int = 1
 
 
 @dataclass
@@ -84,6 +86,7 @@ class SimResult:
     acks1_losses: int = 0
     checks: int = 0
     history: History | None = field(default=None, repr=False)
+    controllers: int = 1
 
     @property
     def ok(self) -> bool:
@@ -92,6 +95,8 @@ class SimResult:
     def replay_command(self, trace: bool = True) -> str:
         era = f" --ibp {self.ibp}" if self.ibp else ""
         mode = f" --metadata-mode {self.metadata_mode}" if self.metadata_mode != "zk" else ""
+        if self.controllers != 1:
+            mode += f" --controllers {self.controllers}"
         return f"kafka-ref sim --scenario {self.scenario} --seed {self.seed}{era}{mode}" + (" --trace" if trace else "")
 
 
@@ -131,6 +136,9 @@ class SimContext:
         self.simulated_s = 0.0
         self.controller_down = False
         self._heartbeat_rng = self.sub_rng("heartbeats")
+        # --controllers N > 1: the Raft invariants of kafka_ref/sim/raft_sim.py, checked after every step.
+        self.raft_checker: Any = None
+        self.controller_partitioned = False
 
     # -- randomness -------------------------------------------------------------------------
 
@@ -155,6 +163,8 @@ class SimContext:
         if self._dirty and self.cluster is not None:
             self._dirty = False
             self.checker.check()
+        if self.raft_checker is not None:
+            self.raft_checker.check_if_changed()
 
     async def wait_event(self, predicate: Callable[[Event], bool], timeout_s: float) -> Event | None:
         """The next history event matching ``predicate``, or None after ``timeout_s``."""
@@ -325,9 +335,11 @@ class SimContext:
                 self.record_fault("broker_heartbeats_lost" if kind == "zk_session_expiry" else kind, broker=broker_id)
             session_s = self.cluster.broker_config(broker_id).get("broker.session.timeout.ms") / 1000
             lost_s = session_s + self._heartbeat_rng.uniform(0.5, 3.0)
-            controller = self.cluster.kraft.controller_node
-            self.cluster.network.cut_link(broker_id, controller)
-            self.spawn(self._restore_heartbeats, broker_id, controller, lost_s)
+            # Cut from every controller voter: whichever is active then or later, none hears it.
+            voters = self.cluster.kraft.voters
+            for controller in voters:
+                self.cluster.network.cut_link(broker_id, controller)
+            self.spawn(self._restore_heartbeats, broker_id, voters, lost_s)
             return
         if broker.zk_client is None:
             return
@@ -335,18 +347,24 @@ class SimContext:
             self.record_fault(kind, broker=broker_id)
         self.cluster.zookeeper.expire_session(broker.zk_client.session_id)
 
-    async def _restore_heartbeats(self, broker_id: int, controller: int, after_s: float) -> None:
+    async def _restore_heartbeats(self, broker_id: int, voters: tuple[int, ...], after_s: float) -> None:
         await anyio.sleep(after_s)
-        self.cluster.network.heal_link(broker_id, controller)
+        for controller in voters:
+            self.cluster.network.heal_link(broker_id, controller)
         self.history.append(SOURCE_FAULT, "broker_heartbeats_restored", broker=broker_id)
 
     # -- the KRaft controller node ------------------------------------------------------------
 
-    def kill_controller(self, kind: str) -> None:
-        """KRaft mode: the controller process dies (its metadata log survives on its disk)."""
-        self.record_fault(kind, controller=self.cluster.kraft.controller_node)
+    def kill_controller(self, kind: str, node_id: int | None = None) -> None:
+        """KRaft mode: a controller process dies (its metadata log survives on its disk): ``node_id``,
+        or the active one (with one voter: the controller node)."""
+        kraft = self.cluster.kraft
+        if node_id is None and len(kraft.voters) > 1:
+            active = kraft.active_node()
+            node_id = active.node_id if active is not None else None
+        self.record_fault(kind, controller=kraft.controller_node if node_id is None else node_id)
         self.controller_down = True
-        self.cluster.kraft.kill_controller()
+        kraft.kill_controller(node_id)
 
     def restart_controller_after(self, delay_s: float) -> None:
         """Restart the KRaft controller node after ``delay_s`` (at once if the run is stopping).
@@ -443,9 +461,12 @@ class SimContext:
         unclean = rng.random() < scenario.unclean_prob
         topic_config = {"min.insync.replicas": scenario.min_insync_replicas,
                         "unclean.leader.election.enable": "true" if unclean else "false"}
+        quorum = {"controllers": self.config.controllers} if self.config.controllers != 1 else {}
         async with Cluster(brokers=scenario.brokers, metadata_mode=self.config.metadata_mode,
-                           config=self.cluster_config(), seed=self.cluster_seed) as cluster:
+                           config=self.cluster_config(), seed=self.cluster_seed, **quorum) as cluster:
             self.cluster = cluster
+            if self.config.controllers > 1:
+                self._start_raft_checker()
             for b in brokers:
                 self._watch_hw_checkpoint(b)
             self.history.append(SOURCE_SIM, "sim_started", seed=self.seed, scenario=scenario.name,
@@ -484,6 +505,15 @@ class SimContext:
                         tg.cancel_scope.cancel()
                 await self._heal_and_check()
             self.simulated_s = anyio.current_time()
+
+    def _start_raft_checker(self) -> None:
+        from kafka_ref.sim.raft_sim import QuorumSimResult, RaftInvariants
+
+        def report(invariant: str, message: str) -> None:
+            self.checker.violate(f"raft_{invariant}", message)
+
+        self.raft_checker = RaftInvariants(self.cluster.kraft, QuorumSimResult(self.seed, self.scenario.name), report)
+        self.raft_checker.check()
 
     async def _heal_and_check(self) -> None:
         cluster = self.cluster
@@ -526,6 +556,7 @@ class SimContext:
             acks1_losses=self.final_stats.get("acks1_losses", 0),
             checks=self.checker.checks,
             history=self.history if self.config.keep_history else None,
+            controllers=self.config.controllers,
         )
 
 
@@ -609,6 +640,10 @@ def check_config(config: SimConfig) -> None:
         check_ibp(ibp)
     if config.duration_s is not None and not config.duration_s > 0:
         raise ValueError(f"duration {config.duration_s!r}: give a positive number of simulated seconds")
+    if isinstance(config.controllers, bool) or not isinstance(config.controllers, int) or config.controllers < 1:
+        raise ValueError(f"controllers {config.controllers!r}: give a whole number of voters, at least 1")
+    if config.controllers != 1 and config.metadata_mode != "kraft":
+        raise ValueError(f"controllers {config.controllers}: a controller quorum runs in metadata_mode 'kraft' only")
     if config.metadata_mode == "kraft" and ibp is not None and not MetadataVersion.parse(ibp).is_at_least("3.0"):
         raise ValueError(f"inter.broker.protocol.version {ibp} predates KRaft (3.0): its eras run in 'zk' mode only")
 
