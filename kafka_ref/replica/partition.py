@@ -439,7 +439,12 @@ class Partition(PartitionReads):
         Prepare a PendingExpandIsr (the follower counts in the maximal ISR at once) and send it
         to the controller with AlterPartition.
         """
-        # 1. Cheap check first (Kafka: under the read lock).
+        # 1. Cheap check first (Kafka: under the read lock). A follower already in a committed ISR
+        #    fails canAddReplicaToIsr's first two tests, so it is answered without the calls
+        #    (every follower fetch of every partition comes through here).
+        current = self.partition_state
+        if current.__class__ is CommittedPartitionState and follower_replica.broker_id in current.isr:
+            return
         if not self.needs_expand_isr(follower_replica):
             return
         # 2. Re-check on committed state and prepare the pending expansion.
