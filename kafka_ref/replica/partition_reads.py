@@ -74,6 +74,29 @@ class PartitionReads:
             f"epoch {self.leader_epoch} with partition epoch {self.partition_epoch}"
         )
 
+    def log_if_at_log_end(self, offset: int, current_leader_epoch: int, last_fetched_epoch: int) -> "UnifiedLog | None":
+        """Hot-path test shared by the leader's two follower-fetch helpers (ReplicaManager's read
+        helper and DelayedFetch's): this partition's log when a follower at ``offset`` is at its
+        end with nothing to read and no divergence possible, else None.
+
+        The branches the full chain would take, as attribute reads: led here, in the fetch's
+        epoch (or none given; getLocalLog), an open log whose end is ``offset`` (LocalLog#read
+        at its bound), and a last fetched epoch (when sent) that is the latest epoch under the
+        KIP-279 rules (readRecords' divergence check passes).
+        """
+        log = self.log
+        if log is None or self.leader_replica_id_opt != self.local_broker_id:
+            return None
+        if current_leader_epoch >= 0 and current_leader_epoch != self.leader_epoch:
+            return None
+        local_log = log.local_log
+        if local_log._next_offset != offset or local_log.is_memory_mapped_buffer_closed:
+            return None
+        if last_fetched_epoch >= 0 and (last_fetched_epoch != log.leader_epoch_cache.latest_epoch
+                                        or not self.inter_broker_protocol_version.uses_kip279_truncation):
+            return None
+        return log
+
     def fetch_records(
         self,
         *,

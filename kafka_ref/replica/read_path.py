@@ -197,38 +197,27 @@ class ReadPath:
         does. Any other case returns None and the caller runs the full chain.
         tests/test_read_fast_path.py checks both give the same result and state.
         """
-        # 1. An online partition led here, in the fetch's epoch.
+        # 1. An online partition whose follower is at the log end (Partition#log_if_at_log_end).
         partition = self.all_partitions.get(tp)
         if partition.__class__ is not Partition:
             return None
-        log = partition.log
-        if log is None or partition.leader_replica_id_opt != partition.local_broker_id:
+        log = partition.log_if_at_log_end(info.fetch_offset, info.current_leader_epoch, info.last_fetched_epoch)
+        if log is None:
             return None
-        epoch = info.current_leader_epoch
-        if epoch >= 0 and epoch != partition.leader_epoch:
-            return None
+        # 2. The log's own topic id, a known replica.
         if topic_ids:
             request_topic_id = topic_ids.get(tp.topic)
             if request_topic_id is not None and request_topic_id is not log.topic_id:
                 return None
-        # 2. Nothing to read: the follower is at the log end, handlers open, a known replica.
-        local_log = log.local_log
-        leo = local_log._next_offset
-        if info.fetch_offset != leo or local_log.is_memory_mapped_buffer_closed:
-            return None
         replica = partition.remote_replicas_map.get(params.replica_id)
         if replica is None:
             return None
-        # 3. No divergence possible: the follower's last epoch is our latest (KIP-279 rules).
-        if info.last_fetched_epoch >= 0 and (
-                info.last_fetched_epoch != log.leader_epoch_cache.latest_epoch
-                or not partition.inter_broker_protocol_version.uses_kip279_truncation):
-            return None
-        # 4. The offsets before the read, the empty read at the log end, then the fetch state.
+        leo = info.fetch_offset   # the log end offset (checked above)
+        # 3. The offsets before the read, the empty read at the log end, then the fetch state.
         high_watermark = log.high_watermark
         log_start_offset = log.log_start_offset
         last_stable_offset = log.last_stable_offset
-        fetched = FetchDataInfo(local_log.log_end_offset_metadata, EMPTY_RECORDS)
+        fetched = FetchDataInfo(log.local_log.log_end_offset_metadata, EMPTY_RECORDS)
         if update_fetch_state:
             partition.update_follower_fetch_state(
                 replica,

@@ -42,21 +42,10 @@ def _still_at_log_end(partition: Any, status: FetchPartitionStatus) -> bool:
     """
     if partition.__class__ is not Partition:
         return False
-    log = partition.log
-    if log is None or partition.leader_replica_id_opt != partition.local_broker_id:
-        return False
     info = status.fetch_info
-    epoch = info.current_leader_epoch
-    if epoch >= 0 and epoch != partition.leader_epoch:
-        return False
-    local_log = log.local_log
-    if local_log._next_offset != status.start_offset_metadata.message_offset or local_log.is_memory_mapped_buffer_closed:
-        return False
-    last_fetched_epoch = info.last_fetched_epoch
-    return last_fetched_epoch < 0 or (
-        last_fetched_epoch == log.leader_epoch_cache.latest_epoch
-        and local_log._next_offset >= info.fetch_offset
-        and partition.inter_broker_protocol_version.uses_kip279_truncation)
+    return partition.log_if_at_log_end(status.start_offset_metadata.message_offset, info.current_leader_epoch,
+                                       info.last_fetched_epoch) is not None and (
+        info.last_fetched_epoch < 0 or status.start_offset_metadata.message_offset >= info.fetch_offset)
 
 
 class DelayedFetch(DelayedOperation):

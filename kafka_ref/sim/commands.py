@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 from kafka_ref.common.layout import WIDTH, add_width_arguments, wrap
 from kafka_ref.sim.scenarios import ERAS, SCENARIOS, normalize_ibp
@@ -63,15 +63,20 @@ def positive_float(text: str) -> float:
     return value
 
 
-def add_sim_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--scenario", default="leader-failover",
-                        help=f"scenario, or 'all' ({', '.join(SCENARIOS)}; default: %(default)s)")
+def add_seed_arguments(parser: argparse.ArgumentParser, scenarios: Iterable[str], default_scenario: str,
+                       first_seed: int, seed_help: str) -> None:
+    """The options both simulators share: which scenario, which seeds."""
+    parser.add_argument("--scenario", default=default_scenario,
+                        help=f"scenario, or 'all' ({', '.join(scenarios)}; default: %(default)s)")
     parser.add_argument("--seeds", type=positive_int, default=None,
                         help="how many seeds to run, starting at --first-seed (default: 100)")
-    parser.add_argument("--first-seed", type=non_negative_int, default=1,
+    parser.add_argument("--first-seed", type=non_negative_int, default=first_seed,
                         help="the first seed of a --seeds run (default: %(default)s)")
-    parser.add_argument("--seed", type=non_negative_int, default=None,
-                        help="run (replay) this one seed; --trace prints its timeline")
+    parser.add_argument("--seed", type=non_negative_int, default=None, help=seed_help)
+
+
+def add_sim_arguments(parser: argparse.ArgumentParser) -> None:
+    add_seed_arguments(parser, SCENARIOS, "leader-failover", 1, "run (replay) this one seed; --trace prints its timeline")
     parser.add_argument("--ibp", default=None,
                         help=f"inter.broker.protocol.version: an era ({', '.join(ERAS)}) or a Kafka release "
                              "from 0.10.0 to 3.9 (default: the current rules)")

@@ -16,19 +16,12 @@ import sys
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator
 
-from kafka_ref.sim.commands import CommandError, non_negative_int, positive_float, positive_int
+from kafka_ref.sim.commands import CommandError, add_seed_arguments, positive_float, positive_int
 from kafka_ref.sim.raft_sim import RUN_S, SCENARIOS, QuorumSimResult, simulate_quorum
 
 
 def add_raft_sim_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--scenario", default="all",
-                        help=f"scenario, or 'all' ({', '.join(SCENARIOS)}; default: %(default)s)")
-    parser.add_argument("--seeds", type=positive_int, default=None,
-                        help="how many seeds to run, starting at --first-seed (default: 100)")
-    parser.add_argument("--first-seed", type=non_negative_int, default=0,
-                        help="the first seed of a --seeds run (default: %(default)s)")
-    parser.add_argument("--seed", type=non_negative_int, default=None,
-                        help="run (replay) this one seed and print its faults and violations")
+    add_seed_arguments(parser, SCENARIOS, "all", 0, "run (replay) this one seed and print its faults and violations")
     parser.add_argument("--jobs", type=positive_int, default=1, help="worker processes (default: %(default)s)")
     parser.add_argument("--duration", type=positive_float, default=RUN_S,
                         help="simulated seconds of faults and workload before healing (default: %(default)g)")
