@@ -693,7 +693,7 @@ def test_fetch_response_of_keeps_unknown_topic_ids_apart() -> None:
     "". Grouped by name they merged into one entry carrying the first id, so the follower read
     the second topic's partitions as the first's, judged the full response invalid, reset its
     session and fetched again at once, forever (a zero-time livelock found by the simulator:
-    controller-failover, ZooKeeper mode, seed 143).
+    controller-failover, ZooKeeper mode, `--seed=143`).
     """
     unknown_a = TopicIdPartition(FOO_ID, TopicPartition("", 0))
     unknown_b0 = TopicIdPartition(BAR_ID, TopicPartition("", 0))
