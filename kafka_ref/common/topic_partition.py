@@ -21,7 +21,7 @@ _INTERNED: dict[tuple[str, int], "TopicPartition"] = {}
 _TOPIC_HASH: dict[str, int] = {}
 
 
-class TopicPartition:
+class TopicPartition(int):
     """Mirrors org.apache.kafka.common.TopicPartition.
 
     Immutable, compared and ordered by (topic, partition), printed as ``topic-partition`` like
@@ -30,9 +30,14 @@ class TopicPartition:
     sets and dicts of partitions iterate in the same order in every process and a simulated run
     replays byte for byte. ``TopicPartition(topic, partition)`` returns the one interned object
     for that pair (Kafka allocates a new one per request; equality and hashing are the same).
+
+    Why an ``int`` subclass whose value is that hash: every dict and set operation on a
+    partition hashes it, dozens of times per replicated batch and once per partition per fetch
+    on an idle cluster; an int's hash is computed in C, a ``__hash__`` method is a Python call
+    each time. Nothing else of ``int`` is part of the type: equality is (topic, partition) and
+    never equal to a number, order is (topic, partition), and it is always true.
     """
 
-    __slots__ = ("topic", "partition", "_hash")
     __match_args__ = ("topic", "partition")
 
     topic: str
@@ -42,13 +47,12 @@ class TopicPartition:
         tp = _INTERNED.get((topic, partition))
         if tp is not None:
             return tp
-        tp = object.__new__(cls)
         topic_hash = _TOPIC_HASH.get(topic)
         if topic_hash is None:
             topic_hash = _TOPIC_HASH[topic] = java_string_hash(topic)
+        tp = int.__new__(cls, java_int(31 * (31 + partition) + topic_hash))
         object.__setattr__(tp, "topic", topic)
         object.__setattr__(tp, "partition", partition)
-        object.__setattr__(tp, "_hash", java_int(31 * (31 + partition) + topic_hash))
         _INTERNED[(topic, partition)] = tp
         return tp
 
@@ -67,15 +71,21 @@ class TopicPartition:
     def __deepcopy__(self, memo: dict) -> "TopicPartition":
         return self
 
-    def __hash__(self) -> int:
-        return self._hash
+    # int's hash (the Java hashCode held as the value) is inherited: computed in C.
+    __hash__ = int.__hash__
 
     def __eq__(self, other: object) -> bool:
         if self is other:
             return True
         if other.__class__ is not TopicPartition:
-            return NotImplemented
+            return False
         return self.topic == other.topic and self.partition == other.partition  # type: ignore[attr-defined]
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    def __bool__(self) -> bool:
+        return True
 
     def _key(self) -> tuple[str, int]:
         return (self.topic, self.partition)
