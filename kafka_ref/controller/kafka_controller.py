@@ -477,7 +477,7 @@ class KafkaController:
             # 2. Restore what exists (Kafka's restorePartitionReplicaAssignment).
             if to_add:
                 self._log.warning("partition_modifications_skipped_topic_deleting", topic=topic,
-                               partitions=sorted(tp.partition for tp in to_add))
+                                  partitions=sorted(tp.partition for tp in to_add))
                 existing = set(self.zk_client.get_children(TopicPartitionsZNode.path(topic)))
                 restored = {tp: ctx.partition_full_replica_assignment(tp)
                             for tp in assignment if str(tp.partition) in existing}
