@@ -157,3 +157,41 @@ def test_delayed_fetch_helper_agrees_with_the_loop_body(case: dict, appended: in
                 and case["current_epoch"] in (-1, LEADER_EPOCH)
                 and case["last_fetched_epoch"] in (-1, log.leader_epoch_cache.latest_epoch))
     assert helper == expected, (case, appended)
+
+
+def test_a_stale_broker_epoch_is_the_same_error_through_the_helper_and_the_full_chain() -> None:
+    """KRaft (KIP-903): a fetch from an older incarnation of the follower is refused when its
+    fetch state is recorded; both paths answer the partition NOT_LEADER_OR_FOLLOWER and leave the
+    replica state as it was."""
+    from kafka_ref.common.errors import Errors
+
+    class KRaftCache:  # what Replica#updateFetchStateOrThrow asks a KRaft metadata cache
+        def __init__(self, inner):
+            self.inner = inner
+
+        def get_alive_broker_epoch(self, broker_id):
+            return 9
+
+        def __getattr__(self, name):
+            return getattr(self.inner, name)
+
+    case = {"leader": 0, "records": 2, "in_isr": True, "prior_fetch": 2, "advance_ms": 0, "fetch_offset": 2,
+            "current_epoch": LEADER_EPOCH, "last_fetched_epoch": -1, "topic_id": "same", "follower": 1,
+            "update_state": True}
+    info = fetch_partition(2, current_leader_epoch=LEADER_EPOCH, log_start_offset=0)
+    params = follower_params(1, replica_epoch=4)
+    results = []
+    for path in ("helper", "full"):
+        broker, alter, rm = _build(case)
+        partition = rm.online_partition(TP0)
+        partition.metadata_cache = KRaftCache(partition.metadata_cache)
+        before = _state(broker, alter, rm)
+        now = rm.time.milliseconds()
+        if path == "helper":
+            result = rm._follower_read_at_log_end(params, TP0, info, now, True, {TP0.topic: TOPIC_ID})
+        else:
+            result = rm._read(params, TP0, info, 0x7FFFFFFF, True, False, {TP0.topic: TOPIC_ID})
+        assert result.error is Errors.NOT_LEADER_OR_FOLLOWER
+        assert _state(broker, alter, rm) == before
+        results.append((result.error, result.high_watermark, result.leader_log_end_offset, result.fetch_time_ms))
+    assert results[0] == results[1]

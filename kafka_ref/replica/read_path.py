@@ -219,14 +219,19 @@ class ReadPath:
         last_stable_offset = log.last_stable_offset
         fetched = FetchDataInfo(log.local_log.log_end_offset_metadata, EMPTY_RECORDS)
         if update_fetch_state:
-            partition.update_follower_fetch_state(
-                replica,
-                follower_fetch_offset_metadata=fetched.fetch_offset_metadata,
-                follower_start_offset=info.log_start_offset,
-                follower_fetch_time_ms=fetch_time_ms,
-                leader_end_offset=leo,
-                broker_epoch=params.replica_epoch,
-            )
+            try:
+                partition.update_follower_fetch_state(
+                    replica,
+                    follower_fetch_offset_metadata=fetched.fetch_offset_metadata,
+                    follower_start_offset=info.log_start_offset,
+                    follower_fetch_time_ms=fetch_time_ms,
+                    leader_end_offset=leo,
+                    broker_epoch=params.replica_epoch,
+                )
+            except ApiException as exc:
+                # As in ``_read``: a refused update (KRaft: a fetch from an older incarnation of
+                # the broker) answers the partition with its error.
+                return _error_result(exc, fetch_time_ms)
         return LogReadResult(fetched, None, high_watermark, log_start_offset, leo, info.log_start_offset,
                              fetch_time_ms, last_stable_offset)
 
