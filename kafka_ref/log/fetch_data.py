@@ -88,7 +88,7 @@ class LogStartOffsetIncrementReason(enum.Enum):
         return self.value
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # a hot-path value: never mutated, not frozen (docs/DESIGN.md)
 class LogOffsetMetadata:
     """Mirrors org.apache.kafka.storage.internals.log.LogOffsetMetadata.
 
@@ -150,7 +150,7 @@ class LogOffsetSnapshot:
     last_stable_offset: LogOffsetMetadata
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # a hot-path value: never mutated, not frozen (docs/DESIGN.md)
 class FetchDataInfo:
     """Mirrors org.apache.kafka.storage.internals.log.FetchDataInfo.
 

@@ -12,7 +12,7 @@ from kafka_ref.common.requests.offsets_for_leader_epoch import EpochEndOffset
 from kafka_ref.log.fetch_data import FetchDataInfo
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # a hot-path value: never mutated, not frozen (docs/DESIGN.md)
 class LogReadInfo:
     """Mirrors org.apache.kafka.storage.internals.log.LogReadInfo: a read plus the offsets before it."""
 
@@ -24,7 +24,7 @@ class LogReadInfo:
     last_stable_offset: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # a hot-path value: never mutated, not frozen (docs/DESIGN.md)
 class LogReadResult:
     """Mirrors kafka.server.LogReadResult: one partition's outcome in ReplicaManager#readFromLog."""
 

@@ -18,7 +18,7 @@ from kafka_ref.log.fetch_data import UNKNOWN_OFFSET_METADATA, LogOffsetMetadata
 UNKNOWN_OFFSET = -1
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # a hot-path value: never mutated, not frozen (docs/DESIGN.md)
 class ReplicaState:
     """Mirrors kafka.cluster.ReplicaState: an immutable snapshot of a follower's progress."""
 
