@@ -125,7 +125,7 @@ class TopicPartition(int):
         return cls(topic, int(part))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # a hot-path value: never mutated, not frozen (docs/DESIGN.md)
 class TopicIdPartition:
     """Mirrors org.apache.kafka.common.TopicIdPartition."""
 

@@ -140,7 +140,7 @@ class LogOffsetMetadata:
 UNKNOWN_OFFSET_METADATA = LogOffsetMetadata(-1, 0, 0)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # a hot-path value: never mutated, not frozen (docs/DESIGN.md)
 class LogOffsetSnapshot:
     """Mirrors org.apache.kafka.storage.internals.log.LogOffsetSnapshot."""
 
@@ -166,7 +166,7 @@ class FetchDataInfo:
     aborted_transactions: tuple | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # a hot-path value: never mutated, not frozen (docs/DESIGN.md)
 class OffsetAndEpoch:
     """Mirrors org.apache.kafka.server.common.OffsetAndEpoch (offset first, then epoch)."""
 

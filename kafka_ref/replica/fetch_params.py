@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from kafka_ref.log.fetch_data import FetchIsolation
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # a hot-path value: never mutated, not frozen (docs/DESIGN.md)
 class FetchParams:
     """Mirrors org.apache.kafka.server.storage.log.FetchParams."""
 
@@ -26,6 +26,6 @@ class FetchParams:
     fetch_only_leader: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "is_from_follower", self.replica_id >= 0)
-        object.__setattr__(self, "is_from_consumer", self.replica_id == -1)
-        object.__setattr__(self, "fetch_only_leader", self.is_from_follower or self.is_from_consumer)
+        self.is_from_follower = self.replica_id >= 0
+        self.is_from_consumer = self.replica_id == -1
+        self.fetch_only_leader = self.is_from_follower or self.is_from_consumer

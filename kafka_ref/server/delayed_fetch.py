@@ -22,7 +22,7 @@ from kafka_ref.replica.partition import Partition
 from kafka_ref.server.delayed_operation import DelayedOperation
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # a hot-path value: never mutated, not frozen (docs/DESIGN.md)
 class FetchPartitionStatus:
     """Mirrors kafka.server.FetchPartitionStatus: where the read started, and what was asked."""
 

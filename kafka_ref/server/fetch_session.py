@@ -44,7 +44,7 @@ _INT_MAX = 0x7FFFFFFF
 MIN_INCREMENTAL_FETCH_SESSION_EVICTION_MS = 120_000
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # a hot-path value: never mutated, not frozen (docs/DESIGN.md)
 class FetchMetadata:
     """Mirrors org.apache.kafka.common.requests.FetchMetadata: (session id, session epoch).
 
@@ -123,7 +123,7 @@ class FetchRequestPartitionData:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # a hot-path value: never mutated, not frozen (docs/DESIGN.md)
 class FetchRequestData:
     """Mirrors org.apache.kafka.clients.FetchSessionHandler.FetchRequestData."""
 

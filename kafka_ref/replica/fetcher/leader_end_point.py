@@ -58,7 +58,7 @@ if TYPE_CHECKING:
 log = structlog.get_logger("kafka.server.RemoteLeaderEndPoint")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # a hot-path value: never mutated, not frozen (docs/DESIGN.md)
 class ResultWithPartitions:
     """Mirrors kafka.server.AbstractFetcherThread.ResultWithPartitions."""
 
@@ -66,7 +66,7 @@ class ResultWithPartitions:
     partitions_with_error: frozenset[TopicPartition] = frozenset()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # a hot-path value: never mutated, not frozen (docs/DESIGN.md)
 class ReplicaFetch:
     """Mirrors kafka.server.AbstractFetcherThread.ReplicaFetch.
 

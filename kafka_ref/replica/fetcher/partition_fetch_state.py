@@ -75,7 +75,7 @@ class DelayedItem:
         return f"DelayedItem(delay_ms={self.delay_ms}, due_ms={self.due_ms})"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # a hot-path value: never mutated, not frozen (docs/DESIGN.md)
 class PartitionFetchState:
     """Mirrors kafka.server.PartitionFetchState.
 
