@@ -109,17 +109,20 @@ class ReadPath:
         at_log_end = self._follower_read_at_log_end if (
             params.fetch_only_leader and params.replica_id >= 0 and params.isolation is FetchIsolation.LOG_END) else None
         fetch_time_ms = self.time.milliseconds()
+        append = results.append
         for tp, info in fetch_infos:
-            result = None
             if at_log_end is not None:
                 result = at_log_end(params, tp, info, fetch_time_ms, not read_from_purgatory, topic_ids)
-            if result is None:
-                result = self._read(params, tp, info, limit_bytes, min_one_message, read_from_purgatory, topic_ids)
+                if result is not None:
+                    # An empty read: the budget and min-one-message are unchanged.
+                    append((tp, result))
+                    continue
+            result = self._read(params, tp, info, limit_bytes, min_one_message, read_from_purgatory, topic_ids)
             size = result.bytes
             if size > 0:
                 min_one_message = False
             limit_bytes = max(0, limit_bytes - size)
-            results.append((tp, result))
+            append((tp, result))
         return results
 
     def _read(
