@@ -296,3 +296,38 @@ async def test_delete_groups_over_the_wire(mode):
     assert seen["before"] == {"g": {tp: OffsetAndMetadata(5, "", -1)}}
     assert seen["deleted"] == {"g": "OK"}
     assert seen["after"] == {"g": {tp: OffsetAndMetadata(-1, "", -1)}}
+
+
+@pytest.mark.parametrize("mode", ["zk", "kraft"])
+async def test_delete_records_over_the_wire(mode):
+    """kafka-python's delete_records (DeleteRecords v0-2): the low watermark comes back, a consumer
+    starting from the earliest offset reads from there, and an offset past the HW is refused."""
+    seen: dict[str, object] = {}
+
+    def client(cluster, bootstrap):
+        admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10000)
+        producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all")
+        try:
+            admin.create_topics([NewTopic("orders", 1, 3)])
+            _produce(producer, "orders", [b"v%d" % i for i in range(6)])
+            tp = TopicPartition("orders", 0)
+            seen["deleted"] = admin.delete_records({tp: 4}, timeout_ms=10000)
+            try:
+                admin.delete_records({tp: 100}, timeout_ms=10000)
+            except Exception as exc:  # noqa: BLE001 - the error class is kafka-python's
+                seen["past_hw"] = type(exc).__name__
+            consumer = KafkaConsumer(bootstrap_servers=bootstrap, **CONSUMER)
+            consumer.assign([tp])
+            seen["beginning"] = consumer.beginning_offsets([tp])[tp]
+            seen["read"] = [v for _, v in _consume_until(consumer, 2)]
+            consumer.close()
+        finally:
+            producer.close()
+            admin.close()
+
+    await run_with_cluster(client, mode=mode)
+    tp = TopicPartition("orders", 0)
+    assert seen["deleted"][tp]["low_watermark"] == 4
+    assert seen["past_hw"] == "OffsetOutOfRangeError"
+    assert seen["beginning"] == 4
+    assert seen["read"] == [b"v4", b"v5"]

@@ -7,8 +7,8 @@ Mirrors the Java clients of org.apache.kafka.clients (Kafka 3.x), compactly:
 - ``Consumer`` / ``KafkaConsumer`` (consumer.py): manual assignment, Fetcher with leader
   epochs, offset resets through ListOffsets;
 - ``Admin`` / ``KafkaAdminClient`` (admin.py): CreateTopics / DeleteTopics at the controller,
-  topic and cluster descriptions, ListOffsets, topic configs (IncrementalAlterConfigs,
-  DescribeConfigs);
+  topic and cluster descriptions, ListOffsets, DeleteRecords, topic configs
+  (IncrementalAlterConfigs, DescribeConfigs);
 - ``Metadata`` and ``NetworkClient`` (client_metadata.py): the client's view of the cluster;
 - ``DefaultPartitioner`` / ``BuiltInPartitioner`` (partitioner.py): where a record goes.
 
@@ -20,11 +20,13 @@ from kafka_ref.clients.admin import (
     Admin,
     AlterConfigOp,
     ClusterDescription,
+    DeletedRecords,
     KafkaAdminClient,
     ListOffsetsResultInfo,
     NewPartitions,
     NewTopic,
     OffsetSpec,
+    RecordsToDelete,
     TopicDescription,
     TopicMetadataAndConfig,
     TopicPartitionInfo,
@@ -47,6 +49,7 @@ __all__ = [
     "BuiltInPartitioner",
     "ClusterDescription",
     "Consumer",
+    "DeletedRecords",
     "ConsumerRecord",
     "DefaultPartitioner",
     "FutureRecordMetadata",
@@ -58,6 +61,7 @@ __all__ = [
     "Metadata",
     "MetadataSnapshot",
     "NetworkClient",
+    "RecordsToDelete",
     "NewTopic",
     "Node",
     "NoOffsetForPartitionException",

@@ -49,6 +49,26 @@ from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.common.uuid import Uuid
 from kafka_ref.network.network import Network
 
+@dataclass(frozen=True, slots=True)
+class RecordsToDelete:
+    """Mirrors org.apache.kafka.clients.admin.RecordsToDelete: delete the records before an offset
+    (-1: before the high watermark)."""
+
+    before_offset: int
+
+    @classmethod
+    def before(cls, offset: int) -> "RecordsToDelete":
+        """Mirrors RecordsToDelete#beforeOffset."""
+        return cls(offset)
+
+
+@dataclass(frozen=True, slots=True)
+class DeletedRecords:
+    """Mirrors org.apache.kafka.clients.admin.DeletedRecords: the partition's low watermark after the delete."""
+
+    low_watermark: int
+
+
 # --------------------------------------------------------------------------------------------
 # Arguments and results
 # --------------------------------------------------------------------------------------------
@@ -609,6 +629,66 @@ class KafkaAdminClient:
         await self._run_call("listOffsets", self._least_loaded_node, attempt, timeout_ms)
         return _all(results, specs)
 
+    async def delete_records(self, records_to_delete: dict[TopicPartition, RecordsToDelete | int], *,
+                             timeout_ms: float | None = None) -> dict[TopicPartition, DeletedRecords]:
+        """Mirrors org.apache.kafka.clients.admin.KafkaAdminClient#deleteRecords (DeleteRecordsHandler,
+        Kafka 3.6+; then DeleteRecordsResult#all as a map of low watermarks).
+
+        1. Look up each partition's leader (Metadata); 2. one DeleteRecords per leader; 3. per
+        partition: NONE gives its low watermark, an invalid-metadata error (the leader moved) looks
+        the leader up again, another retriable error (REQUEST_TIMED_OUT: the replicas did not catch
+        up in time) retries, anything else fails that partition (the first failure raises).
+        """
+        from kafka_ref.common.requests.delete_records import DeleteRecordsRequest, DeleteRecordsResponse
+
+        offsets = {tp: spec.before_offset if isinstance(spec, RecordsToDelete) else int(spec)
+                   for tp, spec in records_to_delete.items()}
+        results: dict[TopicPartition, DeletedRecords | ApiException] = {}
+        topics = sorted({tp.topic for tp in offsets})
+        request_timeout = self.request_timeout_ms
+
+        async def attempt(node: int, remaining_ms: int) -> None:
+            # 1. Leaders of the partitions still to answer.
+            response: MetadataResponse = await self.client.send(
+                node, MetadataRequest.for_topics(topics, allow_auto_topic_creation=False), remaining_ms)
+            by_leader: dict[int, dict[TopicPartition, int]] = {}
+            for tp, offset in offsets.items():
+                if tp in results:
+                    continue
+                topic = response.topic(tp.topic)
+                if topic is None or topic.error_code != Errors.NONE.code:
+                    error = Errors.UNKNOWN_TOPIC_OR_PARTITION if topic is None else Errors.for_code(topic.error_code)
+                    if not isinstance(error.exception(), RetriableException):
+                        results[tp] = error.exception()
+                    continue
+                partition = next((p for p in topic.partitions if p.partition_index == tp.partition), None)
+                if partition is None:
+                    results[tp] = UnknownTopicOrPartitionException(f"Partition {tp} not found.")
+                elif partition.leader_id >= 0:
+                    by_leader.setdefault(partition.leader_id, {})[tp] = offset
+            # 2. One DeleteRecords per leader (it may wait for the replicas up to its timeout).
+            for leader, partitions in by_leader.items():
+                answer: DeleteRecordsResponse = await self.client.send(
+                    leader, DeleteRecordsRequest.of(partitions, timeout_ms=remaining_ms), remaining_ms + request_timeout)
+                answered = answer.results_by_partition()
+                for tp in partitions:
+                    r = answered.get(tp)
+                    if r is None:
+                        results[tp] = ApiException(f"The response from broker {leader} did not contain a result for topic partition {tp}")
+                        continue
+                    error = Errors.for_code(r.error_code)
+                    if error is Errors.NONE:
+                        results[tp] = DeletedRecords(r.low_watermark)
+                    elif not isinstance(error.exception(), RetriableException):
+                        results[tp] = error.exception()
+            # 3. Anything left (no leader, leader moved, timed out) retries the call.
+            missing = [tp for tp in offsets if tp not in results]
+            if missing:
+                raise Errors.LEADER_NOT_AVAILABLE.exception(f"Records not yet deleted for {', '.join(map(str, missing))}; retrying")
+
+        await self._run_call("deleteRecords", self._least_loaded_node, attempt, timeout_ms)
+        return _all(results, offsets)
+
 
 Admin = KafkaAdminClient
 
@@ -628,6 +708,6 @@ def _without_controller(snapshot: Any) -> Any:
 
 
 __all__ = [
-    "Admin", "AlterConfigOp", "ClusterDescription", "KafkaAdminClient", "ListOffsetsResultInfo", "NewTopic", "OffsetSpec",
-    "TopicDescription", "TopicMetadataAndConfig", "TopicPartitionInfo",
+    "Admin", "AlterConfigOp", "ClusterDescription", "DeletedRecords", "KafkaAdminClient", "ListOffsetsResultInfo", "NewTopic", "OffsetSpec",
+    "RecordsToDelete", "TopicDescription", "TopicMetadataAndConfig", "TopicPartitionInfo",
 ]

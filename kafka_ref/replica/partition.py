@@ -31,6 +31,7 @@ from kafka_ref.replica.partition_state import (
     PendingShrinkIsr,
 )
 from kafka_ref.replica.replica import Replica
+from kafka_ref.replica.partition_deletes import PartitionDeletes
 from kafka_ref.replica.partition_reads import PartitionReads
 from kafka_ref.zk.zk_data import LeaderAndIsr
 
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
 
 
 
-class Partition(PartitionReads):
+class Partition(PartitionReads, PartitionDeletes):
     """Mirrors kafka.cluster.Partition."""
 
     def __init__(
@@ -365,28 +366,34 @@ class Partition(PartitionReads):
     ) -> None:
         """Mirrors kafka.cluster.Partition#updateFollowerFetchState (Kafka 3.7; seed 004 §2.3).
 
-        Record the follower's fetch, then maybe add it to the ISR, then maybe move the HW if
-        its LEO moved; if anything moved, try to complete delayed produce/fetch requests.
-        Kafka also tracks the low watermark here for delayed DeleteRecords requests; kafka_ref
-        has no DeleteRecords API, so that branch is left out.
+        Record the follower's fetch (and, while DeleteRecords requests wait, see whether the low
+        watermark rose with the follower's log start offset), then maybe add it to the ISR, then
+        maybe move the HW if its LEO moved; if the low watermark or the HW moved, try to complete
+        delayed produce/fetch/DeleteRecords requests.
         """
-        # 1. Remember the follower's previous LEO and record this fetch.
+        # 1. The low watermark before (only computed while a DeleteRecords request waits).
+        delete_waiting = self.num_delayed_delete() > 0
+        old_leader_lw = self.low_watermark_if_leader() if delete_waiting else -1
+        # 2. Remember the follower's previous LEO and record this fetch.
         prev_follower_end_offset = replica.state_snapshot.log_end_offset
         replica.update_fetch_state_or_throw(
             follower_fetch_offset_metadata, follower_start_offset, follower_fetch_time_ms, leader_end_offset, broker_epoch,
             self.metadata_cache,
         )
-        # 2. Maybe expand the ISR with this follower.
+        # 3. The low watermark after.
+        new_leader_lw = self.low_watermark_if_leader() if delete_waiting else -1
+        leader_lw_incremented = new_leader_lw > old_leader_lw
+        # 4. Maybe expand the ISR with this follower.
         self.maybe_expand_isr(replica)
-        # 3. Maybe advance the HW, only if the follower's LEO changed.
+        # 5. Maybe advance the HW, only if the follower's LEO changed.
         leader_hw_incremented = False
         if prev_follower_end_offset != replica.state_snapshot.log_end_offset:
             leader_log = self.leader_log_if_local()
             leader_hw_incremented = leader_log is not None and self.maybe_increment_leader_hw(
                 leader_log, follower_fetch_time_ms
             )
-        # 4. Wake delayed operations.
-        if leader_hw_incremented:
+        # 6. Wake delayed operations.
+        if leader_lw_incremented or leader_hw_incremented:
             self.try_complete_delayed_requests()
 
     def is_replica_isr_eligible(self, follower_replica_id: int) -> bool:
@@ -551,8 +558,10 @@ class Partition(PartitionReads):
         return False, Errors.NONE
 
     def try_complete_delayed_requests(self) -> None:
-        """Mirrors kafka.cluster.Partition#tryCompleteDelayedRequests (DelayedOperations#checkAndCompleteAll)."""
+        """Mirrors kafka.cluster.Partition#tryCompleteDelayedRequests (DelayedOperations#checkAndCompleteAll:
+        fetch, produce and DeleteRecords)."""
         self.replica_manager.complete_delayed_fetch_or_produce_requests(self.topic_partition)
+        self.replica_manager.complete_delayed_delete_records_requests(self.topic_partition)
 
     # ------------------------------------------------------------------ AlterPartition
 

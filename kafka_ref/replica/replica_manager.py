@@ -37,6 +37,7 @@ from kafka_ref.replica.fetch_params import FetchParams
 from kafka_ref.replica.fetcher.partition_fetch_state import InitialFetchState
 from kafka_ref.replica.partition import Partition
 from kafka_ref.replica.apply_delta import ApplyDelta
+from kafka_ref.replica.delete_records_path import DeleteRecordsPath
 from kafka_ref.replica.read_path import ReadPath
 from kafka_ref.server.delayed_operation import DelayedOperationPurgatory, TopicPartitionOperationKey
 from kafka_ref.server.delayed_produce import DelayedProduce, ProducePartitionStatus, produce_response_status
@@ -72,7 +73,7 @@ class StopPartition:
     delete_remote_log: bool = False
 
 
-class ReplicaManager(ReadPath, ApplyDelta):
+class ReplicaManager(ReadPath, ApplyDelta, DeleteRecordsPath):
     """Mirrors kafka.server.ReplicaManager."""
 
     def __init__(
@@ -104,6 +105,8 @@ class ReplicaManager(ReadPath, ApplyDelta):
         self.broker_epoch_supplier: Callable[[], int] = lambda: -1
         self.delayed_produce_purgatory: DelayedOperationPurgatory = DelayedOperationPurgatory("Produce", timer, self.local_broker_id)
         self.delayed_fetch_purgatory: DelayedOperationPurgatory = DelayedOperationPurgatory("Fetch", timer, self.local_broker_id)
+        self.delayed_delete_records_purgatory: DelayedOperationPurgatory = DelayedOperationPurgatory(
+            "DeleteRecords", timer, self.local_broker_id)
         self.replica_fetcher_manager = replica_fetcher_manager_factory(self)
         self.leadership_change_listeners: list[Callable[[Iterable[Partition], Iterable[Partition]], None]] = []
         self._log = state_change_logger(broker_id=self.local_broker_id)

@@ -153,6 +153,8 @@ class DelayedOperationPurgatory(Generic[T]):
 
     def num_delayed(self) -> int:
         """Mirrors kafka.server.DelayedOperationPurgatory#numDelayed."""
+        if not self._watchers:
+            return 0
         return len({id(op) for ops in self._watchers.values() for op in ops if not op.is_completed})
 
     def cancel_for_key(self, key: Hashable) -> list[T]:

@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 from kafka_ref.common.errors import ApiException, Errors, InvalidRecordException
 from kafka_ref.common.fatal import RUN_ENDING
+from kafka_ref.common.requests.delete_records import DeleteRecordsRequest
 from kafka_ref.common.requests.describe_cluster import DescribeClusterRequest
 from kafka_ref.common.requests.describe_configs import DescribeConfigsRequest
 from kafka_ref.common.requests.fetch import FetchRequest, FetchResponse, PartitionData, EpochEndOffset as DivergingEpoch
@@ -63,6 +64,7 @@ class KafkaApis:
             MetadataRequest: self.handle_topic_metadata_request,
             DescribeConfigsRequest: self.handle_describe_configs_request,
             DescribeClusterRequest: self.handle_describe_cluster,
+            DeleteRecordsRequest: self.handle_delete_records_request,
         }
         self._log = state_change_logger(broker_id=self.broker_id)
 
@@ -466,6 +468,46 @@ class KafkaApis:
             operations = operations_bit_field(allowed)
         envelope.respond(DescribeClusterResponse(cluster_id=metadata.cluster_id or "", controller_id=controller_id,
                                                  brokers=brokers, cluster_authorized_operations=operations))
+
+    def handle_delete_records_request(self, envelope: Envelope) -> None:
+        """Mirrors kafka.server.KafkaApis#handleDeleteRecordsRequest (both metadata modes).
+
+        1. Each partition: TOPIC_AUTHORIZATION_FAILED without DELETE on its topic,
+        UNKNOWN_TOPIC_OR_PARTITION if the metadata cache does not know it; 2. the rest go to
+        ReplicaManager#deleteRecords, which may wait up to the request's timeout for the
+        replicas; 3. one response with every partition, unauthorized and unknown ones included.
+        """
+        from kafka_ref.common.requests.delete_records import DeleteRecordsPartitionResult, DeleteRecordsResponse
+
+        request: DeleteRecordsRequest = envelope.request
+        # 1. Sort the partitions.
+        refused: dict[TopicPartition, DeleteRecordsPartitionResult] = {}
+        authorized: dict[TopicPartition, int] = {}
+        allowed = {t.name: self.authorizer.authorize_topic(envelope.principal, "DELETE", t.name) for t in request.topics}
+        for tp, offset in request.offsets().items():
+            if not allowed[tp.topic]:
+                refused[tp] = DeleteRecordsPartitionResult(partition_index=tp.partition, error_code=Errors.TOPIC_AUTHORIZATION_FAILED.code,
+                                                           low_watermark=DeleteRecordsResponse.INVALID_LOW_WATERMARK)
+            elif not self.metadata_cache.contains(tp):
+                refused[tp] = DeleteRecordsPartitionResult(partition_index=tp.partition, error_code=Errors.UNKNOWN_TOPIC_OR_PARTITION.code,
+                                                           low_watermark=DeleteRecordsResponse.INVALID_LOW_WATERMARK)
+            else:
+                authorized[tp] = offset
+
+        # 3. The response: the replica manager's answers, then the refused partitions.
+        def send_response_callback(results: dict[TopicPartition, DeleteRecordsPartitionResult]) -> None:
+            merged = {**results, **refused}
+            for tp, status in merged.items():
+                if status.error_code != Errors.NONE.code:
+                    self._log.debug("delete_records_failed", topic_partition=str(tp),
+                                    correlation_id=envelope.correlation_id, error=Errors.for_code(status.error_code).name)
+            envelope.respond(DeleteRecordsResponse.of(merged))
+
+        # 2. Delete (maybe waiting in the DeleteRecords purgatory).
+        if not authorized:
+            send_response_callback({})
+        else:
+            self.replica_manager.delete_records(request.timeout_ms, authorized, send_response_callback)
 
     # ------------------------------------------------------------------ ZooKeeper-mode controller APIs
 

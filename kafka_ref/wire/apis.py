@@ -35,6 +35,8 @@ from kafka.protocol.admin import DescribeGroupsResponse as KDescribeGroupsRespon
 from kafka.protocol.admin import CreatePartitionsRequest as KCreatePartitionsRequest
 from kafka.protocol.admin import CreatePartitionsResponse as KCreatePartitionsResponse
 from kafka.protocol.admin import DeleteGroupsRequest as KDeleteGroupsRequest
+from kafka.protocol.admin import DeleteRecordsRequest as KDeleteRecordsRequest
+from kafka.protocol.admin import DeleteRecordsResponse as KDeleteRecordsResponse
 from kafka.protocol.admin import DeleteGroupsResponse as KDeleteGroupsResponse
 from kafka.protocol.admin import DescribeClusterRequest as KDescribeClusterRequest
 from kafka.protocol.admin import DescribeClusterResponse as KDescribeClusterResponse
@@ -80,6 +82,7 @@ from kafka_ref.common.requests.delete_topics import DeleteTopicsRequest, DeleteT
 from kafka_ref.common.requests.describe_configs import ConfigSource, DescribeConfigsRequest
 from kafka_ref.common.requests.create_partitions import CreatePartitionsRequest
 from kafka_ref.common.requests.delete_groups import DeleteGroupsRequest
+from kafka_ref.common.requests.delete_records import DeleteRecordsRequest
 from kafka_ref.common.requests.describe_cluster import DescribeClusterRequest
 from kafka_ref.common.requests.incremental_alter_configs import IncrementalAlterConfigsRequest
 from kafka_ref.common.requests.describe_groups import DescribeGroupsRequest
@@ -259,6 +262,7 @@ WIRE_APIS: dict[int, WireApi] = {api.key: api for api in (
             IncrementalAlterConfigsRequest, 0, 1),
     WireApi(ApiKeys.CREATE_PARTITIONS, KCreatePartitionsRequest, KCreatePartitionsResponse, CreatePartitionsRequest, 0, 3),
     WireApi(ApiKeys.DELETE_GROUPS, KDeleteGroupsRequest, KDeleteGroupsResponse, DeleteGroupsRequest, 0, 2),
+    WireApi(ApiKeys.DELETE_RECORDS, KDeleteRecordsRequest, KDeleteRecordsResponse, DeleteRecordsRequest, 0, 2),
     WireApi(ApiKeys.DESCRIBE_CLUSTER, KDescribeClusterRequest, KDescribeClusterResponse, DescribeClusterRequest, 0, 1,
             None, _describe_cluster_out),
 )}
