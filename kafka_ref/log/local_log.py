@@ -87,6 +87,7 @@ class LocalLog:
         # Where the oldest retained "segment" begins (each removed batch counts as a segment).
         self._first_segment_base_offset = next_offset
         self._next_offset = next_offset
+        self._next_offset_metadata = LogOffsetMetadata(next_offset, next_offset, 0)
         # Mirrors kafka.log.LocalLog#logEndOffset: the offset the next appended record gets. A
         # plain attribute kept equal to ``_next_offset`` (read several times per request).
         self.log_end_offset = next_offset
@@ -118,8 +119,18 @@ class LocalLog:
 
     @property
     def log_end_offset_metadata(self) -> LogOffsetMetadata:
-        """Mirrors kafka.log.LocalLog#logEndOffsetMetadata."""
-        return LogOffsetMetadata(self._next_offset, self.segment_base_offset, self._end_position)
+        """Mirrors kafka.log.LocalLog#logEndOffsetMetadata.
+
+        Kafka keeps it in a field (nextOffsetMetadata) that every append, truncation and roll
+        replaces; here it is made again only when the end it describes moved (every follower
+        fetch of every partition reads it, usually unchanged).
+        """
+        metadata = self._next_offset_metadata
+        if (metadata.message_offset != self._next_offset or metadata.relative_position_in_segment != self._end_position
+                or metadata.segment_base_offset != self.segment_base_offset):
+            metadata = self._next_offset_metadata = LogOffsetMetadata(self._next_offset, self.segment_base_offset,
+                                                                      self._end_position)
+        return metadata
 
     @property
     def first_segment_base_offset(self) -> int:
