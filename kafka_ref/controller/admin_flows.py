@@ -24,6 +24,8 @@ from kafka_ref.common.requests.alter_partition_reassignments import (
     ReassignablePartitionResponse,
     ReassignableTopicResponse,
 )
+from kafka_ref.common.requests.elect_leaders import ElectLeadersRequest
+from kafka_ref.controller.admin_requests import handle_elect_leaders_request, new_elect_leader_purgatory
 from kafka_ref.controller.controlled_shutdown import ControlledShutdownFlow
 from kafka_ref.controller.preferred_election import PreferredReplicaElectionFlow
 from kafka_ref.controller.reassignment import ApiError, PartitionReassignmentFlow
@@ -52,24 +54,28 @@ def install_admin_flows(controller: "KafkaController") -> None:
     controller.partition_reassignment = reassignment
     controller.preferred_replica_election = preferred
     controller.controlled_shutdown_flow = shutdown
-    # 3. The broker serves AlterPartitionReassignments through its controller.
+    # 3. The broker serves AlterPartitionReassignments and ElectLeaders through its controller
+    # (kafka_ref/controller/admin_requests.py); elections wait in the broker's ElectLeader purgatory.
     apis = getattr(controller.broker, "apis", None)
     if apis is not None:
         apis.register(AlterPartitionReassignmentsRequest,
                       lambda envelope: handle_alter_partition_reassignments_request(controller, envelope))
+        purgatory = new_elect_leader_purgatory(controller.broker)
+        apis.delayed_elect_leader_purgatory = purgatory
+        apis.register(ElectLeadersRequest,
+                      lambda envelope: handle_elect_leaders_request(controller, purgatory, envelope))
 
 
 def handle_alter_partition_reassignments_request(controller: "KafkaController", envelope: "Envelope") -> None:
     """Mirrors kafka.server.KafkaApis#handleAlterPartitionReassignmentsRequest (ZooKeeper mode).
 
-    Kafka requires ALTER on the cluster; this model's authorizer only knows ClusterAction, so
-    that is checked. The controller answers either one top-level error (NOT_CONTROLLER) or an
+    ALTER on the cluster is required (everyone has it unless denied). The controller answers either one top-level error (NOT_CONTROLLER) or an
     error per partition.
     """
     request: AlterPartitionReassignmentsRequest = envelope.request
     # 1. Authorization.
     apis = controller.broker.apis
-    if not apis.authorizer.authorize_cluster_action(envelope.principal):
+    if not apis.authorizer.authorize_cluster(envelope.principal, "ALTER"):
         envelope.respond(request.get_error_response(Errors.CLUSTER_AUTHORIZATION_FAILED.code))
         return
 

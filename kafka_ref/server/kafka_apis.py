@@ -37,6 +37,7 @@ from kafka_ref.common.state_change import state_change_logger
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.network.network import DisconnectException, Envelope
 from kafka_ref.server.authorizer import Authorizer
+from kafka_ref.server.delayed_operation import TopicPartitionOperationKey
 from kafka_ref.server.fetch_session import IncrementalFetchContext
 
 OFFSETS_TOPIC = "__consumer_offsets"
@@ -205,6 +206,12 @@ class KafkaApis:
         if admin_manager is not None:
             for topic in {s.topic_name for s in request.partition_states()}:
                 admin_manager.try_complete_delayed_topic_operations(topic)
+        # Elections waiting for these leaders may complete now (ReplicaManager#tryCompleteElection).
+        elections = getattr(self, "delayed_elect_leader_purgatory", None)
+        if elections is not None and elections.num_delayed():
+            for state in request.partition_states():
+                elections.check_and_complete(TopicPartitionOperationKey.of(TopicPartition(state.topic_name,
+                                                                                          state.partition_index)))
         envelope.respond(UpdateMetadataResponse(error_code=Errors.NONE.code))
 
     # ------------------------------------------------------------------ client requests

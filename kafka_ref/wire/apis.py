@@ -39,6 +39,8 @@ from kafka.protocol.admin import DeleteRecordsRequest as KDeleteRecordsRequest
 from kafka.protocol.admin import DeleteRecordsResponse as KDeleteRecordsResponse
 from kafka.protocol.admin import DeleteGroupsResponse as KDeleteGroupsResponse
 from kafka.protocol.admin import DescribeClusterRequest as KDescribeClusterRequest
+from kafka.protocol.admin import ElectLeadersRequest as KElectLeadersRequest
+from kafka.protocol.admin import ElectLeadersResponse as KElectLeadersResponse
 from kafka.protocol.admin import DescribeClusterResponse as KDescribeClusterResponse
 from kafka.protocol.admin import IncrementalAlterConfigsRequest as KIncrementalAlterConfigsRequest
 from kafka.protocol.admin import IncrementalAlterConfigsResponse as KIncrementalAlterConfigsResponse
@@ -84,6 +86,7 @@ from kafka_ref.common.requests.create_partitions import CreatePartitionsRequest
 from kafka_ref.common.requests.delete_groups import DeleteGroupsRequest
 from kafka_ref.common.requests.delete_records import DeleteRecordsRequest
 from kafka_ref.common.requests.describe_cluster import DescribeClusterRequest
+from kafka_ref.common.requests.elect_leaders import ElectLeadersRequest
 from kafka_ref.common.requests.incremental_alter_configs import IncrementalAlterConfigsRequest
 from kafka_ref.common.requests.describe_groups import DescribeGroupsRequest
 from kafka_ref.common.requests.list_groups import ListGroupsRequest
@@ -263,6 +266,7 @@ WIRE_APIS: dict[int, WireApi] = {api.key: api for api in (
     WireApi(ApiKeys.CREATE_PARTITIONS, KCreatePartitionsRequest, KCreatePartitionsResponse, CreatePartitionsRequest, 0, 3),
     WireApi(ApiKeys.DELETE_GROUPS, KDeleteGroupsRequest, KDeleteGroupsResponse, DeleteGroupsRequest, 0, 2),
     WireApi(ApiKeys.DELETE_RECORDS, KDeleteRecordsRequest, KDeleteRecordsResponse, DeleteRecordsRequest, 0, 2),
+    WireApi(ApiKeys.ELECT_LEADERS, KElectLeadersRequest, KElectLeadersResponse, ElectLeadersRequest, 0, 2),
     WireApi(ApiKeys.DESCRIBE_CLUSTER, KDescribeClusterRequest, KDescribeClusterResponse, DescribeClusterRequest, 0, 1,
             None, _describe_cluster_out),
 )}
