@@ -689,6 +689,21 @@ class KafkaAdminClient:
         await self._run_call("deleteRecords", self._least_loaded_node, attempt, timeout_ms)
         return _all(results, offsets)
 
+    # -- reassignments (kafka_ref/clients/admin_reassignments.py) --------------------------
+
+    async def alter_partition_reassignments(self, reassignments: dict[TopicPartition, Iterable[int] | None], *,
+                                            timeout_ms: float | None = None) -> dict[TopicPartition, None]:
+        """KafkaAdminClient#alterPartitionReassignments: move replicas (a target of None cancels); the first error raises."""
+        from kafka_ref.clients.admin_reassignments import alter_partition_reassignments
+
+        return await alter_partition_reassignments(self, reassignments, timeout_ms)
+
+    async def list_partition_reassignments(self, partitions: Iterable[TopicPartition] | None = None, *,
+                                           timeout_ms: float | None = None) -> dict[TopicPartition, Any]:
+        """KafkaAdminClient#listPartitionReassignments: the reassignments in progress (all when None)."""
+        from kafka_ref.clients.admin_reassignments import list_partition_reassignments
+
+        return await list_partition_reassignments(self, partitions, timeout_ms)
 
 Admin = KafkaAdminClient
 

@@ -25,7 +25,12 @@ from kafka_ref.common.requests.alter_partition_reassignments import (
     ReassignableTopicResponse,
 )
 from kafka_ref.common.requests.elect_leaders import ElectLeadersRequest
-from kafka_ref.controller.admin_requests import handle_elect_leaders_request, new_elect_leader_purgatory
+from kafka_ref.common.requests.list_partition_reassignments import ListPartitionReassignmentsRequest
+from kafka_ref.controller.admin_requests import (
+    handle_elect_leaders_request,
+    handle_list_partition_reassignments_request,
+    new_elect_leader_purgatory,
+)
 from kafka_ref.controller.controlled_shutdown import ControlledShutdownFlow
 from kafka_ref.controller.preferred_election import PreferredReplicaElectionFlow
 from kafka_ref.controller.reassignment import ApiError, PartitionReassignmentFlow
@@ -54,12 +59,14 @@ def install_admin_flows(controller: "KafkaController") -> None:
     controller.partition_reassignment = reassignment
     controller.preferred_replica_election = preferred
     controller.controlled_shutdown_flow = shutdown
-    # 3. The broker serves AlterPartitionReassignments and ElectLeaders through its controller
+    # 3. The broker serves AlterPartitionReassignments, ListPartitionReassignments and ElectLeaders through its controller
     # (kafka_ref/controller/admin_requests.py); elections wait in the broker's ElectLeader purgatory.
     apis = getattr(controller.broker, "apis", None)
     if apis is not None:
         apis.register(AlterPartitionReassignmentsRequest,
                       lambda envelope: handle_alter_partition_reassignments_request(controller, envelope))
+        apis.register(ListPartitionReassignmentsRequest,
+                      lambda envelope: handle_list_partition_reassignments_request(controller, envelope))
         purgatory = new_elect_leader_purgatory(controller.broker)
         apis.delayed_elect_leader_purgatory = purgatory
         apis.register(ElectLeadersRequest,

@@ -13,6 +13,7 @@ ReplicaManager#tryCompleteElection does) or the request's timeout passes.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
 from kafka_ref.common.errors import Errors
@@ -23,7 +24,14 @@ from kafka_ref.common.requests.elect_leaders import (
     PartitionResult,
     ReplicaElectionResult,
 )
+from kafka_ref.common.requests.list_partition_reassignments import (
+    ListPartitionReassignmentsRequest,
+    ListPartitionReassignmentsResponse,
+    OngoingPartitionReassignment,
+    OngoingTopicReassignment,
+)
 from kafka_ref.common.topic_partition import TopicPartition
+from kafka_ref.controller import controller_events as ev
 from kafka_ref.controller.reassignment import ApiError
 from kafka_ref.server.delayed_operation import (
     DelayedOperation,
@@ -34,8 +42,10 @@ from kafka_ref.server.delayed_operation import (
 if TYPE_CHECKING:
     from kafka_ref.controller.kafka_controller import KafkaController
     from kafka_ref.network.network import Envelope
+    from kafka_ref.zk.zk_data import ReplicaAssignment
 
 ElectionResults = dict[TopicPartition, ApiError]
+ListReassignmentsCallback = Callable[["dict[TopicPartition, ReplicaAssignment] | ApiError"], None]
 
 
 class DelayedElectLeader(DelayedOperation):
@@ -151,3 +161,65 @@ def handle_elect_leaders_request(controller: "KafkaController", purgatory: Delay
     # 3. Elect.
     elect_leaders(controller, purgatory, partitions, ElectionType(request.election_type),
                   lambda results: send_response_callback(ApiError(Errors.NONE), results), request.timeout_ms)
+
+
+# ---------------------------------------------------------------------- ListPartitionReassignments
+
+
+@dataclass
+class ListPartitionReassignments(ev.ControllerEvent):
+    """Mirrors kafka.controller.ListPartitionReassignments: a ListPartitionReassignments request, queued."""
+
+    partitions: list[TopicPartition] | None
+    callback: ListReassignmentsCallback
+    name: str = field(default="ListPartitionReassignments")
+
+    def process(self, controller: Any) -> None:
+        """KafkaController#processListPartitionReassignments: its active-controller check here, the listing in reassignment.py.
+
+        1. Not the active controller: NOT_CONTROLLER; 2. otherwise each partition asked for (all
+        being reassigned when None) whose full assignment has replicas being added or removed.
+        """
+        # 1. Only the active controller knows.
+        if not controller.is_active:
+            self.callback(ApiError(Errors.NOT_CONTROLLER))
+            return
+        # 2. The reassignments in progress.
+        self.callback(controller.partition_reassignment.list_partition_reassignments(controller, self.partitions))
+
+
+def list_partition_reassignments(c: "KafkaController", partitions: list[TopicPartition] | None,
+                                 callback: ListReassignmentsCallback) -> None:
+    """Mirrors kafka.controller.KafkaController#listPartitionReassignments: queue the request as an event."""
+    c.event_manager.put(ListPartitionReassignments(partitions, callback))
+
+
+def handle_list_partition_reassignments_request(controller: "KafkaController", envelope: "Envelope") -> None:
+    """Mirrors kafka.server.KafkaApis#handleListPartitionReassignmentsRequest (ZooKeeper mode).
+
+    1. DESCRIBE on the cluster is required (CLUSTER_AUTHORIZATION_FAILED); 2. the partitions
+    asked for (None: all) go to the controller's event queue; 3. the answer is either one
+    top-level error or the reassignments in progress, grouped by topic.
+    """
+    request: ListPartitionReassignmentsRequest = envelope.request
+    # 1. Authorization.
+    if not controller.broker.apis.authorizer.authorize_cluster(envelope.principal, "DESCRIBE"):
+        envelope.respond(request.get_error_response(Errors.CLUSTER_AUTHORIZATION_FAILED.code))
+        return
+
+    def send_response_callback(result: "dict[TopicPartition, ReplicaAssignment] | ApiError") -> None:
+        # 3. A top-level error, or the reassignments per topic.
+        if isinstance(result, ApiError):
+            envelope.respond(ListPartitionReassignmentsResponse(error_code=result.error.code,
+                                                                error_message=result.message))
+            return
+        by_topic: dict[str, list[OngoingPartitionReassignment]] = {}
+        for tp, assignment in result.items():
+            by_topic.setdefault(tp.topic, []).append(OngoingPartitionReassignment(
+                partition_index=tp.partition, replicas=assignment.replicas,
+                adding_replicas=assignment.adding_replicas, removing_replicas=assignment.removing_replicas))
+        envelope.respond(ListPartitionReassignmentsResponse(topics=tuple(
+            OngoingTopicReassignment(name=topic, partitions=tuple(ps)) for topic, ps in by_topic.items())))
+
+    # 2. The controller's part.
+    list_partition_reassignments(controller, request.partitions(), send_response_callback)

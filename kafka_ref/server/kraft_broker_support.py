@@ -12,7 +12,7 @@ Mirrors the KRaft part of kafka.server.BrokerServer#startup (Kafka 3.3):
 5. tell the lifecycle manager the broker is ready to be unfenced.
 
 Controller-bound client requests a broker receives (CreateTopics, CreatePartitions, DeleteTopics, ElectLeaders,
-AlterPartitionReassignments, IncrementalAlterConfigs) are forwarded
+AlterPartitionReassignments, ListPartitionReassignments, IncrementalAlterConfigs) are forwarded
 to the controller, as KRaft brokers do (ForwardingManager).
 
 The active controller is the Raft leader the observer knows (KRaftCachedControllerId): heartbeats,
@@ -35,6 +35,7 @@ from kafka_ref.common.requests.create_topics import CreateTopicsRequest
 from kafka_ref.common.requests.delete_topics import DeleteTopicsRequest
 from kafka_ref.common.requests.elect_leaders import ElectLeadersRequest
 from kafka_ref.common.requests.incremental_alter_configs import IncrementalAlterConfigsRequest
+from kafka_ref.common.requests.list_partition_reassignments import ListPartitionReassignmentsRequest
 from kafka_ref.server.broker_lifecycle_manager import BrokerLifecycleManager
 from kafka_ref.server.config_admin import forward_incremental_alter_configs
 from kafka_ref.server.metadata.broker_metadata_listener import BrokerMetadataListener
@@ -49,7 +50,7 @@ from kafka_ref.network.network import DisconnectException, Envelope, NetworkTime
 FORWARD_RETRY_BACKOFF_MS = 100
 # Controller-bound admin requests a KRaft broker forwards instead of handling.
 FORWARDED_REQUESTS = (CreateTopicsRequest, CreatePartitionsRequest, DeleteTopicsRequest, ElectLeadersRequest,
-                      AlterPartitionReassignmentsRequest)
+                      AlterPartitionReassignmentsRequest, ListPartitionReassignmentsRequest)
 
 
 class KRaftBrokerSupport:

@@ -45,6 +45,8 @@ from kafka.protocol.admin import DescribeClusterResponse as KDescribeClusterResp
 from kafka.protocol.admin import IncrementalAlterConfigsRequest as KIncrementalAlterConfigsRequest
 from kafka.protocol.admin import IncrementalAlterConfigsResponse as KIncrementalAlterConfigsResponse
 from kafka.protocol.admin import ListGroupsRequest as KListGroupsRequest
+from kafka.protocol.admin import ListPartitionReassignmentsRequest as KListPartitionReassignmentsRequest
+from kafka.protocol.admin import ListPartitionReassignmentsResponse as KListPartitionReassignmentsResponse
 from kafka.protocol.admin import ListGroupsResponse as KListGroupsResponse
 from kafka.protocol.admin import DeleteTopicsResponse as KDeleteTopicsResponse
 from kafka.protocol.consumer import FetchRequest as KFetchRequest
@@ -90,6 +92,7 @@ from kafka_ref.common.requests.elect_leaders import ElectLeadersRequest
 from kafka_ref.common.requests.incremental_alter_configs import IncrementalAlterConfigsRequest
 from kafka_ref.common.requests.describe_groups import DescribeGroupsRequest
 from kafka_ref.common.requests.list_groups import ListGroupsRequest
+from kafka_ref.common.requests.list_partition_reassignments import ListPartitionReassignmentsRequest
 from kafka_ref.common.requests.fetch import FetchRequest
 from kafka_ref.common.requests.find_coordinator import FindCoordinatorRequest, FindCoordinatorResponse
 from kafka_ref.common.requests.heartbeat import HeartbeatRequest
@@ -267,6 +270,8 @@ WIRE_APIS: dict[int, WireApi] = {api.key: api for api in (
     WireApi(ApiKeys.DELETE_GROUPS, KDeleteGroupsRequest, KDeleteGroupsResponse, DeleteGroupsRequest, 0, 2),
     WireApi(ApiKeys.DELETE_RECORDS, KDeleteRecordsRequest, KDeleteRecordsResponse, DeleteRecordsRequest, 0, 2),
     WireApi(ApiKeys.ELECT_LEADERS, KElectLeadersRequest, KElectLeadersResponse, ElectLeadersRequest, 0, 2),
+    WireApi(ApiKeys.LIST_PARTITION_REASSIGNMENTS, KListPartitionReassignmentsRequest,
+            KListPartitionReassignmentsResponse, ListPartitionReassignmentsRequest, 0, 0),
     WireApi(ApiKeys.DESCRIBE_CLUSTER, KDescribeClusterRequest, KDescribeClusterResponse, DescribeClusterRequest, 0, 1,
             None, _describe_cluster_out),
 )}

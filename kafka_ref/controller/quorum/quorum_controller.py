@@ -39,6 +39,7 @@ from kafka_ref.common.requests.create_topics import CreateTopicsRequest
 from kafka_ref.common.requests.incremental_alter_configs import IncrementalAlterConfigsRequest
 from kafka_ref.common.requests.delete_topics import DeletableTopicResult, DeleteTopicsRequest, DeleteTopicsResponse
 from kafka_ref.common.requests.elect_leaders import ElectLeadersRequest, ElectLeadersResponse
+from kafka_ref.common.requests.list_partition_reassignments import ListPartitionReassignmentsRequest
 from kafka_ref.common.state_change import state_change_logger
 from kafka_ref.common.time import Time
 from kafka_ref.common.uuid import ZERO_UUID
@@ -341,6 +342,7 @@ class QuorumController:
             DeleteTopicsRequest: self.handle_delete_topics,
             ElectLeadersRequest: self.handle_elect_leaders,
             AlterPartitionReassignmentsRequest: self.handle_alter_partition_reassignments,
+            ListPartitionReassignmentsRequest: self.handle_list_partition_reassignments,
             IncrementalAlterConfigsRequest: self.handle_incremental_alter_configs,
         }
         handler = handlers.get(type(request))
@@ -507,6 +509,23 @@ class QuorumController:
         records, response = self.replication_control.alter_partition_reassignments(envelope.request)
         self._write("alterPartitionReassignments", ControllerResult(records, response), envelope.respond,
                     request=envelope.request)
+
+    def handle_list_partition_reassignments(self, envelope: Envelope) -> None:
+        """Mirrors QuorumController#listPartitionReassignments (ControllerApis#handleListPartitionReassignments).
+
+        1. DESCRIBE on the cluster (CLUSTER_AUTHORIZATION_FAILED); 2. a read: Kafka answers from
+        the state as of the last committed offset; here the in-memory state is read and the
+        answer waits until every write before it is committed, so no uncommitted change is seen
+        by the client.
+        """
+        request: ListPartitionReassignmentsRequest = envelope.request
+        # 1. Authorization.
+        if not self.authorizer.authorize_cluster(envelope.principal, "DESCRIBE"):
+            envelope.respond(request.get_error_response(Errors.CLUSTER_AUTHORIZATION_FAILED.code))
+            return
+        # 2. The read, answered once what came before is committed.
+        response = self.replication_control.list_partition_reassignments(request.topics)
+        self._write("listPartitionReassignments", ControllerResult([], response), envelope.respond, request=request)
 
     def handle_delete_topics(self, envelope: Envelope) -> None:
         """Mirrors ControllerApis#deleteTopics: names to ids, then QuorumController#deleteTopics."""

@@ -41,6 +41,12 @@ from kafka_ref.common.requests.alter_partition_reassignments import (
 )
 from kafka_ref.common.requests.create_partitions import CreatePartitionsTopic, CreatePartitionsTopicResult
 from kafka_ref.common.requests.create_topics import CreatableTopicResult, CreateTopicsRequest, CreateTopicsResponse
+from kafka_ref.common.requests.list_partition_reassignments import (
+    ListPartitionReassignmentsResponse,
+    ListPartitionReassignmentsTopics,
+    OngoingPartitionReassignment,
+    OngoingTopicReassignment,
+)
 from kafka_ref.common.requests.elect_leaders import (
     ElectionType,
     ElectLeadersRequest,
@@ -410,6 +416,34 @@ class ReplicationControlManager:
             topics_out.append(ReassignableTopicResponse(name=topic.name, partitions=tuple(partitions_out)))
         self._log.info("alter_partition_reassignments", records=len(records))
         return records, AlterPartitionReassignmentsResponse(responses=tuple(topics_out))
+
+    def list_partition_reassignments(self, topics: tuple[ListPartitionReassignmentsTopics, ...] | None
+                                     ) -> ListPartitionReassignmentsResponse:
+        """Mirrors ReplicationControlManager#listPartitionReassignments.
+
+        1. None: every topic with a partition being reassigned (Kafka keeps these in its
+        ``reassigningTopics`` map; here they are found by looking); 2. named topics that exist,
+        their named partitions; 3. only partitions being reassigned are answered, and a topic
+        with none is left out (ReplicationControlManager#listReassigningTopic).
+        """
+        if topics is None:
+            # 1. All reassigning topics.
+            wanted = [(topic, sorted(p for p, r in topic.parts.items() if r.is_reassigning()))
+                      for topic in self.topics.values()]
+        else:
+            # 2. The topics named (unknown ones skipped).
+            wanted = [(self.topics[self.topics_by_name[t.name]], list(t.partition_indexes)) for t in topics
+                      if self.topics_by_name.get(t.name) in self.topics]
+        # 3. The ongoing reassignments (ReplicationControlManager#getOngoingPartitionReassignment).
+        out = []
+        for topic, partition_ids in wanted:
+            ongoing = tuple(OngoingPartitionReassignment(
+                partition_index=p, replicas=tuple(r.replicas), adding_replicas=tuple(r.adding_replicas),
+                removing_replicas=tuple(r.removing_replicas))
+                for p in partition_ids if (r := topic.parts.get(p)) is not None and r.is_reassigning())
+            if ongoing:
+                out.append(OngoingTopicReassignment(name=topic.name, partitions=ongoing))
+        return ListPartitionReassignmentsResponse(topics=tuple(out))
 
     def alter_partition_reassignment(self, topic_name: str, partition_id: int, replicas: tuple[int, ...] | None,
                                      records: list[Any]) -> None:
