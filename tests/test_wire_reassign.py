@@ -22,8 +22,9 @@ from kafka.admin import NewTopic  # noqa: E402
 
 pytestmark = pytest.mark.anyio
 
-# No automatic rebalance: the elections in these tests are the admin's.
-CONFIG = {**CLUSTER_CONFIG, "auto.leader.rebalance.enable": False}
+# No automatic rebalance: the elections in these tests are the admin's. A fetch sent over a cut
+# link gives up after 2 s instead of 30, so a healed follower fetches again soon.
+CONFIG = {**CLUSTER_CONFIG, "auto.leader.rebalance.enable": False, "replica.socket.timeout.ms": 2000}
 
 
 @pytest.fixture
@@ -94,3 +95,58 @@ async def test_elect_leaders_preferred_after_the_preferred_replica_returns(mode)
     assert seen["after"] == seen["preferred"]
     assert seen["second"] == {("t", 0): 84}  # ELECTION_NOT_NEEDED
     assert seen["all"] == {("t", 0): 84}
+
+
+@pytest.mark.parametrize("mode", ["kraft", "zk"])
+async def test_alter_then_list_partition_reassignments_until_done(mode):
+    """ReassignPartitionsIntegrationTest#testReassignment over the wire: kafka-python's
+    alter_partition_reassignments moves t-0 from [1, 2, 0] to [3, 2, 0]; list_partition_reassignments
+    shows the move (adding [3], removing [1]) while broker 3 is held back, then nothing once it caught
+    up; the new replica holds every record. Unknown partitions and cancelling a finished move are
+    answered per partition."""
+    from kafka import KafkaProducer, TopicPartition
+    from kafka.errors import NoReassignmentInProgressError, UnknownTopicOrPartitionError
+
+    seen: dict[str, object] = {}
+    tp = TopicPartition("t", 0)
+
+    def client(cluster, bootstrap):
+        admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10000)
+        producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all")
+        try:
+            admin.create_topics([NewTopic("t", replica_assignments={0: [1, 2, 0]})])
+            for i in range(5):
+                producer.send("t", value=b"v%d" % i, partition=0)
+            producer.flush()
+            seen["before"] = admin.list_partition_reassignments()
+            # Broker 3 cannot fetch from the leader (1) until the link heals.
+            on_loop(cluster.network.cut_link, 3, 1)
+            seen["altered"] = admin.alter_partition_reassignments(
+                {tp: [3, 2, 0], TopicPartition("nope", 0): [0, 1]})
+            seen["moving"] = admin.list_partition_reassignments()
+            seen["moving_named"] = admin.list_partition_reassignments([tp, TopicPartition("t", 7)])
+            on_loop(cluster.network.heal_link, 3, 1)
+            _wait(lambda: admin.list_partition_reassignments() == {}, "the move to finish")
+            seen["state"] = on_loop(cluster.partition_state, "t", 0)
+            _wait(lambda: on_loop(lambda: cluster.broker(3).replica_manager.online_partition(
+                _our_tp()).log.log_end_offset) == 5, "broker 3's log")
+            seen["cancel_done"] = admin.alter_partition_reassignments({tp: None})
+        finally:
+            producer.close()
+            admin.close()
+
+    await _run(client, mode, brokers=4)
+    assert seen["before"] == {}
+    assert seen["altered"] == {tp: None, TopicPartition("nope", 0): UnknownTopicOrPartitionError}
+    moving = {tp: {"replicas": [3, 2, 0, 1], "adding_replicas": [3], "removing_replicas": [1]}}
+    assert seen["moving"] == moving
+    assert seen["moving_named"] == moving
+    assert seen["state"]["replicas"] == [3, 2, 0]
+    assert sorted(seen["state"]["isr"]) == [0, 2, 3]
+    assert seen["cancel_done"] == {tp: NoReassignmentInProgressError}
+
+
+def _our_tp():
+    from kafka_ref.common.topic_partition import TopicPartition as OurTopicPartition
+
+    return OurTopicPartition("t", 0)

@@ -25,6 +25,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from kafka.protocol.admin import AlterPartitionReassignmentsRequest as KAlterPartitionReassignmentsRequest
+from kafka.protocol.admin import AlterPartitionReassignmentsResponse as KAlterPartitionReassignmentsResponse
 from kafka.protocol.admin import CreateTopicsRequest as KCreateTopicsRequest
 from kafka.protocol.admin import CreateTopicsResponse as KCreateTopicsResponse
 from kafka.protocol.admin import DeleteTopicsRequest as KDeleteTopicsRequest
@@ -81,6 +83,7 @@ from kafka.protocol.producer import ProduceResponse as KProduceResponse
 from kafka_ref.common.errors import Errors
 from kafka_ref.common.requests import api_versions as av
 from kafka_ref.common.requests.api_keys import ApiKeys
+from kafka_ref.common.requests.alter_partition_reassignments import AlterPartitionReassignmentsRequest
 from kafka_ref.common.requests.create_topics import CreateTopicsRequest
 from kafka_ref.common.requests.delete_topics import DeleteTopicsRequest, DeleteTopicState
 from kafka_ref.common.requests.describe_configs import ConfigSource, DescribeConfigsRequest
@@ -270,6 +273,8 @@ WIRE_APIS: dict[int, WireApi] = {api.key: api for api in (
     WireApi(ApiKeys.DELETE_GROUPS, KDeleteGroupsRequest, KDeleteGroupsResponse, DeleteGroupsRequest, 0, 2),
     WireApi(ApiKeys.DELETE_RECORDS, KDeleteRecordsRequest, KDeleteRecordsResponse, DeleteRecordsRequest, 0, 2),
     WireApi(ApiKeys.ELECT_LEADERS, KElectLeadersRequest, KElectLeadersResponse, ElectLeadersRequest, 0, 2),
+    WireApi(ApiKeys.ALTER_PARTITION_REASSIGNMENTS, KAlterPartitionReassignmentsRequest,
+            KAlterPartitionReassignmentsResponse, AlterPartitionReassignmentsRequest, 0, 0),
     WireApi(ApiKeys.LIST_PARTITION_REASSIGNMENTS, KListPartitionReassignmentsRequest,
             KListPartitionReassignmentsResponse, ListPartitionReassignmentsRequest, 0, 0),
     WireApi(ApiKeys.DESCRIBE_CLUSTER, KDescribeClusterRequest, KDescribeClusterResponse, DescribeClusterRequest, 0, 1,
