@@ -14,6 +14,7 @@ import anyio
 import pytest
 
 from kafka_ref.cluster import Cluster
+from kafka_ref.common.errors import Errors
 from tests.wire_support import CLUSTER_CONFIG, on_loop, on_loop_async, wait_for_new_leader
 
 kafka = pytest.importorskip("kafka")
@@ -150,3 +151,38 @@ def _our_tp():
     from kafka_ref.common.topic_partition import TopicPartition as OurTopicPartition
 
     return OurTopicPartition("t", 0)
+
+
+@pytest.mark.parametrize("version", [0, 1, 2])
+def test_elect_leaders_every_advertised_version_round_trips(version):
+    """ElectLeadersRequest/Response at v0-2: v0 carries no election type (preferred is meant, the
+    default) and no top-level error; v1+ carry both; nullable topic_partitions (all) stays None."""
+    from kafka.protocol.admin import ElectLeadersRequest as KElectLeadersRequest
+
+    from kafka_ref.common.requests.api_keys import ApiKeys
+    from kafka_ref.common.requests.elect_leaders import (
+        ElectLeadersResponse,
+        PartitionResult,
+        ReplicaElectionResult,
+    )
+    from kafka_ref.wire.apis import WIRE_APIS
+    from kafka_ref.wire.codec import from_wire, to_wire
+
+    api = WIRE_APIS[ApiKeys.ELECT_LEADERS]
+    fields = dict(topic_partitions=[KElectLeadersRequest.TopicPartitions(topic="t", partitions=[0, 2])], timeout_ms=7)
+    if version >= 1:
+        fields["election_type"] = 1
+    wire = KElectLeadersRequest(**fields)
+    request = from_wire(api.wire_request.decode(wire.encode(version=version), version=version), api.request_type, version)
+    assert (request.election_type, request.timeout_ms) == (1 if version >= 1 else 0, 7)
+    assert [(t.topic, t.partitions) for t in request.topic_partitions] == [("t", (0, 2))]
+    everything = KElectLeadersRequest(topic_partitions=None, timeout_ms=7, **({"election_type": 0} if version else {}))
+    assert from_wire(api.wire_request.decode(everything.encode(version=version), version=version),
+                     api.request_type, version).topic_partitions is None
+    response = ElectLeadersResponse(error_code=Errors.CLUSTER_AUTHORIZATION_FAILED.code, replica_election_results=(
+        ReplicaElectionResult(topic="t", partition_result=(PartitionResult(partition_id=2, error_code=84),)),))
+    decoded = api.wire_response.decode(to_wire(response, api.wire_response, version).encode(version=version), version=version)
+    assert [(r.topic, [(p.partition_id, p.error_code) for p in r.partition_result])
+            for r in decoded.replica_election_results] == [("t", [(2, 84)])]
+    if version >= 1:
+        assert decoded.error_code == Errors.CLUSTER_AUTHORIZATION_FAILED.code
