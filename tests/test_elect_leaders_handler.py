@@ -15,7 +15,7 @@ from __future__ import annotations
 import pytest
 
 from kafka_ref.cluster import Cluster
-from kafka_ref.common.errors import Errors
+from kafka_ref.common.errors import ElectionNotNeededException, Errors, UnknownTopicOrPartitionException
 from kafka_ref.common.requests.elect_leaders import ElectionType, ElectLeadersRequest, ElectLeadersResponse
 from kafka_ref.common.topic_partition import TopicPartition
 
@@ -33,11 +33,13 @@ async def _elect(cluster: Cluster, broker: int, partitions, timeout_ms: int = 30
 async def _preferred_replica_is_a_follower(cluster: Cluster) -> tuple[int, int]:
     """t-0 and t-1 prefer a broker that is not the controller; it dies and comes back as a follower.
 
-    Returns (controller, preferred)."""
+    Returns (controller, preferred); in KRaft mode the controller is not a broker."""
     controller = cluster.controller_id()
-    preferred, other = [b for b in cluster.live_broker_ids() if b != controller]
-    await cluster.create_topic("t", replica_assignment={0: [preferred, other, controller],
-                                                        1: [preferred, controller, other]})
+    brokers = cluster.live_broker_ids()
+    preferred, other = [b for b in brokers if b != controller][:2]
+    third = next(b for b in brokers if b not in (preferred, other))
+    await cluster.create_topic("t", replica_assignment={0: [preferred, other, third],
+                                                        1: [preferred, third, other]})
     cluster.kill_broker(preferred)
     await cluster.wait_until(lambda: preferred not in (cluster.leader_for("t", 0), cluster.leader_for("t", 1)))
     await cluster.restart_broker(preferred)
@@ -90,3 +92,21 @@ async def test_not_needed_unknown_all_partitions_not_controller_and_authorizatio
         assert response.error_code == Errors.CLUSTER_AUTHORIZATION_FAILED.code
         assert response.partition_errors() == {T0: Errors.CLUSTER_AUTHORIZATION_FAILED.code,
                                                T1: Errors.CLUSTER_AUTHORIZATION_FAILED.code}
+
+
+@pytest.mark.parametrize("mode", ["zk", "kraft"])
+async def test_admin_elect_leaders(mode):
+    """KafkaAdminClient#electLeaders / ElectLeadersResult#partitions: NONE maps to None; a partition
+    already led by its preferred replica to ElectionNotNeededException, an unknown one to
+    UnknownTopicOrPartitionException; with no partitions named, only the elected ones are answered."""
+    async with Cluster(brokers=3, metadata_mode=mode, seed=13, config=CONFIG) as cluster:
+        _, preferred = await _preferred_replica_is_a_follower(cluster)
+        admin = cluster.admin()
+        assert await admin.elect_leaders(ElectionType.PREFERRED, [T0]) == {T0: None}
+        await cluster.wait_until(lambda: cluster.leader_for("t", 0) == preferred)
+        results = await admin.elect_leaders(ElectionType.PREFERRED, [T0, TopicPartition("nope", 0)])
+        assert {tp: type(e) for tp, e in results.items()} == {
+            T0: ElectionNotNeededException, TopicPartition("nope", 0): UnknownTopicOrPartitionException}
+        assert await admin.elect_leaders(ElectionType.PREFERRED) == {T1: None}
+        await cluster.wait_until(lambda: cluster.leader_for("t", 1) == preferred)
+        assert await admin.elect_leaders(ElectionType.PREFERRED) == {}

@@ -705,6 +705,13 @@ class KafkaAdminClient:
 
         return await list_partition_reassignments(self, partitions, timeout_ms)
 
+    async def elect_leaders(self, election_type: Any, partitions: Iterable[TopicPartition] | None = None, *,
+                            timeout_ms: float | None = None) -> dict[TopicPartition, ApiException | None]:
+        """KafkaAdminClient#electLeaders (kafka_ref/clients/admin_elections.py): per partition None or its exception."""
+        from kafka_ref.clients.admin_elections import elect_leaders
+
+        return await elect_leaders(self, election_type, partitions, timeout_ms)
+
 Admin = KafkaAdminClient
 
 
