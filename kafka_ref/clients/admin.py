@@ -712,6 +712,42 @@ class KafkaAdminClient:
 
         return await elect_leaders(self, election_type, partitions, timeout_ms)
 
+    async def delete_consumer_group_offsets(self, group_id: str, partitions: Iterable[TopicPartition], *,
+                                            timeout_ms: float | None = None) -> None:
+        """Mirrors KafkaAdminClient#deleteConsumerGroupOffsets (DeleteConsumerGroupOffsetsHandler; then DeleteConsumerGroupOffsetsResult#all).
+
+        1. Find the group's coordinator; 2. send OffsetDelete there; a group-level
+        COORDINATOR_LOAD_IN_PROGRESS retries, NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE look the
+        coordinator up again, any other group error (GroupIdNotFoundException,
+        GroupNotEmptyException) raises; 3. the first partition error in request order raises
+        (GroupSubscribedToTopicException, UnknownTopicOrPartitionException, ...).
+        """
+        from kafka_ref.common.requests.offset_delete import OffsetDeleteRequest, OffsetDeleteResponse
+
+        wanted = list(dict.fromkeys(partitions))
+
+        async def coordinator(deadline: int) -> int:
+            return await self._find_group_coordinator(group_id, deadline)
+
+        async def attempt(node: int, remaining_ms: int) -> dict[TopicPartition, int]:
+            response: OffsetDeleteResponse = await self.client.send(node, OffsetDeleteRequest.of(group_id, wanted),
+                                                                    remaining_ms)
+            error = Errors.for_code(response.error_code)
+            if error is not Errors.NONE:
+                raise error.exception()
+            return response.partition_errors()
+
+        errors = await self._run_call("deleteConsumerGroupOffsets", coordinator, attempt, timeout_ms)
+        results: dict[TopicPartition, None | ApiException] = {}
+        for tp in wanted:
+            code = errors.get(tp)
+            if code is None:
+                results[tp] = ApiException(f"The response did not contain a result for partition {tp}")
+            else:
+                results[tp] = None if code == Errors.NONE.code else Errors.for_code(code).exception()
+        _all(results, wanted)
+
+
 Admin = KafkaAdminClient
 
 

@@ -35,6 +35,7 @@ from kafka_ref.common.requests.heartbeat import HeartbeatRequest, HeartbeatRespo
 from kafka_ref.common.requests.join_group import JoinGroupRequest, JoinGroupResponse
 from kafka_ref.common.requests.leave_group import LeaveGroupRequest, LeaveGroupResponse
 from kafka_ref.common.requests.offset_commit import OffsetCommitRequest, OffsetCommitResponse
+from kafka_ref.common.requests.offset_delete import OffsetDeleteRequest, OffsetDeleteResponse
 from kafka_ref.common.requests.offset_fetch import (
     INVALID_OFFSET,
     OffsetFetchRequest,
@@ -101,6 +102,7 @@ class GroupApis:
             ListGroupsRequest: self.handle_list_groups_request,
             DescribeGroupsRequest: self.handle_describe_groups_request,
             DeleteGroupsRequest: self.handle_delete_groups_request,
+            OffsetDeleteRequest: self.handle_offset_delete_request,
         }
 
     @property
@@ -330,6 +332,42 @@ class GroupApis:
         errors = self.coordinator.handle_delete_groups(dict.fromkeys(request.groups_names))
         envelope.respond(DeleteGroupsResponse(results=tuple(
             DeletableGroupResult(group_id=g, error_code=e.code) for g, e in errors.items())))
+
+    def handle_offset_delete_request(self, envelope: Envelope) -> None:
+        """Mirrors kafka.server.KafkaApis#handleOffsetDeleteRequest (no ACLs on groups here; the adapter is GroupCoordinatorAdapter#deleteOffsets).
+
+        1. Per topic: one the principal may not read gets TOPIC_AUTHORIZATION_FAILED on all its
+        partitions, an unknown one UNKNOWN_TOPIC_OR_PARTITION; of a known topic each partition the
+        metadata does not hold is UNKNOWN_TOPIC_OR_PARTITION. 2. The rest go to the coordinator.
+        3. A group-level error answers with that error alone (the partition errors are dropped);
+        otherwise the coordinator's partition errors are merged into step 1's.
+        """
+        request: OffsetDeleteRequest = envelope.request
+        errors: dict[TopicPartition, int] = {}
+        valid: list[TopicPartition] = []
+        # 1. Topic and partition checks.
+        for topic in request.topics:
+            if not self.authorizer.authorize_topic(envelope.principal, "READ", topic.name):
+                errors.update({TopicPartition(topic.name, p.partition_index): Errors.TOPIC_AUTHORIZATION_FAILED.code
+                               for p in topic.partitions})
+            elif not self.metadata_cache.contains_topic(topic.name):
+                errors.update({TopicPartition(topic.name, p.partition_index): Errors.UNKNOWN_TOPIC_OR_PARTITION.code
+                               for p in topic.partitions})
+            else:
+                for p in topic.partitions:
+                    tp = TopicPartition(topic.name, p.partition_index)
+                    if self.metadata_cache.contains(tp):
+                        valid.append(tp)
+                    else:
+                        errors[tp] = Errors.UNKNOWN_TOPIC_OR_PARTITION.code
+        # 2. The coordinator.
+        group_error, partition_errors = self.coordinator.handle_delete_offsets(request.group_id, valid)
+        # 3. The answer.
+        if group_error is not Errors.NONE:
+            envelope.respond(request.get_error_response(group_error.code))
+            return
+        errors.update({tp: e.code for tp, e in partition_errors.items()})
+        envelope.respond(OffsetDeleteResponse.of(errors))
 
     def handle_describe_groups_request(self, envelope: Envelope) -> None:
         """Mirrors kafka.server.KafkaApis#handleDescribeGroupsRequest: one summary per group asked for."""

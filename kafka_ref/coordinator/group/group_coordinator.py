@@ -642,6 +642,46 @@ class GroupCoordinator(GroupRebalance):
             self._log.info("groups_deleted", groups=[g.group_id for g in eligible], offsets_removed=removed)
         return errors
 
+    def handle_delete_offsets(self, group_id: str,
+                              partitions: Iterable[TopicPartition]) -> tuple[Errors, dict[TopicPartition, Errors]]:
+        """Mirrors kafka.coordinator.group.GroupCoordinator#handleDeleteOffsets.
+
+        1. The group's status error (INVALID_GROUP_ID, NOT_COORDINATOR, loading, ...). 2. An
+        unknown or Dead group is GROUP_ID_NOT_FOUND where this broker owns its partition, else
+        NOT_COORDINATOR. 3. Empty: every partition may go; a consumer group with members (any
+        state but Dead and Empty): partitions of topics it subscribes to are
+        GROUP_SUBSCRIBED_TO_TOPIC, the others may go; any other group with members is
+        NON_EMPTY_GROUP. 4. The eligible offsets are removed with tombstones and answer NONE.
+        A group error comes with no partition errors.
+        """
+        partitions = list(partitions)
+        partition_errors: dict[TopicPartition, Errors] = {}
+        # 1. Status.
+        error = self._validate_group_status(group_id, ApiKeys.OFFSET_DELETE)
+        if error is not None:
+            return error, {}
+        # 2. Unknown or dead.
+        group = self.group_manager.get_group(group_id)
+        if group is None or group.is_(Dead):
+            return (Errors.GROUP_ID_NOT_FOUND if self.group_manager.group_not_exists(group_id)
+                    else Errors.NOT_COORDINATOR), {}
+        # 3. Which partitions may go.
+        if group.is_(Empty):
+            eligible = partitions
+        elif group.is_consumer_group():
+            eligible = [tp for tp in partitions if not group.is_subscribed_to_topic(tp.topic)]
+            partition_errors.update({tp: Errors.GROUP_SUBSCRIBED_TO_TOPIC for tp in partitions
+                                     if group.is_subscribed_to_topic(tp.topic)})
+        else:
+            return Errors.NON_EMPTY_GROUP, {}
+        # 4. Remove them, tombstones written.
+        if eligible:
+            removed = self.group_manager.cleanup_group_metadata([group], lambda g: g.remove_offsets(eligible))
+            partition_errors.update({tp: Errors.NONE for tp in eligible})
+            self._log.info("offsets_deleted", group_id=group_id, partitions=[str(tp) for tp in eligible],
+                           offsets_removed=removed)
+        return Errors.NONE, partition_errors
+
     def handle_describe_group(self, group_id: str) -> tuple[Errors, tuple[str, str, str, list]]:
         """Mirrors kafka.coordinator.group.GroupCoordinator#handleDescribeGroup.
 

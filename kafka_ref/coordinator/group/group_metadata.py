@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import enum
 import random
+import struct
 import uuid
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
@@ -30,6 +31,9 @@ from kafka_ref.common.state_change import state_change_logger
 from kafka_ref.common.errors import IllegalStateException  # noqa: F401 (re-exported)
 from kafka_ref.common.time import Time
 from kafka_ref.common.topic_partition import TopicPartition
+
+# Mirrors org.apache.kafka.clients.consumer.internals.ConsumerProtocol.PROTOCOL_TYPE.
+CONSUMER_PROTOCOL_TYPE = "consumer"
 
 
 class GroupState(enum.Enum):
@@ -121,6 +125,8 @@ class GroupMetadata:
         self.pending_offset_commits: dict[TopicPartition, OffsetAndMetadata] = {}
         self.pending_sync_members: set[str] = set()
         self.new_member_added = False
+        # Topics the members subscribe to (consumer protocol only; None: not known).
+        self.subscribed_topics: set[str] | None = None
         context = {"group_id": group_id} if broker_id is None else {"broker_id": broker_id, "group_id": group_id}
         self._log = state_change_logger(**context)
 
@@ -398,11 +404,48 @@ class GroupMetadata:
         if self.members:
             self.generation_id += 1
             self.protocol_name = self.select_protocol()
+            self.subscribed_topics = self.compute_subscribed_topics()
             self.transition_to(CompletingRebalance)
         else:
             self.generation_id += 1
             self.protocol_name = None
+            self.subscribed_topics = self.compute_subscribed_topics()
             self.transition_to(Empty)
+
+    def is_consumer_group(self) -> bool:
+        """Mirrors kafka.coordinator.group.GroupMetadata#isConsumerGroup: the protocol type is "consumer"."""
+        return self.protocol_type == CONSUMER_PROTOCOL_TYPE
+
+    def is_subscribed_to_topic(self, topic: str) -> bool:
+        """Mirrors kafka.coordinator.group.GroupMetadata#isSubscribedToTopic: unknown subscriptions count as subscribed."""
+        return True if self.subscribed_topics is None else topic in self.subscribed_topics
+
+    def compute_subscribed_topics(self) -> set[str] | None:
+        """Mirrors kafka.coordinator.group.GroupMetadata#computeSubscribedTopics.
+
+        1. A consumer group with members and a chosen protocol: the union of the topics in each
+        member's subscription, read as the version-0 prefix every version shares; metadata that
+        does not parse makes the subscriptions unknown (None). 2. A consumer group without
+        members subscribes to nothing. 3. Any other group: unknown.
+        """
+        from kafka_ref.clients.consumer_protocol import ConsumerProtocol
+
+        if self.protocol_type != CONSUMER_PROTOCOL_TYPE:
+            return None
+        # 2. No members.
+        if not self.members:
+            return set()
+        if self.protocol_name is None:
+            return None
+        # 1. The union of the members' subscriptions.
+        topics: set[str] = set()
+        try:
+            for member in self.members.values():
+                topics.update(ConsumerProtocol.deserialize_subscription(member.metadata(self.protocol_name)).topics)
+        except (struct.error, ValueError, TypeError, IndexError, UnicodeDecodeError) as exc:
+            self._log.warning("subscribed_topics_unparsable", protocol_name=self.protocol_name, error=repr(exc))
+            return None
+        return topics
 
     def current_member_metadata(self) -> list[tuple[str, str | None, bytes]]:
         """Mirrors kafka.coordinator.group.GroupMetadata#currentMemberMetadata: (member id, instance id, metadata) for the leader."""
@@ -491,6 +534,7 @@ class GroupMetadata:
         group.current_state_timestamp = current_state_timestamp
         for member in members:
             group.add(member, None)
+        group.subscribed_topics = group.compute_subscribed_topics()
         return group
 
     def __repr__(self) -> str:

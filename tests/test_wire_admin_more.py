@@ -1,0 +1,70 @@
+"""kafka-python's admin calls for OffsetDelete, DescribeLogDirs and AlterConfigs, over the wire.
+
+The same set-up as tests/test_wire_kafka_python.py: the in-process cluster listens on
+127.0.0.1 and an unmodified kafka-python client runs in a thread against it.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from tests.wire_support import run_with_cluster
+
+kafka = pytest.importorskip("kafka")
+from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition  # noqa: E402
+from kafka.admin import NewTopic  # noqa: E402
+from kafka.structs import OffsetAndMetadata  # noqa: E402
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"  # a real clock: sockets and client threads
+
+
+CONSUMER = dict(auto_offset_reset="earliest", enable_auto_commit=False, session_timeout_ms=3000,
+                heartbeat_interval_ms=300, request_timeout_ms=5000, metadata_max_age_ms=1000, fetch_max_wait_ms=100,
+                retry_backoff_ms=100)
+
+
+@pytest.mark.parametrize("mode", ["kraft", "zk"])
+async def test_delete_group_offsets_over_the_wire(mode):
+    """kafka-python's delete_group_offsets (OffsetDelete v0): refused for a subscribed topic, then done once the member left."""
+    seen: dict[str, object] = {}
+    tp0, tp1 = TopicPartition("orders", 0), TopicPartition("orders", 1)
+
+    def client(cluster, bootstrap):
+        admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10000)
+        try:
+            admin.create_topics([NewTopic("orders", 2, 3)])
+            consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id="g", **CONSUMER)
+            consumer.subscribe(["orders"])
+            deadline = time.monotonic() + 30
+            while not consumer.assignment() and time.monotonic() < deadline:
+                consumer.poll(timeout_ms=200)
+            consumer.commit({tp0: OffsetAndMetadata(5, "", -1), tp1: OffsetAndMetadata(6, "", -1)})
+            seen["subscribed"] = admin.delete_group_offsets("g", [tp0])
+            consumer.close()
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:  # until the coordinator has seen the LeaveGroup
+                seen["deleted"] = admin.delete_group_offsets("g", [tp0, TopicPartition("orders", 7)])
+                if seen["deleted"][tp0].__name__ != "GroupSubscribedToTopicError":
+                    break
+                time.sleep(0.1)
+            seen["after"] = admin.list_group_offsets({"g": [tp0, tp1]})
+            try:
+                admin.delete_group_offsets("nope", [tp0])
+            except Exception as exc:  # noqa: BLE001 - the error class is what is checked
+                seen["unknown"] = type(exc).__name__
+        finally:
+            admin.close()
+
+    await run_with_cluster(client, mode=mode)
+    assert {tp: e.__name__ for tp, e in seen["subscribed"].items()} == {tp0: "GroupSubscribedToTopicError"}
+    assert {tp: e.__name__ for tp, e in seen["deleted"].items()} == {
+        tp0: "NoError", TopicPartition("orders", 7): "UnknownTopicOrPartitionError"}
+    assert seen["after"] == {"g": {tp0: OffsetAndMetadata(-1, "", -1), tp1: OffsetAndMetadata(6, "", -1)}}
+    assert seen["unknown"] == "GroupIdNotFoundError"
