@@ -108,3 +108,27 @@ async def test_zk_handler_not_controller_and_authorization():
         answer = await cluster.network.send("client", controller, request, 5000, principal="User:ANONYMOUS")
         assert answer.error_code == Errors.CLUSTER_AUTHORIZATION_FAILED.code
         assert answer.reassignments() == {T0: OngoingPartitionReassignment(partition_index=0)}
+
+
+async def test_kraft_controller_authorizes_the_forwarded_client():
+    """ControllerApis#handleListPartitionReassignments / #handleAlterPartitionReassignments /
+    #handleElectLeaders: the broker forwards the client's request with the client's principal
+    (EnvelopeRequest), and the controller refuses it without DESCRIBE / ALTER on the cluster."""
+    from kafka_ref.common.errors import ClusterAuthorizationException
+    from kafka_ref.common.requests.elect_leaders import ElectionType
+
+    async with Cluster(brokers=3, metadata_mode="kraft", seed=10) as cluster:
+        await cluster.create_topic("t", replica_assignment={0: [0, 1, 2]})
+        admin = cluster.admin()
+        assert await admin.list_partition_reassignments() == {}
+        authorizer = cluster.active_controller().authorizer
+        authorizer.deny_cluster("User:ANONYMOUS", "DESCRIBE")
+        with pytest.raises(ClusterAuthorizationException):
+            await admin.list_partition_reassignments()
+        # ALTER is still allowed: a reassignment to the same replicas is accepted.
+        assert await admin.alter_partition_reassignments({T0: [0, 1, 2]}) == {T0: None}
+        authorizer.deny_cluster("User:ANONYMOUS", "ALTER")
+        with pytest.raises(ClusterAuthorizationException):
+            await admin.alter_partition_reassignments({T0: [0, 1, 2]})
+        with pytest.raises(ClusterAuthorizationException):
+            await admin.elect_leaders(ElectionType.PREFERRED, [T0])

@@ -44,7 +44,7 @@ from kafka_ref.raft.kafka_raft_client import KafkaRaftClient
 from kafka_ref.raft.network_channel import KafkaNetworkChannel
 from kafka_ref.raft.quorum_state import QuorumConfig
 from kafka_ref.raft.raft_client import BatchReader
-from kafka_ref.network.network import DisconnectException, Envelope, NetworkTimeoutException
+from kafka_ref.network.network import INTER_BROKER_PRINCIPAL, DisconnectException, Envelope, NetworkTimeoutException
 
 
 FORWARD_RETRY_BACKOFF_MS = 100
@@ -169,8 +169,12 @@ class ForwardingManager:
         self._task_group = tg
 
     def forward_request(self, envelope: Envelope) -> None:
-        """Mirrors ForwardingManager#forwardRequest: the client's request goes on to the controller."""
-        self._send(envelope.request, envelope.respond)
+        """Mirrors ForwardingManager#forwardRequest: the client's request goes on to the controller.
+
+        It travels as the client's principal, as Kafka's EnvelopeRequest carries it, so the
+        controller authorizes the client (ControllerApis' cluster operation checks).
+        """
+        self._send(envelope.request, envelope.respond, envelope.principal)
 
     def create_topics(self, request: CreateTopicsRequest, respond: Any) -> None:
         """Mirrors DefaultAutoTopicCreationManager#sendCreateTopicRequest (through the forwarding channel)."""
@@ -179,11 +183,11 @@ class ForwardingManager:
     def delete_topics(self, request: DeleteTopicsRequest, respond: Any) -> None:
         self._send(request, respond)
 
-    def _send(self, request: Any, respond: Any) -> None:
+    def _send(self, request: Any, respond: Any, principal: str = INTER_BROKER_PRINCIPAL) -> None:
         assert self._task_group is not None, "ForwardingManager used before start()"
-        self._task_group.start_soon(self._forward, request, respond)
+        self._task_group.start_soon(self._forward, request, respond, principal)
 
-    async def _forward(self, request: Any, respond: Any) -> None:
+    async def _forward(self, request: Any, respond: Any, principal: str = INTER_BROKER_PRINCIPAL) -> None:
         """The forwarding channel (BrokerToControllerChannelManager) behind ForwardingManager#forwardRequest.
 
         1. send to the active controller; 2. NOT_CONTROLLER or no answer: look up the
@@ -197,7 +201,7 @@ class ForwardingManager:
             # 1. The controller we know now.
             try:
                 answer = await self.broker.network.send(self.broker.broker_id, self.controller_node_provider(), request,
-                                                        remaining_ms)
+                                                        remaining_ms, principal)
             except (DisconnectException, NetworkTimeoutException):
                 answer = None
             # 2. Another controller may be active: retry after a short back-off.

@@ -69,6 +69,10 @@ from kafka_ref.server.authorizer import Authorizer
 CLUSTER_ID = "kafka-ref-kraft-cluster"
 # Requests the node's Raft client answers (KafkaRaftClient#handleRequest), not the controller.
 RAFT_REQUESTS = (MetadataFetchRequest, VoteRequest, BeginQuorumEpochRequest, EndQuorumEpochRequest)
+# Admin requests and the operation on the Cluster resource each needs (ControllerApis#handleElectLeaders,
+# #handleAlterPartitionReassignments, #handleListPartitionReassignments).
+CLUSTER_OPERATIONS = {ElectLeadersRequest: "ALTER", AlterPartitionReassignmentsRequest: "ALTER",
+                      ListPartitionReassignmentsRequest: "DESCRIBE"}
 
 
 @dataclass(slots=True)
@@ -321,6 +325,8 @@ class QuorumController:
     def handle(self, envelope: Envelope) -> None:
         """Mirrors kafka.server.ControllerApis#handle: dispatch by request type; errors answer the request.
 
+        0. An admin request whose principal lacks its Cluster operation (``CLUSTER_OPERATIONS``;
+        forwarded requests carry the client's principal) is CLUSTER_AUTHORIZATION_FAILED.
         1. Integer fields outside their schema types are INVALID_REQUEST (schema_ranges). 2. The
         handler runs; an ApiException answers the request with its code. 3. An operation that
         would write more than MAX_RECORDS_PER_USER_OP records (BoundedListTooLongException) is
@@ -349,6 +355,11 @@ class QuorumController:
         try:
             if handler is None:
                 envelope.respond(request.get_error_response(Errors.UNSUPPORTED_VERSION.code))
+                return
+            # The cluster operation an admin request needs (ControllerApis' authorizeClusterOperation).
+            operation = CLUSTER_OPERATIONS.get(type(request))
+            if operation is not None and not self.authorizer.authorize_cluster(envelope.principal, operation):
+                envelope.respond(request.get_error_response(Errors.CLUSTER_AUTHORIZATION_FAILED.code))
                 return
             # Only the active controller serves the broker and admin requests (ControllerApis answers NOT_CONTROLLER).
             if not self.is_active:
@@ -513,16 +524,13 @@ class QuorumController:
     def handle_list_partition_reassignments(self, envelope: Envelope) -> None:
         """Mirrors QuorumController#listPartitionReassignments (ControllerApis#handleListPartitionReassignments).
 
-        1. DESCRIBE on the cluster (CLUSTER_AUTHORIZATION_FAILED); 2. a read: Kafka answers from
+        1. DESCRIBE on the cluster (CLUSTER_AUTHORIZATION_FAILED, checked in ``handle``); 2. a read: Kafka answers from
         the state as of the last committed offset; here the in-memory state is read and the
         answer waits until every write before it is committed, so no uncommitted change is seen
         by the client.
         """
         request: ListPartitionReassignmentsRequest = envelope.request
-        # 1. Authorization.
-        if not self.authorizer.authorize_cluster(envelope.principal, "DESCRIBE"):
-            envelope.respond(request.get_error_response(Errors.CLUSTER_AUTHORIZATION_FAILED.code))
-            return
+        # (1. DESCRIBE on the cluster was checked in handle.)
         # 2. The read, answered once what came before is committed.
         response = self.replication_control.list_partition_reassignments(request.topics)
         self._write("listPartitionReassignments", ControllerResult([], response), envelope.respond, request=request)
