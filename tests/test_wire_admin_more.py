@@ -68,3 +68,45 @@ async def test_delete_group_offsets_over_the_wire(mode):
         tp0: "NoError", TopicPartition("orders", 7): "UnknownTopicOrPartitionError"}
     assert seen["after"] == {"g": {tp0: OffsetAndMetadata(-1, "", -1), tp1: OffsetAndMetadata(6, "", -1)}}
     assert seen["unknown"] == "GroupIdNotFoundError"
+
+
+@pytest.mark.parametrize("mode", ["kraft", "zk"])
+async def test_describe_log_dirs_over_the_wire(mode):
+    """kafka-python's describe_log_dirs (DescribeLogDirs v4): each broker's directory, its partitions' sizes and lags."""
+    from kafka import KafkaProducer
+
+    from kafka_ref.common.topic_partition import TopicPartition as OurTopicPartition
+    from tests.wire_support import on_loop
+
+    seen: dict[str, object] = {}
+
+    def client(cluster, bootstrap):
+        admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10000)
+        producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", request_timeout_ms=5000, linger_ms=0)
+        try:
+            admin.create_topics([NewTopic("orders", 2, 3)])
+            for i in range(5):
+                producer.send("orders", value=b"v%d" % i, partition=0)
+            producer.flush()
+            leader = on_loop(cluster.leader_for, "orders", 0)
+            seen["size"] = on_loop(lambda: cluster.broker(leader).log_manager.get_log(OurTopicPartition("orders", 0)).size)
+            seen["leader"] = leader
+            seen["all"] = admin.describe_log_dirs(brokers=[leader])
+            seen["filtered"] = admin.describe_log_dirs({"orders": [1]}, brokers=[leader])
+        finally:
+            producer.close()
+            admin.close()
+
+    await run_with_cluster(client, mode=mode)
+    leader = seen["leader"]
+    [answer] = seen["all"]
+    assert answer["broker"] == leader
+    [log_dir] = answer["log_dirs"]
+    assert (log_dir["error_code"], log_dir["log_dir"], log_dir["total_bytes"], log_dir["usable_bytes"]) == (
+        0, f"/kafka-logs-{leader}", -1, -1)
+    orders = {p["partition_index"]: p for t in log_dir["topics"] if t["name"] == "orders" for p in t["partitions"]}
+    assert orders[0] == {"partition_index": 0, "partition_size": seen["size"], "offset_lag": 0, "is_future_key": False}
+    assert seen["size"] > 0 and orders[1]["partition_size"] == 0
+    [filtered] = seen["filtered"][0]["log_dirs"]
+    assert [(t["name"], [p["partition_index"] for p in t["partitions"]]) for t in filtered["topics"]
+            if t["name"] == "orders"] == [("orders", [1])]

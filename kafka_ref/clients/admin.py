@@ -748,6 +748,52 @@ class KafkaAdminClient:
         _all(results, wanted)
 
 
+    async def describe_log_dirs(self, broker_ids: Iterable[int], *,
+                                timeout_ms: float | None = None) -> dict[int, dict[str, LogDirDescription]]:
+        """Mirrors KafkaAdminClient#describeLogDirs (then DescribeLogDirsResult#allDescriptions).
+
+        Per broker: 1. DescribeLogDirs for every partition (a null topic list) sent to that
+        broker; 2. a top-level error (v3+) fails that broker; 3. otherwise each log directory's
+        description: its error as an exception (None when NONE), its replicas, and total/usable
+        bytes (None when the broker does not know them). The first failure in request order raises.
+        """
+        from kafka_ref.common.requests.describe_log_dirs import (
+            UNKNOWN_VOLUME_BYTES,
+            DescribeLogDirsRequest,
+            DescribeLogDirsResponse,
+        )
+
+        brokers = list(dict.fromkeys(broker_ids))
+        results: dict[int, dict[str, LogDirDescription] | ApiException] = {}
+        for broker_id in brokers:
+            async def node(deadline: int, broker_id: int = broker_id) -> int:
+                return broker_id
+
+            async def attempt(node_id: int, remaining_ms: int) -> dict[str, LogDirDescription]:
+                # 1. Everything this broker holds.
+                response: DescribeLogDirsResponse = await self.client.send(node_id, DescribeLogDirsRequest(topics=None),
+                                                                           remaining_ms)
+                # 2. A top-level error.
+                error = Errors.for_code(response.error_code)
+                if error is not Errors.NONE:
+                    raise error.exception()
+                # 3. One description per directory.
+                return {r.log_dir: LogDirDescription(
+                    error=None if r.error_code == Errors.NONE.code else Errors.for_code(r.error_code).exception(),
+                    replica_infos={TopicPartition(t.name, p.partition_index): ReplicaInfo(p.partition_size, p.offset_lag,
+                                                                                          p.is_future_key)
+                                   for t in r.topics for p in t.partitions},
+                    total_bytes=None if r.total_bytes == UNKNOWN_VOLUME_BYTES else r.total_bytes,
+                    usable_bytes=None if r.usable_bytes == UNKNOWN_VOLUME_BYTES else r.usable_bytes)
+                    for r in response.results}
+
+            try:
+                results[broker_id] = await self._run_call("describeLogDirs", node, attempt, timeout_ms)
+            except ApiException as exc:
+                results[broker_id] = exc
+        return _all(results, brokers)
+
+
 Admin = KafkaAdminClient
 
 
@@ -765,7 +811,26 @@ def _without_controller(snapshot: Any) -> Any:
     return dataclasses.replace(snapshot, controller_id=None)
 
 
+@dataclass(frozen=True, slots=True)
+class ReplicaInfo:
+    """Mirrors org.apache.kafka.clients.admin.ReplicaInfo: one replica in a log directory."""
+
+    size: int
+    offset_lag: int
+    is_future: bool
+
+
+@dataclass(frozen=True, slots=True)
+class LogDirDescription:
+    """Mirrors org.apache.kafka.clients.admin.LogDirDescription (unknown volume bytes are None)."""
+
+    error: ApiException | None
+    replica_infos: dict[TopicPartition, ReplicaInfo]
+    total_bytes: int | None = None
+    usable_bytes: int | None = None
+
+
 __all__ = [
-    "Admin", "AlterConfigOp", "ClusterDescription", "DeletedRecords", "KafkaAdminClient", "ListOffsetsResultInfo", "NewTopic", "OffsetSpec",
-    "RecordsToDelete", "TopicDescription", "TopicMetadataAndConfig", "TopicPartitionInfo",
+    "Admin", "AlterConfigOp", "ClusterDescription", "DeletedRecords", "KafkaAdminClient", "ListOffsetsResultInfo",
+    "LogDirDescription", "NewTopic", "OffsetSpec", "RecordsToDelete", "ReplicaInfo", "TopicDescription", "TopicMetadataAndConfig", "TopicPartitionInfo",
 ]

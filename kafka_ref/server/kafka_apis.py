@@ -15,6 +15,7 @@ from kafka_ref.common.fatal import RUN_ENDING
 from kafka_ref.common.requests.delete_records import DeleteRecordsRequest
 from kafka_ref.common.requests.describe_cluster import DescribeClusterRequest
 from kafka_ref.common.requests.describe_configs import DescribeConfigsRequest
+from kafka_ref.common.requests.describe_log_dirs import DescribeLogDirsRequest
 from kafka_ref.common.requests.fetch import FetchRequest, FetchResponse, PartitionData, EpochEndOffset as DivergingEpoch
 from kafka_ref.common.requests.leader_and_isr import LeaderAndIsrRequest
 from kafka_ref.common.requests.list_offsets import (
@@ -66,6 +67,7 @@ class KafkaApis:
             DescribeConfigsRequest: self.handle_describe_configs_request,
             DescribeClusterRequest: self.handle_describe_cluster,
             DeleteRecordsRequest: self.handle_delete_records_request,
+            DescribeLogDirsRequest: self.handle_describe_log_dirs_request,
         }
         self._log = state_change_logger(broker_id=self.broker_id)
 
@@ -475,6 +477,26 @@ class KafkaApis:
             operations = operations_bit_field(allowed)
         envelope.respond(DescribeClusterResponse(cluster_id=metadata.cluster_id or "", controller_id=controller_id,
                                                  brokers=brokers, cluster_authorized_operations=operations))
+
+    def handle_describe_log_dirs_request(self, envelope: Envelope) -> None:
+        """Mirrors kafka.server.KafkaApis#handleDescribeLogDirsRequest.
+
+        1. The partitions asked for: a null topic list means every log this broker holds; 2. the
+        broker's log directories as ReplicaManager#describeLogDirs sees them (DESCRIBE on the
+        cluster is everyone's here: no ACLs, so CLUSTER_AUTHORIZATION_FAILED is never sent).
+        """
+        from kafka_ref.common.requests.describe_log_dirs import DescribeLogDirsResponse
+        from kafka_ref.server.log_dirs import describe_log_dirs
+
+        request: DescribeLogDirsRequest = envelope.request
+        # 1. Which partitions.
+        if request.is_all_topic_partitions():
+            partitions = {log.topic_partition for log in self.replica_manager.log_manager.all_logs()}
+        else:
+            partitions = {TopicPartition(t.topic, p) for t in request.topics for p in t.partitions}
+        # 2. The directories.
+        envelope.respond(DescribeLogDirsResponse(error_code=Errors.NONE.code,
+                                                 results=tuple(describe_log_dirs(self.replica_manager, partitions))))
 
     def handle_delete_records_request(self, envelope: Envelope) -> None:
         """Mirrors kafka.server.KafkaApis#handleDeleteRecordsRequest (both metadata modes).

@@ -55,6 +55,8 @@ from kafka.protocol.consumer import FetchRequest as KFetchRequest
 from kafka.protocol.consumer import FetchResponse as KFetchResponse
 from kafka.protocol.consumer import HeartbeatRequest as KHeartbeatRequest
 from kafka.protocol.consumer import HeartbeatResponse as KHeartbeatResponse
+from kafka.protocol.admin import DescribeLogDirsRequest as KDescribeLogDirsRequest
+from kafka.protocol.admin import DescribeLogDirsResponse as KDescribeLogDirsResponse
 from kafka.protocol.consumer import OffsetDeleteRequest as KOffsetDeleteRequest
 from kafka.protocol.consumer import OffsetDeleteResponse as KOffsetDeleteResponse
 from kafka.protocol.consumer import JoinGroupRequest as KJoinGroupRequest
@@ -108,6 +110,7 @@ from kafka_ref.common.requests.list_offsets import ListOffsetsRequest
 from kafka_ref.common.requests.metadata import MetadataRequest, MetadataResponse
 from kafka_ref.common.requests.offset_commit import OffsetCommitRequest
 from kafka_ref.common.requests.offset_delete import OffsetDeleteRequest
+from kafka_ref.common.requests.describe_log_dirs import DescribeLogDirsRequest
 from kafka_ref.common.requests.offset_fetch import (
     OffsetFetchRequest,
     OffsetFetchRequestGroup,
@@ -283,6 +286,7 @@ WIRE_APIS: dict[int, WireApi] = {api.key: api for api in (
     WireApi(ApiKeys.DESCRIBE_CLUSTER, KDescribeClusterRequest, KDescribeClusterResponse, DescribeClusterRequest, 0, 1,
             None, _describe_cluster_out),
     WireApi(ApiKeys.OFFSET_DELETE, KOffsetDeleteRequest, KOffsetDeleteResponse, OffsetDeleteRequest, 0, 0),
+    WireApi(ApiKeys.DESCRIBE_LOG_DIRS, KDescribeLogDirsRequest, KDescribeLogDirsResponse, DescribeLogDirsRequest, 1, 4),
 )}
 
 
