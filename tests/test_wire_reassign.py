@@ -24,8 +24,10 @@ from kafka.admin import NewTopic  # noqa: E402
 pytestmark = pytest.mark.anyio
 
 # No automatic rebalance: the elections in these tests are the admin's. A fetch sent over a cut
-# link gives up after 2 s instead of 30, so a healed follower fetches again soon.
-CONFIG = {**CLUSTER_CONFIG, "auto.leader.rebalance.enable": False, "replica.socket.timeout.ms": 2000}
+# link gives up after 2 s instead of 30, so a healed follower fetches again soon; a follower
+# that cannot fetch leaves the ISR after 1 s.
+CONFIG = {**CLUSTER_CONFIG, "auto.leader.rebalance.enable": False, "replica.socket.timeout.ms": 2000,
+          "replica.lag.time.max.ms": 1000}
 
 
 @pytest.fixture
@@ -97,6 +99,44 @@ async def test_elect_leaders_preferred_after_the_preferred_replica_returns(mode)
     assert seen["second"] == {("t", 0): 84}  # ELECTION_NOT_NEEDED
     assert seen["all"] == {("t", 0): 84}
 
+
+@pytest.mark.parametrize("mode", ["kraft", "zk"])
+async def test_elect_leaders_unclean_when_only_an_out_of_sync_replica_is_left(mode):
+    """LeaderElectionCommandTest's unclean case (KIP-460): the follower falls out of the ISR, the
+    leader dies and the partition has no leader; a preferred election cannot help
+    (PREFERRED_LEADER_NOT_AVAILABLE), an unclean one makes the out-of-sync follower the leader."""
+    seen: dict[str, object] = {}
+
+    def client(cluster, bootstrap):
+        from kafka import KafkaProducer
+
+        leader, follower = _non_controller_brokers(cluster)[:2]
+        admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10000)
+        producer = KafkaProducer(bootstrap_servers=bootstrap, acks=1)
+        try:
+            admin.create_topics([NewTopic("t", replica_assignments={0: [leader, follower]})])
+            _wait(lambda: on_loop(cluster.leader_for, "t", 0) == leader, "the first leader")
+            # The follower cannot fetch a record written now: after replica.lag.time.max.ms it
+            # leaves the ISR (a follower already at the log end would stay).
+            on_loop(cluster.network.cut_link, follower, leader)
+            producer.send("t", value=b"only-on-the-leader", partition=0).get(timeout=30)
+            _wait(lambda: on_loop(cluster.partition_state, "t", 0)["isr"] == [leader], "the ISR to shrink")
+            on_loop(cluster.kill_broker, leader)
+            on_loop(cluster.network.heal_link, follower, leader)
+            _wait(lambda: on_loop(cluster.leader_for, "t", 0) == -1, "the partition to go offline")
+            seen["preferred"] = _errors(admin.elect_leaders(0, {"t": [0]}, raise_errors=False))
+            seen["unclean"] = _errors(admin.elect_leaders(1, {"t": [0]}, raise_errors=False))
+            _wait(lambda: on_loop(cluster.leader_for, "t", 0) == follower, "the unclean leader")
+            seen["state"] = on_loop(cluster.partition_state, "t", 0)
+            seen["follower"] = follower
+        finally:
+            producer.close()
+            admin.close()
+
+    await _run(client, mode)
+    assert seen["preferred"] == {("t", 0): 80}  # PREFERRED_LEADER_NOT_AVAILABLE
+    assert seen["unclean"] == {("t", 0): 0}
+    assert (seen["state"]["leader"], seen["state"]["isr"]) == (seen["follower"], [seen["follower"]])
 
 @pytest.mark.parametrize("mode", ["kraft", "zk"])
 async def test_alter_then_list_partition_reassignments_until_done(mode):
