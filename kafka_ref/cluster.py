@@ -134,6 +134,7 @@ class Cluster(ClusterViews, ClusterControl, ClusterOps):
         seed: int = 0,
         clock: str = "loop",
         controllers: int = 1,
+        racks: dict[int, str] | None = None,
     ) -> None:
         if clock not in ("loop", "wall"):
             raise ValueError(f"clock {clock!r} is not available; use 'loop' (virtual where the loop is) or 'wall'")
@@ -148,6 +149,11 @@ class Cluster(ClusterViews, ClusterControl, ClusterOps):
         self.metadata_mode = metadata_mode
         self.base_config = dict(config or {})
         KafkaConfig(self.base_config)  # validate early: ConfigException names a bad key
+        # Each broker's ``broker.rack`` (KIP-36), e.g. {0: "a", 1: "b", 2: "b"}.
+        self.racks = dict(racks or {})
+        unknown = sorted(set(self.racks) - set(range(brokers)))
+        if unknown:
+            raise ValueError(f"racks names brokers {unknown} this cluster does not have (brokers 0..{brokers - 1})")
         self.rng = random.Random(seed)
         self.network = Network()
         self.disks = {b: Disk(b) for b in range(brokers)}
@@ -230,8 +236,10 @@ class Cluster(ClusterViews, ClusterControl, ClusterOps):
         return serve(self, host, port)
 
     def broker_config(self, broker_id: int) -> KafkaConfig:
-        """The KafkaConfig broker ``broker_id`` runs with: the cluster's config plus its ``broker.id``."""
-        return KafkaConfig({**self.base_config, "broker.id": broker_id})
+        """The KafkaConfig broker ``broker_id`` runs with: the cluster's config plus its ``broker.id``
+        (and its ``broker.rack`` when ``racks`` names one)."""
+        rack = {"broker.rack": self.racks[broker_id]} if broker_id in self.racks else {}
+        return KafkaConfig({**self.base_config, **rack, "broker.id": broker_id})
 
     async def start_broker(self, broker_id: int) -> KafkaBroker:
         """Start broker ``broker_id`` on its Disk in this cluster's mode (``restart_broker`` for one that ran before)."""

@@ -124,7 +124,8 @@ class ClusterControl:
             topic_states=tuple(UpdateMetadataTopicState(topic_name=t, topic_id=ids[t], partition_states=tuple(ps))
                                for t, ps in by_topic.items()),
             live_brokers=tuple(
-                UpdateMetadataBroker(id=b, endpoints=(UpdateMetadataEndpoint(host="localhost", port=9092 + b, listener="PLAINTEXT"),))
+                UpdateMetadataBroker(id=b, endpoints=(UpdateMetadataEndpoint(host="localhost", port=9092 + b, listener="PLAINTEXT"),),
+                                     rack=self.racks.get(b))
                 for b in brokers),
         )
 

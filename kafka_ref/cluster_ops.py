@@ -60,6 +60,8 @@ class FetchResult:
     ``diverging_epoch`` is ``(epoch, end_offset)`` when the leader told a follower its log
     diverges (KIP-320/595 truncation on fetch), else None. ``records`` are every record of the
     returned batches (a fetch from the middle of a batch returns the whole batch).
+    ``preferred_read_replica`` is the broker a leader with a replica selector sends a consumer
+    to (KIP-392), else None.
     """
 
     error: Errors
@@ -68,6 +70,7 @@ class FetchResult:
     log_start_offset: int
     diverging_epoch: tuple[int, int] | None
     records: tuple[FetchedRecord, ...]
+    preferred_read_replica: int | None = None
 
     @property
     def values(self) -> list[bytes | None]:
@@ -190,6 +193,8 @@ class ClusterOps:
         max_wait_ms: int = 0,
         min_bytes: int = 1,
         max_bytes: int = 1 << 20,
+        rack_id: str = "",
+        version: int | None = None,
         via: Literal["apis", "replica_manager"] = "apis",
     ) -> FetchResult:
         """Fetch ``topic``-``partition`` from ``offset`` at ``broker_id`` and await the answer.
@@ -198,6 +203,8 @@ class ClusterOps:
         it a follower fetch (up to the log end, updating the leader's view of that follower,
         which can expand the ISR and move the high watermark). ``last_fetched_epoch`` lets the
         leader answer a ``diverging_epoch``. ``max_wait_ms > 0`` may park in the fetch purgatory.
+        ``version`` is the Fetch version (None: the newest the broker speaks); from v11 the
+        request carries ``rack_id`` and a follower serves a consumer too (KIP-392).
         """
         from kafka_ref.common.requests.fetch import FetchPartition
 
@@ -210,7 +217,8 @@ class ClusterOps:
             from kafka_ref.network.network import INTER_BROKER_PRINCIPAL
 
             request = FetchRequest.build(fetch_data={tp: data}, max_wait_ms=max_wait_ms, min_bytes=min_bytes,
-                                         replica_id=replica_id, replica_epoch=replica_epoch, max_bytes=max_bytes)
+                                         replica_id=replica_id, replica_epoch=replica_epoch, max_bytes=max_bytes,
+                                         rack_id=rack_id, version=version)
             principal = INTER_BROKER_PRINCIPAL if replica_id >= 0 else CLIENT_PRINCIPAL
             # Sent from the test's own node, so network faults between brokers do not apply to it.
             response = await self.network.send("client", broker_id, request, max_wait_ms + 30000, principal=principal)
@@ -220,14 +228,22 @@ class ClusterOps:
             assert p is not None, f"the fetch response does not answer {tp}: {response}"
             diverging = (p.diverging_epoch.epoch, p.diverging_epoch.end_offset) if p.diverging_epoch.epoch >= 0 else None
             return FetchResult(Errors.for_code(p.error_code), p.high_watermark, p.last_stable_offset,
-                               p.log_start_offset, diverging, _records_of(p.records or ()))
+                               p.log_start_offset, diverging, _records_of(p.records or ()),
+                               p.preferred_read_replica if p.preferred_read_replica >= 0 else None)
         if via != "replica_manager":
             raise ValueError(f"via={via!r}: use 'apis' or 'replica_manager'")
         from kafka_ref.log.fetch_data import FetchIsolation
         from kafka_ref.replica.fetch_params import FetchParams
 
+        from kafka_ref.common.replica_selector import ClientMetadata
+
+        # The client metadata KafkaApis would build for this version (v11+).
+        newest = self.brokers[broker_id].config.broker_version.fetch_request_version()
+        client_metadata = (ClientMetadata(rack_id, "client", "", CLIENT_PRINCIPAL, "PLAINTEXT")
+                           if min(newest, version if version is not None else newest) >= 11 else None)
         params = FetchParams(replica_id=replica_id, replica_epoch=replica_epoch, max_wait_ms=max_wait_ms,
-                             min_bytes=min_bytes, max_bytes=max_bytes, isolation=FetchIsolation.of(replica_id, 0))
+                             min_bytes=min_bytes, max_bytes=max_bytes, isolation=FetchIsolation.of(replica_id, 0),
+                             client_metadata=client_metadata)
         done = anyio.Event()
         answer: dict[TopicPartition, Any] = {}
 
@@ -241,7 +257,8 @@ class ClusterOps:
         r = answer[tp]
         diverging = (r.diverging_epoch.leader_epoch, r.diverging_epoch.end_offset) if r.diverging_epoch is not None else None
         records = _records_of(r.info.records) if r.info is not None else ()
-        return FetchResult(r.error, r.high_watermark, r.last_stable_offset, r.leader_log_start_offset, diverging, records)
+        return FetchResult(r.error, r.high_watermark, r.last_stable_offset, r.leader_log_start_offset, diverging, records,
+                           r.preferred_read_replica)
 
     # ------------------------------------------------------------------ brokers leaving
 

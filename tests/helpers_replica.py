@@ -374,10 +374,10 @@ def produce_request(recs: MemoryRecords, *, acks: int = -1, timeout_ms: int = 30
 
 
 def fetch_request(fetch_offset: int, *, replica_id: int = -1, max_wait_ms: int = 0, min_bytes: int = 1,
-                  tp: TopicPartition = TP0, **partition_kwargs: Any) -> Any:
+                  tp: TopicPartition = TP0, version: int | None = None, **partition_kwargs: Any) -> Any:
     from kafka_ref.common.requests.fetch import FetchRequest
 
     return FetchRequest.build(
         fetch_data={tp: fetch_partition(fetch_offset, partition=tp.partition, **partition_kwargs)},
-        max_wait_ms=max_wait_ms, min_bytes=min_bytes, replica_id=replica_id,
+        max_wait_ms=max_wait_ms, min_bytes=min_bytes, replica_id=replica_id, version=version,
     )

@@ -206,7 +206,8 @@ async def test_malformed_requests_get_kafka_error_codes_and_the_broker_keeps_ser
             ("beyond the LEO", dict(fetch_offset=1000), Errors.OFFSET_OUT_OF_RANGE),
             ("unknown topic", dict(fetch_offset=0, tp=TopicPartition("nope", 0)), Errors.UNKNOWN_TOPIC_OR_PARTITION),
             ("newer epoch", dict(fetch_offset=0, current_leader_epoch=3), Errors.UNKNOWN_LEADER_EPOCH),
-            ("follower asked", dict(fetch_offset=0, broker=2), Errors.NOT_LEADER_OR_FOLLOWER),
+            # Before Fetch v11 (no client metadata) only the leader serves a consumer.
+            ("follower asked (v10)", dict(fetch_offset=0, broker=2, version=10), Errors.NOT_LEADER_OR_FOLLOWER),
         ]
         for name, kwargs, expected in bad_fetches:
             offset_arg = kwargs.pop("fetch_offset")

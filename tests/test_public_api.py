@@ -129,8 +129,11 @@ async def test_produce_and_fetch_return_values_on_both_paths(via):
         # A follower claiming it last fetched epoch 2 up to offset 2 diverges: epoch 2 ends at 0 here.
         diverged = await cluster.fetch(0, "t", 0, 2, replica_id=1, last_fetched_epoch=2, current_leader_epoch=3, via=via)
         assert (diverged.error, diverged.diverging_epoch, diverged.records) == (Errors.NONE, (2, 0), ())
-        # Not the leader, fenced epoch.
-        assert (await cluster.fetch(1, "t", 0, 0, via=via)).error == Errors.NOT_LEADER_OR_FOLLOWER
+        # Not the leader (before Fetch v11 only the leader serves a consumer; from v11 the follower
+        # does, up to its own high watermark), fenced epoch.
+        assert (await cluster.fetch(1, "t", 0, 0, version=10, via=via)).error == Errors.NOT_LEADER_OR_FOLLOWER
+        from_follower = await cluster.fetch(1, "t", 0, 0, via=via)
+        assert (from_follower.error, from_follower.high_watermark) == (Errors.NONE, cluster.replica_state(1, "t", 0).high_watermark)
         assert (await cluster.fetch(0, "t", 0, 0, current_leader_epoch=2, via=via)).error == Errors.FENCED_LEADER_EPOCH
         assert (await cluster.produce(1, "t", 0, [b"x"], acks=1, via=via)).error == Errors.NOT_LEADER_OR_FOLLOWER
     with pytest.raises(ValueError, match="via='wire'"):

@@ -36,6 +36,7 @@ import anyio
 import structlog
 
 from kafka_ref.clients.cluster_connection_states import ClusterConnectionStates
+from kafka_ref.common.node import Node  # noqa: F401  (re-exported: the clients' name for it)
 from kafka_ref.common.errors import (
     Errors,
     InvalidMetadataException,
@@ -62,16 +63,6 @@ def client_logger(**context: Any) -> Any:
 # --------------------------------------------------------------------------------------------
 # The immutable view
 # --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Node:
-    """Mirrors org.apache.kafka.common.Node: a broker as the client knows it."""
-
-    id: int
-    host: str = ""
-    port: int = -1
-    rack: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,8 +23,10 @@ positions of newly assigned partitions from the committed offsets before falling
 
 Not modelled: fetch sessions (KIP-227; every fetch here is a full, sessionless fetch), position
 validation with OffsetsForLeaderEpoch after a leader change (KIP-320's truncation detection:
-the new leader is taken as is), aborted-transaction filtering for read_committed, and
-follower fetching (KIP-392). Because the in-process network answers in zero time, a partition
+the new leader is taken as is), and aborted-transaction filtering for
+read_committed. Follower fetching (KIP-392): with ``client_rack`` set, a leader whose broker has
+a replica selector may name a preferred read replica; the consumer then fetches from it until the
+metadata would expire or it answers an error. Because the in-process network answers in zero time, a partition
 that got an error is not fetched again for ``retry_backoff_ms`` (a real network's round trip
 would space the retries; here they would spin without letting virtual time advance).
 """
@@ -107,6 +109,7 @@ class KafkaConsumer:
         heartbeat_interval_ms: int = 3000,
         max_poll_interval_ms: int = 300000,
         partition_assignment_strategy: Iterable[str] = ("range",),
+        client_rack: str = "",
     ) -> None:
         # 1. Validate the configuration (ConfigException names the key).
         if auto_offset_reset not in OFFSET_RESET_STRATEGIES:
@@ -122,6 +125,9 @@ class KafkaConsumer:
         self.max_partition_fetch_bytes = max_partition_fetch_bytes
         self.max_poll_records = max_poll_records
         self.isolation_level = isolation_level
+        # client.rack: sent with every fetch; a leader with a replica selector may then send this
+        # consumer to a replica in its rack (KIP-392).
+        self.client_rack = client_rack
         self.request_timeout_ms = request_timeout_ms
         self.retry_backoff_ms = retry_backoff_ms
         self.default_api_timeout_ms = default_api_timeout_ms

@@ -164,11 +164,13 @@ class Fetcher:
                 continue
             position = self.subscriptions.position(tp)
             assert position is not None
-            # 1. No leader known: refresh metadata, fetch later.
-            node = position.current_leader.leader
-            if node is None:
+            # 1. No leader known: refresh metadata, fetch later; else the leader or the replica it
+            #    sent us to (KIP-392).
+            leader = position.current_leader.leader
+            if leader is None:
                 self.metadata.request_update()
                 continue
+            node = self.select_read_replica(tp, leader, now)
             # 2. A leader in reconnect backoff or with a fetch in flight is skipped.
             if self.client.is_unavailable(node, now) or node in self.pending:
                 continue
@@ -181,6 +183,18 @@ class Fetcher:
                 partition_max_bytes=c.max_partition_fetch_bytes,
             )
         return requests
+
+    def select_read_replica(self, tp: TopicPartition, leader: int, now: int) -> int:
+        """Mirrors AbstractFetch#selectReadReplica: the preferred read replica while it is set and
+        a live broker in the metadata, else the leader (and the preference is dropped)."""
+        replica = self.subscriptions.preferred_read_replica(tp, now)
+        if replica is None:
+            return leader
+        if replica in self.metadata.fetch().nodes:
+            return replica
+        self._log.debug("preferred_read_replica_offline", topic_partition=str(tp), replica=replica, leader=leader)
+        self.subscriptions.clear_preferred_read_replica(tp)
+        return leader
 
     def send_fetches(self) -> int:
         """Mirrors org.apache.kafka.clients.consumer.internals.Fetcher#sendFetches: post, do not wait."""
@@ -195,6 +209,7 @@ class Fetcher:
                 fetch_data=fetch_data, max_wait_ms=c.fetch_max_wait_ms, min_bytes=c.fetch_min_bytes,
                 max_bytes=c.fetch_max_bytes, isolation_level=c.isolation_level,
                 session_id=FetchRequest.INVALID_SESSION_ID, session_epoch=FetchRequest.FINAL_EPOCH,
+                rack_id=c.client_rack,
             )
             self.pending[node] = _PendingFetch(self.client.post(node, request),
                                                {tp: d.fetch_offset for tp, d in partitions.items()}, now)
@@ -288,10 +303,14 @@ class Fetcher:
             return False
         now = self.time.milliseconds()
         if error is Errors.NONE:
-            # 2. Success: remember the partition's offsets.
+            # 2. Success: remember the partition's offsets, and the replica the leader sends us to
+            #    (KIP-392) until the metadata would expire.
             state.high_watermark = data.high_watermark if data.high_watermark >= 0 else state.high_watermark
             state.log_start_offset = data.log_start_offset if data.log_start_offset >= 0 else state.log_start_offset
             state.last_stable_offset = data.last_stable_offset if data.last_stable_offset >= 0 else state.last_stable_offset
+            if data.preferred_read_replica >= 0:
+                self.subscriptions.update_preferred_read_replica(tp, data.preferred_read_replica,
+                                                                 now + self.metadata.metadata_expire_ms)
             return True
         # 3. Errors: stale metadata, out of range, fatal.
         backoff_until = now + self.consumer.retry_backoff_ms
@@ -299,10 +318,15 @@ class Fetcher:
                      Errors.FENCED_LEADER_EPOCH, Errors.OFFSET_NOT_AVAILABLE, Errors.UNKNOWN_TOPIC_OR_PARTITION,
                      Errors.UNKNOWN_TOPIC_ID, Errors.INCONSISTENT_TOPIC_ID, Errors.LEADER_NOT_AVAILABLE):
             self._log.debug("fetch_partition_error", topic_partition=str(tp), error=error.name)
+            # (AbstractFetch#requestMetadataUpdate: the preferred read replica goes too.)
             self.metadata.request_update()
+            self.subscriptions.clear_preferred_read_replica(tp)
         elif error is Errors.UNKNOWN_LEADER_EPOCH:
             # The broker has not caught up with the epoch we know: just retry.
             self._log.debug("fetch_unknown_leader_epoch", topic_partition=str(tp))
+        elif error is Errors.OFFSET_OUT_OF_RANGE and self.subscriptions.clear_preferred_read_replica(tp) is not None:
+            # Out of range on a follower (it may lag the leader): back to the leader, no reset.
+            self._log.debug("preferred_read_replica_cleared", topic_partition=str(tp), error=error.name)
         elif error is Errors.OFFSET_OUT_OF_RANGE:
             if self.subscriptions.default_reset_strategy == "none":
                 raise OffsetOutOfRangeException(

@@ -42,6 +42,9 @@ class TopicPartitionState:
     log_start_offset: int | None = None
     last_stable_offset: int | None = None
     paused: bool = False
+    # KIP-392: the replica the leader told us to read from, until this time (then the leader again).
+    preferred_read_replica: int | None = None
+    preferred_read_replica_expire_time_ms: int = 0
 
     def awaiting_reset(self) -> bool:
         """Mirrors SubscriptionState.TopicPartitionState#awaitingReset."""
@@ -134,6 +137,31 @@ class SubscriptionState:
     def partitions_needing_reset(self, now_ms: int) -> list[TopicPartition]:
         """Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState#partitionsNeedingReset."""
         return [tp for tp, s in self.assignment.items() if s.awaiting_reset() and s.next_retry_time_ms <= now_ms]
+
+    def preferred_read_replica(self, tp: TopicPartition, time_ms: int) -> int | None:
+        """Mirrors SubscriptionState#preferredReadReplica: the replica to read from, if set and not expired."""
+        state = self.assignment.get(tp)
+        if state is None or state.preferred_read_replica is None:
+            return None
+        if time_ms > state.preferred_read_replica_expire_time_ms:
+            state.preferred_read_replica = None
+            return None
+        return state.preferred_read_replica
+
+    def update_preferred_read_replica(self, tp: TopicPartition, replica_id: int, expire_time_ms: int) -> None:
+        """Mirrors SubscriptionState#updatePreferredReadReplica."""
+        state = self.assignment.get(tp)
+        if state is not None:
+            state.preferred_read_replica = replica_id
+            state.preferred_read_replica_expire_time_ms = expire_time_ms
+
+    def clear_preferred_read_replica(self, tp: TopicPartition) -> int | None:
+        """Mirrors SubscriptionState#clearPreferredReadReplica: the replica that was set, if any."""
+        state = self.assignment.get(tp)
+        if state is None or state.preferred_read_replica is None:
+            return None
+        cleared, state.preferred_read_replica = state.preferred_read_replica, None
+        return cleared
 
     def request_failed(self, partitions: Iterable[TopicPartition], next_retry_time_ms: int) -> None:
         """Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState#requestFailed."""

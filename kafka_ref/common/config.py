@@ -232,6 +232,10 @@ KAFKA_CONFIG_KEYS = [
     _k("replica.socket.timeout.ms", _to_int, 30000),
     _k("replica.high.watermark.checkpoint.interval.ms", _to_int, 5000, _at_least(1)),
     _k("num.replica.fetchers", _to_int, 1, _at_least(1)),
+    # Racks and reading from the closest replica (KIP-36, KIP-392): none by default.
+    _k("broker.rack", _to_str, None),
+    _k("replica.selector.class", _to_str, None, _one_of("org.apache.kafka.common.replica.RackAwareReplicaSelector",
+                                                         "org.apache.kafka.common.replica.LeaderSelector")),
     _k("max.incremental.fetch.session.cache.slots", _to_int, 1000, _at_least(0)),
     _k("fetch.max.bytes", _to_int, 57671680, _at_least(1024)),
     _k("producer.purgatory.purge.interval.requests", _to_int, 1000),

@@ -38,6 +38,8 @@ class LogReadResult:
     last_stable_offset: int
     error: Errors = Errors.NONE
     exception: BaseException | None = None
+    # The replica the leader's replica selector sends a consumer to (KIP-392); None: read here.
+    preferred_read_replica: int | None = None
 
     @property
     def bytes(self) -> int:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
+from kafka_ref.common.node import Node
+from kafka_ref.common.replica_selector import PartitionView, ReplicaView
 from kafka_ref.common.errors import (
     ApiException,
     Errors,
@@ -57,22 +59,27 @@ class ReadPath:
         """Mirrors kafka.server.ReplicaManager#fetchMessages.
 
         Read at once; answer now if the fetch does not want to wait, asked for nothing, has
-        min bytes, hit an error, or found a diverging epoch; otherwise park a DelayedFetch
-        keyed by its partitions.
+        min bytes, hit an error, found a diverging epoch or names a preferred read replica;
+        otherwise park a DelayedFetch keyed by its partitions.
         """
         # 1. Read (this updates follower fetch state on the leader).
         results = self.read_from_log(params, fetch_infos, read_from_purgatory=False, topic_ids=topic_ids)
         bytes_readable = 0
         error_reading = False
         has_diverging = False
+        has_preferred_read_replica = False
         for _, result in results:
             if result.error is not Errors.NONE:
                 error_reading = True
             if result.diverging_epoch is not None:
                 has_diverging = True
+            if result.preferred_read_replica is not None:
+                has_preferred_read_replica = True
             bytes_readable += result.bytes
-        # 2. Answer at once when there is no reason to wait.
-        if params.max_wait_ms <= 0 or not fetch_infos or bytes_readable >= params.min_bytes or error_reading or has_diverging:
+        # 2. Answer at once when there is no reason to wait (a preferred read replica is one:
+        #    the consumer should go there now).
+        if (params.max_wait_ms <= 0 or not fetch_infos or bytes_readable >= params.min_bytes or error_reading
+                or has_diverging or has_preferred_read_replica):
             response_callback(results)
             return
         # 3. Otherwise wait in the purgatory, keyed by partition.
@@ -149,7 +156,26 @@ class ReadPath:
                 if (log_topic_id is not None and request_topic_id is not log_topic_id
                         and request_topic_id != ZERO_UUID and request_topic_id != log_topic_id):
                     raise InconsistentTopicIdException("Topic ID in the fetch session did not match the topic ID in the log.")
-            # 2. The read, with epoch validation and (for followers) fetch-state update.
+            # 2. On the leader, a consumer may be sent to a closer replica (KIP-392): then
+            #    nothing is read, the answer carries the offsets and the replica to go to.
+            preferred_read_replica = None
+            if params.client_metadata is not None:
+                preferred_read_replica = self.find_preferred_read_replica(
+                    partition, params.client_metadata, params.replica_id, info.fetch_offset, fetch_time_ms)
+            if preferred_read_replica is not None:
+                snapshot = partition.fetch_offset_snapshot(info.current_leader_epoch, fetch_only_from_leader=False)
+                return LogReadResult(
+                    info=FetchDataInfo(UNKNOWN_OFFSET_METADATA, _empty()),
+                    diverging_epoch=None,
+                    high_watermark=snapshot.high_watermark.message_offset,
+                    leader_log_start_offset=snapshot.log_start_offset,
+                    leader_log_end_offset=snapshot.log_end_offset.message_offset,
+                    follower_log_start_offset=info.log_start_offset,
+                    fetch_time_ms=-1,
+                    last_stable_offset=snapshot.last_stable_offset.message_offset,
+                    preferred_read_replica=preferred_read_replica,
+                )
+            # 3. The read, with epoch validation and (for followers) fetch-state update.
             read_info = partition.fetch_records(
                 replica_id=params.replica_id,
                 fetch_only_leader=params.fetch_only_leader,
@@ -177,7 +203,7 @@ class ReadPath:
         except _EXPECTED_READ_ERRORS as exc:
             return _error_result(exc, fetch_time_ms)
         except OffsetOutOfRangeException as exc:
-            # 3. Out of range: the follower/consumer resolves it (reset or truncate).
+            # 4. Out of range: the follower/consumer resolves it (reset or truncate).
             return self._handle_offset_out_of_range_error(tp, params, info, partition, fetch_time_ms, exc)
         except ApiException as exc:
             return _error_result(exc, fetch_time_ms)
@@ -237,6 +263,36 @@ class ReadPath:
                 return _error_result(exc, fetch_time_ms)
         return LogReadResult(fetched, None, high_watermark, log_start_offset, leo, info.log_start_offset,
                              fetch_time_ms, last_stable_offset)
+
+    def find_preferred_read_replica(self, partition: Any, client_metadata: Any, replica_id: int, fetch_offset: int,
+                                    current_time_ms: int) -> int | None:
+        """Mirrors kafka.server.ReplicaManager#findPreferredReadReplica (KIP-392).
+
+        Only a leader with a replica selector answers, and only for consumers: 1. the candidates
+        are the leader and each ISR follower whose log holds ``fetch_offset`` (a lagging or
+        out-of-ISR follower could keep the consumer behind); 2. the selector picks one; 3. the
+        leader itself is not sent back (None: read here).
+        """
+        # 1. Only a leader, only for a consumer, only with a selector.
+        if not partition.is_leader or replica_id >= 0 or self.replica_selector is None:
+            return None
+        endpoints = self.metadata_cache.get_partition_replica_endpoints(partition.topic_partition)
+        isr = partition.in_sync_replica_ids
+        candidates = set()
+        for replica in partition.remote_replicas_map.values():
+            state = replica.state_snapshot
+            if replica.broker_id in isr and state.log_end_offset >= fetch_offset and state.log_start_offset <= fetch_offset:
+                candidates.add(ReplicaView(endpoints.get(replica.broker_id, Node.no_node()), state.log_end_offset,
+                                           current_time_ms - state.last_caught_up_time_ms))
+        leader = ReplicaView(endpoints.get(self.local_broker_id, Node.no_node()), partition.local_log_or_exception.log_end_offset, 0)
+        candidates.add(leader)
+        # 2. Ask the selector.
+        selected = self.replica_selector.select(partition.topic_partition, client_metadata,
+                                                PartitionView(frozenset(candidates), leader))
+        # 3. A follower with an endpoint, never the leader itself.
+        if selected is None or selected.endpoint.is_empty() or selected == leader:
+            return None
+        return selected.endpoint.id
 
     def _handle_offset_out_of_range_error(
         self, tp: TopicPartition, params: FetchParams, info: Any, partition: Any, fetch_time_ms: int, exc: Exception

@@ -29,6 +29,7 @@ from kafka_ref.common.requests.leader_and_isr import (
     LeaderAndIsrTopicError,
 )
 from kafka_ref.common.requests.stop_replica import StopReplicaPartitionState
+from kafka_ref.common.replica_selector import create_replica_selector
 from kafka_ref.common.state_change import state_change_logger
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.common.uuid import Uuid
@@ -107,6 +108,8 @@ class ReplicaManager(ReadPath, ApplyDelta, DeleteRecordsPath):
         self.delayed_fetch_purgatory: DelayedOperationPurgatory = DelayedOperationPurgatory("Fetch", timer, self.local_broker_id)
         self.delayed_delete_records_purgatory: DelayedOperationPurgatory = DelayedOperationPurgatory(
             "DeleteRecords", timer, self.local_broker_id)
+        # Mirrors ReplicaManager#replicaSelectorOpt: the KIP-392 selector, if replica.selector.class names one.
+        self.replica_selector = create_replica_selector(config.get("replica.selector.class"))
         self.replica_fetcher_manager = replica_fetcher_manager_factory(self)
         self.leadership_change_listeners: list[Callable[[Iterable[Partition], Iterable[Partition]], None]] = []
         self._log = state_change_logger(broker_id=self.local_broker_id)
@@ -638,8 +641,9 @@ class ReplicaManager(ReadPath, ApplyDelta, DeleteRecordsPath):
 
     # ------------------------------------------------------------------ read helpers used by KafkaApis
 
-    def fetch_params(self, request: Any) -> FetchParams:
-        """FetchParams for a FetchRequest, as KafkaApis#handleFetchRequest builds them."""
+    def fetch_params(self, request: Any, client_metadata: Any = None) -> FetchParams:
+        """FetchParams for a FetchRequest, as KafkaApis#handleFetchRequest builds them (with the
+        client metadata of a v11+ request)."""
         replica_id = request.requesting_replica_id()
         return FetchParams(
             replica_id=replica_id,
@@ -648,6 +652,7 @@ class ReplicaManager(ReadPath, ApplyDelta, DeleteRecordsPath):
             min_bytes=request.min_bytes,
             max_bytes=request.max_bytes,
             isolation=FetchIsolation.of(replica_id, request.isolation_level),
+            client_metadata=client_metadata,
         )
 
 

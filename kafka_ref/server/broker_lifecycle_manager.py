@@ -47,6 +47,7 @@ class BrokerLifecycleManager:
         self.highest_metadata_offset_provider = highest_metadata_offset_provider
         self.on_broker_epoch = on_broker_epoch
         self.cluster_id = cluster_id
+        self.rack: str | None = config.get("broker.rack")
         self.heartbeat_interval_ms = config.get("broker.heartbeat.interval.ms")
         # The heartbeat channel gives up on a request after the session timeout (BrokerServer's retry timeout).
         self.request_timeout_ms = config.get("broker.session.timeout.ms")
@@ -111,7 +112,7 @@ class BrokerLifecycleManager:
         """Mirrors BrokerLifecycleManager#sendBrokerRegistration and its response handler."""
         request = BrokerRegistrationRequest(
             broker_id=self.broker_id, cluster_id=self.cluster_id, incarnation_id=self.incarnation_id,
-            listeners=(Listener(name="PLAINTEXT", host="localhost", port=9092 + self.broker_id),),
+            listeners=(Listener(name="PLAINTEXT", host="localhost", port=9092 + self.broker_id),), rack=self.rack,
         )
         self.registrations_sent += 1
         try:

@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 from kafka_ref.common.errors import ApiException, Errors, InvalidRecordException
 from kafka_ref.common.fatal import RUN_ENDING
+from kafka_ref.common.replica_selector import ClientMetadata
 from kafka_ref.common.requests.delete_records import DeleteRecordsRequest
 from kafka_ref.common.requests.describe_cluster import DescribeClusterRequest
 from kafka_ref.common.requests.describe_configs import DescribeConfigsRequest
@@ -317,7 +318,7 @@ class KafkaApis:
             for tip, _ in interesting:
                 tp = tip.topic_partition
                 r = by_tp[tp]
-                if left_out is not None and r.diverging_epoch is None:
+                if left_out is not None and r.diverging_epoch is None and r.preferred_read_replica is None:
                     records = r.info.records if r.info is not None else None
                     if left_out(tp, r.high_watermark, r.last_stable_offset, r.leader_log_start_offset,
                                 records.size_in_bytes if records is not None else 0, r.error.code):
@@ -334,6 +335,8 @@ class KafkaApis:
                     log_start_offset=r.leader_log_start_offset,
                     diverging_epoch=diverging,
                     records=r.info.records if r.info is not None else FetchResponse.partition_response(0, 0).records,
+                    preferred_read_replica=r.preferred_read_replica if r.preferred_read_replica is not None
+                    else FetchResponse.INVALID_PREFERRED_REPLICA_ID,
                 )
             envelope.respond(context.update_and_generate_response_data(updates))
 
@@ -341,7 +344,15 @@ class KafkaApis:
         if not interesting:
             process_response_callback([])
             return
-        params = self.replica_manager.fetch_params(request)
+        # Fetch v11+ carries the consumer's rack: Kafka builds the client metadata for every such
+        # request (KIP-392), which also lets a follower answer a consumer. An in-process request
+        # is read at the newest version both sides know (a broker of an older release, see
+        # kafka_ref.broker.version, never sees v11).
+        version = envelope.api_version if envelope.api_version is not None else min(
+            request.request_version(), self.broker.config.broker_version.fetch_request_version())
+        client_metadata = (ClientMetadata(request.rack_id, str(envelope.src), "", envelope.principal, "PLAINTEXT")
+                           if version >= 11 else None)
+        params = self.replica_manager.fetch_params(request, client_metadata)
         topic_ids = {tip.topic: tip.topic_id for tip, _ in interesting}
         self.replica_manager.fetch_messages(
             params, [(tip.topic_partition, data) for tip, data in interesting], process_response_callback, topic_ids

@@ -199,7 +199,8 @@ class KafkaBroker:
         """Mirrors KafkaZkClient#registerBroker from KafkaServer: the ephemeral's czxid is the broker epoch."""
         from kafka_ref.zk.zk_data import BrokerInfo
 
-        self.broker_epoch = self.zk_client.register_broker(BrokerInfo(self.broker_id, "localhost", 9092 + self.broker_id))
+        self.broker_epoch = self.zk_client.register_broker(BrokerInfo(self.broker_id, "localhost", 9092 + self.broker_id,
+                                                                      rack=self.config.get("broker.rack")))
         self._log.info("broker_registered", broker_epoch=self.broker_epoch)
         return self.broker_epoch
 

@@ -14,6 +14,7 @@ from kafka_ref.common.requests.metadata import (
 from kafka_ref.common.requests.update_metadata import UpdateMetadataPartitionState, UpdateMetadataRequest
 from kafka_ref.common.errors import Errors
 from kafka_ref.common.state_change import state_change_logger
+from kafka_ref.common.node import Node
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.common.uuid import ZERO_UUID, Uuid
 from kafka_ref.replica.fetcher.partition_fetch_state import BrokerEndPoint
@@ -28,6 +29,7 @@ class MetadataCache:
     def __init__(self, broker_id: int) -> None:
         self.broker_id = broker_id
         self.alive_brokers: dict[int, BrokerEndPoint] = {}
+        self.alive_broker_racks: dict[int, str | None] = {}
         self.partition_states: dict[str, dict[int, UpdateMetadataPartitionState]] = {}
         self.topic_ids: dict[str, Uuid] = {}
         self.controller_id: int | None = None
@@ -47,6 +49,7 @@ class MetadataCache:
                                  b.endpoints[0].port if b.endpoints else 9092)
             for b in request.live_brokers
         }
+        self.alive_broker_racks = {b.id: b.rack or None for b in request.live_brokers}
         self.controller_id = request.controller_id if request.controller_id >= 0 else None
         # 2. Topic ids.
         for name, topic_id in request.topic_ids().items():
@@ -87,6 +90,19 @@ class MetadataCache:
 
     def contains(self, tp: TopicPartition) -> bool:
         return tp.partition in self.partition_states.get(tp.topic, {})
+
+    def get_partition_replica_endpoints(self, tp: TopicPartition) -> dict[int, Node]:
+        """Mirrors ZkMetadataCache#getPartitionReplicaEndpoints: the partition's replicas on live
+        brokers, as nodes with their racks (one listener here)."""
+        state = self.get_partition_info(tp)
+        if state is None:
+            return {}
+        out: dict[int, Node] = {}
+        for replica_id in state.replicas:
+            endpoint = self.alive_brokers.get(replica_id)
+            if endpoint is not None:
+                out[replica_id] = Node(replica_id, endpoint.host, endpoint.port, self.alive_broker_racks.get(replica_id))
+        return out
 
     def contains_topic(self, topic: str) -> bool:
         return topic in self.partition_states
@@ -145,7 +161,7 @@ class MetadataCache:
                 is_internal=name in INTERNAL_TOPICS, partitions=tuple(partitions),
             ))
         return MetadataResponse(
-            brokers=tuple(MetadataResponseBroker(node_id=b.id, host=b.host, port=b.port, rack=None)
+            brokers=tuple(MetadataResponseBroker(node_id=b.id, host=b.host, port=b.port, rack=self.alive_broker_racks.get(b.id))
                           for b in self.get_alive_brokers()),
             controller_id=self.controller_id if self.controller_id is not None else -1,
             cluster_id=self.cluster_id,

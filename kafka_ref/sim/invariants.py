@@ -385,11 +385,15 @@ class InvariantChecker:
                              offset=record.offset, now=(f"epoch {found[0]} value {found[1]!r}" if found else "absent"))
         return stats
 
-    def check_commits(self, acknowledged: dict[TopicPartition, int], fetched: dict[TopicPartition, int] | None) -> None:
-        """``committed_offset_durable``: the group coordinator still has every acknowledged commit.
+    def check_commits(self, acknowledged: dict[TopicPartition, int], fetched: dict[TopicPartition, int] | None,
+                      in_doubt: dict[TopicPartition, set[int]] | None = None) -> None:
+        """``committed_offset_durable``: the group coordinator still has the last acknowledged commit.
 
-        The consumer's positions only grow, so the offset fetched after healing must be at least
-        the highest acknowledged commit of each partition.
+        The offset fetched after healing must be at least the last acknowledged commit of each
+        partition, or one of the commits sent after it whose answer never came (``in_doubt``:
+        such a commit may have been written). The last, not the largest: the consumer's position
+        goes back when an unclean election truncates the log below it, and its next commit then
+        rightly replaces a larger one.
         """
         if not acknowledged:
             return
@@ -399,7 +403,7 @@ class InvariantChecker:
             return
         for tp, offset in sorted(acknowledged.items()):
             now = fetched.get(tp, -1)
-            if now < offset:
+            if now < offset and now not in (in_doubt or {}).get(tp, ()):
                 self.violate("committed_offset_durable",
                              f"{tp}: commit of offset {offset} was acknowledged, the coordinator now returns {now}",
                              acknowledged=offset, fetched=now)

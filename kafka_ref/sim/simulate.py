@@ -541,7 +541,7 @@ class SimContext:
         committed = await self.workload.fetch_committed() if self.workload.committed else {}
         self.checker.check()
         self.final_stats = self.checker.check_final(self.workload.acked, self.workload.consumed)
-        self.checker.check_commits(self.workload.committed, committed)
+        self.checker.check_commits(self.workload.committed, committed, self.workload.commits_in_doubt)
         self.history.append(SOURCE_SIM, "sim_finished", violations=len(self.checker.violations), **self.final_stats)
 
     def result(self) -> SimResult:

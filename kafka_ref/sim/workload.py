@@ -6,7 +6,9 @@ which broker to hit and when all come from the workload's random stream: mostly 
 named by a random live broker's metadata cache (possibly stale, as a real client's would be),
 sometimes the controller's leader (ZooKeeper or KRaft), sometimes a random broker (which answers NOT_LEADER_OR_FOLLOWER).
 The consumer fetches each partition from its leader with FetchRequest (replica id -1, so the
-leader serves only below its high watermark) and reports every record to the checker. It
+leader serves only below its high watermark), now and then from a random broker without an
+epoch (a follower serves a consumer up to its own high watermark from Fetch v11, KIP-392; an
+older era's broker answers NOT_LEADER_OR_FOLLOWER), and reports every record to the checker. It
 commits its positions to the group coordinator now and then (a "simple" group: OffsetCommit
 with generation -1), finding the coordinator with FindCoordinator as a client does; after
 healing, OffsetFetch must return at least every acknowledged commit.
@@ -55,8 +57,10 @@ class Workload:
         self.positions: dict[TopicPartition, int] = {tp: 0 for tp in ctx.partitions}
         self._sequence = 0
         self.producing = True
-        # Acknowledged commits: the highest acknowledged committed offset per partition.
+        # Per partition: the offset of the last acknowledged commit, and the offsets of commits
+        # sent since then whose fate is unknown (a timed-out commit may still have been applied).
         self.committed: dict[TopicPartition, int] = {}
+        self.commits_in_doubt: dict[TopicPartition, set[int]] = {}
         self.commits_acked = 0
 
     # -- helpers ---------------------------------------------------------------------------
@@ -261,13 +265,23 @@ class Workload:
             raise
         except Exception as exc:
             ctx.history.append(SOURCE_CLIENT, "offset_commit_failed", error=type(exc).__name__)
+            for tp, offset in offsets.items():
+                if tp in self.committed:
+                    self.commits_in_doubt.setdefault(tp, set()).add(offset)
             return False
         errors = {tp: Errors.for_code(code) for tp, code in response.partition_errors().items()}
         acked = {tp: offsets[tp] for tp, error in errors.items() if error is Errors.NONE and tp in offsets}
         ctx.history.append(SOURCE_CLIENT, "offset_commit_result", coordinator=coordinator,
                            errors={str(tp): e.name for tp, e in errors.items()})
-        for tp, offset in acked.items():
-            self.committed[tp] = max(offset, self.committed.get(tp, 0))
+        # The last acknowledged commit is what the group must return (positions go back after an
+        # unclean election truncates below them, so it is not always the largest); an
+        # unacknowledged one may or may not have been written.
+        for tp, offset in offsets.items():
+            if tp in acked:
+                self.committed[tp] = offset
+                self.commits_in_doubt[tp] = set()
+            elif tp in self.committed:
+                self.commits_in_doubt.setdefault(tp, set()).add(offset)
         self.commits_acked += bool(acked)
         return bool(acked)
 

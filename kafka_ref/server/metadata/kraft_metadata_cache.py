@@ -18,6 +18,7 @@ from kafka_ref.common.requests.metadata import (
     MetadataResponseTopic,
 )
 from kafka_ref.common.requests.update_metadata import UpdateMetadataPartitionState
+from kafka_ref.common.node import Node
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.common.uuid import ZERO_UUID, Uuid
 from kafka_ref.image.image import EMPTY_IMAGE, MetadataImage
@@ -92,6 +93,20 @@ class KRaftMetadataCache:
         return (not self.is_broker_fenced(broker_id) and not self.is_broker_shutting_down(broker_id)
                 and stored_broker_epoch is not None and cached is not None
                 and (stored_broker_epoch == -1 or stored_broker_epoch == cached))
+
+    def get_partition_replica_endpoints(self, tp: TopicPartition) -> dict[int, Node]:
+        """Mirrors KRaftMetadataCache#getPartitionReplicaEndpoints: the partition's replicas on
+        registered, unfenced brokers, as nodes with their racks."""
+        state = self.get_partition_info(tp)
+        if state is None:
+            return {}
+        out: dict[int, Node] = {}
+        for replica_id in state.replicas:
+            registration = self._image.cluster.broker(replica_id)
+            endpoint = registration.node(LISTENER) if registration is not None and not registration.fenced else None
+            if endpoint is not None:
+                out[replica_id] = Node(replica_id, endpoint.host, endpoint.port, registration.rack)
+        return out
 
     def get_alive_broker_node(self, broker_id: int | None) -> BrokerEndPoint | None:
         """Mirrors KRaftMetadataCache#getAliveBrokerNode."""
@@ -200,7 +215,8 @@ class KRaftMetadataCache:
             ))
         controller = self.get_random_alive_broker_id()
         return MetadataResponse(
-            brokers=tuple(MetadataResponseBroker(node_id=b.id, host=b.host, port=b.port, rack=None) for b in self.get_alive_brokers()),
+            brokers=tuple(MetadataResponseBroker(node_id=b.id, host=b.host, port=b.port, rack=self._image.cluster.broker(b.id).rack)
+                          for b in self.get_alive_brokers()),
             controller_id=controller if controller is not None else -1,
             cluster_id=self.cluster_id,
             topics=tuple(out_topics),
