@@ -14,7 +14,7 @@ from kafka_ref.common.node import Node
 from kafka_ref.common.topic_partition import TopicPartition
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # made per fetch: never mutated, not frozen (docs/DESIGN.md)
 class ClientMetadata:
     """Mirrors org.apache.kafka.common.replica.ClientMetadata.DefaultClientMetadata: who is fetching.
 

@@ -159,7 +159,7 @@ class ReadPath:
             # 2. On the leader, a consumer may be sent to a closer replica (KIP-392): then
             #    nothing is read, the answer carries the offsets and the replica to go to.
             preferred_read_replica = None
-            if params.client_metadata is not None:
+            if params.client_metadata is not None and not params.is_from_follower:  # (followers: always None)
                 preferred_read_replica = self.find_preferred_read_replica(
                     partition, params.client_metadata, params.replica_id, info.fetch_offset, fetch_time_ms)
             if preferred_read_replica is not None:

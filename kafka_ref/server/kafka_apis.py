@@ -56,6 +56,8 @@ class KafkaApis:
         self.authorizer = authorizer
         self.broker_id = broker.broker_id
         self.extra_handlers: dict[type, Callable[[Envelope], None]] = {}
+        # The newest Fetch version this broker's release speaks (kafka_ref.broker.version).
+        self.max_fetch_version = broker.config.broker_version.fetch_request_version()
         self._handlers: dict[type, Callable[[Envelope], None]] = {
             LeaderAndIsrRequest: self.handle_leader_and_isr_request,
             StopReplicaRequest: self.handle_stop_replica_request,
@@ -349,7 +351,7 @@ class KafkaApis:
         # is read at the newest version both sides know (a broker of an older release, see
         # kafka_ref.broker.version, never sees v11).
         version = envelope.api_version if envelope.api_version is not None else min(
-            request.request_version(), self.broker.config.broker_version.fetch_request_version())
+            request.request_version(), self.max_fetch_version)
         client_metadata = (ClientMetadata(request.rack_id, str(envelope.src), "", envelope.principal, "PLAINTEXT")
                            if version >= 11 else None)
         params = self.replica_manager.fetch_params(request, client_metadata)
