@@ -110,3 +110,50 @@ async def test_describe_log_dirs_over_the_wire(mode):
     [filtered] = seen["filtered"][0]["log_dirs"]
     assert [(t["name"], [p["partition_index"] for p in t["partitions"]]) for t in filtered["topics"]
             if t["name"] == "orders"] == [("orders", [1])]
+
+
+@pytest.mark.parametrize("mode", ["kraft", "zk"])
+async def test_alter_configs_legacy_over_the_wire(mode):
+    """kafka-python's alter_configs / reset_configs with incremental=False (AlterConfigs v2): a reset leaves the key out,
+    which the broker reads as "back to the default"; an invalid value is InvalidConfigurationError."""
+    from kafka.admin import ConfigResource
+
+    from tests.wire_support import on_loop
+
+    seen: dict[str, object] = {}
+
+    def overrides(cluster):
+        def read():
+            return [{k: str(v) for k, v in c.overrides.items()} if (c := cluster.broker(b).log_manager.topic_configs.get("orders"))
+                    else {} for b in cluster.live_broker_ids()]
+        return on_loop(read)
+
+    def wait_for(cluster, expected):
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and overrides(cluster) != [expected] * 3:
+            time.sleep(0.05)
+        return overrides(cluster)
+
+    def client(cluster, bootstrap):
+        admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10000)
+        try:
+            admin.create_topics([NewTopic("orders", 1, 3)])
+            seen["set"] = admin.alter_configs(
+                [ConfigResource("TOPIC", "orders", {"retention.ms": "5000", "cleanup.policy": "compact"})],
+                incremental=False, raise_on_unknown=False)
+            seen["after_set"] = wait_for(cluster, {"retention.ms": "5000", "cleanup.policy": "compact"})
+            seen["reset"] = admin.reset_configs([ConfigResource("TOPIC", "orders", ["retention.ms"])],
+                                                incremental=False, raise_on_unknown=False)
+            seen["after_reset"] = wait_for(cluster, {"cleanup.policy": "compact"})
+            seen["invalid"] = admin.alter_configs([ConfigResource("TOPIC", "orders", {"min.insync.replicas": "0"})],
+                                                  incremental=False, raise_on_unknown=False)
+            seen["after_invalid"] = overrides(cluster)
+        finally:
+            admin.close()
+
+    await run_with_cluster(client, mode=mode)
+    assert seen["set"] == {"topic": {"orders": "OK"}} and seen["reset"] == {"topic": {"orders": "OK"}}
+    assert seen["after_set"] == [{"retention.ms": "5000", "cleanup.policy": "compact"}] * 3
+    assert seen["after_reset"] == [{"cleanup.policy": "compact"}] * 3
+    assert seen["invalid"]["topic"]["orders"].startswith("[Error 40] InvalidConfigurationError")
+    assert seen["after_invalid"] == [{"cleanup.policy": "compact"}] * 3

@@ -794,6 +794,32 @@ class KafkaAdminClient:
         return _all(results, brokers)
 
 
+    async def alter_configs(self, configs: dict[str, dict[str, str]], *, validate_only: bool = False,
+                            timeout_ms: float | None = None) -> None:
+        """Mirrors KafkaAdminClient#alterConfigs (the deprecated, non-incremental call) for topic resources.
+
+        ``configs`` maps a topic to its complete new override set: every override not named goes
+        back to its default. Sent to the least-loaded broker like incremental_alter_configs; the
+        first per-topic error raises, in request order (AlterConfigsResult#all).
+        """
+        from kafka_ref.common.requests.alter_configs import AlterConfigsRequest, AlterConfigsResponse
+
+        topics = list(configs)
+        request = AlterConfigsRequest.for_topics({t: dict(configs[t]) for t in topics}, validate_only=validate_only)
+        results: dict[str, None | ApiException] = {}
+
+        async def attempt(node: int, remaining_ms: int) -> None:
+            response: AlterConfigsResponse = await self.client.send(node, request, remaining_ms)
+            for r in response.responses:
+                error = Errors.for_code(r.error_code)
+                results[r.resource_name] = None if error is Errors.NONE else error.exception(r.error_message or None)
+            for topic in topics:
+                results.setdefault(topic, KafkaException(f"The response did not contain a result for topic {topic}"))
+
+        await self._run_call("alterConfigs", self._least_loaded_node, attempt, timeout_ms)
+        _all(results, topics)
+
+
 Admin = KafkaAdminClient
 
 

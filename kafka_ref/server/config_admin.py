@@ -220,3 +220,147 @@ def forward_incremental_alter_configs(authorizer: Any, send: Callable[[Any, Call
         merge(IncrementalAlterConfigsResponse())
         return
     send(IncrementalAlterConfigsRequest(resources=remaining, validate_only=request.validate_only), merge)
+
+
+# ------------------------------------------------------------------------- AlterConfigs (legacy)
+
+
+def _legacy_response(resource: Any, error: Errors, message: str | None = None) -> Any:
+    from kafka_ref.common.requests.alter_configs import AlterConfigsResourceResponse as LegacyResourceResponse
+
+    return LegacyResourceResponse(error_code=error.code, error_message=message,
+                                  resource_type=resource.resource_type, resource_name=resource.resource_name)
+
+
+def preprocess_legacy(request: Any) -> dict[int, Any]:
+    """Mirrors kafka.server.ConfigAdminManager#preprocess(AlterConfigsRequestData): the answers decided up front.
+
+    Keyed by the resource's index in the request (Kafka keys them by identity). 1. A resource
+    named more than once: INVALID_REQUEST for every copy; 2. a config key named twice: INVALID_REQUEST;
+    3. a null value (the legacy API cannot delete a key by naming it): INVALID_REQUEST naming the
+    keys; 4. a broker resource: INVALID_REQUEST (dynamic broker configs are not modelled); an unknown
+    resource type: INVALID_REQUEST. No authorization here: the legacy API checks it later.
+    """
+    answers: dict[int, Any] = {}
+    first: dict[tuple[int, str], int] = {}
+    for i, resource in enumerate(request.resources):
+        key = (resource.resource_type, resource.resource_name)
+        # 1. Each resource at most once (both copies are refused).
+        if key in first:
+            for j in (first[key], i):
+                answers[j] = _legacy_response(request.resources[j], Errors.INVALID_REQUEST,
+                                              "Each resource must appear at most once.")
+        else:
+            first[key] = i
+    for i, resource in enumerate(request.resources):
+        if i in answers:
+            continue
+        names = [c.name for c in resource.configs]
+        # 2. Duplicate keys.
+        if len(set(names)) != len(names):
+            answers[i] = _legacy_response(resource, Errors.INVALID_REQUEST, "Error due to duplicate config keys")
+            continue
+        # 3. Null values.
+        null_updates = [c.name for c in resource.configs if c.value is None]
+        if null_updates:
+            answers[i] = _legacy_response(resource, Errors.INVALID_REQUEST,
+                                          "Null value not supported for : " + ", ".join(null_updates))
+            continue
+        # 4. Resource types.
+        if resource.resource_type == ConfigResourceType.BROKER:
+            answers[i] = _legacy_response(resource, Errors.INVALID_REQUEST,
+                                          "kafka_ref models topic configs only; dynamic broker configs are not supported")
+        elif resource.resource_type != ConfigResourceType.TOPIC:
+            answers[i] = _legacy_response(resource, Errors.INVALID_REQUEST, f"Unknown resource type {resource.resource_type}")
+    return answers
+
+
+def _reassemble_legacy(request: Any, answers: dict[int, Any], processed: Any) -> Any:
+    """Mirrors kafka.server.ConfigAdminManager#reassembleLegacyResponse: one answer per resource, in request order.
+
+    A resource the processing step did not answer is an UNKNOWN_SERVER_ERROR, as in Kafka.
+    """
+    from kafka_ref.common.requests.alter_configs import AlterConfigsResponse
+
+    by_key = {(r.resource_type, r.resource_name): r for r in processed.responses}
+    out = []
+    for i, resource in enumerate(request.resources):
+        if i in answers:
+            out.append(answers[i])
+        else:
+            out.append(by_key.get((resource.resource_type, resource.resource_name)) or _legacy_response(
+                resource, Errors.UNKNOWN_SERVER_ERROR, "Unable to find a response for this resource"))
+    return AlterConfigsResponse(throttle_time_ms=processed.throttle_time_ms, responses=tuple(out))
+
+
+def _remaining_legacy(request: Any, answers: dict[int, Any]) -> Any:
+    """Mirrors kafka.server.ConfigAdminManager#copyWithoutPreprocessed(AlterConfigsRequestData)."""
+    import dataclasses
+
+    return dataclasses.replace(request, resources=tuple(r for i, r in enumerate(request.resources) if i not in answers))
+
+
+def zk_legacy_alter_configs(broker: Any, request: Any, principal: str) -> Any:
+    """Mirrors the ZooKeeper-mode branch of kafka.server.KafkaApis#handleAlterConfigsRequest
+    (#processLegacyAlterConfigsRequest with ZkAdminManager#alterConfigs / #alterTopicConfigs).
+
+    Any broker serves it. 1. ConfigAdminManager's legacy preprocessing; 2. per topic left:
+    ALTER_CONFIGS on the topic (else TOPIC_AUTHORIZATION_FAILED); the topic must be named and
+    known to this broker's metadata cache; the named keys, and only they, are the new overrides,
+    which must validate (a ConfigException is INVALID_CONFIG, "Invalid config value for resource
+    ..."); unless ``validate_only`` they replace /config/topics/<topic> with a change notification;
+    3. one answer per resource in request order.
+    """
+    from kafka_ref.common.requests.alter_configs import AlterConfigsResponse
+
+    # 1. Preprocessing.
+    answers = preprocess_legacy(request)
+    remaining = _remaining_legacy(request, answers)
+    authorizer = broker.apis.authorizer
+    admin_zk_client = broker.admin_manager.admin_zk_client
+    out = []
+    # 2. Each topic.
+    for resource in remaining.resources:
+        topic = resource.resource_name
+        if not authorizer.authorize_topic(principal, "ALTER_CONFIGS", topic):
+            out.append(_legacy_response(resource, Errors.TOPIC_AUTHORIZATION_FAILED))
+            continue
+        config_props = {c.name: c.value for c in resource.configs if c.value is not None}
+        try:
+            if not topic:
+                raise InvalidRequestException("Default topic resources are not allowed.")
+            if not broker.metadata_cache.contains_topic(topic):
+                raise UnknownTopicOrPartitionException(f"The topic '{topic}' does not exist.")
+            admin_zk_client.validate_topic_config(topic, config_props)
+            if not remaining.validate_only:
+                broker.apis._log.info("topic_config_replace", topic=topic, config=dict(sorted(config_props.items())))
+                admin_zk_client.change_topic_config(topic, config_props)
+            out.append(_legacy_response(resource, Errors.NONE))
+        except ConfigException as exc:
+            out.append(_legacy_response(resource, Errors.INVALID_CONFIG,
+                                        f"Invalid config value for resource {resource_text(resource)}: {exc}"))
+        except ApiException as exc:
+            out.append(_legacy_response(resource, Errors.for_exception(exc), str(exc) or None))
+        except RUN_ENDING:
+            raise
+    # 3. Reassembled in request order.
+    return _reassemble_legacy(request, answers, AlterConfigsResponse(responses=tuple(out)))
+
+
+def forward_legacy_alter_configs(send: Callable[[Any, Callable[[Any], None], str], None], envelope: Any) -> None:
+    """Mirrors the KRaft-broker branch of kafka.server.KafkaApis#handleAlterConfigsRequest.
+
+    1. ConfigAdminManager's legacy preprocessing; 2. the remaining resources go to the active
+    controller as the client's principal (ForwardingManager), which authorizes, checks existence
+    and replaces the overrides with ConfigRecords (QuorumController#legacyAlterConfigs); 3. both
+    parts make one answer, in request order.
+    """
+    from kafka_ref.common.requests.alter_configs import AlterConfigsResponse
+
+    request = envelope.request
+    answers = preprocess_legacy(request)
+    remaining = _remaining_legacy(request, answers)
+    if not remaining.resources:
+        envelope.respond(_reassemble_legacy(request, answers, AlterConfigsResponse()))
+        return
+    send(remaining, lambda response: envelope.respond(_reassemble_legacy(request, answers, response)), envelope.principal)

@@ -82,6 +82,7 @@ class KafkaApis:
         from kafka_ref.common.requests.create_topics import CreateTopicsRequest
         from kafka_ref.common.requests.delete_topics import DeleteTopicsRequest
         from kafka_ref.common.requests.incremental_alter_configs import IncrementalAlterConfigsRequest
+        from kafka_ref.common.requests.alter_configs import AlterConfigsRequest
 
         self.controller = controller
         self.admin_manager = admin_manager
@@ -91,6 +92,7 @@ class KafkaApis:
         self._handlers[DeleteTopicsRequest] = self.handle_delete_topics_request
         self._handlers[ControlledShutdownRequest] = self.handle_controlled_shutdown_request
         self._handlers[IncrementalAlterConfigsRequest] = self.handle_incremental_alter_configs_request
+        self._handlers[AlterConfigsRequest] = self.handle_alter_configs_request
 
     def register(self, request_type: type, handler: Callable[[Envelope], None]) -> None:
         """Let another component (the group coordinator, the controller) serve an API here."""
@@ -633,6 +635,12 @@ class KafkaApis:
         from kafka_ref.server.config_admin import zk_incremental_alter_configs
 
         envelope.respond(zk_incremental_alter_configs(self.broker, envelope.request, envelope.principal))
+
+    def handle_alter_configs_request(self, envelope: Envelope) -> None:
+        """Mirrors kafka.server.KafkaApis#handleAlterConfigsRequest (ZooKeeper mode: any broker; legacy, replaces the overrides)."""
+        from kafka_ref.server.config_admin import zk_legacy_alter_configs
+
+        envelope.respond(zk_legacy_alter_configs(self.broker, envelope.request, envelope.principal))
 
     def handle_controlled_shutdown_request(self, envelope: Envelope) -> None:
         """Mirrors kafka.server.KafkaApis#handleControlledShutdownRequest."""

@@ -34,10 +34,11 @@ from kafka_ref.common.requests.create_partitions import CreatePartitionsRequest
 from kafka_ref.common.requests.create_topics import CreateTopicsRequest
 from kafka_ref.common.requests.delete_topics import DeleteTopicsRequest
 from kafka_ref.common.requests.elect_leaders import ElectLeadersRequest
+from kafka_ref.common.requests.alter_configs import AlterConfigsRequest
 from kafka_ref.common.requests.incremental_alter_configs import IncrementalAlterConfigsRequest
 from kafka_ref.common.requests.list_partition_reassignments import ListPartitionReassignmentsRequest
 from kafka_ref.server.broker_lifecycle_manager import BrokerLifecycleManager
-from kafka_ref.server.config_admin import forward_incremental_alter_configs
+from kafka_ref.server.config_admin import forward_incremental_alter_configs, forward_legacy_alter_configs
 from kafka_ref.server.metadata.broker_metadata_listener import BrokerMetadataListener
 from kafka_ref.server.metadata.broker_metadata_publisher import BrokerMetadataPublisher
 from kafka_ref.raft.kafka_raft_client import KafkaRaftClient
@@ -104,6 +105,9 @@ class KRaftBrokerSupport:
         # IncrementalAlterConfigs: checked and authorized here, the rest forwarded (kafka_ref/server/config_admin.py).
         self.broker.apis.register(IncrementalAlterConfigsRequest, functools.partial(
             forward_incremental_alter_configs, self.broker.apis.authorizer, self.forwarding_manager._send))
+        # AlterConfigs (legacy): preprocessed here, authorized and applied by the controller.
+        self.broker.apis.register(AlterConfigsRequest, functools.partial(
+            forward_legacy_alter_configs, self.forwarding_manager._send))
         self.broker.admin_manager = self.forwarding_manager
         # 1. Metadata log observer with the listener registered.
         self.raft.register(self.listener)

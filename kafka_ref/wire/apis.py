@@ -55,6 +55,8 @@ from kafka.protocol.consumer import FetchRequest as KFetchRequest
 from kafka.protocol.consumer import FetchResponse as KFetchResponse
 from kafka.protocol.consumer import HeartbeatRequest as KHeartbeatRequest
 from kafka.protocol.consumer import HeartbeatResponse as KHeartbeatResponse
+from kafka.protocol.admin import AlterConfigsRequest as KAlterConfigsRequest
+from kafka.protocol.admin import AlterConfigsResponse as KAlterConfigsResponse
 from kafka.protocol.admin import DescribeLogDirsRequest as KDescribeLogDirsRequest
 from kafka.protocol.admin import DescribeLogDirsResponse as KDescribeLogDirsResponse
 from kafka.protocol.consumer import OffsetDeleteRequest as KOffsetDeleteRequest
@@ -111,6 +113,7 @@ from kafka_ref.common.requests.metadata import MetadataRequest, MetadataResponse
 from kafka_ref.common.requests.offset_commit import OffsetCommitRequest
 from kafka_ref.common.requests.offset_delete import OffsetDeleteRequest
 from kafka_ref.common.requests.describe_log_dirs import DescribeLogDirsRequest
+from kafka_ref.common.requests.alter_configs import AlterConfigsRequest
 from kafka_ref.common.requests.offset_fetch import (
     OffsetFetchRequest,
     OffsetFetchRequestGroup,
@@ -287,6 +290,7 @@ WIRE_APIS: dict[int, WireApi] = {api.key: api for api in (
             None, _describe_cluster_out),
     WireApi(ApiKeys.OFFSET_DELETE, KOffsetDeleteRequest, KOffsetDeleteResponse, OffsetDeleteRequest, 0, 0),
     WireApi(ApiKeys.DESCRIBE_LOG_DIRS, KDescribeLogDirsRequest, KDescribeLogDirsResponse, DescribeLogDirsRequest, 1, 4),
+    WireApi(ApiKeys.ALTER_CONFIGS, KAlterConfigsRequest, KAlterConfigsResponse, AlterConfigsRequest, 0, 2),
 )}
 
 

@@ -163,6 +163,30 @@ class ConfigurationControlManager:
                 return [], InvalidConfigurationException(str(exc))
         return records, None
 
+    def legacy_alter_config_resource(
+        self, resource: ConfigResource, new_configs: Mapping[str, str]
+    ) -> tuple[list[ConfigRecord], Exception | None]:
+        """Mirrors ConfigurationControlManager#legacyAlterConfigResource: ``new_configs`` becomes the whole override set.
+
+        1. A ConfigRecord for each named key whose value changes; 2. a deleting ConfigRecord (null
+        value) for each current key not named; 3. the resulting topic config must validate
+        (INVALID_CONFIG), else nothing is written for the resource.
+        """
+        current = self.config_data.get(resource, {})
+        # 1. Keys set to a new value.
+        altered = [ConfigRecord(resource_type=int(resource.type), resource_name=resource.name, name=name, value=value)
+                   for name, value in new_configs.items() if current.get(name) != value]
+        # 2. Keys left out go back to their defaults.
+        deleted = [ConfigRecord(resource_type=int(resource.type), resource_name=resource.name, name=name, value=None)
+                   for name in current if name not in new_configs]
+        # 3. Validation of the result.
+        if resource.type is ConfigResourceType.TOPIC:
+            try:
+                LogConfig.validate(dict(new_configs))
+            except ConfigException as exc:
+                return [], InvalidConfigurationException(str(exc))
+        return altered + deleted, None
+
     def replay(self, record: ConfigRecord) -> None:
         """Mirrors ConfigurationControlManager#replay(ConfigRecord)."""
         resource = ConfigResource(ConfigResourceType(record.resource_type), record.resource_name)

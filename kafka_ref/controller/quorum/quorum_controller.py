@@ -36,6 +36,7 @@ from kafka_ref.common.requests.alter_partition import AlterPartitionRequest
 from kafka_ref.common.requests.alter_partition_reassignments import AlterPartitionReassignmentsRequest
 from kafka_ref.common.requests.create_partitions import CreatePartitionsRequest
 from kafka_ref.common.requests.create_topics import CreateTopicsRequest
+from kafka_ref.common.requests.alter_configs import AlterConfigsRequest
 from kafka_ref.common.requests.incremental_alter_configs import IncrementalAlterConfigsRequest
 from kafka_ref.common.requests.delete_topics import DeletableTopicResult, DeleteTopicsRequest, DeleteTopicsResponse
 from kafka_ref.common.requests.elect_leaders import ElectLeadersRequest, ElectLeadersResponse
@@ -350,6 +351,7 @@ class QuorumController:
             AlterPartitionReassignmentsRequest: self.handle_alter_partition_reassignments,
             ListPartitionReassignmentsRequest: self.handle_list_partition_reassignments,
             IncrementalAlterConfigsRequest: self.handle_incremental_alter_configs,
+            AlterConfigsRequest: self.handle_legacy_alter_configs,
         }
         handler = handlers.get(type(request))
         try:
@@ -469,6 +471,72 @@ class QuorumController:
         # 3. Validation only: nothing to write.
         response = IncrementalAlterConfigsResponse(responses=tuple(responses))
         self._write("incrementalAlterConfigs", ControllerResult([] if request.validate_only else records, response),
+                    envelope.respond, request=envelope.request)
+
+    def handle_legacy_alter_configs(self, envelope: Envelope) -> None:
+        """Mirrors ControllerApis#handleLegacyAlterConfigs and QuorumController#legacyAlterConfigs.
+
+        1. An unknown resource type is UNSUPPORTED_VERSION, a resource named twice INVALID_REQUEST;
+        2. ALTER_CONFIGS on the topic, as the client's principal (TOPIC_AUTHORIZATION_FAILED); 3. per
+        resource left, as for IncrementalAlterConfigs: a named, existing topic (a broker resource is
+        not modelled: INVALID_REQUEST), then ConfigurationControlManager#legacyAlterConfigResource's
+        records (the named keys replace every override) or its error; 4. all records in one atomic
+        batch (none when ``validate_only``); the answer comes once they are committed.
+        """
+        from kafka_ref.common.errors import InvalidRequestException, UnknownTopicOrPartitionException
+        from kafka_ref.common.requests.alter_configs import AlterConfigsResourceResponse, AlterConfigsResponse
+        from kafka_ref.image.records import ConfigResource, ConfigResourceType
+
+        request: AlterConfigsRequest = envelope.request
+
+        def answer(resource: Any, error: Errors, message: str | None = None) -> AlterConfigsResourceResponse:
+            return AlterConfigsResourceResponse(error_code=error.code, error_message=message,
+                                                resource_type=resource.resource_type, resource_name=resource.resource_name)
+
+        responses: list[AlterConfigsResourceResponse] = []
+        changes: dict[tuple[int, str], Any] = {}
+        duplicates: set[tuple[int, str]] = set()
+        # 1. Known types, each resource once.
+        for resource in request.resources:
+            key = (resource.resource_type, resource.resource_name)
+            if resource.resource_type not in (ConfigResourceType.TOPIC, ConfigResourceType.BROKER):
+                responses.append(answer(resource, Errors.UNSUPPORTED_VERSION, f"Unknown resource type {resource.resource_type}."))
+            elif key not in duplicates:
+                if key in changes:
+                    duplicates.add(key)
+                    del changes[key]
+                    responses.append(answer(resource, Errors.INVALID_REQUEST, "Duplicate resource."))
+                else:
+                    changes[key] = resource
+        # 2. Authorization.
+        for key, resource in list(changes.items()):
+            if resource.resource_type == ConfigResourceType.TOPIC and \
+                    not self.authorizer.authorize_topic(envelope.principal, "ALTER_CONFIGS", resource.resource_name):
+                responses.append(answer(resource, Errors.TOPIC_AUTHORIZATION_FAILED))
+                del changes[key]
+        # 3. Each resource's records.
+        records: list[Any] = []
+        for resource in changes.values():
+            error: Exception | None = None
+            resource_records: list[Any] = []
+            if resource.resource_type != ConfigResourceType.TOPIC:
+                error = InvalidRequestException("kafka_ref models topic configs only; dynamic broker configs are not supported")
+            elif not resource.resource_name:
+                error = InvalidRequestException("Default topic resources are not allowed.")
+            elif self.replication_control.get_topic_id(resource.resource_name) is None:
+                error = UnknownTopicOrPartitionException(f"The topic '{resource.resource_name}' does not exist.")
+            else:
+                resource_records, error = self.configuration_control.legacy_alter_config_resource(
+                    ConfigResource(ConfigResourceType.TOPIC, resource.resource_name),
+                    {c.name: c.value for c in resource.configs})
+            if error is None:
+                records.extend(resource_records)
+                responses.append(answer(resource, Errors.NONE))
+            else:
+                responses.append(answer(resource, Errors.for_exception(error), str(error) or None))
+        # 4. One atomic batch.
+        response = AlterConfigsResponse(responses=tuple(responses))
+        self._write("legacyAlterConfigs", ControllerResult([] if request.validate_only else records, response),
                     envelope.respond, request=envelope.request)
 
     def handle_create_topics(self, envelope: Envelope) -> None:
