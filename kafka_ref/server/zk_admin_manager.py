@@ -18,7 +18,7 @@ from kafka_ref.common.requests.create_topics import CreatableTopicResult, Create
 from kafka_ref.common.requests.delete_topics import DeletableTopicResult, DeleteTopicsRequest, DeleteTopicsResponse
 from kafka_ref.common.state_change import state_change_logger
 from kafka_ref.server.delayed_operation import DelayedOperation, DelayedOperationPurgatory
-from kafka_ref.zk.admin_zk_client import AdminZkClient
+from kafka_ref.zk.admin_zk_client import AdminOperationException, AdminZkClient
 
 
 class DelayedTopicOperation(DelayedOperation):
@@ -95,8 +95,10 @@ class ZkAdminManager:
                             "ZooKeeper-mode Kafka has no such limit.")
                     from kafka_ref.zk.admin_zk_client import assign_replicas_to_brokers
 
-                    brokers = sorted(self.broker.metadata_cache.alive_brokers) or self.admin_zk_client.zk_client.get_sorted_broker_list()
-                    assignment = assign_replicas_to_brokers(brokers, n, rf, self.admin_zk_client.rng)
+                    cache = self.broker.metadata_cache
+                    brokers = sorted(cache.alive_brokers) or self.admin_zk_client.zk_client.get_sorted_broker_list()
+                    racks = cache.alive_broker_racks if cache.alive_brokers else self.admin_zk_client.get_broker_metadatas()
+                    assignment = assign_replicas_to_brokers(brokers, n, rf, self.admin_zk_client.rng, racks=racks)
                 configs = {c.name: c.value for c in topic.configs}
                 # 2. Validate; write unless validate-only.
                 if request.validate_only:
@@ -116,6 +118,9 @@ class ZkAdminManager:
                                                            error_message=str(exc))
             except RUN_ENDING:
                 raise
+            except AdminOperationException as exc:  # some brokers have racks, some not: not an ApiException
+                results[topic.name] = CreatableTopicResult(name=topic.name, error_code=Errors.UNKNOWN_SERVER_ERROR.code,
+                                                           error_message=str(exc))
             except Exception as exc:  # ConfigException and other validation errors
                 results[topic.name] = CreatableTopicResult(name=topic.name, error_code=Errors.INVALID_CONFIG.code,
                                                            error_message=str(exc))

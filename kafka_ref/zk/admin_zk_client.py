@@ -37,6 +37,10 @@ def _replica_index(first_replica_index: int, second_replica_shift: int, replica_
     return (first_replica_index + shift) % n_brokers
 
 
+class AdminOperationException(Exception):
+    """Mirrors org.apache.kafka.server.common.AdminOperationException (not an ApiException)."""
+
+
 def assign_replicas_to_brokers(
     broker_list: Sequence[int],
     n_partitions: int,
@@ -44,12 +48,15 @@ def assign_replicas_to_brokers(
     rng: random.Random,
     fixed_start_index: int = -1,
     start_partition_id: int = -1,
+    racks: Mapping[int, str | None] | None = None,
 ) -> dict[int, list[int]]:
-    """Mirrors kafka.admin.AdminUtils#assignReplicasToBrokers (rack-unaware).
+    """Mirrors org.apache.kafka.admin.AdminUtils#assignReplicasToBrokers (Kafka 3.7).
 
-    1. The first replica of each partition walks the sorted brokers from a random start;
-    2. followers are shifted from the first by an amount that grows every time the partition
-       id wraps the broker count, so leaders and followers spread evenly.
+    Rack-unaware when no broker has a rack (``racks``: broker id to rack), rack-aware when every
+    broker has one; a mix is an AdminOperationException. Rack-unaware: 1. the first replica of
+    each partition walks the sorted brokers from a random start; 2. followers are shifted from
+    the first by an amount that grows every time the partition id wraps the broker count, so
+    leaders and followers spread evenly.
     """
     if n_partitions <= 0:
         raise InvalidPartitionsException("Number of partitions must be larger than 0.")
@@ -59,6 +66,12 @@ def assign_replicas_to_brokers(
         raise InvalidReplicationFactorException(
             f"Replication factor: {replication_factor} larger than available brokers: {len(broker_list)}."
         )
+    rack_of = {b: (racks or {}).get(b) for b in broker_list}
+    if any(rack is not None for rack in rack_of.values()):
+        if any(rack is None for rack in rack_of.values()):
+            raise AdminOperationException("Not all brokers have rack information for replica rack aware assignment.")
+        return _assign_replicas_to_brokers_rack_aware(n_partitions, replication_factor, rack_of,  # type: ignore[arg-type]
+                                                      rng, fixed_start_index, start_partition_id)
     brokers = sorted(broker_list)
     n = len(brokers)
     # 1. Random start and shift unless fixed.
@@ -76,6 +89,66 @@ def assign_replicas_to_brokers(
             replicas.append(brokers[_replica_index(first, next_replica_shift, j, n)])
         result[current] = replicas
         current += 1
+    return result
+
+
+def _assign_replicas_to_brokers_rack_aware(n_partitions: int, replication_factor: int, rack_of: Mapping[int, str],
+                                           rng: random.Random, fixed_start_index: int, start_partition_id: int
+                                           ) -> dict[int, list[int]]:
+    """Mirrors AdminUtils#assignReplicasToBrokersRackAware.
+
+    1. The brokers in rack-alternated order (getRackAlternatedBrokerList); 2. the leaders walk it
+    as in the rack-unaware case; 3. each further replica is the next broker (shifted as there, by
+    the shift times the rack count) that is in a rack without a replica yet, unless every rack has
+    one, and is not already a replica, unless every broker is.
+    """
+    num_racks = len(set(rack_of.values()))
+    arranged = get_rack_alternated_broker_list(rack_of)
+    n = len(arranged)
+    start_index = fixed_start_index if fixed_start_index >= 0 else rng.randrange(n)
+    current = max(0, start_partition_id)
+    next_replica_shift = fixed_start_index if fixed_start_index >= 0 else rng.randrange(n)
+    result: dict[int, list[int]] = {}
+    for _ in range(n_partitions):
+        if current > 0 and current % n == 0:
+            next_replica_shift += 1
+        first = (current + start_index) % n
+        leader = arranged[first]
+        replicas = [leader]
+        racks_with_replicas = {rack_of[leader]}
+        brokers_with_replicas = {leader}
+        k = 0
+        for _j in range(replication_factor - 1):
+            while True:
+                broker = arranged[_replica_index(first, next_replica_shift * num_racks, k, n)]
+                rack = rack_of[broker]
+                k += 1
+                if ((rack not in racks_with_replicas or len(racks_with_replicas) == num_racks)
+                        and (broker not in brokers_with_replicas or len(brokers_with_replicas) == n)):
+                    replicas.append(broker)
+                    racks_with_replicas.add(rack)
+                    brokers_with_replicas.add(broker)
+                    break
+        result[current] = replicas
+        current += 1
+    return result
+
+
+def get_rack_alternated_broker_list(rack_of: Mapping[int, str]) -> list[int]:
+    """Mirrors AdminUtils#getRackAlternatedBrokerList: one broker from each rack in turn (racks sorted,
+    each rack's brokers by id), e.g. racks a: 0, 1 and b: 2 give 0, 2, 1."""
+    by_rack: dict[str, list[int]] = {}
+    for broker, rack in rack_of.items():
+        by_rack.setdefault(rack, []).append(broker)
+    iterators = {rack: iter(sorted(brokers)) for rack, brokers in by_rack.items()}
+    racks = sorted(iterators)
+    result: list[int] = []
+    index = 0
+    while len(result) < len(rack_of):
+        broker = next(iterators[racks[index]], None)
+        if broker is not None:
+            result.append(broker)
+        index = (index + 1) % len(racks)
     return result
 
 
@@ -100,12 +173,16 @@ class AdminZkClient:
         self.zk_client = zk_client
         self.rng = rng
 
+    def get_broker_metadatas(self) -> dict[int, str | None]:
+        """Mirrors kafka.zk.AdminZkClient#getBrokerMetadatas (RackAwareMode.Enforced): each registered broker's rack."""
+        return {info.broker_id: info.rack for info in self.zk_client.get_all_brokers_in_cluster()}
+
     def create_topic(
         self, topic: str, partitions: int, replication_factor: int, topic_config: Mapping[str, str] | None = None
     ) -> dict[int, list[int]]:
         """Mirrors kafka.zk.AdminZkClient#createTopic: assign replicas, then write the topic."""
-        brokers = self.zk_client.get_sorted_broker_list()
-        assignment = assign_replicas_to_brokers(brokers, partitions, replication_factor, self.rng)
+        brokers = self.get_broker_metadatas()
+        assignment = assign_replicas_to_brokers(sorted(brokers), partitions, replication_factor, self.rng, racks=brokers)
         self.create_topic_with_assignment(topic, topic_config or {}, assignment)
         return assignment
 
@@ -182,7 +259,8 @@ class AdminZkClient:
             start_index = next((i for i, b in enumerate(brokers) if b >= partition0[0]), 0)
             proposed = assign_replicas_to_brokers(brokers, partitions_to_add, len(partition0), self.rng,
                                                   fixed_start_index=start_index,
-                                                  start_partition_id=len(existing_assignment))
+                                                  start_partition_id=len(existing_assignment),
+                                                  racks=self.get_broker_metadatas())
         return {p: ReplicaAssignment(tuple(r)) for p, r in proposed.items()}
 
     def create_partitions_with_assignment(
