@@ -124,6 +124,10 @@ async def test_elect_leaders_unclean_when_only_an_out_of_sync_replica_is_left(mo
             on_loop(cluster.kill_broker, leader)
             on_loop(cluster.network.heal_link, follower, leader)
             _wait(lambda: on_loop(cluster.leader_for, "t", 0) == -1, "the partition to go offline")
+            # A new admin client: the first one may have cached the dead broker as the controller
+            # (KRaft brokers name a live broker in Metadata; kafka-python only re-asks on NOT_CONTROLLER).
+            admin.close()
+            admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10000)
             seen["preferred"] = _errors(admin.elect_leaders(0, {"t": [0]}, raise_errors=False))
             seen["unclean"] = _errors(admin.elect_leaders(1, {"t": [0]}, raise_errors=False))
             _wait(lambda: on_loop(cluster.leader_for, "t", 0) == follower, "the unclean leader")
