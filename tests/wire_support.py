@@ -35,10 +35,11 @@ def on_loop_async(fn: Callable[..., Any], *args: Any) -> Any:
     return anyio.from_thread.run(fn, *args)
 
 
-async def run_with_cluster(client: Callable[[Cluster, str], Any], *, mode: str = "kraft", brokers: int = 3) -> Any:
+async def run_with_cluster(client: Callable[[Cluster, str], Any], *, mode: str = "kraft", brokers: int = 3,
+                           racks: dict[int, str] | None = None, config: dict[str, Any] | None = None) -> Any:
     """Start a wall-clock cluster with listeners and run ``client(cluster, bootstrap)`` in a thread."""
-    async with Cluster(brokers=brokers, metadata_mode=mode, clock="wall", config=CLUSTER_CONFIG) as cluster, \
-            cluster.serve() as bootstrap:
+    async with Cluster(brokers=brokers, metadata_mode=mode, clock="wall", config={**CLUSTER_CONFIG, **(config or {})},
+                       racks=racks) as cluster, cluster.serve() as bootstrap:
         with anyio.fail_after(90):
             return await anyio.to_thread.run_sync(client, cluster, bootstrap)
 
