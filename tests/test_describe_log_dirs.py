@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 
 from kafka_ref import Cluster, Errors, TopicPartition
+from kafka_ref.clients import LogDirDescription, ReplicaInfo
 from kafka_ref.common.errors import KafkaStorageException
 from kafka_ref.common.requests.describe_log_dirs import DescribeLogDirsPartition, DescribeLogDirsRequest
 
@@ -101,8 +102,8 @@ async def test_admin_describe_log_dirs():
             assert (d0.error, d0.total_bytes, d0.usable_bytes) == (None, None, None)
             log0 = cluster.broker(0).log_manager.get_log(TP0)
             assert sorted(d0.replica_infos) == [TopicPartition("other", 0), TP0, TP1]
-            assert (d0.replica_infos[TP0].size, d0.replica_infos[TP0].offset_lag, d0.replica_infos[TP0].is_future) == (
-                log0.size, 0, False)
+            assert isinstance(d0, LogDirDescription)
+            assert d0.replica_infos[TP0] == ReplicaInfo(size=log0.size, offset_lag=0, is_future=False)
             assert sorted(described[1]["/kafka-logs-1"].replica_infos) == [TP0, TP1]
             cluster.broker(1).log_manager.handle_log_dir_failure("test")
             d1 = (await admin.describe_log_dirs([1]))[1]["/kafka-logs-1"]

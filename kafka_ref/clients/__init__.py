@@ -8,7 +8,8 @@ Mirrors the Java clients of org.apache.kafka.clients (Kafka 3.x), compactly:
   epochs, offset resets through ListOffsets;
 - ``Admin`` / ``KafkaAdminClient`` (admin.py): CreateTopics / DeleteTopics at the controller,
   topic and cluster descriptions, ListOffsets, DeleteRecords, topic configs
-  (IncrementalAlterConfigs, DescribeConfigs);
+  (IncrementalAlterConfigs, legacy AlterConfigs, DescribeConfigs), consumer group and offset
+  deletion (DeleteGroups, OffsetDelete), log directories (DescribeLogDirs);
 - ``Metadata`` and ``NetworkClient`` (client_metadata.py): the client's view of the cluster;
 - ``DefaultPartitioner`` / ``BuiltInPartitioner`` (partitioner.py): where a record goes.
 
@@ -23,10 +24,12 @@ from kafka_ref.clients.admin import (
     DeletedRecords,
     KafkaAdminClient,
     ListOffsetsResultInfo,
+    LogDirDescription,
     NewPartitions,
     NewTopic,
     OffsetSpec,
     RecordsToDelete,
+    ReplicaInfo,
     TopicDescription,
     TopicMetadataAndConfig,
     TopicPartitionInfo,
@@ -54,6 +57,8 @@ __all__ = [
     "DefaultPartitioner",
     "FutureRecordMetadata",
     "KafkaAdminClient",
+    "LogDirDescription",
+    "ReplicaInfo",
     "KafkaConsumer",
     "KafkaProducer",
     "LeaderAndEpoch",
