@@ -37,6 +37,7 @@ from kafka_ref.clients.admin import (
 from kafka_ref.clients.client_metadata import LeaderAndEpoch, Metadata, MetadataSnapshot, NetworkClient, Node
 from kafka_ref.clients.consumer import (
     Consumer,
+    LogTruncationException,
     ConsumerRecord,
     KafkaConsumer,
     NoOffsetForPartitionException,
@@ -63,6 +64,7 @@ __all__ = [
     "KafkaProducer",
     "LeaderAndEpoch",
     "ListOffsetsResultInfo",
+    "LogTruncationException",
     "Metadata",
     "MetadataSnapshot",
     "NetworkClient",

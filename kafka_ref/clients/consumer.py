@@ -21,10 +21,11 @@ coordinator poll (join, heartbeat), whose assignment replaces the consumer's, th
 positions of newly assigned partitions from the committed offsets before falling back to
 ``auto_offset_reset``.
 
-Not modelled: fetch sessions (KIP-227; every fetch here is a full, sessionless fetch), position
-validation with OffsetsForLeaderEpoch after a leader change (KIP-320's truncation detection:
-the new leader is taken as is), and aborted-transaction filtering for
-read_committed. Follower fetching (KIP-392): with ``client_rack`` set, a leader whose broker has
+After a leader or epoch change a position that knows its record's epoch is validated first
+(KIP-320): OffsetsForLeaderEpoch asks the new leader where that epoch ends; a log truncated below
+the position moves it back to the divergence point (or raises LogTruncationException with
+``auto_offset_reset="none"``). Not modelled: fetch sessions (KIP-227; every fetch here is a full,
+sessionless fetch) and aborted-transaction filtering for read_committed. Follower fetching (KIP-392): with ``client_rack`` set, a leader whose broker has
 a replica selector may name a preferred read replica; the consumer then fetches from it until the
 metadata would expire or it answers an error. Because the in-process network answers in zero time, a partition
 that got an error is not fetched again for ``retry_backoff_ms`` (a real network's round trip
@@ -40,7 +41,7 @@ from typing import Any, Iterable
 import anyio
 
 from kafka_ref.clients.client_metadata import Metadata, NetworkClient, client_logger
-from kafka_ref.clients.fetcher import ConsumerRecord, Fetcher, OffsetFetcher
+from kafka_ref.clients.fetcher import ConsumerRecord, Fetcher, LogTruncationException, OffsetFetcher
 from kafka_ref.clients.subscription_state import FetchPosition, SubscriptionState
 from kafka_ref.common.errors import (
     ConfigException,
@@ -310,8 +311,11 @@ class KafkaConsumer:
         # 1. Metadata when due, and the leaders it names for every position.
         await self.client.poll_metadata()
         self.metadata.maybe_throw_any_exception()
+        # (OffsetFetcher#validatePositionsOnMetadataChange: a new leader or epoch means the
+        #  position is checked against the new leader's log first, KIP-320.)
         for tp in self.subscriptions.assignment:
-            self.subscriptions.update_position_leader(tp, self.metadata.current_leader(tp))
+            self.subscriptions.maybe_validate_position_for_current_leader(tp, self.metadata.current_leader(tp))
+        await self.offset_fetcher.validate_positions_if_needed()
         # 2. Partitions without a position take the reset strategy (or fail with "none").
         undefined = self.subscriptions.reset_initializing_positions()
         if undefined:
@@ -363,5 +367,6 @@ class KafkaConsumer:
 Consumer = KafkaConsumer
 
 __all__ = [
-    "Consumer", "ConsumerRecord", "KafkaConsumer", "NoOffsetForPartitionException", "OffsetAndTimestamp",
+    "Consumer", "ConsumerRecord", "KafkaConsumer", "LogTruncationException", "NoOffsetForPartitionException",
+    "OffsetAndTimestamp",
 ]

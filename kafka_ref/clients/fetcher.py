@@ -28,6 +28,7 @@ from kafka_ref.common.errors import (
 from kafka_ref.common.records import Record, RecordBatch
 from kafka_ref.common.requests.fetch import FetchPartition, FetchRequest, FetchResponse, PartitionData
 from kafka_ref.common.requests.list_offsets import ListOffsetsPartition, ListOffsetsRequest, ListOffsetsResponse
+from kafka_ref.common.requests.offsets_for_leader_epoch import OffsetForLeaderEpochRequest, OffsetForLeaderPartition
 from kafka_ref.common.topic_partition import TopicIdPartition, TopicPartition
 from kafka_ref.network.network import Envelope
 
@@ -345,8 +346,20 @@ class Fetcher:
         return False
 
 
+class LogTruncationException(OffsetOutOfRangeException):
+    """Mirrors org.apache.kafka.clients.consumer.LogTruncationException: the log was truncated below
+    the consumer's position and ``auto_offset_reset`` is "none". ``divergent_offsets`` maps each
+    partition to the first offset known to diverge (None when the leader has no end for the
+    position's epoch)."""
+
+    def __init__(self, message: str, divergent_offsets: dict[TopicPartition, int | None]) -> None:
+        super().__init__(message)
+        self.divergent_offsets = divergent_offsets
+
+
 class OffsetFetcher:
-    """Mirrors org.apache.kafka.clients.consumer.internals.OffsetFetcher (ListOffsets for resets and lookups)."""
+    """Mirrors org.apache.kafka.clients.consumer.internals.OffsetFetcher (ListOffsets for resets and
+    lookups, OffsetsForLeaderEpoch for position validation)."""
 
     def __init__(self, consumer: KafkaConsumer) -> None:
         self.consumer = consumer
@@ -380,6 +393,62 @@ class OffsetFetcher:
         if to_retry:
             self.subscriptions.request_failed(to_retry, self.time.milliseconds() + self.consumer.retry_backoff_ms)
             self.metadata.request_update()
+
+    async def validate_positions_if_needed(self) -> None:
+        """Mirrors OffsetFetcher#validatePositionsIfNeeded and #validatePositionsAsync (KIP-320).
+
+        1. The partitions awaiting validation, grouped by their current leader; 2. one
+        OffsetsForLeaderEpoch per leader asking where each position's epoch ends; 3. each answer
+        completes the validation (SubscriptionState#maybeCompleteValidation: valid, or truncated
+        and moved back, or reset); errors that mean stale metadata refresh it and back off;
+        4. with ``auto_offset_reset="none"`` a detected truncation raises LogTruncationException.
+        """
+        now = self.time.milliseconds()
+        # 1. What to validate, by leader.
+        by_node: dict[int, dict[TopicPartition, FetchPosition]] = {}
+        for tp in self.subscriptions.partitions_needing_validation(now):
+            position = self.subscriptions.position(tp)
+            assert position is not None
+            leader = position.current_leader.leader
+            if leader is None:
+                self.metadata.request_update()
+                continue
+            by_node.setdefault(leader, {})[tp] = position
+        truncations: dict[TopicPartition, int | None] = {}
+        for node, positions in by_node.items():
+            # 2. The request (OffsetsForLeaderEpochClient).
+            request = OffsetForLeaderEpochRequest.for_consumer({
+                tp: OffsetForLeaderPartition(partition=tp.partition, current_leader_epoch=p.current_leader.epoch,
+                                             leader_epoch=p.offset_epoch)
+                for tp, p in positions.items()})
+            backoff_until = self.time.milliseconds() + self.consumer.retry_backoff_ms
+            try:
+                response = await self.client.send(node, request)
+            except (NetworkException, TimeoutException):
+                self.metadata.request_update()
+                self.subscriptions.request_failed(positions, backoff_until)
+                continue
+            answers = response.epoch_end_offsets()
+            # 3. Per partition.
+            for tp, position in positions.items():
+                answer = answers.get(tp)
+                error = Errors.for_code(answer.error_code) if answer is not None else Errors.UNKNOWN_SERVER_ERROR
+                if error is Errors.NONE:
+                    truncation = self.subscriptions.maybe_complete_validation(tp, position, answer.end_offset,
+                                                                              answer.leader_epoch)
+                    if truncation is not None:
+                        truncations[tp] = truncation[1]
+                elif error is Errors.TOPIC_AUTHORIZATION_FAILED:
+                    raise TopicAuthorizationException(f"Not authorized to access topics: [{tp.topic}]")
+                else:
+                    self._log.debug("offset_validation_retry", topic_partition=str(tp), error=error.name)
+                    self.metadata.request_update()
+                    self.subscriptions.request_failed([tp], backoff_until)
+        # 4. Truncation with no reset policy.
+        if truncations:
+            raise LogTruncationException(
+                "Detected truncated partitions: " + ", ".join(f"{tp} (divergent offset {o})" for tp, o in truncations.items()),
+                truncations)
 
     async def fetch_offsets_by_times(
         self, timestamps: dict[TopicPartition, int], timeout_ms: float

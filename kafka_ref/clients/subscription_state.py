@@ -42,6 +42,9 @@ class TopicPartitionState:
     log_start_offset: int | None = None
     last_stable_offset: int | None = None
     paused: bool = False
+    # KIP-320: the position must be checked against the new leader's log (OffsetsForLeaderEpoch)
+    # before fetching (Kafka's AWAIT_VALIDATION fetch state).
+    awaiting_validation: bool = False
     # KIP-392: the replica the leader told us to read from, until this time (then the leader again).
     preferred_read_replica: int | None = None
     preferred_read_replica_expire_time_ms: int = 0
@@ -51,8 +54,17 @@ class TopicPartitionState:
         return self.reset_strategy is not None
 
     def has_valid_position(self) -> bool:
-        """Mirrors SubscriptionState.TopicPartitionState#hasValidPosition (no validation state here)."""
-        return self.position is not None and self.reset_strategy is None
+        """Mirrors SubscriptionState.TopicPartitionState#hasValidPosition: FETCHING (not awaiting a reset
+        or a validation)."""
+        return self.position is not None and self.reset_strategy is None and not self.awaiting_validation
+
+    def validate_position(self, position: FetchPosition) -> None:
+        """Mirrors SubscriptionState.TopicPartitionState#validatePosition: await validation when the
+        position knows the epoch of the record before it and the leader's epoch is known, else fetch."""
+        self.position = position
+        self.reset_strategy = None
+        self.next_retry_time_ms = 0
+        self.awaiting_validation = position.offset_epoch is not None and position.current_leader.epoch is not None
 
 
 class SubscriptionState:
@@ -93,11 +105,17 @@ class SubscriptionState:
         return state
 
     def seek_unvalidated(self, tp: TopicPartition, position: FetchPosition) -> None:
-        """Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState#seekUnvalidated."""
+        """Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState#seekUnvalidated
+        (validated first if it carries epochs, see ``validate_position``)."""
+        self.assigned_state(tp).validate_position(position)
+
+    def seek_validated(self, tp: TopicPartition, position: FetchPosition) -> None:
+        """Mirrors SubscriptionState.TopicPartitionState#seekValidated: fetch from here, no check."""
         state = self.assigned_state(tp)
         state.position = position
         state.reset_strategy = None
         state.next_retry_time_ms = 0
+        state.awaiting_validation = False
 
     def maybe_seek_unvalidated(self, tp: TopicPartition, position: FetchPosition, requested_strategy: str) -> None:
         """Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState#maybeSeekUnvalidated.
@@ -118,6 +136,7 @@ class SubscriptionState:
         state = self.assigned_state(tp)
         state.reset_strategy = strategy or self.default_reset_strategy
         state.next_retry_time_ms = 0
+        state.awaiting_validation = False
 
     def reset_initializing_positions(self) -> list[TopicPartition]:
         """Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState#resetInitializingPositions.
@@ -180,3 +199,51 @@ class SubscriptionState:
         state = self.assignment.get(tp)
         if state is not None and state.position is not None and state.position.current_leader != leader:
             state.position = FetchPosition(state.position.offset, state.position.offset_epoch, leader)
+
+    def maybe_validate_position_for_current_leader(self, tp: TopicPartition, leader: LeaderAndEpoch) -> bool:
+        """Mirrors SubscriptionState#maybeValidatePositionForCurrentLeader (and TopicPartitionState#maybeValidatePosition).
+
+        Every broker here speaks OffsetsForLeaderEpoch v3+, so: 1. nothing while a reset is due
+        or the leader is unknown; 2. a position whose leader or epoch changed takes the new one
+        and awaits validation if it knows its record's epoch (the preferred read replica is
+        dropped); 3. True while awaiting validation.
+        """
+        state = self.assignment.get(tp)
+        if state is None or state.awaiting_reset() or leader.leader is None:
+            return False
+        if state.position is not None and state.position.current_leader != leader:
+            state.validate_position(FetchPosition(state.position.offset, state.position.offset_epoch, leader))
+            state.preferred_read_replica = None
+        return state.awaiting_validation
+
+    def partitions_needing_validation(self, now_ms: int) -> list[TopicPartition]:
+        """Mirrors SubscriptionState#partitionsNeedingValidation (not in retry backoff)."""
+        return [tp for tp, s in self.assignment.items() if s.awaiting_validation and s.next_retry_time_ms <= now_ms]
+
+    def maybe_complete_validation(self, tp: TopicPartition, request_position: FetchPosition, end_offset: int,
+                                  leader_epoch: int) -> tuple[FetchPosition, int | None] | None:
+        """Mirrors SubscriptionState#maybeCompleteValidation with the answer (``end_offset``,
+        ``leader_epoch``) of OffsetsForLeaderEpoch for the position's epoch.
+
+        1. Stale (unassigned, no longer validating, or moved since): ignore; 2. no end offset for
+        that epoch: truncation, reset; 3. the epoch ends before the position: truncation, continue
+        from the divergence point; 4. else the position is valid. With ``auto_offset_reset="none"``
+        a truncation is returned (request position, divergent offset or None) for the caller to raise.
+        """
+        state = self.assignment.get(tp)
+        if state is None or not state.awaiting_validation or state.position != request_position:
+            return None
+        position = state.position
+        if end_offset == -1 or leader_epoch == -1:
+            if self.default_reset_strategy != "none":
+                self.request_offset_reset(tp)
+                return None
+            return request_position, None
+        if end_offset < position.offset:
+            if self.default_reset_strategy != "none":
+                self.seek_validated(tp, FetchPosition(end_offset, leader_epoch, position.current_leader))
+                return None
+            return request_position, end_offset
+        state.awaiting_validation = False
+        state.next_retry_time_ms = 0
+        return None
