@@ -5,7 +5,7 @@ Mirrors org.apache.kafka.common.TopicPartition and TopicIdPartition.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from kafka_ref.common.utils import java_int, java_string_hash
 from kafka_ref.common.uuid import Uuid
@@ -127,18 +127,17 @@ class TopicPartition(int):
 
 @dataclass(slots=True, unsafe_hash=True)  # a hot-path value: never mutated, not frozen (docs/DESIGN.md)
 class TopicIdPartition:
-    """Mirrors org.apache.kafka.common.TopicIdPartition."""
+    """Mirrors org.apache.kafka.common.TopicIdPartition (``topic`` and ``partition`` copied from the
+    TopicPartition once: fetch sessions read them for every partition of every fetch)."""
 
     topic_id: Uuid
     topic_partition: TopicPartition
+    topic: str = field(init=False, repr=False, compare=False)
+    partition: int = field(init=False, repr=False, compare=False)
 
-    @property
-    def topic(self) -> str:
-        return self.topic_partition.topic
-
-    @property
-    def partition(self) -> int:
-        return self.topic_partition.partition
+    def __post_init__(self) -> None:
+        self.topic = self.topic_partition.topic
+        self.partition = self.topic_partition.partition
 
     def __str__(self) -> str:
         return f"{self.topic_id}:{self.topic_partition}"

@@ -51,33 +51,30 @@ class Replica:
     def __init__(self, broker_id: int, topic_partition: TopicPartition) -> None:
         self.broker_id = broker_id
         self.topic_partition = topic_partition
-        self._state = ReplicaState()
-
-    @property
-    def state_snapshot(self) -> ReplicaState:
-        """Mirrors kafka.cluster.Replica#stateSnapshot."""
-        return self._state
+        # Mirrors kafka.cluster.Replica#stateSnapshot: the current immutable ReplicaState, replaced
+        # whole on every change (a plain attribute: every follower fetch of every partition reads it).
+        self.state_snapshot = ReplicaState()
 
     # Convenience read-outs named after the state fields (for assertions and the demo).
     @property
     def log_end_offset(self) -> int:
-        return self._state.log_end_offset
+        return self.state_snapshot.log_end_offset
 
     @property
     def log_start_offset(self) -> int:
-        return self._state.log_start_offset
+        return self.state_snapshot.log_start_offset
 
     @property
     def last_caught_up_time_ms(self) -> int:
-        return self._state.last_caught_up_time_ms
+        return self.state_snapshot.last_caught_up_time_ms
 
     @property
     def last_fetch_leader_log_end_offset(self) -> int:
-        return self._state.last_fetch_leader_log_end_offset
+        return self.state_snapshot.last_fetch_leader_log_end_offset
 
     @property
     def last_fetch_time_ms(self) -> int:
-        return self._state.last_fetch_time_ms
+        return self.state_snapshot.last_fetch_time_ms
 
     def update_fetch_state_or_throw(
         self,
@@ -97,7 +94,7 @@ class Replica:
         previous fetch. Otherwise the caught-up time stays. The leader LEO remembered for the
         next fetch never goes back.
         """
-        current = self._state
+        current = self.state_snapshot
         # 1. KRaft: a fetch from an older incarnation of the broker is refused.
         get_alive_broker_epoch = getattr(metadata_cache, "get_alive_broker_epoch", None)
         if get_alive_broker_epoch is not None and broker_epoch != -1:
@@ -116,7 +113,7 @@ class Replica:
         else:
             last_caught_up = current.last_caught_up_time_ms
         # 3. Record this fetch.
-        self._state = ReplicaState(
+        self.state_snapshot = ReplicaState(
             log_start_offset=follower_start_offset,
             log_end_offset_metadata=follower_fetch_offset_metadata,
             last_fetch_leader_log_end_offset=max(leader_end_offset, current.last_fetch_leader_log_end_offset),
@@ -135,17 +132,17 @@ class Replica:
         """
         last_caught_up = current_time_ms if is_follower_in_sync else 0
         if is_new_leader:
-            self._state = ReplicaState(last_caught_up_time_ms=last_caught_up)
+            self.state_snapshot = ReplicaState(last_caught_up_time_ms=last_caught_up)
         else:
-            self._state = replace(
-                self._state,
+            self.state_snapshot = replace(
+                self.state_snapshot,
                 last_fetch_leader_log_end_offset=leader_end_offset,
                 last_fetch_time_ms=current_time_ms if is_follower_in_sync else 0,
                 last_caught_up_time_ms=last_caught_up,
             )
 
     def __repr__(self) -> str:
-        s = self._state
+        s = self.state_snapshot
         return (
             f"Replica(broker_id={self.broker_id}, tp={self.topic_partition}, leo={s.log_end_offset}, "
             f"log_start={s.log_start_offset}, last_caught_up_ms={s.last_caught_up_time_ms})"

@@ -101,8 +101,9 @@ class PartitionFetchState:
 
     @property
     def is_ready_for_fetch(self) -> bool:
-        """Mirrors kafka.server.PartitionFetchState#isReadyForFetch."""
-        return self.state is FETCHING and not self.is_delayed
+        """Mirrors kafka.server.PartitionFetchState#isReadyForFetch (fetching and not delayed; the
+        delay test written out: every partition of every fetch asks)."""
+        return self.state is FETCHING and (self.delay is None or self.delay.get_delay_ms() <= 0)
 
     @property
     def is_replica_in_sync(self) -> bool:
