@@ -158,3 +158,24 @@ async def test_consumer_reads_from_its_rack_and_falls_back_to_the_leader(mode: s
                 got += [r.value for r in await consumer.poll(500)]
         assert got[-1] == b"v4" and 0 in fetches_to
         consumer.close()
+
+
+async def test_offline_preferred_replica_backs_the_partition_off() -> None:
+    """AbstractFetch#selectReadReplica with a preferred replica missing from the consumer's metadata:
+    the preference is dropped and metadata refreshed, and (the in-process network answering in
+    zero time) the partition waits retry_backoff_ms before asking the leader again, instead of
+    trading "go to 1" / "1 is offline" with a leader whose metadata is older, forever at one
+    instant (the client-failover simulator scenario did, with broker 1 killed, before this)."""
+    async with Cluster(brokers=2, metadata_mode="manual") as cluster:
+        await cluster.set_partition_state("t", leader=0, leader_epoch=1, isr=[0, 1], replicas=[0, 1], is_new=True)
+        consumer = Consumer(cluster.network, [0], client_id="c", client_rack="b", retry_backoff_ms=100)
+        consumer.assign([TP])
+        await consumer.poll(0)
+        now = cluster.now_ms()
+        consumer.subscriptions.update_preferred_read_replica(TP, 7, now + 60000)  # no broker 7 in the metadata
+        assert consumer.fetcher.select_read_replica(TP, 0, now) is None
+        assert consumer.subscriptions.preferred_read_replica(TP, now) is None
+        assert consumer.subscriptions.assignment[TP].next_retry_time_ms == now + 100
+        assert consumer.metadata.update_requested()
+        assert consumer.fetcher.select_read_replica(TP, 0, now) == 0
+        consumer.close()

@@ -172,6 +172,8 @@ class Fetcher:
                 self.metadata.request_update()
                 continue
             node = self.select_read_replica(tp, leader, now)
+            if node is None:
+                continue
             # 2. A leader in reconnect backoff or with a fetch in flight is skipped.
             if self.client.is_unavailable(node, now) or node in self.pending:
                 continue
@@ -185,9 +187,16 @@ class Fetcher:
             )
         return requests
 
-    def select_read_replica(self, tp: TopicPartition, leader: int, now: int) -> int:
+    def select_read_replica(self, tp: TopicPartition, leader: int, now: int) -> int | None:
         """Mirrors AbstractFetch#selectReadReplica: the preferred read replica while it is set and
-        a live broker in the metadata, else the leader (and the preference is dropped)."""
+        a live broker in the metadata, else the leader (the preference dropped, metadata refreshed).
+
+        One difference, for the in-process network's zero-time answers: when the preference is
+        dropped the partition waits ``retry_backoff_ms`` (None: not this round) before it asks the
+        leader again. A leader whose metadata still lists the replica as alive names it again at
+        once, and without the wait consumer and leader would trade the same answer forever at one
+        instant of virtual time (over a real network each round costs a round trip).
+        """
         replica = self.subscriptions.preferred_read_replica(tp, now)
         if replica is None:
             return leader
@@ -195,7 +204,9 @@ class Fetcher:
             return replica
         self._log.debug("preferred_read_replica_offline", topic_partition=str(tp), replica=replica, leader=leader)
         self.subscriptions.clear_preferred_read_replica(tp)
-        return leader
+        self.metadata.request_update()
+        self.subscriptions.request_failed([tp], now + self.consumer.retry_backoff_ms)
+        return None
 
     def send_fetches(self) -> int:
         """Mirrors org.apache.kafka.clients.consumer.internals.Fetcher#sendFetches: post, do not wait."""

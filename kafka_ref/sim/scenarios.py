@@ -86,6 +86,9 @@ class Scenario:
     commit_offsets: bool = True
     # Run the project's Producer, group Consumer and Admin too, held to the liveness invariants.
     clients: bool = False
+    # Each broker's rack (broker.rack), and the rack the real consumer says it is in (client.rack).
+    racks: dict[int, str] = field(default_factory=dict)
+    client_rack: str = ""
     expect_violation: dict[str, str] = field(default_factory=dict)
 
     def summary(self) -> str:
@@ -191,7 +194,8 @@ _register(Scenario(
     name="client-failover",
     description="The project's Producer, group Consumer and Admin, bootstrapped from every broker, while each "
                 "partition's leader in turn is killed, kept down 15-40 s and restarted (issue 17's pattern), with "
-                "preferred-leader elections moving leaders between live brokers; every client call must end within "
+                "preferred-leader elections moving leaders between live brokers; brokers in racks a, b, c and the "
+                "consumer in rack b (read from the closest replica, KIP-392); every client call must end within "
                 "its timeout, must not fail while its partition is available, and the same clients must make "
                 "progress after healing.",
     nemeses=lambda: [
@@ -202,6 +206,11 @@ _register(Scenario(
     producers=1,
     clients=True,
     duration_s=90.0,
+    # Racks and the rack-aware replica selector: the group consumer (rack b) is sent to broker 1's
+    # replicas when another broker leads (KIP-392), so follower reads are under the faults too.
+    racks={0: "a", 1: "b", 2: "c"},
+    client_rack="b",
+    broker_config={"replica.selector.class": "org.apache.kafka.common.replica.RackAwareReplicaSelector"},
 ))
 
 

@@ -463,7 +463,7 @@ class SimContext:
                         "unclean.leader.election.enable": "true" if unclean else "false"}
         quorum = {"controllers": self.config.controllers} if self.config.controllers != 1 else {}
         async with Cluster(brokers=scenario.brokers, metadata_mode=self.config.metadata_mode,
-                           config=self.cluster_config(), seed=self.cluster_seed, **quorum) as cluster:
+                           config=self.cluster_config(), seed=self.cluster_seed, racks=scenario.racks, **quorum) as cluster:
             self.cluster = cluster
             if self.config.controllers > 1:
                 self._start_raft_checker()
