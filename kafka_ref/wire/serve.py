@@ -69,7 +69,20 @@ class WireServer:
         self.base_port = port
         self.addresses: Addresses = {}
         self.servers: dict[int, SocketServer] = {}
+        # The open listener of each broker (closed ones are removed).
+        self.listeners: dict[int, Any] = {}
         self._log = state_change_logger()
+
+    async def close_listeners(self) -> None:
+        """Close every open listener before the tasks accepting on them are cancelled.
+
+        Why first: anyio's close removes the socket's reader from the loop before it cancels a
+        pending accept, so a connection arriving in the same loop iteration cannot complete an
+        accept the cancellation already cancelled (CPython 3.11's selector loop then raises
+        InvalidStateError in its ``_sock_accept`` callback, failing the run).
+        """
+        for broker_id in list(self.listeners):
+            await self.listeners.pop(broker_id).aclose()
 
     @property
     def bootstrap(self) -> str:
@@ -96,6 +109,7 @@ class WireServer:
             # 1. Broker down: no listener, connections refused.
             if broker is None or not broker.is_running:
                 if listener is not None:
+                    self.listeners.pop(broker_id, None)
                     await listener.aclose()
                     listener = None
                     self._log.info("wire_listener_closed", broker_id=broker_id, port=port)
@@ -106,6 +120,7 @@ class WireServer:
             if listener is None:
                 listener = await _bind(host, port)
                 self._log.info("wire_listener_reopened", broker_id=broker_id, port=port)
+            self.listeners[broker_id] = listener
             broker.apis.register(ApiVersionsRequest, handle_api_versions_request)
             broker.apis.register(InitProducerIdRequest, TransactionCoordinator(broker).handle_init_producer_id)
             server = SocketServer(self.cluster.network, broker_id, self.addresses)
@@ -115,8 +130,10 @@ class WireServer:
                 # 3. Until this broker process dies; then every connection is closed.
                 while broker.is_running and self.cluster.brokers.get(broker_id) is broker:
                     await anyio.sleep(WATCH_INTERVAL_S)
+                # Close first, then cancel the accept loop and the connections (see close_listeners).
+                self.listeners.pop(broker_id, None)
+                await listener.aclose()
                 tg.cancel_scope.cancel()
-            await listener.aclose()
             listener = None
             self._log.info("wire_listener_closed", broker_id=broker_id, port=port)
 
@@ -134,4 +151,6 @@ async def serve(cluster: Any, host: str = "127.0.0.1", port: int = 0) -> AsyncIt
         try:
             yield bootstrap
         finally:
+            with anyio.CancelScope(shield=True):
+                await server.close_listeners()
             tg.cancel_scope.cancel()

@@ -78,8 +78,15 @@ class SocketServer:
         self._log = state_change_logger(broker_id=broker_id)
 
     async def serve(self, listener: Any) -> None:
-        """Mirrors kafka.network.Acceptor#run: accept until cancelled (the broker died)."""
-        await listener.serve(self.handle_connection)
+        """Mirrors kafka.network.Acceptor#run: accept until the listener is closed (the broker died)."""
+        try:
+            await listener.serve(self.handle_connection)
+        except anyio.ClosedResourceError:
+            return
+        except BaseExceptionGroup as group:  # (the listener's own task group wraps it)
+            _closed, rest = group.split(anyio.ClosedResourceError)
+            if rest is not None:
+                raise rest from None
 
     async def handle_connection(self, stream: SocketStream) -> None:
         """Mirrors kafka.network.Processor#run for one connection: frames in, responses out."""
