@@ -523,6 +523,13 @@ class SimContext:
         if self.cluster.kraft is not None:
             await self._restart_controller()
         for b in sorted(cluster.brokers):
+            if cluster.brokers[b].is_running and b in self.down:
+                # A clean shutdown the end of the faults interrupted (its nemesis was cancelled in
+                # the middle of a controlled shutdown, which takes heartbeats in KRaft mode): the
+                # broker has stopped its fetchers and would exit next, so finish it with the clean
+                # stop and restart it like any other broker that is down.
+                self.history.append(SOURCE_SIM, "interrupted_shutdown_finished", broker=b)
+                cluster.shutdown_broker_uncontrolled(b)
             if not cluster.brokers[b].is_running:
                 await self.restart_broker(b)
         # 2. Converge: full ISRs, every replica at the leader's LEO and HW.
