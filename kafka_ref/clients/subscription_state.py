@@ -194,12 +194,6 @@ class SubscriptionState:
         return [tp for tp, s in self.assignment.items()
                 if s.has_valid_position() and not s.paused and s.next_retry_time_ms <= now_ms]
 
-    def update_position_leader(self, tp: TopicPartition, leader: LeaderAndEpoch) -> None:
-        """Mirrors SubscriptionState.TopicPartitionState#updatePositionLeaderNoValidation."""
-        state = self.assignment.get(tp)
-        if state is not None and state.position is not None and state.position.current_leader != leader:
-            state.position = FetchPosition(state.position.offset, state.position.offset_epoch, leader)
-
     def maybe_validate_position_for_current_leader(self, tp: TopicPartition, leader: LeaderAndEpoch) -> bool:
         """Mirrors SubscriptionState#maybeValidatePositionForCurrentLeader (and TopicPartitionState#maybeValidatePosition).
 
