@@ -258,7 +258,7 @@ def test_long_run_script_writes_the_readme_table(tmp_path):
 
 
 def test_a_clean_shutdown_cut_short_by_the_end_of_the_faults_is_finished_at_healing():
-    """The 10,000-seed KRaft run of leader-failover found it (seed 139, and 5 more in its first 500):
+    """The 10,000-seed KRaft run of leader-failover found it (--seed=139, and 5 more in its first 500):
     a controlled shutdown begun just before the faults stopped was cancelled with its nemesis, the
     broker kept running with its fetchers stopped, healing restarted only stopped brokers, and the
     cluster never converged (replicas_identical, acked_write_durable). Healing now finishes such a
