@@ -95,31 +95,33 @@ class Replica:
         next fetch never goes back.
         """
         current = self.state_snapshot
-        # 1. KRaft: a fetch from an older incarnation of the broker is refused.
-        get_alive_broker_epoch = getattr(metadata_cache, "get_alive_broker_epoch", None)
-        if get_alive_broker_epoch is not None and broker_epoch != -1:
-            cached = get_alive_broker_epoch(self.broker_id)
+        # 1. KRaft: a fetch from an older incarnation of the broker is refused (only a KRaft
+        #    metadata cache knows alive brokers' epochs).
+        if broker_epoch != -1:
+            get_alive_broker_epoch = getattr(metadata_cache, "get_alive_broker_epoch", None)
+            cached = get_alive_broker_epoch(self.broker_id) if get_alive_broker_epoch is not None else None
             if cached is not None and cached > broker_epoch:
                 from kafka_ref.common.errors import NotLeaderOrFollowerException
 
                 raise NotLeaderOrFollowerException(
                     f"Received stale fetch state update. broker epoch={broker_epoch} vs expected={cached}")
-        # 2. Work out the new last caught-up time.
+        # 2. Work out the new last caught-up time (the max of two times, written out: every
+        #    follower fetch of every partition comes through here).
         follower_offset = follower_fetch_offset_metadata.message_offset
+        last_caught_up = current.last_caught_up_time_ms
         if follower_offset >= leader_end_offset:
-            last_caught_up = max(current.last_caught_up_time_ms, follower_fetch_time_ms)
+            if follower_fetch_time_ms > last_caught_up:
+                last_caught_up = follower_fetch_time_ms
         elif follower_offset >= current.last_fetch_leader_log_end_offset:
-            last_caught_up = max(current.last_caught_up_time_ms, current.last_fetch_time_ms)
-        else:
-            last_caught_up = current.last_caught_up_time_ms
-        # 3. Record this fetch.
+            if current.last_fetch_time_ms > last_caught_up:
+                last_caught_up = current.last_fetch_time_ms
+        # 3. Record this fetch (fields in ReplicaState's order: log start, log end, leader LEO
+        #    at this fetch, fetch time, caught-up time, broker epoch).
+        previous_leader_end = current.last_fetch_leader_log_end_offset
         self.state_snapshot = ReplicaState(
-            log_start_offset=follower_start_offset,
-            log_end_offset_metadata=follower_fetch_offset_metadata,
-            last_fetch_leader_log_end_offset=max(leader_end_offset, current.last_fetch_leader_log_end_offset),
-            last_fetch_time_ms=follower_fetch_time_ms,
-            last_caught_up_time_ms=last_caught_up,
-            broker_epoch=broker_epoch,
+            follower_start_offset, follower_fetch_offset_metadata,
+            leader_end_offset if leader_end_offset > previous_leader_end else previous_leader_end,
+            follower_fetch_time_ms, last_caught_up, broker_epoch,
         )
 
     def reset_replica_state(
