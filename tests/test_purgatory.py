@@ -145,6 +145,53 @@ def test_request_purge():
     assert (p.num_delayed(), p.watched()) == (0, 0)
 
 
+def test_advance_clock_purges_past_the_interval():
+    """DelayedOperationPurgatory#advanceClock's purge: completed operations lingering on keys nobody
+    checks are swept once the operations counted since the last purge exceed the pending ones by
+    more than purgeInterval; the estimate then restarts from the pending count."""
+    time = MockTime()
+    timer = SystemTimer(time)
+    p = DelayedOperationPurgatory("mock", timer, 0, purge_interval=2)
+    assert timer.purgatories == [p]
+    test1, test2 = TopicPartitionOperationKey("test", 1), TopicPartitionOperationKey("test", 2)
+    ops = [MockDelayedOperation(100000) for _ in range(4)]
+    for op in ops:
+        p.try_complete_else_watch(op, [test1, test2])
+    assert (p.estimated_total_operations, p.num_delayed(), p.watched()) == (4, 4, 8)
+    # Two complete elsewhere: 4 counted - 2 pending = 2, not more than the interval: no purge.
+    ops[0].force_complete()
+    ops[1].force_complete()
+    p.advance_clock()
+    assert (p.estimated_total_operations, p.watched(), p.purged_count) == (4, 8, 0)
+    # A third: 4 - 1 = 3 > 2: the completed ones leave both lists, the estimate becomes 1.
+    ops[2].force_complete()
+    p.advance_clock()
+    assert (p.estimated_total_operations, p.num_delayed(), p.watched(), p.purged_count) == (1, 1, 2, 6)
+    # The pending operation still completes through its key.
+    ops[3].completable = True
+    assert p.check_and_complete(test1) == 1
+    assert p.watched() == 1
+
+
+@pytest.mark.anyio
+async def test_idle_cluster_purges_parked_fetches():
+    """An idle cluster parks a DelayedFetch per follower fetch, watched on every partition of the
+    session, and nothing checks those keys again: the fetch purgatory's purge keeps the watch lists
+    bounded (fetch.purgatory.purge.interval.requests; Kafka's default 1000, here 20)."""
+    from kafka_ref import Cluster
+
+    async with Cluster(brokers=3, config={"fetch.purgatory.purge.interval.requests": 20}) as cluster:
+        await cluster.create_topic("idle", partitions=3, replication_factor=3)
+        await anyio.sleep(60)
+        for broker in cluster.brokers.values():
+            fetches = broker.replica_manager.delayed_fetch_purgatory
+            # Two fetchers long-poll this broker twice a second: ~240 parked fetches in 60 s, each
+            # watched on its one partition; at most 21 of them (+ the pending ones) remain.
+            assert fetches.purged_count > 150
+            assert fetches.watched() <= 2 * 21 + 2
+            assert fetches.estimated_total_operations <= 21 + 2
+
+
 def test_cancel_for_key():
     """Mirrors DelayedOperationTest#testShouldCancelForKeyReturningCancelledOperations and
     #testShouldReturnNilOperationsOnCancelForKeyWhenKeyDoesntExist."""

@@ -240,6 +240,7 @@ KAFKA_CONFIG_KEYS = [
     _k("fetch.max.bytes", _to_int, 57671680, _at_least(1024)),
     _k("producer.purgatory.purge.interval.requests", _to_int, 1000),
     _k("fetch.purgatory.purge.interval.requests", _to_int, 1000),
+    _k("delete.records.purgatory.purge.interval.requests", _to_int, 1),
     _k("request.timeout.ms", _to_int, 30000, _at_least(0)),
     # Topic defaults.
     _k("num.partitions", _to_int, 1, _at_least(1)),

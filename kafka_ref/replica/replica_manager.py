@@ -104,10 +104,12 @@ class ReplicaManager(ReadPath, ApplyDelta, DeleteRecordsPath):
         self.is_shutting_down = False
         self.is_in_controlled_shutdown = False  # KRaft: set by begin_controlled_shutdown (Kafka 3.3+)
         self.broker_epoch_supplier: Callable[[], int] = lambda: -1
-        self.delayed_produce_purgatory: DelayedOperationPurgatory = DelayedOperationPurgatory("Produce", timer, self.local_broker_id)
-        self.delayed_fetch_purgatory: DelayedOperationPurgatory = DelayedOperationPurgatory("Fetch", timer, self.local_broker_id)
+        self.delayed_produce_purgatory: DelayedOperationPurgatory = DelayedOperationPurgatory(
+            "Produce", timer, self.local_broker_id, config.get("producer.purgatory.purge.interval.requests"))
+        self.delayed_fetch_purgatory: DelayedOperationPurgatory = DelayedOperationPurgatory(
+            "Fetch", timer, self.local_broker_id, config.get("fetch.purgatory.purge.interval.requests"))
         self.delayed_delete_records_purgatory: DelayedOperationPurgatory = DelayedOperationPurgatory(
-            "DeleteRecords", timer, self.local_broker_id)
+            "DeleteRecords", timer, self.local_broker_id, config.get("delete.records.purgatory.purge.interval.requests"))
         # Mirrors ReplicaManager#replicaSelectorOpt: the KIP-392 selector, if replica.selector.class names one.
         self.replica_selector = create_replica_selector(config.get("replica.selector.class"))
         self.replica_fetcher_manager = replica_fetcher_manager_factory(self)

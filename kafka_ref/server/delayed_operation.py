@@ -89,13 +89,22 @@ T = TypeVar("T", bound=DelayedOperation)
 class DelayedOperationPurgatory(Generic[T]):
     """Mirrors kafka.server.DelayedOperationPurgatory."""
 
-    def __init__(self, purgatory_name: str, timer: SystemTimer, broker_id: int = 0) -> None:
+    def __init__(self, purgatory_name: str, timer: SystemTimer, broker_id: int = 0, purge_interval: int = 1000) -> None:
         self.purgatory_name = purgatory_name
         self.timer = timer
         self.broker_id = broker_id
         self._watchers: dict[Hashable, list[T]] = defaultdict(list)
         self.completed_count = 0
         self.expired_count = 0
+        # Kafka's purgeInterval and estimatedTotalOperations: completed operations stay in the
+        # watch lists of keys nobody checks again (an idle partition's parked fetches), so once
+        # more than ``purge_interval`` of them may be lingering, advance_clock sweeps them out.
+        self.purge_interval = purge_interval
+        self.estimated_total_operations = 0
+        self.purged_count = 0
+        # The broker's one reaper task (SystemTimer.run) stands for every purgatory's
+        # ExpiredOperationReaper: it calls advance_clock after each wake-up.
+        timer.purgatories.append(self)
 
     def try_complete_else_watch(self, operation: T, watch_keys: Iterable[Hashable]) -> bool:
         """Mirrors kafka.server.DelayedOperationPurgatory#tryCompleteElseWatch.
@@ -108,7 +117,9 @@ class DelayedOperationPurgatory(Generic[T]):
         if operation.safe_try_complete():
             self.completed_count += 1
             return True
-        # 2. Watch the operation under each key (one loop: no need to retry between keys).
+        # 2. Watch the operation under each key (one loop: no need to retry between keys), and
+        #    count it for the purge estimate.
+        self.estimated_total_operations += 1
         for key in keys:
             if operation.is_completed:
                 return False
@@ -163,10 +174,35 @@ class DelayedOperationPurgatory(Generic[T]):
             op.cancel()
         return ops
 
-    def purge_completed(self) -> None:
+    def purge_completed(self) -> int:
+        """Mirrors DelayedOperationPurgatory.Watchers#purgeCompleted over every key: drop completed
+        operations from the watch lists (a key left with none is removed); returns how many."""
+        purged = 0
         for key in list(self._watchers):
-            pending = [op for op in self._watchers[key] if not op.is_completed]
+            watchers = self._watchers[key]
+            pending = [op for op in watchers if not op.is_completed]
+            purged += len(watchers) - len(pending)
             if pending:
                 self._watchers[key] = pending
             else:
                 del self._watchers[key]
+        return purged
+
+    def advance_clock(self) -> None:
+        """Mirrors kafka.server.DelayedOperationPurgatory#advanceClock (its purge half).
+
+        1. Expired operations were already fired by the broker's timer (SystemTimer.run, which
+           calls this after each wake-up). 2. If the operations counted since the last purge
+           exceed the pending ones by more than ``purge_interval``, reset the estimate to the
+           pending count and 3. purge completed operations from every watch list.
+        """
+        # 2. (The estimate alone bounds the test from above: the pending count is only worked
+        #    out once the estimate passes the interval.)
+        if self.estimated_total_operations <= self.purge_interval:
+            return
+        num_delayed = self.num_delayed()
+        if self.estimated_total_operations - num_delayed <= self.purge_interval:
+            return
+        self.estimated_total_operations = num_delayed
+        # 3. Sweep.
+        self.purged_count += self.purge_completed()

@@ -39,6 +39,9 @@ class SystemTimer:
         self._heap: list[tuple[int, int, TimerTask]] = []
         self._seq = itertools.count()
         self._wakeup = anyio.Event()
+        # The purgatories this timer serves: after each wake-up the reaper runs their purge check
+        # (DelayedOperationPurgatory#advanceClock), as each of Kafka's per-purgatory reapers does.
+        self.purgatories: list = []
 
     def add(self, task: TimerTask) -> None:
         deadline = self.time.hi_res_clock_ms() + task.delay_ms
@@ -60,9 +63,12 @@ class SystemTimer:
         return ran
 
     async def run(self) -> None:
-        """The expiration reaper: sleep until the earliest deadline, then fire what is due."""
+        """The expiration reaper: sleep until the earliest deadline (or the next add), fire what is
+        due, then let each purgatory purge its watch lists if it is time to."""
         while True:
             self.advance_clock()
+            for purgatory in self.purgatories:
+                purgatory.advance_clock()
             while self._heap and self._heap[0][2].cancelled:
                 heapq.heappop(self._heap)
             self._wakeup = anyio.Event()
