@@ -375,7 +375,9 @@ class Partition(PartitionReads, PartitionDeletes):
         delete_waiting = self.num_delayed_delete() > 0
         old_leader_lw = self.low_watermark_if_leader() if delete_waiting else -1
         # 2. Remember the follower's previous LEO and record this fetch.
-        prev_follower_end_offset = replica.state_snapshot.log_end_offset
+        # (The LEO is read through the snapshot's offset metadata, not its property: this runs
+        #  for every partition of every follower fetch.)
+        prev_follower_end_offset = replica.state_snapshot.log_end_offset_metadata.message_offset
         replica.update_fetch_state_or_throw(
             follower_fetch_offset_metadata, follower_start_offset, follower_fetch_time_ms, leader_end_offset, broker_epoch,
             self.metadata_cache,
@@ -387,7 +389,7 @@ class Partition(PartitionReads, PartitionDeletes):
         self.maybe_expand_isr(replica)
         # 5. Maybe advance the HW, only if the follower's LEO changed.
         leader_hw_incremented = False
-        if prev_follower_end_offset != replica.state_snapshot.log_end_offset:
+        if prev_follower_end_offset != replica.state_snapshot.log_end_offset_metadata.message_offset:
             leader_log = self.leader_log_if_local()
             leader_hw_incremented = leader_log is not None and self.maybe_increment_leader_hw(
                 leader_log, follower_fetch_time_ms

@@ -249,14 +249,10 @@ class ReadPath:
         fetched = FetchDataInfo(log.local_log.log_end_offset_metadata, EMPTY_RECORDS)
         if update_fetch_state:
             try:
-                partition.update_follower_fetch_state(
-                    replica,
-                    follower_fetch_offset_metadata=fetched.fetch_offset_metadata,
-                    follower_start_offset=info.log_start_offset,
-                    follower_fetch_time_ms=fetch_time_ms,
-                    leader_end_offset=leo,
-                    broker_epoch=params.replica_epoch,
-                )
+                # (Positional: replica, its fetch offset metadata, its log start offset, the fetch
+                #  time, the leader's end offset, the broker epoch.)
+                partition.update_follower_fetch_state(replica, fetched.fetch_offset_metadata, info.log_start_offset,
+                                                      fetch_time_ms, leo, params.replica_epoch)
             except ApiException as exc:
                 # As in ``_read``: a refused update (KRaft: a fetch from an older incarnation of
                 # the broker) answers the partition with its error.

@@ -220,6 +220,7 @@ class RemoteLeaderEndPoint(LeaderEndPoint):
         builder = self.fetch_session_handler.new_builder(len(partition_map), False)
         send_epoch = self._sends_current_leader_epoch
         truncation_on_fetch = self.is_truncation_on_fetch_supported
+        fetch_size = self.fetch_size
         # 1. One entry per partition ready to fetch (not truncating, not backing off).
         for tp, fetch_state in partition_map.items():
             if not fetch_state.is_ready_for_fetch:
@@ -230,13 +231,16 @@ class RemoteLeaderEndPoint(LeaderEndPoint):
                 # The log directory is offline; ReplicaManager will remove the partition.
                 partitions_with_error.add(tp)
                 continue
+            # (Positional, in the field order topic id, fetch offset, log start offset, max bytes,
+            #  current leader epoch, last fetched epoch: one per partition per fetch.)
+            topic_id = fetch_state.topic_id
             builder.add(tp, FetchRequestPartitionData(
-                topic_id=fetch_state.topic_id if fetch_state.topic_id is not None else ZERO_UUID,
-                fetch_offset=fetch_state.fetch_offset,
-                log_start_offset=log_start_offset,
-                max_bytes=self.fetch_size,
-                current_leader_epoch=fetch_state.current_leader_epoch if send_epoch else None,
-                last_fetched_epoch=fetch_state.last_fetched_epoch if truncation_on_fetch else None,
+                topic_id if topic_id is not None else ZERO_UUID,
+                fetch_state.fetch_offset,
+                log_start_offset,
+                fetch_size,
+                fetch_state.current_leader_epoch if send_epoch else None,
+                fetch_state.last_fetched_epoch if truncation_on_fetch else None,
             ))
         # 2. Let the session decide what to send.
         fetch_data = builder.build()
