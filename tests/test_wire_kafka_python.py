@@ -331,3 +331,26 @@ async def test_delete_records_over_the_wire(mode):
     assert seen["past_hw"] == "OffsetOutOfRangeError"
     assert seen["beginning"] == 4
     assert seen["read"] == [b"v4", b"v5"]
+
+
+@pytest.mark.parametrize("mode", ["kraft", "zk"])
+async def test_producer_auto_creates_topic(mode):
+    """kafka.api.ProducerSendTest#testAutoCreateTopic's shape over the wire: the producer asks Metadata
+    for a topic nobody created, the broker creates it (auto.create.topics.enable, Kafka's default),
+    the record lands at offset 0 of partition 0 and a consumer reads it back."""
+
+    def client(cluster, bootstrap):
+        producer = KafkaProducer(bootstrap_servers=bootstrap, max_block_ms=30000, **PRODUCER)
+        try:
+            metadata = producer.send("created-by-metadata", value=b"first").get(timeout=30)
+        finally:
+            producer.close()
+        consumer = KafkaConsumer("created-by-metadata", bootstrap_servers=bootstrap, **CONSUMER)
+        try:
+            values = [value for _, value in _consume_until(consumer, 1)]
+        finally:
+            consumer.close()
+        return metadata.partition, metadata.offset, values
+
+    partition, offset, values = await run_with_cluster(client, mode=mode, config={"default.replication.factor": 3})
+    assert (partition, offset, values) == (0, 0, [b"first"])

@@ -8,9 +8,10 @@ response (Kafka's ``handleError``): a broker never crashes on a request.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Callable
 
-from kafka_ref.common.errors import ApiException, Errors, InvalidRecordException
+from kafka_ref.common.errors import ApiException, Errors, InvalidRecordException, InvalidTopicException
 from kafka_ref.common.fatal import RUN_ENDING
 from kafka_ref.common.replica_selector import ClientMetadata
 from kafka_ref.common.requests.delete_records import DeleteRecordsRequest
@@ -25,7 +26,7 @@ from kafka_ref.common.requests.list_offsets import (
     ListOffsetsResponse,
     ListOffsetsTopicResponse,
 )
-from kafka_ref.common.requests.metadata import MetadataRequest
+from kafka_ref.common.requests.metadata import MetadataRequest, MetadataResponseTopic
 from kafka_ref.common.requests.offsets_for_leader_epoch import (
     OffsetForLeaderEpochRequest,
     OffsetForLeaderEpochResponse,
@@ -39,6 +40,9 @@ from kafka_ref.common.state_change import state_change_logger
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.network.network import DisconnectException, Envelope
 from kafka_ref.server.authorizer import Authorizer
+from kafka_ref.server.auto_topic_creation_manager import DefaultAutoTopicCreationManager
+from kafka_ref.server.metadata_cache import INTERNAL_TOPICS
+from kafka_ref.zk.admin_zk_client import validate_topic_name
 from kafka_ref.server.delayed_operation import TopicPartitionOperationKey
 from kafka_ref.server.fetch_session import IncrementalFetchContext
 
@@ -73,6 +77,7 @@ class KafkaApis:
             DescribeLogDirsRequest: self.handle_describe_log_dirs_request,
         }
         self._log = state_change_logger(broker_id=self.broker_id)
+        self.auto_topic_creation_manager = DefaultAutoTopicCreationManager(broker)
 
     def enable_zk_apis(self, controller: Any, admin_manager: Any) -> None:
         """ZooKeeper mode: the controller APIs and topic administration are served here too."""
@@ -440,9 +445,40 @@ class KafkaApis:
         ))
 
     def handle_topic_metadata_request(self, envelope: Envelope) -> None:
-        """Mirrors kafka.server.KafkaApis#handleTopicMetadataRequest (no auto-creation here)."""
+        """Mirrors kafka.server.KafkaApis#handleTopicMetadataRequest and #getTopicMetadata.
+
+        1. The metadata cache answers the topics it knows (every topic for an all-topics
+        request); 2. the names it does not know are auto-created when the request allows it,
+        it names topics (not all of them) and ``auto.create.topics.enable`` is on
+        (DefaultAutoTopicCreationManager: LEADER_NOT_AVAILABLE or UNKNOWN_TOPIC_OR_PARTITION
+        while the topic is made); otherwise each answers UNKNOWN_TOPIC_OR_PARTITION, or
+        INVALID_TOPIC_EXCEPTION for a name no topic can have; 3. known topics first, then the
+        others, as Kafka concatenates them.
+        """
         request: MetadataRequest = envelope.request
-        envelope.respond(self.metadata_cache.get_topic_metadata(request.topic_names()))
+        names = request.topic_names()
+        # 1. What the cache knows.
+        response = self.metadata_cache.get_topic_metadata(names)
+        if not names:
+            envelope.respond(response)
+            return
+        unknown_code = Errors.UNKNOWN_TOPIC_OR_PARTITION.code
+        known = tuple(t for t in response.topics if t.error_code != unknown_code)
+        non_existing = list(dict.fromkeys(t.name for t in response.topics if t.error_code == unknown_code))
+        if not non_existing:
+            envelope.respond(response)
+            return
+        # 2. The others: created, or explained.
+        allow_auto_creation = (self.broker.config.get("auto.create.topics.enable") and request.allow_auto_topic_creation
+                               and not request.is_all_topics())
+        creator = self.auto_topic_creation_manager if allow_auto_creation else None
+        if creator is not None and self.broker.admin_manager is not None:
+            others = creator.create_topics(non_existing)
+        else:
+            others = [MetadataResponseTopic(error_code=_unknown_topic_error(name).code, name=name,
+                                            is_internal=name in INTERNAL_TOPICS) for name in non_existing]
+        # 3. Known first.
+        envelope.respond(dataclasses.replace(response, topics=known + tuple(others)))
 
 
     def handle_describe_cluster(self, envelope: Envelope) -> None:
@@ -661,6 +697,16 @@ class KafkaApis:
         from kafka_ref.controller.controller_events import ControlledShutdown
 
         self.controller.event_manager.put(ControlledShutdown(request.broker_id, request.broker_epoch, callback))
+
+
+def _unknown_topic_error(topic: str) -> Errors:
+    """KafkaApis#getTopicMetadata without auto-creation: an unknown name is UNKNOWN_TOPIC_OR_PARTITION,
+    or INVALID_TOPIC_EXCEPTION when Topic#validate refuses it."""
+    try:
+        validate_topic_name(topic)
+    except InvalidTopicException:
+        return Errors.INVALID_TOPIC_EXCEPTION
+    return Errors.UNKNOWN_TOPIC_OR_PARTITION
 
 
 def validate_records(records: Any) -> None:

@@ -181,7 +181,8 @@ class ForwardingManager:
         self._send(envelope.request, envelope.respond, envelope.principal)
 
     def create_topics(self, request: CreateTopicsRequest, respond: Any) -> None:
-        """Mirrors DefaultAutoTopicCreationManager#sendCreateTopicRequest (through the forwarding channel)."""
+        """Send a CreateTopics the broker makes itself (auto-creation, the group coordinator's topic)
+        to the controller; the answer goes to ``respond``, as the admin manager's does."""
         self._send(request, respond)
 
     def delete_topics(self, request: DeleteTopicsRequest, respond: Any) -> None:
