@@ -275,6 +275,7 @@ KAFKA_CONFIG_KEYS = [
     _k("group.min.session.timeout.ms", _to_int, 6000),
     _k("group.max.session.timeout.ms", _to_int, 1800000),
     _k("group.initial.rebalance.delay.ms", _to_int, 3000),
+    _k("group.max.size", _to_int, 2**31 - 1, _at_least(1)),
 ] + [
     ConfigKey(_BROKER_NAME_FOR_TOPIC_KEY.get(k.name, k.name), k.convert, k.default, k.validator, k.doc)
     for k in LOG_CONFIG_KEYS

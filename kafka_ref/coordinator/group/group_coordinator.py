@@ -67,10 +67,11 @@ class GroupConfig:
 
     @classmethod
     def from_kafka_config(cls, config: Any) -> "GroupConfig":
-        """The broker's group.* settings (group.max.size keeps Kafka's default, Integer.MAX_VALUE)."""
+        """The broker's group.* settings."""
         return cls(
             group_min_session_timeout_ms=config.get("group.min.session.timeout.ms"),
             group_max_session_timeout_ms=config.get("group.max.session.timeout.ms"),
+            group_max_size=config.get("group.max.size"),
             group_initial_rebalance_delay_ms=config.get("group.initial.rebalance.delay.ms"),
         )
 
