@@ -354,3 +354,34 @@ async def test_producer_auto_creates_topic(mode):
 
     partition, offset, values = await run_with_cluster(client, mode=mode, config={"default.replication.factor": 3})
     assert (partition, offset, values) == (0, 0, [b"first"])
+
+
+async def test_log_append_time_topic():
+    """message.timestamp.type=LogAppendTime over the wire (BaseProducerSendTest#sendAndVerifyTimestamp's
+    shape): kafka-python's RecordMetadata takes the broker's append time from the produce response,
+    and its consumer reads the batch's LogAppendTime bit (timestamp_type 1) and that time."""
+
+    def client(cluster, bootstrap):
+        admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10000)
+        admin.create_topics([NewTopic("stamped", 1, 2, topic_configs={"message.timestamp.type": "LogAppendTime"})])
+        admin.close()
+        start = int(time.time() * 1000)
+        producer = KafkaProducer(bootstrap_servers=bootstrap, **PRODUCER)
+        try:
+            metadata = producer.send("stamped", value=b"v", partition=0, timestamp_ms=123456).get(timeout=30)
+        finally:
+            producer.close()
+        consumer = KafkaConsumer("stamped", bootstrap_servers=bootstrap, **CONSUMER)
+        try:
+            deadline = time.monotonic() + 30
+            records = []
+            while not records and time.monotonic() < deadline:
+                for batch in consumer.poll(timeout_ms=200).values():
+                    records.extend(batch)
+        finally:
+            consumer.close()
+        return start, metadata.timestamp, [(r.offset, r.timestamp, r.timestamp_type) for r in records]
+
+    start, stamped, records = await run_with_cluster(client, mode="kraft")
+    assert stamped >= start
+    assert records == [(0, stamped, 1)]

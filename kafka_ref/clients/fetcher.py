@@ -25,7 +25,7 @@ from kafka_ref.common.errors import (
     TimeoutException,
     TopicAuthorizationException,
 )
-from kafka_ref.common.records import Record, RecordBatch
+from kafka_ref.common.records import Record, RecordBatch, TimestampType
 from kafka_ref.common.requests.fetch import FetchPartition, FetchRequest, FetchResponse, PartitionData
 from kafka_ref.common.requests.list_offsets import ListOffsetsPartition, ListOffsetsRequest, ListOffsetsResponse
 from kafka_ref.common.requests.offsets_for_leader_epoch import OffsetForLeaderEpochRequest, OffsetForLeaderPartition
@@ -52,6 +52,8 @@ class ConsumerRecord:
     headers: tuple[tuple[str, bytes | None], ...]
     timestamp: int
     leader_epoch: int | None
+    # CreateTime, or LogAppendTime when the topic's broker stamped the batch (the batch's bit).
+    timestamp_type: TimestampType = TimestampType.CREATE_TIME
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +122,7 @@ class CompletedFetch:
             if record is None:
                 break
             out.append(ConsumerRecord(tp.topic, tp.partition, record.offset, record.key, record.value,
-                                      record.headers, record.timestamp, self.last_epoch))
+                                      record.headers, record.timestamp, self.last_epoch, self._batch.timestamp_type))
             self.next_fetch_offset = record.offset + 1
         return out
 

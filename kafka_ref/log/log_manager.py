@@ -92,13 +92,14 @@ class LogManager:
         elif self.topic_configs.pop(topic, None) is not None:
             self._apply_limits(topic)
 
-    def _limits_for(self, topic: str) -> tuple[int, int]:
+    def _limits_for(self, topic: str) -> tuple[int, int, str]:
         config = self.fetch_log_config(topic)
         max_bytes = config.max_message_size if config is not None else DEFAULT_MAX_MESSAGE_BYTES
         if self.max_message_bytes is not None and topic not in self.topic_configs:
             max_bytes = self.max_message_bytes
         retention = config.get("retention.bytes") if config is not None else -1
-        return max_bytes, retention
+        timestamp_type = config.get("message.timestamp.type") if config is not None else "CreateTime"
+        return max_bytes, retention, timestamp_type
 
     def update_topic_config(self, topic: str, config: LogConfig) -> None:
         """Mirrors kafka.log.LogManager#updateTopicConfig: apply new limits to the topic's logs."""
@@ -106,10 +107,11 @@ class LogManager:
         self._apply_limits(topic)
 
     def _apply_limits(self, topic: str) -> None:
-        max_bytes, retention = self._limits_for(topic)
+        max_bytes, retention, timestamp_type = self._limits_for(topic)
         for log in self.logs_by_topic(topic):
             log.max_message_bytes = max_bytes
             log.retention_bytes = retention
+            log.message_timestamp_type = timestamp_type
 
     # -- startup and shutdown ----------------------------------------------------------------
 
@@ -135,7 +137,7 @@ class LogManager:
         # 4. Load each partition's log (current and future).
         for is_future, local_logs, target in ((False, disk.logs, self.current_logs), (True, disk.future_logs, self.future_logs)):
             for tp, local_log in sorted(local_logs.items()):
-                max_bytes, retention = self._limits_for(tp.topic)
+                max_bytes, retention, timestamp_type = self._limits_for(tp.topic)
                 log = UnifiedLog.load(
                     tp,
                     local_log,
@@ -147,6 +149,7 @@ class LogManager:
                     had_clean_shutdown=bool(self.had_clean_shutdown),
                 )
                 log.retention_bytes = retention
+                log.message_timestamp_type = timestamp_type
                 target[tp] = log
         self.started = True
         _log.info("logs_loaded", broker_id=disk.broker_id, logs=len(self.current_logs), clean=self.had_clean_shutdown)
@@ -221,7 +224,7 @@ class LogManager:
                 raise KafkaStorageException(f"No log directories available. Tried {self.disk.log_dir}")
             # 2. Create the log on the disk with the topic's limits (its overrides read afresh).
             self.fetch_topic_config_overrides([topic_partition.topic])
-            max_bytes, retention = self._limits_for(topic_partition.topic)
+            max_bytes, retention, timestamp_type = self._limits_for(topic_partition.topic)
             log = UnifiedLog.create(
                 topic_partition,
                 self.disk,
@@ -231,6 +234,7 @@ class LogManager:
                 is_future=is_future,
             )
             log.retention_bytes = retention
+            log.message_timestamp_type = timestamp_type
             (self.future_logs if is_future else self.current_logs)[topic_partition] = log
             _log.info("created_log", topic_partition=str(topic_partition), is_future=is_future)
         # 3. Give a log without a topic id the one we were told; refuse a conflicting one.

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 import structlog
 
 from kafka_ref.common.errors import InconsistentTopicIdException, OffsetOutOfRangeException
-from kafka_ref.common.records import MemoryRecords, RecordBatch
+from kafka_ref.common.records import MemoryRecords, RecordBatch, TimestampType
 from kafka_ref.common.time import MockTime, Time
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.common.uuid import Uuid
@@ -91,6 +91,9 @@ class UnifiedLog:
         self.time = time if time is not None else MockTime()
         self.max_message_bytes = max_message_bytes
         self.retention_bytes = retention_bytes
+        # The topic's message.timestamp.type (LogConfig#messageTimestampType): "LogAppendTime"
+        # makes the leader stamp each appended batch with its clock (LogManager keeps it current).
+        self.message_timestamp_type = "CreateTime"
         # 1. The epoch cache reads its checkpoint, which lives with the local log on the disk.
         self.leader_epoch_cache = (
             leader_epoch_cache
@@ -503,22 +506,31 @@ class UnifiedLog:
                 if batch.producer_id >= 0:
                     duplicate = producers.find_duplicate(batch)
                     if duplicate is not None:
+                        # (The duplicate's answer carries the written batch's timestamp as its
+                        #  log append time, whatever the timestamp type, as Kafka's does.)
                         append_info.first_offset = duplicate.first_offset
                         append_info.last_offset = duplicate.last_offset
+                        append_info.log_append_time = duplicate.timestamp
                         append_info.log_start_offset = self.log_start_offset
                         return append_info
                     producers.validate(batches)
                     break
         if validate_and_assign_offsets:
             # 3a. Leader: the LogValidator checks each batch, then offsets run on from the LEO
-            #     and the leader's epoch is stamped; only the batch header is rewritten.
+            #     and the leader's epoch is stamped; only the batch header is rewritten. Under
+            #     LogAppendTime each batch's max timestamp becomes the leader's clock, with the
+            #     timestamp-type bit set (LogValidator#assignOffsetsNonCompressed), and the append
+            #     reports that time.
             offset = self.local_log.log_end_offset
             append_info.first_offset = offset
             validated: list[RecordBatch] = []
             max_timestamp, offset_of_max = NO_TIMESTAMP, -1
+            log_append_time = self.time.milliseconds() if self.message_timestamp_type == "LogAppendTime" else NO_TIMESTAMP
             for batch in batches:
                 validate_batch(batch, self.topic_partition, origin)
                 stamped = batch.with_offset_and_epoch(offset, leader_epoch)
+                if log_append_time != NO_TIMESTAMP:
+                    stamped = stamped.with_max_timestamp(TimestampType.LOG_APPEND_TIME, log_append_time)
                 offset = stamped.last_offset + 1
                 if stamped.max_timestamp > max_timestamp:
                     max_timestamp, offset_of_max = stamped.max_timestamp, stamped.last_offset
@@ -526,6 +538,7 @@ class UnifiedLog:
             batches = validated
             append_info.max_timestamp = max_timestamp
             append_info.shallow_offset_of_max_timestamp = offset_of_max
+            append_info.log_append_time = log_append_time
             append_info.last_offset = offset - 1
             append_info.last_offset_of_first_batch = validated[0].last_offset
             append_info.last_leader_epoch = leader_epoch
