@@ -18,20 +18,27 @@ Differences from Kafka, all deliberate:
 * session ids come from a ``random.Random`` the broker passes, so a seeded cluster repeats;
 * a partition is also re-sent when its last stable offset changed (Kafka's CachedPartition
   does not track the LSO; a read_committed consumer in a session could otherwise miss it);
-* a partition re-added with a different topic id simply replaces the cached one.
+* the session's partitions are keyed by TopicPartition (the lookup every fetch makes costs no
+  Python call), and by (topic id, partition) while the broker cannot name the topic id. Kafka
+  tells session partitions apart by topic id and partition (by name only without ids); the
+  one case that differs: a partition listed again under the same name and a new topic id
+  (the topic was deleted and recreated) replaces the cached one, moving it to the end of the
+  session, where Kafka adds the new one at the end and keeps the old one until the request's
+  forgotten list drops it (Kafka's fetchers always send that list: ``toReplace``).
 """
 
 from __future__ import annotations
 
 import structlog
 import random
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Container, Iterable, Mapping
 from dataclasses import dataclass
 
-from kafka_ref.common.errors import Errors
+from kafka_ref.common.errors import Errors, IllegalStateException
 from kafka_ref.common.requests.fetch import FetchPartition, FetchRequest, FetchResponse, PartitionData
 from kafka_ref.common.time import Time
 from kafka_ref.common.topic_partition import TopicIdPartition, TopicPartition
+from kafka_ref.common.utils import java_int, java_string_hash
 from kafka_ref.common.uuid import ZERO_UUID, Uuid
 
 log = structlog.get_logger("kafka.server.FetchSession")
@@ -181,10 +188,13 @@ class FetchSessionHandler:
                 self.topic_names.setdefault(topic_id, topic_partition.topic)
 
         def build(self) -> FetchRequestData:
-            """Mirrors FetchSessionHandler.Builder#build."""
+            """Mirrors FetchSessionHandler.Builder#build (once per builder: Kafka's drops its map)."""
             h = self.handler
             can_use_topic_ids = self.partitions_without_topic_ids == 0
             next_parts = self.next
+            if next_parts is None:
+                raise IllegalStateException("FetchSessionHandler.Builder#build was already called")
+            self.next = None  # type: ignore[assignment]
             # 1. No session yet (or closing one): the request lists every partition.
             if h.next_metadata.is_full:
                 h.session_partitions = next_parts
@@ -229,24 +239,69 @@ class FetchSessionHandler:
             session = dict(h.session_partitions) if self.copy_session_partitions else h.session_partitions
             return FetchRequestData(next_parts, removed, replaced, session, h.next_metadata, can_use_topic_ids)
 
-    def _verify_full_fetch_response_partitions(self, topic_partitions: set[TopicPartition]) -> str | None:
-        """Mirrors FetchSessionHandler#verifyFullFetchResponsePartitions."""
-        extra = topic_partitions - self.session_partitions.keys()
-        omitted = self.session_partitions.keys() - topic_partitions
-        if extra or omitted:
-            return f"omittedPartitions={sorted(map(str, omitted))}, extraPartitions={sorted(map(str, extra))}"
-        return None
+    @staticmethod
+    def find_missing(to_find: Iterable, to_search: Container) -> list:
+        """Mirrors FetchSessionHandler#findMissing: the items of ``to_find`` (in its order) not in ``to_search``."""
+        return [item for item in to_find if item not in to_search]
 
-    def _verify_incremental_fetch_response_partitions(self, topic_partitions: set[TopicPartition]) -> str | None:
-        """Mirrors FetchSessionHandler#verifyIncrementalFetchResponsePartitions."""
-        extra = topic_partitions - self.session_partitions.keys()
-        return f"extraPartitions={sorted(map(str, extra))}" if extra else None
+    @staticmethod
+    def _join(items: Iterable) -> str:
+        return ", ".join(map(str, items))
 
-    def handle_response(self, response: FetchResponse) -> bool:
+    def verify_full_fetch_response_partitions(self, topic_partitions: Collection[TopicPartition], ids: Collection[Uuid],
+                                              version: int) -> str | None:
+        """Mirrors FetchSessionHandler#verifyFullFetchResponsePartitions: None if the response has
+        exactly the session's partitions (and, from version 13, only the session's topic ids),
+        else what is wrong."""
+        extra = self.find_missing(topic_partitions, self.session_partitions)
+        omitted = self.find_missing(self.session_partitions, topic_partitions)
+        extra_ids = self.find_missing(ids, self.session_topic_names) if version >= FetchRequest.TOPIC_ID_VERSION else []
+        if not (omitted or extra or extra_ids):
+            return None
+        problem = ""
+        if omitted:
+            problem += f"omittedPartitions=({self._join(omitted)}), "
+        if extra:
+            problem += f"extraPartitions=({self._join(extra)}), "
+        if extra_ids:
+            problem += f"extraIds=({self._join(extra_ids)}), "
+        return problem + f"response=({self._join(topic_partitions)})"
+
+    def verify_incremental_fetch_response_partitions(self, topic_partitions: Collection[TopicPartition],
+                                                     ids: Collection[Uuid], version: int) -> str | None:
+        """Mirrors FetchSessionHandler#verifyIncrementalFetchResponsePartitions: None if every
+        partition (and, from version 13, every topic id) of the response is in the session.
+
+        (Runs on every incremental response: findMissing is written out as loops, which cost
+        no Python call.)
+        """
+        extra_ids: list[Uuid] = []
+        if version >= FetchRequest.TOPIC_ID_VERSION:
+            session_topic_names = self.session_topic_names
+            for topic_id in ids:
+                if topic_id not in session_topic_names:
+                    extra_ids.append(topic_id)
+        extra: list[TopicPartition] = []
+        session = self.session_partitions
+        for tp in topic_partitions:
+            if tp not in session:
+                extra.append(tp)
+        if not (extra or extra_ids):
+            return None
+        problem = ""
+        if extra:
+            problem += f"extraPartitions=({self._join(extra)}), "
+        if extra_ids:
+            problem += f"extraIds=({self._join(extra_ids)}), "
+        return problem + f"response=({self._join(topic_partitions)})"
+
+    def handle_response(self, response: FetchResponse, version: int = FetchRequest.LATEST_VERSION) -> bool:
         """Mirrors FetchSessionHandler#handleResponse.
 
-        Returns False when the response cannot be used (a session error, or partitions that
-        do not match the session); the next request is then a full fetch.
+        ``version`` is the request's: from 13 a response topic id the session does not have
+        makes the response unusable too. Returns False when the response cannot be used (a
+        session error, or partitions that do not match the session); the next request is
+        then a full fetch.
         """
         # 1. A top-level error: FETCH_SESSION_ID_NOT_FOUND starts over without a session id,
         #    anything else (e.g. INVALID_FETCH_SESSION_EPOCH) closes the session and opens anew.
@@ -259,13 +314,15 @@ class FetchSessionHandler:
             else:
                 self.next_metadata = self.next_metadata.next_close_existing_attempt_new()
             return False
-        topic_partitions = set(response.response_data(self.session_topic_names))
+        topic_partitions = response.response_data(self.session_topic_names).keys()
+        # (Kafka's FetchResponse#topicIds; only read from version 13.)
+        ids = response.topic_ids() if version >= FetchRequest.TOPIC_ID_VERSION else ()
         if self.next_metadata.is_full:
             # 2. Full fetch: a throttled empty answer or a partition mismatch cannot be used.
             if not topic_partitions and response.throttle_time_ms > 0:
                 self.next_metadata = FetchMetadata.INITIAL  # type: ignore[attr-defined]
                 return False
-            problem = self._verify_full_fetch_response_partitions(topic_partitions)
+            problem = self.verify_full_fetch_response_partitions(topic_partitions, ids, version)
             if problem is not None:
                 log.info("%sNode %s sent an invalid full fetch response with %s", self.log_prefix, self.node, problem)
                 self.next_metadata = FetchMetadata.INITIAL  # type: ignore[attr-defined]
@@ -277,7 +334,7 @@ class FetchSessionHandler:
                 self.next_metadata = FetchMetadata.new_incremental(response.session_id)
             return True
         # 4. Incremental: only partitions of the session may come back.
-        problem = self._verify_incremental_fetch_response_partitions(topic_partitions)
+        problem = self.verify_incremental_fetch_response_partitions(topic_partitions, ids, version)
         if problem is not None:
             log.info("%sNode %s sent an invalid incremental fetch response with %s", self.log_prefix, self.node, problem)
             self.next_metadata = self.next_metadata.next_close_existing_attempt_new()
@@ -306,6 +363,19 @@ class FetchSessionHandler:
 # The serving side
 # ----------------------------------------------------------------------------------------
 
+# The request side of a CachedPartition made from a partition alone (every field -1).
+_NO_REQUEST = FetchPartition(partition=-1, current_leader_epoch=-1, fetch_offset=-1, last_fetched_epoch=-1,
+                             log_start_offset=-1, partition_max_bytes=-1)
+
+
+def session_key_of(tip: TopicIdPartition) -> TopicPartition | tuple[Uuid, int]:
+    """The key of a partition in a FetchSession's map: its TopicPartition, or (topic id,
+    partition) while the broker cannot name the topic id (Kafka's null name; here "").
+
+    Not a Kafka method: Kafka's map finds partitions by CachedPartition#equals.
+    """
+    return tip.topic_partition if tip.topic else (tip.topic_id, tip.partition)
+
 
 class CachedPartition:
     """Mirrors kafka.server.CachedPartition: what the leader remembers of one session partition.
@@ -319,7 +389,9 @@ class CachedPartition:
                  "last_stable_offset", "leader_epoch", "fetcher_log_start_offset", "local_log_start_offset",
                  "last_fetched_epoch", "_tip", "_req")
 
-    def __init__(self, tip: TopicIdPartition, req: FetchPartition, resp: PartitionData | None = None) -> None:
+    def __init__(self, tip: TopicIdPartition, req: FetchPartition | None = None, resp: PartitionData | None = None) -> None:
+        """Mirrors kafka.server.CachedPartition#<init> (its three constructors): the partition alone (request side -1, Kafka's
+        lookup key), with the request, or with the request and the response just sent."""
         self.topic = tip.topic
         self.partition = tip.partition
         self.topic_id = tip.topic_id
@@ -330,12 +402,35 @@ class CachedPartition:
         self.high_watermark = resp.high_watermark if resp is not None else -1
         self.last_stable_offset = resp.last_stable_offset if resp is not None else -1
         self.local_log_start_offset = resp.log_start_offset if resp is not None else -1
-        self.update_request_params(req)
+        self.update_request_params(req if req is not None else _NO_REQUEST)
 
     @property
     def topic_partition(self) -> TopicPartition:
         """Mirrors CachedPartition#topicPartition."""
         return TopicPartition(self.topic, self.partition)
+
+    def session_key(self) -> TopicPartition | tuple[Uuid, int]:
+        """The key of this partition in its session's map (``session_key_of`` of its identity)."""
+        return TopicPartition(self.topic, self.partition) if self.topic else (self.topic_id, self.partition)
+
+    def __eq__(self, other: object) -> bool:
+        """Mirrors CachedPartition#equals: the same topic id and partition; without topic ids
+        (a zero id) the same topic name and partition. A partition whose name is unknown
+        equals the named one of the same id."""
+        if self is other:
+            return True
+        if not isinstance(other, CachedPartition):
+            return NotImplemented
+        if self.topic_id != ZERO_UUID:
+            return self.partition == other.partition and self.topic_id == other.topic_id
+        return self.partition == other.partition and self.topic == other.topic
+
+    def __hash__(self) -> int:
+        """Mirrors CachedPartition#hashCode: by topic id when there is one, else by name."""
+        if self.topic_id != ZERO_UUID:
+            bits = self.topic_id.most_significant_bits ^ self.topic_id.least_significant_bits
+            return java_int(31 * self.partition + java_int((bits >> 32) ^ bits))
+        return java_int(31 * self.partition + java_string_hash(self.topic))
 
     def req_data(self) -> FetchPartition:
         """Mirrors CachedPartition#reqData: the cached request for this partition."""
@@ -411,13 +506,19 @@ class CachedPartition:
 
 
 class FetchSession:
-    """Mirrors kafka.server.FetchSession: one session's partitions, epoch and timestamps."""
+    """Mirrors kafka.server.FetchSession: one session's partitions, epoch and timestamps.
 
-    def __init__(self, session_id: int, privileged: bool, partition_map: dict[TopicPartition, CachedPartition],
-                 creation_ms: int, last_used_ms: int, epoch: int) -> None:
+    ``uses_topic_ids``: the session was opened by a request of version 13 or later (topics
+    named by id); only requests of the same kind may continue it. ``partition_map`` is keyed
+    by ``session_key_of``, in the order Kafka's ImplicitLinkedHashCollection keeps.
+    """
+
+    def __init__(self, session_id: int, privileged: bool, partition_map: dict[TopicPartition | tuple[Uuid, int], CachedPartition],
+                 uses_topic_ids: bool, creation_ms: int, last_used_ms: int, epoch: int) -> None:
         self.id = session_id
         self.privileged = privileged
         self.partition_map = partition_map
+        self.uses_topic_ids = uses_topic_ids
         self.creation_ms = creation_ms
         self.last_used_ms = last_used_ms
         self.epoch = epoch
@@ -442,20 +543,58 @@ class FetchSession:
         """Mirrors FetchSession#metadata."""
         return FetchMetadata(self.id, self.epoch)
 
-    def get_fetch_offset(self, tp: TopicPartition) -> int | None:
-        """Mirrors FetchSession#getFetchOffset."""
-        cached = self.partition_map.get(tp)
+    def get_fetch_offset(self, part: TopicIdPartition | TopicPartition) -> int | None:
+        """Mirrors FetchSession#getFetchOffset (a TopicPartition: the named partition)."""
+        if isinstance(part, TopicPartition):
+            cached = self.partition_map.get(part)
+        else:
+            cached = self.find(part)[1]
         return cached.fetch_offset if cached is not None else None
 
-    def update(self, fetch_data: Mapping[TopicIdPartition, FetchPartition],
-               to_forget: Iterable[TopicIdPartition]) -> tuple[list[TopicIdPartition], list[TopicIdPartition], list[TopicIdPartition]]:
+    def find(self, tip: TopicIdPartition) -> tuple[TopicPartition | tuple[Uuid, int], CachedPartition | None]:
+        """The session's partition equal to ``tip`` (CachedPartition#equals) and its key, or
+        (tip's key, None): what Kafka's ``partitionMap.find(new CachedPartition(tip))`` finds.
+
+        Usually the key lookup. When it misses and ``tip`` has a topic id, the partition may be
+        held under its other key: unnamed while ``tip`` is named (found by id directly), or
+        named while ``tip`` is not (found by a scan: only when the broker lost the name).
+        """
+        partition_map = self.partition_map
+        key: TopicPartition | tuple[Uuid, int] = tip.topic_partition if tip.topic else (tip.topic_id, tip.partition)
+        cached = partition_map.get(key)
+        if cached is not None:
+            # Found by name: the same partition unless the name now has another topic id.
+            if cached.topic_id is tip.topic_id or tip.topic_id == ZERO_UUID or cached.topic_id == tip.topic_id:
+                return key, cached
+            return key, None
+        if tip.topic_id == ZERO_UUID:
+            return key, None
+        if tip.topic:
+            by_id = (tip.topic_id, tip.partition)
+            cached = partition_map.get(by_id)
+            return (by_id, cached) if cached is not None else (key, None)
+        for other_key, cached in partition_map.items():
+            if cached.partition == tip.partition and cached.topic_id == tip.topic_id:
+                return other_key, cached
+        return key, None
+
+    def update(self, fetch_data: Mapping[TopicIdPartition, FetchPartition], to_forget: Iterable[TopicIdPartition],
+               req_metadata: FetchMetadata | None = None) -> tuple[list[TopicIdPartition], list[TopicIdPartition], list[TopicIdPartition]]:
         """Mirrors FetchSession#update: apply an incremental request (returns added, updated, removed)."""
         added, updated, removed = [], [], []
-        # 1. Listed partitions are added or get their request parameters refreshed.
+        partition_map = self.partition_map
+        # 1. Listed partitions get their request parameters refreshed, or join at the end.
         for tip, req in fetch_data.items():
-            cached = self.partition_map.get(tip.topic_partition)
-            if cached is None or cached.topic_id != tip.topic_id:
-                self.partition_map[tip.topic_partition] = CachedPartition(tip, req)
+            key = tip.topic_partition if tip.topic else (tip.topic_id, tip.partition)
+            cached = partition_map.get(key)
+            # (Identity first: a partition's requests usually carry one topic id object.)
+            if cached is None or (cached.topic_id is not tip.topic_id and cached.topic_id != tip.topic_id):
+                key, cached = self.find(tip)
+            if cached is None:
+                # A partition under the same name with another topic id is replaced (see the
+                # module docstring): the new one goes to the end, as Kafka adds it.
+                partition_map.pop(key, None)
+                partition_map[key] = CachedPartition(tip, req)
                 added.append(tip)
             else:
                 cached.update_request_params(req)
@@ -463,15 +602,16 @@ class FetchSession:
         # 2. Forgotten partitions leave the session (a forget naming an old topic id does not
         #    remove the partition re-added above under its new id).
         for tip in to_forget:
-            cached = self.partition_map.get(tip.topic_partition)
-            if cached is not None and (tip.topic_id == ZERO_UUID or cached.topic_id == tip.topic_id):
-                del self.partition_map[tip.topic_partition]
+            key, cached = self.find(tip)
+            if cached is not None:
+                del partition_map[key]
                 removed.append(tip)
         return added, updated, removed
 
     def __repr__(self) -> str:
         return (f"FetchSession(id={self.id}, privileged={self.privileged}, partitionMap.size={self.size}, "
-                f"creationMs={self.creation_ms}, lastUsedMs={self.last_used_ms}, epoch={self.epoch})")
+                f"usesTopicIds={self.uses_topic_ids}, creationMs={self.creation_ms}, lastUsedMs={self.last_used_ms}, "
+                f"epoch={self.epoch})")
 
 
 class FetchContext:
@@ -507,10 +647,13 @@ class SessionlessFetchContext(FetchContext):
     def __init__(self, fetch_data: Mapping[TopicIdPartition, FetchPartition]) -> None:
         self.fetch_data = dict(fetch_data)
 
-    def get_fetch_offset(self, tp: TopicPartition) -> int | None:
-        """Mirrors SessionlessFetchContext#getFetchOffset."""
+    def get_fetch_offset(self, part: TopicIdPartition | TopicPartition) -> int | None:
+        """Mirrors SessionlessFetchContext#getFetchOffset (a TopicPartition: any id of that name)."""
+        if isinstance(part, TopicIdPartition):
+            req = self.fetch_data.get(part)
+            return req.fetch_offset if req is not None else None
         for tip, req in self.fetch_data.items():
-            if tip.topic_partition == tp:
+            if tip.topic_partition == part:
                 return req.fetch_offset
         return None
 
@@ -524,26 +667,30 @@ class FullFetchContext(SessionlessFetchContext):
     """Mirrors kafka.server.FullFetchContext: a full fetch that tries to open a session."""
 
     def __init__(self, time: Time, cache: "FetchSessionCache", req_metadata: FetchMetadata,
-                 fetch_data: Mapping[TopicIdPartition, FetchPartition], is_from_follower: bool) -> None:
+                 fetch_data: Mapping[TopicIdPartition, FetchPartition], is_from_follower: bool,
+                 uses_topic_ids: bool = True) -> None:
+        """``uses_topic_ids``: the request is of version 13 or later (Kafka's parameter comes
+        before ``is_from_follower``; here it is last so that older callers keep working)."""
         super().__init__(fetch_data)
         self.time = time
         self.cache = cache
         self.req_metadata = req_metadata
         self.is_from_follower = is_from_follower
+        self.uses_topic_ids = uses_topic_ids
 
     def update_and_generate_response_data(self, updates: Mapping[TopicIdPartition, PartitionData]) -> FetchResponse:
         """Mirrors FullFetchContext#updateAndGenerateResponseData: all partitions, plus a session id."""
-        def create_partitions() -> dict[TopicPartition, CachedPartition]:
+        def create_partitions() -> dict[TopicPartition | tuple[Uuid, int], CachedPartition]:
             # 1. Remember every partition's request and the answer being sent.
-            cached: dict[TopicPartition, CachedPartition] = {}
+            cached: dict[TopicPartition | tuple[Uuid, int], CachedPartition] = {}
             for tip, resp in updates.items():
                 req = self.fetch_data.get(tip) or FetchPartition(partition=tip.partition)
-                cached[tip.topic_partition] = CachedPartition(tip, req, resp)
+                cached[tip.topic_partition if tip.topic else (tip.topic_id, tip.partition)] = CachedPartition(tip, req, resp)
             return cached
 
         # 2. The cache may refuse (full, or sessions disabled): then the id is 0.
         session_id = self.cache.maybe_create_session(self.time.milliseconds(), self.is_from_follower,
-                                                     len(updates), create_partitions)
+                                                     len(updates), create_partitions, uses_topic_ids=self.uses_topic_ids)
         return FetchResponse.of(Errors.NONE.code, 0, session_id, updates)
 
 
@@ -565,12 +712,12 @@ class IncrementalFetchContext(FetchContext):
         """Mirrors IncrementalFetchContext#foreachPartition: every session partition, listed or not.
 
         A partition the broker could not name when it joined the session (an unknown topic id)
-        is named now if the metadata has learnt the id (CachedPartition#maybeResolveUnknownName).
-        The session map is keyed by TopicPartition here (Kafka keys by topic id), so a resolved
-        partition is re-keyed in place.
+        is named now if the metadata has learnt the id (CachedPartition#maybeResolveUnknownName;
+        only in a session using topic ids). An unnamed partition is keyed by its topic id here
+        (``session_key_of``), so a resolved one is re-keyed in place.
         """
         partition_map = self.session.partition_map
-        if self.topic_names and any(not cached.topic for cached in partition_map.values()):
+        if self.topic_names and self.session.uses_topic_ids and any(not cached.topic for cached in partition_map.values()):
             resolved = [(cached.topic_partition if cached.maybe_resolve_unknown_name(self.topic_names) else key, cached)
                         for key, cached in partition_map.items()]
             partition_map.clear()
@@ -604,17 +751,21 @@ class IncrementalFetchContext(FetchContext):
             log.info("Incremental fetch session %s expected epoch %s, but got %s. Possible duplicate request.",
                      session.id, expected_epoch, session.epoch)
             return FetchResponse.of(Errors.INVALID_FETCH_SESSION_EPOCH.code, 0, session.id, {})
-        # 2. Keep partitions whose answer changed; each kept one moves to the back of the
-        #    session (round-robin when a response is size-limited).
+        # 2. Keep partitions whose answer changed; a kept one that returns records moves to the
+        #    back of the session (so a size-limited response serves the others first next time).
+        partition_map = session.partition_map
         selected: dict[TopicIdPartition, PartitionData] = {}
         for tip, resp in updates.items():
-            cached = session.partition_map.get(tip.topic_partition)
+            key = tip.topic_partition if tip.topic else (tip.topic_id, tip.partition)
+            cached = partition_map.get(key)
             if cached is None:
                 continue
             if cached.maybe_update_response_data(resp, True):
                 selected[tip] = resp
-                del session.partition_map[tip.topic_partition]
-                session.partition_map[tip.topic_partition] = cached
+                records = resp.records
+                if records is not None and records.size_in_bytes > 0:
+                    del partition_map[key]
+                    partition_map[key] = cached
         return FetchResponse.of(Errors.NONE.code, 0, session.id, selected)
 
 
@@ -663,11 +814,15 @@ class FetchSessionCache:
                 return session_id
 
     def maybe_create_session(self, now: int, privileged: bool, size: int,
-                             create_partitions: Callable[[], dict[TopicPartition, CachedPartition]]) -> int:
-        """Mirrors FetchSessionCache#maybeCreateSession: the new id, or 0 when there is no room."""
+                             create_partitions: Callable[[], dict[TopicPartition | tuple[Uuid, int], CachedPartition]],
+                             *, uses_topic_ids: bool = True) -> int:
+        """Mirrors FetchSessionCache#maybeCreateSession: the new id, or 0 when there is no room.
+
+        (Kafka passes ``usesTopicIds`` before ``createPartitions``; here it is a keyword.)
+        """
         # 1. Room, or room made by evicting someone less valuable.
         if len(self.sessions) < self.max_entries or self.try_evict(privileged, (privileged, size, 0), now):
-            session = FetchSession(self.new_session_id(), privileged, create_partitions(), now, now,
+            session = FetchSession(self.new_session_id(), privileged, create_partitions(), uses_topic_ids, now, now,
                                    FetchMetadata.next_epoch(INITIAL_EPOCH))
             self.sessions[session.id] = session
             self.touch(session, now)
@@ -741,8 +896,10 @@ class FetchManager:
 
     def new_context(self, req_metadata: FetchMetadata, fetch_data: Mapping[TopicIdPartition, FetchPartition],
                     to_forget: Iterable[TopicIdPartition], is_follower: bool,
-                    topic_names: Mapping[Uuid, str] | None = None) -> FetchContext:
-        """Mirrors FetchManager#newContext."""
+                    topic_names: Mapping[Uuid, str] | None = None,
+                    req_version: int = FetchRequest.LATEST_VERSION) -> FetchContext:
+        """Mirrors FetchManager#newContext (Kafka's first parameter, the request version, is last here)."""
+        uses_topic_ids = req_version >= FetchRequest.TOPIC_ID_VERSION
         if req_metadata.is_full:
             # 1. A full fetch closes any session it names.
             if req_metadata.session_id != INVALID_SESSION_ID:
@@ -750,15 +907,18 @@ class FetchManager:
             # 2. FINAL_EPOCH: the fetcher wants no session.
             if req_metadata.epoch == FINAL_EPOCH:
                 return SessionlessFetchContext(fetch_data)
-            return FullFetchContext(self.time, self.cache, req_metadata, fetch_data, is_follower)
-        # 3. Incremental: the session must exist and be at the request's epoch.
+            return FullFetchContext(self.time, self.cache, req_metadata, fetch_data, is_follower, uses_topic_ids)
+        # 3. Incremental: the session must exist, be at the request's epoch, and name topics
+        #    the way the request does (by id from version 13).
         session = self.cache.get(req_metadata.session_id)
         if session is None:
             return SessionErrorContext(Errors.FETCH_SESSION_ID_NOT_FOUND, req_metadata)
         if session.epoch != req_metadata.epoch:
             return SessionErrorContext(Errors.INVALID_FETCH_SESSION_EPOCH, req_metadata)
+        if session.uses_topic_ids is not uses_topic_ids:
+            return SessionErrorContext(Errors.FETCH_SESSION_TOPIC_ID_ERROR, req_metadata)
         # 4. Apply the changes; an emptied session is closed.
-        session.update(fetch_data, to_forget)
+        session.update(fetch_data, to_forget, req_metadata)
         if session.is_empty():
             self.cache.remove(session)
             return SessionlessFetchContext(fetch_data)
@@ -768,5 +928,7 @@ class FetchManager:
 
     def new_context_for_request(self, request: FetchRequest, topic_names: Mapping[Uuid, str] | None = None) -> FetchContext:
         """Mirrors KafkaApis#handleFetchRequest's call of newContext, fed from a FetchRequest."""
+        version = request.version
         return self.new_context(FetchMetadata.of(request), request.fetch_data(topic_names),
-                                request.forgotten_topics(topic_names), request.is_from_follower(), topic_names)
+                                request.forgotten_topics(topic_names), request.is_from_follower(), topic_names,
+                                version if version is not None else request.request_version())

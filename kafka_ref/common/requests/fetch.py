@@ -211,6 +211,12 @@ class FetchResponse(AbstractResponse):
                 data[TopicPartition(name, partition.partition_index)] = partition
         return data
 
+    def topic_ids(self) -> set[Uuid]:
+        """Mirrors org.apache.kafka.common.requests.FetchResponse#topicIds: the response's topic ids, zero left out."""
+        # (A zero id is recognised by its halves: no equality call per topic.)
+        return {t.topic_id for t in self.responses
+                if t.topic_id.most_significant_bits or t.topic_id.least_significant_bits}
+
     def partition_data(self, topic: str, partition: int) -> PartitionData | None:
         """The result for one partition, looked up by topic name; None when absent."""
         for topic_response in self.responses:

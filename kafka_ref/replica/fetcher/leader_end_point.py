@@ -203,7 +203,9 @@ class RemoteLeaderEndPoint(LeaderEndPoint):
             self.fetch_session_handler.handle_error(exc)
             raise
         # 2. A response the session cannot use yields nothing (or the topic id error).
-        if not self.fetch_session_handler.handle_response(response):
+        version = fetch_request.version  # (build_fetch always sets it)
+        if not self.fetch_session_handler.handle_response(
+                response, version if version is not None else fetch_request.request_version()):
             if response.error_code == Errors.FETCH_SESSION_TOPIC_ID_ERROR.code:
                 raise Errors.FETCH_SESSION_TOPIC_ID_ERROR.exception()
             return {}
