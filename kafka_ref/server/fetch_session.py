@@ -524,6 +524,11 @@ class FetchSession:
         self.epoch = epoch
         # The size last accounted in the cache (-1: not in the cache).
         self.cached_size = -1
+        # Whether a partition may still lack its topic's name (not Kafka's: lets an incremental
+        # fetch skip looking for names to resolve without visiting every partition). Set when an
+        # unnamed partition joins; IncrementalFetchContext#foreachPartition clears it once all
+        # are named.
+        self.has_unnamed = any(not cached.topic for cached in partition_map.values())
 
     @property
     def size(self) -> int:
@@ -595,6 +600,8 @@ class FetchSession:
                 # module docstring): the new one goes to the end, as Kafka adds it.
                 partition_map.pop(key, None)
                 partition_map[key] = CachedPartition(tip, req)
+                if not tip.topic:
+                    self.has_unnamed = True
                 added.append(tip)
             else:
                 cached.update_request_params(req)
@@ -716,14 +723,27 @@ class IncrementalFetchContext(FetchContext):
         only in a session using topic ids). An unnamed partition is keyed by its topic id here
         (``session_key_of``), so a resolved one is re-keyed in place.
         """
-        partition_map = self.session.partition_map
-        if self.topic_names and self.session.uses_topic_ids and any(not cached.topic for cached in partition_map.values()):
-            resolved = [(cached.topic_partition if cached.maybe_resolve_unknown_name(self.topic_names) else key, cached)
-                        for key, cached in partition_map.items()]
+        session = self.session
+        partition_map = session.partition_map
+        if session.has_unnamed and self.topic_names and session.uses_topic_ids:
+            topic_names = self.topic_names
+            resolved = []
+            unnamed_left = False
+            for key, cached in partition_map.items():
+                if cached.maybe_resolve_unknown_name(topic_names):
+                    key = cached.topic_partition
+                elif not cached.topic:
+                    unnamed_left = True
+                resolved.append((key, cached))
             partition_map.clear()
             partition_map.update(resolved)
+            session.has_unnamed = unnamed_left
+        # (The handed-out TopicIdPartition and request are made once per partition and kept:
+        #  read directly, not through their getters, as this runs per partition per fetch.)
         for cached in list(partition_map.values()):
-            fun(cached.topic_id_partition(), cached.req_data())
+            part = cached._tip
+            req = cached._req
+            fun(part if part is not None else cached.topic_id_partition(), req if req is not None else cached.req_data())
 
     def left_out(self, tp: TopicPartition, high_watermark: int, last_stable_offset: int, log_start_offset: int,
                  records_size: int, error_code: int) -> bool:
