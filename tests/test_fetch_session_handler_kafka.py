@@ -4,8 +4,8 @@ Each test re-enacts one case of clients/src/test/java/org/apache/kafka/clients/
 FetchSessionHandlerTest.java (Kafka 3.7) on kafka_ref.server.fetch_session.FetchSessionHandler
 and checks what Kafka's test checks: the partitions to send, to forget and to replace and
 their order, the session's partitions and topic names, the next request's session id and
-epoch, whether topic ids can be used, and the verdicts on responses. The cases
-tests/test_fetch_session.py already re-enacts are not repeated here.
+epoch, whether topic ids can be used, and the verdicts on responses. testIncrementals,
+which tests/test_fetch_session.py re-enacts at one version, is followed here at both.
 
 Kafka's cases that loop over request versions 12 (names) and the latest (ids) are
 parametrized by version; fixed topic ids stand in for Kafka's random ones.
@@ -398,3 +398,48 @@ def test_top_level_error_resets_metadata():
     # 3. ... and the next request closes the session and opens a new one (epoch 0).
     request3 = handler.new_builder().build()
     assert (request3.metadata.session_id, request3.metadata.epoch) == (123, INITIAL_EPOCH)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_incrementals(version):
+    """Mirrors org.apache.kafka.clients.FetchSessionHandlerTest#testIncrementals (step by step; the
+    looser re-enactment in tests/test_fetch_session.py checks the same flow at one version)."""
+    handler = FetchSessionHandler(1)
+    foo_id, bar_id = topic_id("foo", version), topic_id("bar", version)
+    foo0, foo1, bar0 = TopicPartition("foo", 0), TopicPartition("foo", 1), TopicPartition("bar", 0)
+    builder = handler.new_builder()
+    builder.add(foo0, data(foo_id, 0, 100, 200))
+    builder.add(foo1, data(foo_id, 10, 110, 210))
+    request = builder.build()
+    expected = entries(("foo", foo_id, 0, 0, 100, 200), ("foo", foo_id, 1, 10, 110, 210))
+    assert list(request.to_send.items()) == expected and list(request.session_partitions.items()) == expected
+    assert (request.metadata.session_id, request.metadata.epoch) == (INVALID_SESSION_ID, INITIAL_EPOCH)
+    handler.handle_response(response(Errors.NONE, 123, resp_map(("foo", 0, foo_id, 10, 20), ("foo", 1, foo_id, 10, 20))),
+                            version)
+
+    # 1. Add bar-0, change foo-1: the new one first, then the changed one.
+    builder2 = handler.new_builder()
+    builder2.add(foo0, data(foo_id, 0, 100, 200))
+    builder2.add(foo1, data(foo_id, 10, 120, 210))
+    builder2.add(bar0, data(bar_id, 20, 200, 200))
+    request2 = builder2.build()
+    assert not request2.metadata.is_full
+    assert list(request2.session_partitions.items()) == entries(
+        ("foo", foo_id, 0, 0, 100, 200), ("foo", foo_id, 1, 10, 120, 210), ("bar", bar_id, 0, 20, 200, 200))
+    assert list(request2.to_send.items()) == entries(("bar", bar_id, 0, 20, 200, 200), ("foo", foo_id, 1, 10, 120, 210))
+    handler.handle_response(response(Errors.NONE, 123, resp_map(("foo", 1, foo_id, 20, 20))), version)
+
+    # 2. INVALID_FETCH_SESSION_EPOCH: the next request closes the session and opens a new one,
+    #    listing the whole session.
+    handler.handle_response(response(Errors.INVALID_FETCH_SESSION_EPOCH, INVALID_SESSION_ID, {}), version)
+    builder4 = handler.new_builder()
+    builder4.add(foo0, data(foo_id, 0, 100, 200))
+    builder4.add(foo1, data(foo_id, 10, 120, 210))
+    builder4.add(bar0, data(bar_id, 20, 200, 200))
+    request4 = builder4.build()
+    assert request4.metadata.is_full
+    assert request4.metadata.session_id == request2.metadata.session_id
+    assert request4.metadata.epoch == INITIAL_EPOCH
+    expected4 = entries(("foo", foo_id, 0, 0, 100, 200), ("foo", foo_id, 1, 10, 120, 210), ("bar", bar_id, 0, 20, 200, 200))
+    assert list(request4.session_partitions.items()) == expected4
+    assert list(request4.to_send.items()) == expected4

@@ -4,7 +4,10 @@ Each test re-enacts one case of core/src/test/scala/unit/kafka/server/FetchSessi
 (Kafka 3.7) on kafka_ref.server.fetch_session and checks the values Kafka's test checks:
 which FetchContext a request gets, session ids and epochs, error codes, the partitions and
 their order in a context and in a response, and the cache's size, partition count and
-evictions. The cases tests/test_fetch_session.py already re-enacts are not repeated here.
+evictions. The cases tests/test_fetch_session.py re-enacts loosely (testIncrementalFetchSession,
+testFetchRequests, testCachedLeaderEpoch, testZeroSizeFetchSession, and testFetchSessionExpiration
+with testPrivilegedSessionHandling, which it merges) are followed here step by step; only
+testNewSessionId is left to it.
 
 Where Kafka's test uses random topic ids these use fixed ones, and Kafka's empty Optional
 epochs are -1 (the wire's value, which kafka_ref's FetchPartition keeps).
@@ -696,3 +699,131 @@ def test_maybe_resolve_unknown_name():
     # 3. An id the map does not have leaves the name unknown.
     unnamed2.maybe_resolve_unknown_name(topic_names)
     assert unnamed2.topic == ""
+
+
+# -- cases tests/test_fetch_session.py re-enacts loosely, here with Kafka's own steps ---------------
+
+
+def test_fetch_requests():
+    """Mirrors kafka.server.FetchSessionTest#testFetchRequests.
+
+    All but Kafka's step 7 (FetchContext#getThrottledResponse: kafka_ref has no fetch quotas,
+    so nothing throttles a fetch); its request is still made, as it moves the session's epoch.
+    """
+    cache = FetchSessionCache(10, 1000, rng=random.Random(17))
+    manager = FetchManager(MockTime(), cache)
+    topic_names = {FOO_ID: "foo", BAR_ID: "bar"}
+    tp0, tp1 = tip(FOO_ID, "foo", 0), tip(FOO_ID, "foo", 1)
+    tp2, tp3 = tip(BAR_ID, "bar", 0), tip(BAR_ID, "bar", 1)
+
+    # 1. A sessionless request gets a SessionlessFetchContext.
+    context = new_context(manager, create_request(LEGACY, {}, [], True), topic_names)
+    assert isinstance(context, SessionlessFetchContext)
+
+    # 2. A full request opens a session; the context hands out the request's partitions as sent.
+    req_data2 = {tp0: req(0, 0, 100), tp1: req(10, 0, 100)}
+    request2 = create_request(INITIAL, req_data2, [], False)
+    context2 = new_context(manager, request2, topic_names)
+    assert isinstance(context2, FullFetchContext)
+    handed_out = []
+    context2.foreach_partition(lambda part, data: handed_out.append((part, data)))
+    assert handed_out == [(tp0, FetchPartition(partition=0, fetch_offset=0, log_start_offset=0, partition_max_bytes=100)),
+                          (tp1, FetchPartition(partition=1, fetch_offset=10, log_start_offset=0, partition_max_bytes=100))]
+    assert context2.get_fetch_offset(tp0) == 0
+    assert context2.get_fetch_offset(tp1) == 10
+    resp_data2 = {tp0: resp(0, 100, 100, 100), tp1: resp(1, 10, 10, 10)}
+    resp2 = context2.update_and_generate_response_data(resp_data2)
+    assert resp2.error_code == Errors.NONE.code
+    assert resp2.session_id != INVALID_SESSION_ID
+    assert resp2.response_data(topic_names) == {tp0.topic_partition: resp_data2[tp0], tp1.topic_partition: resp_data2[tp1]}
+
+    # 3. The session at a wrong epoch; 4. a session that does not exist.
+    context3 = new_context(manager, create_request(FetchMetadata(resp2.session_id, 5), req_data2, [], False), topic_names)
+    assert isinstance(context3, SessionErrorContext)
+    assert context3.update_and_generate_response_data(resp_data2).error_code == Errors.INVALID_FETCH_SESSION_EPOCH.code
+    context4 = new_context(manager, create_request(FetchMetadata(resp2.session_id + 1, 1), req_data2, [], False),
+                           topic_names)
+    assert context4.update_and_generate_response_data(resp_data2).error_code == Errors.FETCH_SESSION_ID_NOT_FOUND.code
+
+    # 5. Continue the session with an empty request: the cached partitions, unchanged, none sent.
+    context5 = new_context(manager, create_request(FetchMetadata(resp2.session_id, 1), {}, [], False), topic_names)
+    assert isinstance(context5, IncrementalFetchContext)
+    handed_out5 = []
+    context5.foreach_partition(lambda part, data: handed_out5.append((part, data)))
+    assert handed_out5 == handed_out
+    assert context5.get_fetch_offset(tp1) == 10
+    resp5 = context5.update_and_generate_response_data(resp_data2)
+    assert resp5.error_code == Errors.NONE.code
+    assert resp5.session_id == resp2.session_id
+    assert len(resp5.response_data(topic_names)) == 0
+
+    # 6. A wrong epoch again.
+    context6 = new_context(manager, create_request(FetchMetadata(resp2.session_id, 5), req_data2, [], False), topic_names)
+    assert isinstance(context6, SessionErrorContext)
+    assert context6.update_and_generate_response_data(resp_data2).error_code == Errors.INVALID_FETCH_SESSION_EPOCH.code
+
+    # 7. (Kafka throttles this one.) The session moves to epoch 3.
+    context7 = new_context(manager, create_request(FetchMetadata(resp2.session_id, 2), {}, [], False), topic_names)
+    assert isinstance(context7, IncrementalFetchContext)
+
+    # 8. FINAL_EPOCH closes the session: sessionless from then on, nothing cached.
+    request8 = create_request(FetchMetadata(resp5.session_id, FINAL_EPOCH), {tp2: req(0, 0, 100), tp3: req(10, 0, 100)},
+                              [], False)
+    context8 = new_context(manager, request8, topic_names)
+    assert isinstance(context8, SessionlessFetchContext)
+    assert cache.size == 0
+    resp8 = context8.update_and_generate_response_data({tp2: resp(0, 100, 100, 100), tp3: resp(1, 100, 100, 100)})
+    assert resp8.error_code == Errors.NONE.code
+    assert resp8.session_id == INVALID_SESSION_ID != resp5.session_id
+
+
+def test_cached_leader_epoch():
+    """Mirrors kafka.server.FetchSessionTest#testCachedLeaderEpoch."""
+    manager = FetchManager(MockTime(), FetchSessionCache(10, 1000, rng=random.Random(18)))
+    topic_names = {FOO_ID: "foo", BAR_ID: "bar"}
+    tp0, tp1, tp2 = tip(FOO_ID, "foo", 0), tip(FOO_ID, "foo", 1), tip(BAR_ID, "bar", 1)
+
+    def leader_epochs(context) -> dict[TopicIdPartition, int]:
+        found = {}
+        context.foreach_partition(lambda part, data: found.__setitem__(part, data.current_leader_epoch))
+        return found
+
+    # 1. The full request's epochs (none for foo-0).
+    request1 = create_request(INITIAL, {tp0: req(0, 0, 100), tp1: req(10, 0, 100, 1), tp2: req(10, 0, 100, 2)}, [], False)
+    context1 = new_context(manager, request1, topic_names)
+    assert leader_epochs(context1) == {tp0: -1, tp1: 1, tp2: 2}
+    response = {tp0: resp(0, 100, 100, 100), tp1: resp(1, 10, 10, 10), tp2: resp(1, 5, 5, 5)}
+    session_id = context1.update_and_generate_response_data(response).session_id
+    # 2. Nothing listed: the cached epochs stay.
+    context2 = new_context(manager, create_request(FetchMetadata(session_id, 1), {}, [], False), topic_names)
+    assert leader_epochs(context2) == {tp0: -1, tp1: 1, tp2: 2}
+    context2.update_and_generate_response_data(response)
+    # 3. Every partition listed with another epoch (foo-1 with none).
+    request3 = create_request(FetchMetadata(session_id, 2),
+                              {tp0: req(0, 0, 100, 6), tp1: req(10, 0, 100), tp2: req(10, 0, 100, 3)}, [], False)
+    context3 = new_context(manager, request3, topic_names)
+    assert leader_epochs(context3) == {tp0: 6, tp1: -1, tp2: 3}
+
+
+def test_zero_size_fetch_session():
+    """Mirrors kafka.server.FetchSessionTest#testZeroSizeFetchSession."""
+    cache = FetchSessionCache(10, 1000, rng=random.Random(19))
+    manager = FetchManager(MockTime(), cache)
+    topic_names = {FOO_ID: "foo"}
+    foo0, foo1 = tip(FOO_ID, "foo", 0), tip(FOO_ID, "foo", 1)
+    # 1. A session with foo-0 and foo-1.
+    context1 = new_context(manager, create_request(INITIAL, {foo0: req(0, 0, 100), foo1: req(10, 0, 100)}, [], False),
+                           topic_names)
+    assert isinstance(context1, FullFetchContext)
+    resp1 = context1.update_and_generate_response_data({foo0: resp(0, 100, 100, 100), foo1: resp(1, 10, 10, 10)})
+    assert resp1.error_code == Errors.NONE.code
+    assert resp1.session_id != INVALID_SESSION_ID
+    assert len(resp1.response_data(topic_names)) == 2
+    # 2. Forget both: the emptied session closes, the answer is sessionless and empty.
+    context2 = new_context(manager, create_request(FetchMetadata(resp1.session_id, 1), {}, [foo0, foo1], False),
+                           topic_names)
+    assert isinstance(context2, SessionlessFetchContext)
+    resp2 = context2.update_and_generate_response_data({})
+    assert resp2.session_id == INVALID_SESSION_ID
+    assert resp2.response_data(topic_names) == {}
+    assert cache.size == 0
