@@ -49,7 +49,7 @@ from kafka_ref.replica.fetcher.partition_fetch_state import (
     OffsetAndEpoch,
     PartitionFetchState,
 )
-from kafka_ref.server.fetch_session import FetchRequestPartitionData, FetchSessionHandler
+from kafka_ref.server.fetch_session_handler import FetchRequestPartitionData, FetchSessionHandler
 
 if TYPE_CHECKING:
     from kafka_ref.common.config import KafkaConfig

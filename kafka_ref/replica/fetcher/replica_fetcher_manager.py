@@ -11,7 +11,7 @@ from kafka_ref.replica.fetcher.abstract_fetcher_manager import AbstractFetcherMa
 from kafka_ref.replica.fetcher.leader_end_point import RemoteLeaderEndPoint
 from kafka_ref.replica.fetcher.partition_fetch_state import BrokerEndPoint
 from kafka_ref.replica.fetcher.replica_fetcher_thread import ReplicaFetcherThread
-from kafka_ref.server.fetch_session import FetchSessionHandler
+from kafka_ref.server.fetch_session_handler import FetchSessionHandler
 
 if TYPE_CHECKING:
     from kafka_ref.common.config import KafkaConfig, MetadataVersion
