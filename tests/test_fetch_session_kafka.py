@@ -827,3 +827,52 @@ def test_zero_size_fetch_session():
     assert resp2.session_id == INVALID_SESSION_ID
     assert resp2.response_data(topic_names) == {}
     assert cache.size == 0
+
+
+# -- end to end: the fetching and the serving side together ------------------------------------
+
+
+def test_forget_of_partition_that_joined_unnamed_ends_its_answers():
+    """A partition that joined the leader's session before the leader knew its topic id, then
+    forgotten by the follower once the leader knows it, is answered no more.
+
+    Not one of Kafka's cases: the simulator's kip101 and client-failover runs found it. The
+    follower's forget names the partition; the leader had cached it unnamed and, looking it up
+    by name only, kept it, answered it on the next fetch, and the follower's handler refused
+    that response ("extraPartitions"), closing the session. Kafka finds the cached partition by
+    topic id (CachedPartition#equals; testToForgetPartitions).
+    """
+    from kafka_ref.server.fetch_session import FetchRequestPartitionData, FetchSessionHandler
+
+    manager = FetchManager(MockTime(), FetchSessionCache(10, 1000, rng=random.Random(20)))
+    handler = FetchSessionHandler(1)
+    sim_id = Uuid(0x5111, 1)
+    sim0, sim1 = TopicPartition("sim", 0), TopicPartition("sim", 1)
+
+    def follower_request(partitions: list[TopicPartition], offset: int) -> FetchRequest:
+        builder = handler.new_builder()
+        for tp in partitions:
+            builder.add(tp, FetchRequestPartitionData(sim_id, offset, 0, 100))
+        data = builder.build()
+        return FetchRequest.build(
+            fetch_data={TopicIdPartition(d.topic_id, tp): d.to_fetch_partition(tp.partition) for tp, d in data.to_send.items()},
+            max_wait_ms=0, min_bytes=0, replica_id=1, replica_epoch=1, session_id=data.metadata.session_id,
+            session_epoch=data.metadata.epoch, to_forget=data.to_forget + data.to_replace, version=LATEST)
+
+    def leader_answer(request: FetchRequest, names: dict[Uuid, str], hw: int) -> FetchResponse:
+        context = manager.new_context_for_request(request, names)
+        return _answer(context, resp(0, hw, hw, 0), error_response(Errors.UNKNOWN_TOPIC_ID))
+
+    # 1. The leader does not know the topic id yet: both partitions join unnamed (UNKNOWN_TOPIC_ID).
+    first = leader_answer(follower_request([sim0, sim1], 0), {}, 0)
+    assert first.partition_errors({sim_id: "sim"}) == {sim0: Errors.UNKNOWN_TOPIC_ID.code, sim1: Errors.UNKNOWN_TOPIC_ID.code}
+    assert handler.handle_response(first, LATEST)
+    # 2. The follower drops sim-0; the leader, knowing the id now, forgets it and answers sim-1 only.
+    request = follower_request([sim1], 0)
+    assert [(f.topic, f.topic_id, f.partitions) for f in request.forgotten_topics_data] == [("sim", sim_id, (0,))]
+    second = leader_answer(request, {sim_id: "sim"}, 5)
+    assert response_keys(second, {sim_id: "sim"}) == [sim1]
+    assert handler.handle_response(second, LATEST)
+    assert handler.next_metadata == FetchMetadata(first.session_id, 2)
+    assert [str(part.topic_partition) for part in partitions_order(manager.new_context(
+        FetchMetadata(first.session_id, 2), {}, [], True, {sim_id: "sim"}))] == ["sim-1"]
