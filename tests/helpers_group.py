@@ -7,9 +7,9 @@ commitOffsets, singleLeaveGroup/batchLeaveGroup): the same group settings
 group.initial.rebalance.delay.ms 50; member session and rebalance timeouts 500 ms), a broker
 that leads the group's ``__consumer_offsets`` partition (so group and offset records are really
 written, where Kafka's test mocks the append), and MockTimer#advanceClock as ``advance(ms)``:
-the loop clock moves by exactly that much, then the broker's timer runs what is due the way
-MockTimer does (a task whose deadline is strictly before the new time), and the loop runs until
-nothing more is ready. The broker's own timer task is not started: this fixture drives it.
+the loop clock moves by exactly that much, then the group purgatories' timer (``MockTimer``
+below, shared by both as in Kafka's test) runs what is due the way Kafka's MockTimer does, and
+the loop runs until nothing more is ready. The broker's own timer task is not started.
 
 ``result(answers)`` is Kafka's ``await(future, ...)``: the answer must be there already,
 without any more time passing.
@@ -17,7 +17,9 @@ without any more time passing.
 
 from __future__ import annotations
 
-import heapq
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -36,6 +38,7 @@ from kafka_ref.coordinator.group.group_metadata import (
     Stable,
 )
 from kafka_ref.coordinator.group.group_metadata_manager import partition_for
+from kafka_ref.server.delayed_produce import PartitionResponse
 
 OFFSETS = "__consumer_offsets"
 N = 3
@@ -79,6 +82,70 @@ def offset_and_metadata(offset: int, leader_epoch: int | None = None, metadata: 
     return OffsetAndMetadata(offset, leader_epoch, metadata, 0)
 
 
+class MockTimer:
+    """Mirrors org.apache.kafka.server.util.timer.MockTimer, which Kafka's GroupCoordinatorTest runs its purgatories on.
+
+    Tasks wait in a java.util.PriorityQueue ordered by deadline alone (a binary heap: among equal
+    deadlines the order is the heap's, which Kafka's expectations depend on, so the heap is
+    Java's, sift for sift); ``advance_clock`` runs each task whose deadline is strictly before
+    now, skipping cancelled ones; a task without delay runs at once when added.
+    """
+
+    def __init__(self, time: Any) -> None:
+        self.time = time
+        self.queue: list[tuple[int, Any]] = []
+        self.purgatories: list[Any] = []
+
+    def add(self, task: Any) -> None:
+        """Mirrors MockTimer#add (PriorityQueue#offer: siftUp)."""
+        if task.delay_ms <= 0:
+            task.run()
+            return
+        entry = (self.time.hi_res_clock_ms() + task.delay_ms, task)
+        queue, k = self.queue, len(self.queue)
+        queue.append(entry)
+        while k > 0:
+            parent = (k - 1) >> 1
+            if entry[0] >= queue[parent][0]:
+                break
+            queue[k] = queue[parent]
+            k = parent
+        queue[k] = entry
+
+    def _poll(self) -> tuple[int, Any]:
+        """PriorityQueue#poll: the head out, the last entry sifted down from the top."""
+        queue = self.queue
+        result, last = queue[0], queue.pop()
+        n = len(queue)
+        if n > 0:
+            k, half = 0, n >> 1
+            while k < half:
+                child = 2 * k + 1
+                right = child + 1
+                if right < n and queue[child][0] > queue[right][0]:
+                    child = right
+                if last[0] <= queue[child][0]:
+                    break
+                queue[k] = queue[child]
+                k = child
+            queue[k] = last
+        return result
+
+    def advance_clock(self) -> int:
+        """Mirrors MockTimer#advanceClock after the clock moved: run what is due, in queue order."""
+        now = self.time.hi_res_clock_ms()
+        ran = 0
+        while self.queue and now > self.queue[0][0]:
+            _, task = self._poll()
+            if not task.cancelled:
+                task.run()
+                ran += 1
+        return ran
+
+    def size(self) -> int:
+        return len(self.queue)
+
+
 class KafkaGroupFixture:
     """Broker 0 leading ``__consumer_offsets-P``, with GroupCoordinatorTest's group settings."""
 
@@ -93,6 +160,9 @@ class KafkaGroupFixture:
         metadata_for(self.broker, brokers=(0, 1, 2))
         self.coordinator = self.broker.group_coordinator
         self.manager = self.coordinator.group_manager
+        self.timer = MockTimer(self.broker.time)
+        self.coordinator.heartbeat_purgatory.timer = self.timer
+        self.coordinator.rebalance_purgatory.timer = self.timer
 
     async def start(self, tg: Any) -> KafkaGroupFixture:
         self.broker.scheduler.startup(tg)
@@ -110,16 +180,8 @@ class KafkaGroupFixture:
     # -- time ----------------------------------------------------------------------------------
 
     def _run_due(self) -> int:
-        """Mirrors MockTimer#advanceClock's loop: run each task whose deadline is before now (or had no delay)."""
-        timer = self.broker.timer
-        now = timer.time.hi_res_clock_ms()
-        ran = 0
-        while timer._heap and (timer._heap[0][0] < now or timer._heap[0][2].delay_ms <= 0):
-            _, _, task = heapq.heappop(timer._heap)
-            if not task.cancelled:
-                task.run()
-                ran += 1
-        return ran
+        """The group purgatories' MockTimer, and anything else on the broker's timer, run what is due."""
+        return self.timer.advance_clock() + self.broker.timer.advance_clock()
 
     async def settle(self) -> None:
         """Let every ready task run (appends acknowledged, callbacks called) without moving the clock."""
@@ -296,3 +358,69 @@ async def join_with_n_members(f: KafkaGroupFixture, n: int):
 def verify_heartbeat(f: KafkaGroupFixture, result, expected: Errors) -> None:
     """Mirrors GroupCoordinatorTest#verifyHeartbeat."""
     assert f.heartbeat(result.member_id, result.generation_id) is expected
+
+
+LEADER_INSTANCE_ID = "leader"
+FOLLOWER_INSTANCE_ID = "follower"
+GROUP_INSTANCE_ID = "groupInstanceId"
+
+
+@dataclass(frozen=True)
+class RebalanceResult:
+    """Mirrors GroupCoordinatorTest.RebalanceResult."""
+
+    generation: int
+    leader_id: str
+    leader_assignment: bytes
+    follower_id: str
+    follower_assignment: bytes
+
+
+async def static_members_join_and_rebalance(f: KafkaGroupFixture, leader_instance_id: str = LEADER_INSTANCE_ID,
+                                            follower_instance_id: str = FOLLOWER_INSTANCE_ID, *,
+                                            session: int = DEFAULT_SESSION_TIMEOUT,
+                                            rebalance: int = DEFAULT_REBALANCE_TIMEOUT) -> RebalanceResult:
+    """Mirrors GroupCoordinatorTest#staticMembersJoinAndRebalance: two static members, generation 1, Stable."""
+    leader_join = f.send_join("", PROTOCOL_SUPERSET, leader_instance_id, session=session, rebalance=rebalance)
+    follower_join = f.send_join("", PROTOCOL_SUPERSET, follower_instance_id, session=session, rebalance=rebalance)
+    await f.advance(GROUP_INITIAL_REBALANCE_DELAY + 1)
+    await f.advance(DEFAULT_REBALANCE_TIMEOUT + 1)
+    leader, follower = await f.result(leader_join), await f.result(follower_join)
+    assert (leader.error, leader.generation_id) == (Errors.NONE, 1)
+    assert (follower.error, follower.generation_id) == (Errors.NONE, 1)
+    leader_sync = await f.sync_leader(leader.member_id, leader.generation_id, {leader.member_id: b""})
+    assert leader_sync.error is Errors.NONE and f.group().is_(Stable)
+    follower_sync = await f.sync_follower(follower.member_id, leader.generation_id)
+    assert follower_sync.error is Errors.NONE and f.group().is_(Stable)
+    return RebalanceResult(1, leader.member_id, leader_sync.member_assignment, follower.member_id,
+                           follower_sync.member_assignment)
+
+
+def check_join_group_result(f: KafkaGroupFixture, result: Any, error: Errors, generation: int, instance_ids: set[str],
+                            state: Any, protocol_type: str | None, leader_id: str = "", member_id: str = "",
+                            skip_assignment: bool = False) -> None:
+    """Mirrors GroupCoordinatorTest#checkJoinGroupResult (an empty leader or member id is not checked)."""
+    assert result.error is error
+    assert result.generation_id == generation
+    assert len(result.members) == len(instance_ids)
+    assert {m.group_instance_id for m in result.members} == instance_ids
+    assert f.group().current_state is state
+    assert result.protocol_type == protocol_type
+    assert result.skip_assignment is skip_assignment
+    if leader_id:
+        assert result.leader_id == leader_id
+    if member_id:
+        assert result.member_id == member_id
+
+
+@contextlib.contextmanager
+def failing_appends(f: KafkaGroupFixture, error: Errors) -> Iterator[None]:
+    """Every ``__consumer_offsets`` append answers ``error`` (Kafka's test stubs appendForGroup with it)."""
+    def append_for_group(records: Any, callback: Any) -> None:
+        callback({tp: PartitionResponse(error) for tp in records})
+
+    f.manager._append_for_group = append_for_group
+    try:
+        yield
+    finally:
+        del f.manager._append_for_group

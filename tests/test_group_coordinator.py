@@ -505,11 +505,6 @@ async def test_group_api_handlers():
     async with anyio.create_task_group() as tg:
         f = await Fixture().start(tg)
         apis, network = f.broker.apis, Network()
-        # Static members are not modelled: UNSUPPORTED_VERSION, as a broker below IBP 2.3 answers.
-        e = envelope(JoinGroupRequest(group_id=GROUP, session_timeout_ms=SESSION, member_id="", group_instance_id="i1",
-                                      protocol_type="consumer", protocols=(JoinGroupRequestProtocol(name="range"),)), network)
-        apis.handle(e)
-        assert e.response.error_code == Errors.UNSUPPORTED_VERSION.code
         # JoinGroup v4+: a member id first; the client id is the sender.
         e = envelope(JoinGroupRequest(group_id=GROUP, session_timeout_ms=SESSION, rebalance_timeout_ms=REBALANCE,
                                       protocol_type="consumer", protocols=(JoinGroupRequestProtocol(name="range"),)), network)
@@ -529,10 +524,6 @@ async def test_group_api_handlers():
         apis.handle(e)
         data = e.response.group(GROUP).partition_data()[FOO0]
         assert (data.committed_offset, data.committed_leader_epoch, data.metadata) == (7, 2, "m")
-        # Heartbeat from a static member: UNSUPPORTED_VERSION too.
-        e = envelope(HeartbeatRequest(group_id=GROUP, generation_id=1, member_id="m", group_instance_id="i"), network)
-        apis.handle(e)
-        assert e.response.error_code == Errors.UNSUPPORTED_VERSION.code
         # FindCoordinator without a controller to create __consumer_offsets: COORDINATOR_NOT_AVAILABLE.
         e = envelope(FindCoordinatorRequest(key_type=0, coordinator_keys=(GROUP,)), network)
         apis.handle(e)

@@ -10,16 +10,20 @@ from __future__ import annotations
 
 import anyio
 import pytest
+
 from helpers_group import (
     DEAD_GROUP,
     DEFAULT_REBALANCE_TIMEOUT,
     DEFAULT_SESSION_TIMEOUT,
+    FOLLOWER_INSTANCE_ID,
     GROUP,
     GROUP_INITIAL_REBALANCE_DELAY,
     GROUP_MAX_SESSION_TIMEOUT,
     GROUP_MAX_SIZE,
+    LEADER_INSTANCE_ID,
     OTHER_GROUP,
     PROTOCOL_NAME,
+    PROTOCOL_SUPERSET,
     PROTOCOL_TYPE,
     PROTOCOLS,
     TOPIC0,
@@ -473,11 +477,11 @@ async def test_sync_group_empty_assignment():
 async def test_sync_group_protocol_type_and_name(protocol_type, protocol_name, expected, expected_type, expected_name):
     """Mirrors kafka.coordinator.group.GroupCoordinatorTest#testSyncGroupReturnsAnErrorWhenProtocolTypeIsInconsistent /
     #testSyncGroupReturnsAnErrorWhenProtocolNameIsInconsistent / #testSyncGroupSucceedWhenProtocolTypeAndNameAreNotProvided /
-    #testSyncGroupSucceedWhenProtocolTypeAndNameAreConsistent (via #testSyncGroupProtocolTypeAndNameWith; dynamic
-    members here, Kafka's joins are static: the SyncGroup checks are the same)."""
+    #testSyncGroupSucceedWhenProtocolTypeAndNameAreConsistent (via #testSyncGroupProtocolTypeAndNameWith)."""
     async with anyio.create_task_group() as tg:
         f = await started(tg)
-        leader_join, follower_join = f.send_join(), f.send_join()
+        leader_join = f.send_join("", PROTOCOL_SUPERSET, LEADER_INSTANCE_ID)
+        follower_join = f.send_join("", PROTOCOL_SUPERSET, FOLLOWER_INSTANCE_ID)
         await f.advance(GROUP_INITIAL_REBALANCE_DELAY + 1)
         await f.advance(DEFAULT_REBALANCE_TIMEOUT + 1)
         leader, follower = await f.result(leader_join), await f.result(follower_join)

@@ -1,5 +1,5 @@
-"""GroupCoordinator offsets, LeaveGroup, ListGroups/DescribeGroups/DeleteGroups and KIP-134's initial delay,
-case by case after Kafka's GroupCoordinatorTest (Kafka 3.7, dynamic members).
+"""GroupCoordinator offsets, LeaveGroup (static members by instance id too), ListGroups/DescribeGroups/DeleteGroups
+and KIP-134's initial delay, case by case after Kafka's GroupCoordinatorTest (Kafka 3.7).
 
 The second half of tests/test_group_coordinator_kafka.py (same fixture, tests/helpers_group.py).
 """
@@ -8,17 +8,23 @@ from __future__ import annotations
 
 import anyio
 import pytest
+
 from helpers_group import (
     DEAD_GROUP,
+    FOLLOWER_INSTANCE_ID,
     GROUP,
     GROUP_INITIAL_REBALANCE_DELAY,
+    LEADER_INSTANCE_ID,
     OTHER_GROUP,
+    PROTOCOL_SUPERSET,
     PROTOCOL_TYPE,
+    PROTOCOLS,
     TOPIC0,
     offset_and_metadata,
     setup_group_with_pending_member,
     single_stable_member,
     started,
+    static_members_join_and_rebalance,
     verify_leave_group_result,
 )
 
@@ -327,4 +333,96 @@ async def test_should_delay_rebalance_upto_rebalance_timeout():
         assert not (first.done or second.done or third.done)
         await f.advance(1)
         assert [(await f.result(a)).error for a in (first, second, third)] == [Errors.NONE] * 3
+        tg.cancel_scope.cancel()
+
+
+# ------------------------------------------------------------------------------------------ LeaveGroup by instance id
+
+async def test_leave_group_with_fenced_instance_id():
+    """Mirrors kafka.coordinator.group.GroupCoordinatorTest#testLeaveGroupWithFencedInstanceId."""
+    async with anyio.create_task_group() as tg:
+        f = await started(tg)
+        assert (await f.static_join("", LEADER_INSTANCE_ID, PROTOCOL_SUPERSET)).error is Errors.NONE
+        verify_leave_group_result(f.single_leave("some_member", LEADER_INSTANCE_ID), Errors.NONE,
+                                  [Errors.FENCED_INSTANCE_ID])
+        tg.cancel_scope.cancel()
+
+
+async def test_leave_group_static_member_with_unknown_member_id():
+    """Mirrors kafka.coordinator.group.GroupCoordinatorTest#testLeaveGroupStaticMemberWithUnknownMemberId."""
+    async with anyio.create_task_group() as tg:
+        f = await started(tg)
+        assert (await f.static_join("", LEADER_INSTANCE_ID, PROTOCOL_SUPERSET)).error is Errors.NONE
+        verify_leave_group_result(f.single_leave("", LEADER_INSTANCE_ID), Errors.NONE, [Errors.NONE])
+        tg.cancel_scope.cancel()
+
+
+async def test_static_members_valid_batch_leave_group():
+    """Mirrors kafka.coordinator.group.GroupCoordinatorTest#testStaticMembersValidBatchLeaveGroup."""
+    async with anyio.create_task_group() as tg:
+        f = await started(tg)
+        await static_members_join_and_rebalance(f)
+        result = f.batch_leave([MemberIdentity(group_instance_id=LEADER_INSTANCE_ID),
+                                MemberIdentity(group_instance_id=FOLLOWER_INSTANCE_ID)])
+        verify_leave_group_result(result, Errors.NONE, [Errors.NONE, Errors.NONE])
+        assert [(m.member_id, m.group_instance_id) for m in result.member_responses] == \
+            [("", LEADER_INSTANCE_ID), ("", FOLLOWER_INSTANCE_ID)]
+        tg.cancel_scope.cancel()
+
+
+async def test_static_members_wrong_coordinator_batch_leave_group():
+    """Mirrors kafka.coordinator.group.GroupCoordinatorTest#testStaticMembersWrongCoordinatorBatchLeaveGroup."""
+    async with anyio.create_task_group() as tg:
+        f = await started(tg)
+        await static_members_join_and_rebalance(f)
+        result = f.batch_leave([MemberIdentity(group_instance_id=LEADER_INSTANCE_ID),
+                                MemberIdentity(group_instance_id=FOLLOWER_INSTANCE_ID)], OTHER_GROUP)
+        verify_leave_group_result(result, Errors.NOT_COORDINATOR)
+        tg.cancel_scope.cancel()
+
+
+async def test_static_members_unknown_group_batch_leave_group():
+    """Mirrors kafka.coordinator.group.GroupCoordinatorTest#testStaticMembersUnknownGroupBatchLeaveGroup."""
+    async with anyio.create_task_group() as tg:
+        f = await started(tg)
+        result = f.batch_leave([MemberIdentity(group_instance_id=LEADER_INSTANCE_ID),
+                                MemberIdentity(group_instance_id=FOLLOWER_INSTANCE_ID)])
+        verify_leave_group_result(result, Errors.NONE, [Errors.UNKNOWN_MEMBER_ID, Errors.UNKNOWN_MEMBER_ID])
+        tg.cancel_scope.cancel()
+
+
+async def test_static_members_fenced_instance_batch_leave_group():
+    """Mirrors kafka.coordinator.group.GroupCoordinatorTest#testStaticMembersFencedInstanceBatchLeaveGroup."""
+    async with anyio.create_task_group() as tg:
+        f = await started(tg)
+        await static_members_join_and_rebalance(f)
+        result = f.batch_leave([MemberIdentity(group_instance_id=LEADER_INSTANCE_ID),
+                                MemberIdentity(member_id="invalid-member", group_instance_id=FOLLOWER_INSTANCE_ID)])
+        verify_leave_group_result(result, Errors.NONE, [Errors.NONE, Errors.FENCED_INSTANCE_ID])
+        tg.cancel_scope.cancel()
+
+
+async def test_static_members_unknown_instance_batch_leave_group():
+    """Mirrors kafka.coordinator.group.GroupCoordinatorTest#testStaticMembersUnknownInstanceBatchLeaveGroup."""
+    async with anyio.create_task_group() as tg:
+        f = await started(tg)
+        await static_members_join_and_rebalance(f)
+        result = f.batch_leave([MemberIdentity(group_instance_id="unknown-instance"),
+                                MemberIdentity(group_instance_id=FOLLOWER_INSTANCE_ID)])
+        verify_leave_group_result(result, Errors.NONE, [Errors.UNKNOWN_MEMBER_ID, Errors.NONE])
+        tg.cancel_scope.cancel()
+
+
+async def test_describe_group_stable_for_static_member():
+    """Mirrors kafka.coordinator.group.GroupCoordinatorTest#testDescribeGroupStableForStaticMember."""
+    async with anyio.create_task_group() as tg:
+        f = await started(tg)
+        joined = await f.static_join("", LEADER_INSTANCE_ID, PROTOCOLS)
+        assert joined.error is Errors.NONE
+        synced = await f.sync_leader(joined.member_id, joined.generation_id, {joined.member_id: b""})
+        assert synced.error is Errors.NONE
+        error, (state, protocol_type, protocol, members) = f.coordinator.handle_describe_group(GROUP)
+        assert (error, state, protocol_type, protocol) == (Errors.NONE, "Stable", PROTOCOL_TYPE, "range")
+        assert [m[0] for m in members] == [joined.member_id]
+        assert [m[1] for m in members] == [LEADER_INSTANCE_ID]
         tg.cancel_scope.cancel()

@@ -218,9 +218,11 @@ class GroupApis:
     def handle_join_group_request(self, envelope: Envelope) -> None:
         """Mirrors kafka.server.KafkaApis#handleJoinGroupRequest.
 
-        Static members (a group instance id) get UNSUPPORTED_VERSION (not modelled); v4+
-        dynamic members must first obtain a member id (MEMBER_ID_REQUIRED); a missing
-        rebalance timeout (v0) is the session timeout.
+        Static members (a group instance id) get UNSUPPORTED_VERSION below IBP 2.3 (an older
+        coordinator loading the group would drop the instance ids); v4+ dynamic members must
+        first obtain a member id (MEMBER_ID_REQUIRED, GroupCoordinatorAdapter#joinGroup); v9+
+        lets a static leader skip assigning; a missing rebalance timeout (v0) is the session
+        timeout.
         """
         request: JoinGroupRequest = envelope.request
 
@@ -230,42 +232,52 @@ class GroupApis:
                 protocol_name=result.protocol_name, leader=result.leader_id, skip_assignment=result.skip_assignment,
                 member_id=result.member_id, members=result.members))
 
-        if request.group_instance_id is not None:
+        if not self._supports_static_member(request.group_instance_id):
             send_response(JoinGroupResult.of_error(request.member_id, Errors.UNSUPPORTED_VERSION))
             return
         rebalance_timeout_ms = request.session_timeout_ms if request.rebalance_timeout_ms == -1 else request.rebalance_timeout_ms
         self.coordinator.handle_join_group(
-            request.group_id, request.member_id, None, _at_least(envelope, 4), _at_least(envelope, 9),
+            request.group_id, request.member_id, request.group_instance_id,
+            _at_least(envelope, 4) and request.group_instance_id is None, _at_least(envelope, 9),
             getattr(envelope.src, "client_id", str(envelope.src)),
             getattr(envelope.src, "client_host", f"/{envelope.src}"),
             rebalance_timeout_ms, request.session_timeout_ms, request.protocol_type,
             [(p.name, p.metadata) for p in request.protocols], send_response, request.reason)
 
+    def _supports_static_member(self, group_instance_id: str | None) -> bool:
+        """KafkaApis' guard on the group APIs: a group instance id needs IBP 2.3 (IBP_2_3_IV0) or newer."""
+        return group_instance_id is None or self.config.inter_broker_protocol_version.is_at_least("2.3")
+
     def handle_sync_group_request(self, envelope: Envelope) -> None:
-        """Mirrors kafka.server.KafkaApis#handleSyncGroupRequest (v5: protocol type and name are mandatory)."""
+        """Mirrors kafka.server.KafkaApis#handleSyncGroupRequest.
+
+        A group instance id below IBP 2.3 is UNSUPPORTED_VERSION; from v5 protocol type and
+        name are mandatory.
+        """
         request: SyncGroupRequest = envelope.request
 
         def send_response(result: SyncGroupResult) -> None:
             envelope.respond(SyncGroupResponse(error_code=result.error.code, protocol_type=result.protocol_type,
                                                protocol_name=result.protocol_name, assignment=result.member_assignment))
 
-        if not request.are_mandatory_protocol_type_and_name_defined(
+        if not self._supports_static_member(request.group_instance_id):
+            send_response(SyncGroupResult.of_error(Errors.UNSUPPORTED_VERSION))
+        elif not request.are_mandatory_protocol_type_and_name_defined(
                 5 if envelope.api_version is None else envelope.api_version):
             send_response(SyncGroupResult.of_error(Errors.INCONSISTENT_GROUP_PROTOCOL))
-        elif request.group_instance_id is not None:
-            send_response(SyncGroupResult.of_error(Errors.UNSUPPORTED_VERSION))
         else:
             self.coordinator.handle_sync_group(request.group_id, request.generation_id, request.member_id,
-                                               request.protocol_type, request.protocol_name, None,
+                                               request.protocol_type, request.protocol_name, request.group_instance_id,
                                                request.group_assignment(), send_response)
 
     def handle_heartbeat_request(self, envelope: Envelope) -> None:
-        """Mirrors kafka.server.KafkaApis#handleHeartbeatRequest."""
+        """Mirrors kafka.server.KafkaApis#handleHeartbeatRequest (a group instance id needs IBP 2.3)."""
         request: HeartbeatRequest = envelope.request
-        if request.group_instance_id is not None:
+        if not self._supports_static_member(request.group_instance_id):
             envelope.respond(request.get_error_response(Errors.UNSUPPORTED_VERSION.code))
             return
-        self.coordinator.handle_heartbeat(request.group_id, request.member_id, None, request.generation_id,
+        self.coordinator.handle_heartbeat(request.group_id, request.member_id, request.group_instance_id,
+                                          request.generation_id,
                                           lambda error: envelope.respond(HeartbeatResponse(error_code=error.code)))
 
     def handle_leave_group_request(self, envelope: Envelope) -> None:
@@ -280,13 +292,14 @@ class GroupApis:
     # -- OffsetCommit / OffsetFetch ------------------------------------------------------------
 
     def handle_offset_commit_request(self, envelope: Envelope) -> None:
-        """Mirrors kafka.server.KafkaApis#handleOffsetCommitRequest (v5+: the broker stamps the commit time).
+        """Mirrors kafka.server.KafkaApis#handleOffsetCommitRequest (v5+: the broker stamps the commit time; a
+        group instance id needs IBP 2.3).
 
         Partitions of topics the principal may not read get TOPIC_AUTHORIZATION_FAILED,
         unknown ones UNKNOWN_TOPIC_OR_PARTITION; the rest go to the coordinator.
         """
         request: OffsetCommitRequest = envelope.request
-        if request.group_instance_id is not None:
+        if not self._supports_static_member(request.group_instance_id):
             envelope.respond(request.get_error_response(Errors.UNSUPPORTED_VERSION.code))
             return
         errors: dict[TopicPartition, int] = {}
@@ -316,7 +329,7 @@ class GroupApis:
         if not authorized:
             send_response({})
             return
-        self.coordinator.handle_commit_offsets(request.group_id, request.member_id, None,
+        self.coordinator.handle_commit_offsets(request.group_id, request.member_id, request.group_instance_id,
                                                request.generation_id_or_member_epoch, authorized, send_response)
 
     def handle_list_groups_request(self, envelope: Envelope) -> None:

@@ -16,10 +16,12 @@ which starts another rebalance.
 The methods the delayed operations call back into (rebalance, heartbeat expiry, pending
 syncs) are in rebalance.py, which this class inherits.
 
-Not modelled: static membership (KIP-345: a request with a group instance id is answered
-UNSUPPORTED_VERSION, as a broker below IBP 2.3 does), transactional offset commits, group
-deletion and offset expiration. Every method is synchronous: Kafka's ``group.inLock`` is the
-single event loop here.
+Static members (KIP-345) carry a group instance id: a restarted one rejoins without its member
+id and takes its old place under a new id (often without a rebalance), a stale instance is
+fenced (FENCED_INSTANCE_ID), and one that misses a rebalance stays until its session ends.
+
+Not modelled: transactional offset commits and offset expiration. Every method is synchronous:
+Kafka's ``group.inLock`` is the single event loop here.
 """
 
 from __future__ import annotations
@@ -191,9 +193,24 @@ class GroupCoordinator(GroupRebalance):
             return Errors.NOT_COORDINATOR
         return None
 
-    @staticmethod
-    def _validate_current_member(group: GroupMetadata, member_id: str) -> Errors | None:
-        """Mirrors kafka.coordinator.group.GroupCoordinator#validateCurrentMember (dynamic members)."""
+    def _validate_current_member(self, group: GroupMetadata, member_id: str, group_instance_id: str | None,
+                                 operation: str) -> Errors | None:
+        """Mirrors kafka.coordinator.group.GroupCoordinator#validateCurrentMember.
+
+        1. With a group instance id: it must be known (else UNKNOWN_MEMBER_ID) and held by this
+        very member id (else FENCED_INSTANCE_ID); 2. the member id must be in the group.
+        """
+        # 1. The instance id, if any.
+        if group_instance_id is not None:
+            current = group.current_static_member_id(group_instance_id)
+            if current is None:
+                return Errors.UNKNOWN_MEMBER_ID
+            if current != member_id:
+                self._log.info("static_member_fenced", group_id=group.group_id, member_id=member_id,
+                               group_instance_id=group_instance_id, current_member_id=current, operation=operation)
+                return Errors.FENCED_INSTANCE_ID
+            return None
+        # 2. The member id.
         return None if group.has(member_id) else Errors.UNKNOWN_MEMBER_ID
 
     def _accept_joining_member(self, group: GroupMetadata, member_id: str) -> bool:
@@ -241,26 +258,31 @@ class GroupCoordinator(GroupRebalance):
             group.remove(member_id)
             response_callback(JoinGroupResult.of_error(UNKNOWN_MEMBER_ID, Errors.GROUP_MAX_SIZE_REACHED))
         elif is_unknown_member:
-            self._do_new_member_join_group(group, require_known_member_id, client_id, client_host,
+            self._do_new_member_join_group(group, group_instance_id, require_known_member_id,
+                                           support_skipping_assignment, client_id, client_host,
                                            rebalance_timeout_ms, session_timeout_ms, protocol_type, protocols,
                                            response_callback, join_reason)
         else:
-            self._do_current_member_join_group(group, member_id, client_id, client_host, rebalance_timeout_ms,
-                                               session_timeout_ms, protocol_type, protocols, response_callback,
-                                               join_reason)
+            self._do_current_member_join_group(group, member_id, group_instance_id, client_id, client_host,
+                                               rebalance_timeout_ms, session_timeout_ms, protocol_type, protocols,
+                                               response_callback, join_reason)
         # 6. Maybe everyone is in now.
         if group.is_(PreparingRebalance):
             self.rebalance_purgatory.check_and_complete(GroupJoinKey(group.group_id))
 
-    def _do_new_member_join_group(self, group: GroupMetadata, require_known_member_id: bool, client_id: str,
+    def _do_new_member_join_group(self, group: GroupMetadata, group_instance_id: str | None,
+                                  require_known_member_id: bool, support_skipping_assignment: bool, client_id: str,
                                   client_host: str, rebalance_timeout_ms: int, session_timeout_ms: int,
                                   protocol_type: str, protocols: list[tuple[str, bytes]],
                                   response_callback: JoinCallback, reason: str) -> None:
-        """Mirrors GroupCoordinator#doNewMemberJoinGroup and #doDynamicNewMemberJoinGroup.
+        """Mirrors GroupCoordinator#doNewMemberJoinGroup, #doStaticNewMemberJoinGroup and #doDynamicNewMemberJoinGroup.
 
-        A member id is generated. With ``require_known_member_id`` (JoinGroup v4+, KIP-394) it
-        is only handed back with MEMBER_ID_REQUIRED and kept pending until the member rejoins
-        with it (or its session timeout passes); otherwise the member joins at once.
+        A member id is generated (prefixed by the group instance id of a static member, else
+        the client id). Static: a known instance id takes its old place under the new id
+        (updateStaticMemberAndRebalance), an unknown one joins as a new member. Dynamic: with
+        ``require_known_member_id`` (JoinGroup v4+, KIP-394) the id is only handed back with
+        MEMBER_ID_REQUIRED and kept pending until the member rejoins with it (or its session
+        timeout passes); otherwise the member joins at once.
         """
         if group.is_(Dead):
             response_callback(JoinGroupResult.of_error(UNKNOWN_MEMBER_ID, Errors.COORDINATOR_NOT_AVAILABLE))
@@ -268,24 +290,38 @@ class GroupCoordinator(GroupRebalance):
         if not group.supports_protocols(protocol_type, plain_protocol_set(protocols)):
             response_callback(JoinGroupResult.of_error(UNKNOWN_MEMBER_ID, Errors.INCONSISTENT_GROUP_PROTOCOL))
             return
-        new_member_id = group.generate_member_id(client_id, None, self.rng)
+        new_member_id = group.generate_member_id(client_id, group_instance_id, self.rng)
         while group.has(new_member_id) or new_member_id in group.pending_members:   # a seeded generator may repeat
-            new_member_id = group.generate_member_id(client_id, None, self.rng)
-        if require_known_member_id:
+            new_member_id = group.generate_member_id(client_id, group_instance_id, self.rng)
+        if group_instance_id is not None:
+            old_member_id = group.current_static_member_id(group_instance_id)
+            if old_member_id is not None:
+                self._log.info("static_member_replaced", group_id=group.group_id, group_instance_id=group_instance_id,
+                               old_member_id=old_member_id, new_member_id=new_member_id, state=str(group.current_state))
+                self._update_static_member_and_rebalance(group, old_member_id, new_member_id, group_instance_id,
+                                                         protocols, rebalance_timeout_ms, session_timeout_ms,
+                                                         response_callback, reason, support_skipping_assignment)
+            else:
+                self._add_member_and_rebalance(rebalance_timeout_ms, session_timeout_ms, new_member_id,
+                                               group_instance_id, client_id, client_host, protocol_type, protocols,
+                                               group, response_callback, reason)
+        elif require_known_member_id:
             group.add_pending_member(new_member_id)
             self._add_pending_member_expiration(group, new_member_id, session_timeout_ms)
             response_callback(JoinGroupResult.of_error(new_member_id, Errors.MEMBER_ID_REQUIRED))
         else:
-            self._add_member_and_rebalance(rebalance_timeout_ms, session_timeout_ms, new_member_id, client_id,
+            self._add_member_and_rebalance(rebalance_timeout_ms, session_timeout_ms, new_member_id, None, client_id,
                                            client_host, protocol_type, protocols, group, response_callback, reason)
 
-    def _do_current_member_join_group(self, group: GroupMetadata, member_id: str, client_id: str, client_host: str,
+    def _do_current_member_join_group(self, group: GroupMetadata, member_id: str, group_instance_id: str | None,
+                                      client_id: str, client_host: str,
                                       rebalance_timeout_ms: int, session_timeout_ms: int, protocol_type: str,
                                       protocols: list[tuple[str, bytes]], response_callback: JoinCallback,
                                       reason: str) -> None:
         """Mirrors kafka.coordinator.group.GroupCoordinator#doCurrentMemberJoinGroup.
 
-        A pending member is added; a known member rejoining during PreparingRebalance is
+        A pending member is added (it cannot be static); the member (and its instance id, if
+        static) must be current; a known member rejoining during PreparingRebalance is
         updated and parked; in CompletingRebalance or Stable an unchanged follower just gets
         the current generation back, while the leader or a changed member forces a rebalance.
         """
@@ -296,10 +332,13 @@ class GroupCoordinator(GroupRebalance):
             response_callback(JoinGroupResult.of_error(member_id, Errors.INCONSISTENT_GROUP_PROTOCOL))
             return
         if group.is_pending_member(member_id):
-            self._add_member_and_rebalance(rebalance_timeout_ms, session_timeout_ms, member_id, client_id, client_host,
-                                           protocol_type, protocols, group, response_callback, reason)
+            if group_instance_id is not None:
+                raise IllegalStateException(f"Received unexpected JoinGroup with groupInstanceId={group_instance_id} "
+                                            f"for pending member with memberId={member_id}")
+            self._add_member_and_rebalance(rebalance_timeout_ms, session_timeout_ms, member_id, None, client_id,
+                                           client_host, protocol_type, protocols, group, response_callback, reason)
             return
-        error = self._validate_current_member(group, member_id)
+        error = self._validate_current_member(group, member_id, group_instance_id, "join-group")
         if error is not None:
             response_callback(JoinGroupResult.of_error(member_id, error))
             return
@@ -352,15 +391,16 @@ class GroupCoordinator(GroupRebalance):
             if group is None:
                 response_callback(SyncGroupResult.of_error(Errors.UNKNOWN_MEMBER_ID))
             else:
-                self._do_sync_group(group, generation, member_id, protocol_type, protocol_name, group_assignment,
-                                    response_callback)
+                self._do_sync_group(group, generation, member_id, protocol_type, protocol_name, group_instance_id,
+                                    group_assignment, response_callback)
 
     def _validate_sync_group(self, group: GroupMetadata, generation_id: int, member_id: str,
-                             protocol_type: str | None, protocol_name: str | None) -> Errors | None:
+                             protocol_type: str | None, protocol_name: str | None,
+                             group_instance_id: str | None) -> Errors | None:
         """Mirrors kafka.coordinator.group.GroupCoordinator#validateSyncGroup."""
         if group.is_(Dead):
             return Errors.COORDINATOR_NOT_AVAILABLE
-        error = self._validate_current_member(group, member_id)
+        error = self._validate_current_member(group, member_id, group_instance_id, "sync-group")
         if error is not None:
             return error
         if generation_id != group.generation_id:
@@ -372,7 +412,7 @@ class GroupCoordinator(GroupRebalance):
         return None
 
     def _do_sync_group(self, group: GroupMetadata, generation_id: int, member_id: str, protocol_type: str | None,
-                       protocol_name: str | None, group_assignment: Mapping[str, bytes],
+                       protocol_name: str | None, group_instance_id: str | None, group_assignment: Mapping[str, bytes],
                        response_callback: SyncCallback) -> None:
         """Mirrors kafka.coordinator.group.GroupCoordinator#doSyncGroup.
 
@@ -380,7 +420,7 @@ class GroupCoordinator(GroupRebalance):
         an empty one) is stored, and when the write succeeds for this very generation every
         member is answered and the group becomes Stable. Stable: the current assignment.
         """
-        error = self._validate_sync_group(group, generation_id, member_id, protocol_type, protocol_name)
+        error = self._validate_sync_group(group, generation_id, member_id, protocol_type, protocol_name, group_instance_id)
         if error is not None:
             response_callback(SyncGroupResult.of_error(error))
             return
@@ -425,7 +465,11 @@ class GroupCoordinator(GroupRebalance):
 
     def handle_leave_group(self, group_id: str, leaving_members: Iterable[MemberIdentity],
                            response_callback: Callable[[LeaveGroupResult], None]) -> None:
-        """Mirrors kafka.coordinator.group.GroupCoordinator#handleLeaveGroup: an answer per leaving member."""
+        """Mirrors kafka.coordinator.group.GroupCoordinator#handleLeaveGroup: an answer per leaving member.
+
+        Each leaving member is named by member id, or (an administrative removal, KIP-345) by
+        group instance id alone; a static member named by both must still hold its instance id.
+        """
         leaving_members = list(leaving_members)
 
         def member_error(m: MemberIdentity, error: Errors) -> MemberResponse:
@@ -447,30 +491,41 @@ class GroupCoordinator(GroupRebalance):
         for leaving in leaving_members:
             member_id = leaving.member_id
             if member_id == UNKNOWN_MEMBER_ID:
-                # Removal by group instance id (static members) is not modelled.
-                results.append(member_error(leaving, Errors.UNKNOWN_MEMBER_ID))
+                current = None if leaving.group_instance_id is None else \
+                    group.current_static_member_id(leaving.group_instance_id)
+                if current is None:
+                    results.append(member_error(leaving, Errors.UNKNOWN_MEMBER_ID))
+                else:
+                    self._remove_current_member_from_group(group, current, leaving.reason)
+                    results.append(member_error(leaving, Errors.NONE))
             elif group.is_pending_member(member_id):
                 self._remove_pending_member_and_update_group(group, member_id)
                 self.heartbeat_purgatory.check_and_complete(MemberKey(group.group_id, member_id))
                 results.append(member_error(leaving, Errors.NONE))
-            elif (validation := self._validate_current_member(group, member_id)) is not None:
+            elif (validation := self._validate_current_member(group, member_id, leaving.group_instance_id,
+                                                              "leave-group")) is not None:
                 results.append(member_error(leaving, validation))
             else:
-                member = group.get(member_id)
-                self._remove_member_and_update_group(
-                    group, member, f"Removing member {member_id} on LeaveGroup; client reason: {leaving.reason or 'not provided'}")
-                self._remove_heartbeat_for_leaving_member(group, member_id)
-                self._log.info("member_left_group", group_id=group_id, member_id=member_id)
+                self._remove_current_member_from_group(group, member_id, leaving.reason)
                 results.append(member_error(leaving, Errors.NONE))
         response_callback(LeaveGroupResult(Errors.NONE, tuple(results)))
 
+    def _remove_current_member_from_group(self, group: GroupMetadata, member_id: str, reason: str | None) -> None:
+        """Mirrors the removeCurrentMemberFromGroup step of GroupCoordinator#handleLeaveGroup."""
+        member = group.get(member_id)
+        self._remove_member_and_update_group(
+            group, member, f"Removing member {member_id} on LeaveGroup; client reason: {reason or 'not provided'}")
+        self._remove_heartbeat_for_leaving_member(group, member_id)
+        self._log.info("member_left_group", group_id=group.group_id, member_id=member_id)
+
     # -- Heartbeat ------------------------------------------------------------------------------
 
-    def _validate_heartbeat(self, group: GroupMetadata, generation_id: int, member_id: str) -> Errors | None:
+    def _validate_heartbeat(self, group: GroupMetadata, generation_id: int, member_id: str,
+                            group_instance_id: str | None) -> Errors | None:
         """Mirrors kafka.coordinator.group.GroupCoordinator#validateHeartbeat."""
         if group.is_(Dead):
             return Errors.COORDINATOR_NOT_AVAILABLE
-        error = self._validate_current_member(group, member_id)
+        error = self._validate_current_member(group, member_id, group_instance_id, "heartbeat")
         if error is not None:
             return error
         if generation_id != group.generation_id:
@@ -492,7 +547,7 @@ class GroupCoordinator(GroupRebalance):
         if group is None:
             response_callback(Errors.UNKNOWN_MEMBER_ID)
             return
-        error = self._validate_heartbeat(group, generation_id, member_id)
+        error = self._validate_heartbeat(group, generation_id, member_id, group_instance_id)
         if error is not None:
             response_callback(error)
             return
@@ -530,16 +585,17 @@ class GroupCoordinator(GroupRebalance):
             else:
                 response_callback({tp: Errors.ILLEGAL_GENERATION for tp in offset_metadata})
                 return
-        self._do_commit_offsets(group, member_id, generation_id, offset_metadata, response_callback)
+        self._do_commit_offsets(group, member_id, group_instance_id, generation_id, offset_metadata, response_callback)
 
-    def _validate_offset_commit(self, group: GroupMetadata, generation_id: int, member_id: str) -> Errors | None:
+    def _validate_offset_commit(self, group: GroupMetadata, generation_id: int, member_id: str,
+                                group_instance_id: str | None) -> Errors | None:
         """Mirrors kafka.coordinator.group.GroupCoordinator#validateOffsetCommit (non-transactional)."""
         if group.is_(Dead):
             return Errors.COORDINATOR_NOT_AVAILABLE
         if generation_id < 0 and group.is_(Empty):
             return None
-        if generation_id >= 0 or member_id != UNKNOWN_MEMBER_ID:
-            error = self._validate_current_member(group, member_id)
+        if generation_id >= 0 or member_id != UNKNOWN_MEMBER_ID or group_instance_id is not None:
+            error = self._validate_current_member(group, member_id, group_instance_id, "offset-commit")
             if error is not None:
                 return error
             return Errors.ILLEGAL_GENERATION if generation_id != group.generation_id else None
@@ -547,7 +603,7 @@ class GroupCoordinator(GroupRebalance):
             return Errors.UNKNOWN_MEMBER_ID
         return None
 
-    def _do_commit_offsets(self, group: GroupMetadata, member_id: str, generation_id: int,
+    def _do_commit_offsets(self, group: GroupMetadata, member_id: str, group_instance_id: str | None, generation_id: int,
                            offset_metadata: Mapping[TopicPartition, OffsetAndMetadata],
                            response_callback: Callable[[dict[TopicPartition, Errors]], None]) -> None:
         """Mirrors kafka.coordinator.group.GroupCoordinator#doCommitOffsets.
@@ -555,7 +611,7 @@ class GroupCoordinator(GroupRebalance):
         Commits are accepted when Empty, Stable or PreparingRebalance (a commit renews the
         member's session); CompletingRebalance answers REBALANCE_IN_PROGRESS.
         """
-        error = self._validate_offset_commit(group, generation_id, member_id)
+        error = self._validate_offset_commit(group, generation_id, member_id, group_instance_id)
         if error is not None:
             response_callback({tp: error for tp in offset_metadata})
             return

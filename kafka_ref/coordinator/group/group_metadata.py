@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
 
 from kafka_ref.common.state_change import state_change_logger
-from kafka_ref.common.errors import IllegalStateException  # noqa: F401 (re-exported)
+from kafka_ref.common.errors import Errors, IllegalStateException  # noqa: F401 (re-exported)
 from kafka_ref.common.time import Time
 from kafka_ref.common.topic_partition import TopicPartition
 
@@ -118,6 +118,8 @@ class GroupMetadata:
         self.generation_id = 0
         self.leader_id: str | None = None
         self.members: dict[str, Any] = {}
+        # Static membership (KIP-345): group instance id -> the member id currently holding it.
+        self.static_members: dict[str, str] = {}
         self.pending_members: set[str] = set()
         self.num_members_awaiting_join = 0
         self.supported_protocols: dict[str, int] = {}
@@ -208,9 +210,16 @@ class GroupMetadata:
     def add(self, member: Any, callback: Callable[[Any], None] | None = None) -> None:
         """Mirrors kafka.coordinator.group.GroupMetadata#add.
 
-        The first member fixes the protocol type and becomes leader; the member's protocols
+        A static member's instance id is mapped to its member id (one member per instance id);
+        the first member fixes the protocol type and becomes leader; the member's protocols
         gain a vote each.
         """
+        # 0. A static member claims its group instance id.
+        if member.group_instance_id is not None:
+            if member.group_instance_id in self.static_members:
+                raise IllegalStateException(f"Static member with groupInstanceId={member.group_instance_id} "
+                                            f"cannot be added to group {self.group_id} since it is already a member")
+            self.static_members[member.group_instance_id] = member.member_id
         # 1. The first member sets the group's protocol type.
         if not self.members:
             self.protocol_type = member.protocol_type
@@ -231,13 +240,15 @@ class GroupMetadata:
 
     def remove(self, member_id: str) -> None:
         """Mirrors kafka.coordinator.group.GroupMetadata#remove: drop votes; a removed leader is replaced."""
-        # 1. Take the member and its votes out.
+        # 1. Take the member, its votes and its instance id out.
         member = self.members.pop(member_id, None)
         if member is not None:
             for name, _ in member.supported_protocols:
                 self.supported_protocols[name] -= 1
             if member.is_awaiting_join:
                 self.num_members_awaiting_join -= 1
+            if member.group_instance_id is not None:
+                self.static_members.pop(member.group_instance_id, None)
         # 2. A leaving leader hands over to any remaining member (the first one here).
         if self.is_leader(member_id):
             self.leader_id = next(iter(self.members), None)
@@ -262,6 +273,52 @@ class GroupMetadata:
                 self._log.info("group_leader_replaced", old_leader=current.member_id, new_leader=member_id)
                 return True
         return False
+
+    def replace_static_member(self, group_instance_id: str, old_member_id: str, new_member_id: str) -> Any:
+        """Mirrors kafka.coordinator.group.GroupMetadata#replaceStaticMember.
+
+        1. The member leaves under its old id (IllegalArgumentException if there is none); 2. a
+        JoinGroup or SyncGroup it has parked (a duplicate instance) is answered FENCED_INSTANCE_ID;
+        3. it comes back under the new id, as leader if it led; 4. the instance id maps to the new id.
+        """
+        from kafka_ref.coordinator.group.rebalance import JoinGroupResult, SyncGroupResult
+
+        # 1. Out under the old id.
+        member = self.members.pop(old_member_id, None)
+        if member is None:
+            raise ValueError(f"Cannot replace non-existing member id {old_member_id}")
+        # 2. Fence whoever waits under the old id.
+        self.maybe_invoke_join_callback(member, JoinGroupResult.of_error(old_member_id, Errors.FENCED_INSTANCE_ID))
+        self.maybe_invoke_sync_callback(member, SyncGroupResult.of_error(Errors.FENCED_INSTANCE_ID))
+        # 3. In under the new id.
+        member.member_id = new_member_id
+        self.members[new_member_id] = member
+        if self.is_leader(old_member_id):
+            self.leader_id = new_member_id
+        # 4. The instance id follows.
+        self.static_members[group_instance_id] = new_member_id
+        return member
+
+    def has_static_member(self, group_instance_id: str) -> bool:
+        """Mirrors kafka.coordinator.group.GroupMetadata#hasStaticMember."""
+        return group_instance_id in self.static_members
+
+    def current_static_member_id(self, group_instance_id: str) -> str | None:
+        """Mirrors kafka.coordinator.group.GroupMetadata#currentStaticMemberId."""
+        return self.static_members.get(group_instance_id)
+
+    def all_static_members(self) -> set[str]:
+        """Mirrors kafka.coordinator.group.GroupMetadata#allStaticMembers: the group instance ids."""
+        return set(self.static_members)
+
+    def all_dynamic_members(self) -> set[str]:
+        """Mirrors kafka.coordinator.group.GroupMetadata#allDynamicMembers: member ids without an instance id."""
+        return set(self.members) - set(self.static_members.values())
+
+    def is_static_member_fenced(self, group_instance_id: str, member_id: str) -> bool:
+        """Mirrors kafka.coordinator.group.GroupMetadata#isStaticMemberFenced: the instance id is held by another member id."""
+        current = self.static_members.get(group_instance_id)
+        return current is not None and current != member_id
 
     def is_pending_member(self, member_id: str) -> bool:
         """Mirrors kafka.coordinator.group.GroupMetadata#isPendingMember (KIP-394)."""

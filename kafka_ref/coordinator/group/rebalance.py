@@ -23,6 +23,7 @@ from kafka_ref.coordinator.group.group_metadata import (
     Dead,
     Empty,
     GroupMetadata,
+    IllegalStateException,
     PreparingRebalance,
     Stable,
 )
@@ -179,16 +180,17 @@ class GroupRebalance:
     # -- rebalancing ------------------------------------------------------------------------------
 
     def _add_member_and_rebalance(self, rebalance_timeout_ms: int, session_timeout_ms: int, member_id: str,
-                                  client_id: str, client_host: str, protocol_type: str,
+                                  group_instance_id: str | None, client_id: str, client_host: str, protocol_type: str,
                                   protocols: list[tuple[str, bytes]], group: GroupMetadata,
                                   callback: JoinCallback, reason: str) -> None:
         """Mirrors kafka.coordinator.group.GroupCoordinator#addMemberAndRebalance.
 
-        The new member is parked with its JoinGroup and expires after the new-member join
-        timeout (5 minutes) if the rebalance never answers it.
+        The new member (static when it has a group instance id) is parked with its JoinGroup
+        and expires after the new-member join timeout (5 minutes) if the rebalance never
+        answers it.
         """
-        member = MemberMetadata(member_id, None, client_id, client_host, rebalance_timeout_ms, session_timeout_ms,
-                                protocol_type, protocols)
+        member = MemberMetadata(member_id, group_instance_id, client_id, client_host, rebalance_timeout_ms,
+                                session_timeout_ms, protocol_type, protocols)
         member.is_new = True
         # A member arriving during the first rebalance extends KIP-134's initial delay.
         if group.is_(PreparingRebalance) and group.generation_id == 0:
@@ -196,6 +198,72 @@ class GroupRebalance:
         group.add(member, callback)
         self._complete_and_schedule_next_expiration(group, member, NEW_MEMBER_JOIN_TIMEOUT_MS)
         self._maybe_prepare_rebalance(group, f"Adding new member {member_id}; client reason: {reason}")
+
+    def _update_static_member_and_rebalance(self, group: GroupMetadata, old_member_id: str, new_member_id: str,
+                                            group_instance_id: str, protocols: list[tuple[str, bytes]],
+                                            rebalance_timeout_ms: int, session_timeout_ms: int,
+                                            response_callback: JoinCallback, reason: str,
+                                            support_skipping_assignment: bool) -> None:
+        """Mirrors kafka.coordinator.group.GroupCoordinator#updateStaticMemberAndRebalance.
+
+        A known static member rejoins without its member id (a restart, KIP-345): 1. it takes a
+        new member id (whoever waits under the old one is fenced) and a session under it; 2.
+        its protocols and timeouts are updated and its JoinGroup parked. 3. Stable: if the
+        protocol the group would select is unchanged, the group is stored (so the new member id
+        survives a coordinator move) and the member gets the current generation back without a
+        rebalance -- on a failed write the update is undone (Kafka reads the "old" protocols
+        after updating them, so those stay) and the answer is the write's error; JoinGroup v9+
+        tells a leader it leads with skip_assignment, older versions name the previous leader
+        id so that the member does not assign. A changed selection rebalances.
+        CompletingRebalance: always rebalance (the leader may be assigning to the old id).
+        PreparingRebalance: nothing more, it is parked. Empty or Dead cannot happen here.
+        """
+        # 1. The new member id, the fence, and a session under the new id.
+        current_leader = group.leader_or_null()
+        member = group.replace_static_member(group_instance_id, old_member_id, new_member_id)
+        self._complete_and_schedule_next_heartbeat_expiration(group, member)
+        # 2. Update it (Kafka takes the "old" protocols after the update: they are the new ones).
+        old_rebalance_timeout_ms, old_session_timeout_ms = member.rebalance_timeout_ms, member.session_timeout_ms
+        group.update_member(member, protocols, rebalance_timeout_ms, session_timeout_ms, response_callback)
+        old_protocols = member.supported_protocols
+        # 3. By state.
+        state = group.current_state
+        if state is Stable:
+            if group.protocol_name == group.select_protocol():
+                self._log.info("static_member_rejoined_without_rebalance", group_id=group.group_id,
+                               member_id=new_member_id, group_instance_id=group_instance_id)
+                assignment = {m.member_id: m.assignment for m in group.all_member_metadata()}
+
+                def on_stored(error: Errors) -> None:
+                    if error is not Errors.NONE:
+                        self._log.warning("static_member_persist_failed", group_id=group.group_id, error=error.name)
+                        group.update_member(member, old_protocols, old_rebalance_timeout_ms, old_session_timeout_ms, None)
+                        old_member = group.replace_static_member(group_instance_id, new_member_id, old_member_id)
+                        self._complete_and_schedule_next_heartbeat_expiration(group, old_member)
+                        response_callback(JoinGroupResult((), UNKNOWN_MEMBER_ID, group.generation_id, group.protocol_type,
+                                                          group.protocol_name, current_leader or NO_LEADER, False, error))
+                    elif support_skipping_assignment:
+                        is_leader = group.is_leader(new_member_id)
+                        members = self._join_result(group, new_member_id).members if is_leader else ()
+                        group.maybe_invoke_join_callback(member, JoinGroupResult(
+                            members, new_member_id, group.generation_id, group.protocol_type, group.protocol_name,
+                            group.leader_or_null() or NO_LEADER, is_leader, Errors.NONE))
+                    else:
+                        group.maybe_invoke_join_callback(member, JoinGroupResult(
+                            (), new_member_id, group.generation_id, group.protocol_type, group.protocol_name,
+                            current_leader or NO_LEADER, False, Errors.NONE))
+
+                self.group_manager.store_group(group, assignment, on_stored)
+            else:
+                self._maybe_prepare_rebalance(group, f"Group's selectedProtocol will change because static member "
+                                                     f"{new_member_id} with instance id {group_instance_id} joined with "
+                                                     f"change of protocol; client reason: {reason}")
+        elif state is CompletingRebalance:
+            self.prepare_rebalance(group, f"Updating metadata for static member {new_member_id} with instance id "
+                                          f"{group_instance_id}; client reason: {reason}")
+        elif state in (Empty, Dead):
+            raise IllegalStateException(f"Group {group.group_id} was not supposed to be in the state {state} when "
+                                        f"the unknown static member {group_instance_id} rejoins.")
 
     def _update_member_and_rebalance(self, group: GroupMetadata, member: MemberMetadata,
                                      protocols: list[tuple[str, bytes]], rebalance_timeout_ms: int,
@@ -258,13 +326,13 @@ class GroupRebalance:
     def on_complete_join(self, group: GroupMetadata) -> None:
         """Mirrors kafka.coordinator.group.GroupCoordinator#onCompleteJoin.
 
-        1. Members that did not rejoin are removed. 2. Dead: nothing to do. 3. Nobody rejoined
+        1. Dynamic members that did not rejoin are removed. 2. Dead: nothing to do. 3. Nobody rejoined
         but members remain: wait another rebalance timeout. 4. Otherwise the next generation:
         Empty (stored) or CompletingRebalance, every parked JoinGroup answered, sessions
         started, and each member expected to SyncGroup within the rebalance timeout.
         """
-        # 1. Drop members that did not rejoin in time.
-        for failed in list(group.not_yet_rejoined_members().values()):
+        # 1. Drop dynamic members that did not rejoin in time (static ones stay until their session ends).
+        for failed in [m for m in group.not_yet_rejoined_members().values() if not m.is_static_member]:
             group.remove(failed.member_id)
             self._remove_heartbeat_for_leaving_member(group, failed.member_id)
             self._log.info("member_removed_not_rejoined", group_id=group.group_id, member_id=failed.member_id)
