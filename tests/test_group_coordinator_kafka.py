@@ -148,6 +148,35 @@ async def test_last_joining_members_are_kicked_out_when_rejoining_group_with_max
 
 # ------------------------------------------------------------------------------------------ JoinGroup
 
+@pytest.mark.parametrize("session", [9, GROUP_MAX_SESSION_TIMEOUT + 1], ids=["TooSmall", "TooLarge"])
+async def test_join_group_session_timeout_out_of_bounds(session):
+    """Mirrors kafka.coordinator.group.GroupCoordinatorTest#testJoinGroupSessionTimeoutTooSmall / #testJoinGroupSessionTimeoutTooLarge."""
+    async with anyio.create_task_group() as tg:
+        f = await started(tg)
+        assert (await f.dynamic_join(session=session)).error is Errors.INVALID_SESSION_TIMEOUT
+        tg.cancel_scope.cancel()
+
+
+async def test_invalid_group_id():
+    """Mirrors kafka.coordinator.group.GroupCoordinatorTest#testInvalidGroupId."""
+    async with anyio.create_task_group() as tg:
+        f = await started(tg)
+        assert (await f.dynamic_join(group_id="")).error is Errors.INVALID_GROUP_ID
+        tg.cancel_scope.cancel()
+
+
+async def test_join_group_inconsistent_or_empty_protocol_type_and_empty_group_protocol():
+    """Mirrors kafka.coordinator.group.GroupCoordinatorTest#testJoinGroupInconsistentProtocolType /
+    #testJoinGroupWithEmptyProtocolType / #testJoinGroupWithEmptyGroupProtocol (dynamic members)."""
+    async with anyio.create_task_group() as tg:
+        f = await started(tg)
+        assert (await f.dynamic_join(protocol_type="")).error is Errors.INCONSISTENT_GROUP_PROTOCOL
+        assert (await f.dynamic_join(protocols=[])).error is Errors.INCONSISTENT_GROUP_PROTOCOL
+        assert (await f.dynamic_join()).error is Errors.NONE
+        assert (await f.result(f.send_join(protocol_type="connect"))).error is Errors.INCONSISTENT_GROUP_PROTOCOL
+        tg.cancel_scope.cancel()
+
+
 async def test_valid_join_group():
     """Mirrors kafka.coordinator.group.GroupCoordinatorTest#testValidJoinGroup."""
     async with anyio.create_task_group() as tg:

@@ -28,6 +28,7 @@ from helpers_group import (
     verify_leave_group_result,
 )
 
+from kafka_ref.common.config import KafkaConfig
 from kafka_ref.common.errors import Errors
 from kafka_ref.common.requests.leave_group import MemberIdentity
 from kafka_ref.common.time import MockTime
@@ -40,8 +41,47 @@ from kafka_ref.coordinator.group.group_metadata import (
     PreparingRebalance,
     Stable,
 )
+from kafka_ref.coordinator.group.group_metadata_manager import OffsetConfig
 
 pytestmark = pytest.mark.anyio
+
+
+# ------------------------------------------------------------------------------------------ coordinator status
+
+async def test_request_handling_while_loading_in_progress():
+    """Mirrors kafka.coordinator.group.GroupCoordinatorTest#testRequestHandlingWhileLoadingInProgress."""
+    async with anyio.create_task_group() as tg:
+        f = await started(tg)
+        other_partition = f.manager.partition_for(OTHER_GROUP)
+        assert other_partition != f.manager.partition_for(GROUP)
+        f.manager.add_loading_partition(other_partition)
+        assert f.manager.is_group_loading(OTHER_GROUP)
+        dynamic = f.send_join("memberId", group_id=OTHER_GROUP, session=10000, rebalance=60000, require_known=True)
+        assert dynamic.value.error is Errors.COORDINATOR_LOAD_IN_PROGRESS
+        static = f.send_join("memberId", instance_id="groupInstanceId", group_id=OTHER_GROUP, session=10000,
+                             rebalance=60000)
+        assert static.value.error is Errors.COORDINATOR_LOAD_IN_PROGRESS
+        synced = f.send_sync("memberId", 1, protocol_type="consumer", protocol_name="range", group_id=OTHER_GROUP)
+        assert synced.value.error is Errors.REBALANCE_IN_PROGRESS
+        assert await f.commit("memberId", 1, {TOPIC0: offset_and_metadata(15)}, group_id=OTHER_GROUP) == \
+            {TOPIC0: Errors.COORDINATOR_LOAD_IN_PROGRESS}
+        assert f.heartbeat("memberId", 1, group_id=OTHER_GROUP) is Errors.NONE
+        assert f.coordinator.handle_describe_group(OTHER_GROUP)[0] is Errors.COORDINATOR_LOAD_IN_PROGRESS
+        assert f.coordinator.handle_list_groups(set())[0] is Errors.COORDINATOR_LOAD_IN_PROGRESS
+        assert f.coordinator.handle_delete_groups([OTHER_GROUP]) == {OTHER_GROUP: Errors.COORDINATOR_LOAD_IN_PROGRESS}
+        assert f.coordinator.handle_describe_group(GROUP)[0] is Errors.NONE       # other groups still served
+        # Once loaded (nothing to read here: this broker has no log of that partition), it is served.
+        tp = TopicPartition("__consumer_offsets", other_partition)
+        f.manager.remove_groups_and_offsets(tp, 1, lambda group: None)
+        await f.manager.load_groups_and_offsets(tp, 1, lambda group: None, 0)
+        assert f.coordinator.handle_describe_group(OTHER_GROUP)[0] is Errors.NONE
+        tg.cancel_scope.cancel()
+
+
+def test_offsets_retention_ms_integer_overflow():
+    """Mirrors kafka.coordinator.group.GroupCoordinatorTest#testOffsetsRetentionMsIntegerOverflow."""
+    config = KafkaConfig({"broker.id": 0, "offsets.retention.minutes": 2**31 - 1})
+    assert OffsetConfig.from_kafka_config(config).offsets_retention_ms == (2**31 - 1) * 60 * 1000
 
 
 # ------------------------------------------------------------------------------------------ OffsetCommit / OffsetFetch
