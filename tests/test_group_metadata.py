@@ -307,3 +307,91 @@ def test_member_has_satisfied_heartbeat():
     assert m.has_satisfied_heartbeat() is False         # ... but not for a new member
     m.heartbeat_satisfied = True
     assert m.has_satisfied_heartbeat() is True
+
+
+# ------------------------------------------------------------------------------------------ static members, pending members and syncs
+
+def static_member(member_id: str = "memberId", protocols=(("range", b""), ("roundrobin", b""))) -> MemberMetadata:
+    return MemberMetadata(member_id, "groupInstanceId", "clientId", "clientHost", 60000, 10000, "consumer", list(protocols))
+
+
+def test_replace_group_instance(group):
+    """Mirrors kafka.coordinator.group.GroupMetadataTest#testReplaceGroupInstance."""
+    from kafka_ref.common.errors import Errors
+
+    m = static_member()
+    fenced = {}
+    group.add(m, lambda result: fenced.setdefault("join", result.error))
+    m.awaiting_sync_callback = lambda result: fenced.setdefault("sync", result.error)
+    assert group.is_leader("memberId") and group.current_static_member_id("groupInstanceId") == "memberId"
+    group.replace_static_member("groupInstanceId", "memberId", "newMemberId")
+    assert group.is_leader("newMemberId") and group.current_static_member_id("groupInstanceId") == "newMemberId"
+    assert fenced == {"join": Errors.FENCED_INSTANCE_ID, "sync": Errors.FENCED_INSTANCE_ID}
+    assert not m.is_awaiting_join and not m.is_awaiting_sync
+
+
+def test_replace_group_instance_with_non_existing_member(group):
+    """Mirrors kafka.coordinator.group.GroupMetadataTest#testReplaceGroupInstanceWithNonExistingMember (IllegalArgumentException)."""
+    with pytest.raises(ValueError):
+        group.replace_static_member("groupInstanceId", "memberId", "newMemberId")
+
+
+def test_cannot_add_static_member_if_already_present(group):
+    """Mirrors kafka.coordinator.group.GroupMetadataTest#testCannotAddStaticMemberIfAlreadyPresent."""
+    m = static_member(protocols=(("range", b""),))
+    group.add(m)
+    assert group.has("memberId") and group.has_static_member("groupInstanceId")
+    with pytest.raises(IllegalStateException):
+        group.add(m)
+
+
+def test_cannot_add_pending_member_if_stable(group):
+    """Mirrors kafka.coordinator.group.GroupMetadataTest#testCannotAddPendingMemberIfStable."""
+    group.add(MemberMetadata("memberId", None, "clientId", "clientHost", 60000, 10000, "consumer", [("range", b"")]))
+    with pytest.raises(IllegalStateException):
+        group.add_pending_member("memberId")
+
+
+def test_removal_from_pending_when_member_is_removed(group):
+    """Mirrors kafka.coordinator.group.GroupMetadataTest#testRemovalFromPendingWhenMemberIsRemoved."""
+    group.add_pending_member("memberId")
+    assert not group.has("memberId") and group.is_pending_member("memberId")
+    group.remove("memberId")
+    assert not group.has("memberId") and not group.is_pending_member("memberId")
+
+
+def test_can_add_and_remove_pending_sync_member(group):
+    """Mirrors kafka.coordinator.group.GroupMetadataTest#testCanAddAndRemovePendingSyncMember."""
+    group.add(static_member(protocols=(("range", b""),)))
+    group.add_pending_sync_member("memberId")
+    assert group.all_pending_sync_members() == {"memberId"}
+    group.remove_pending_sync_member("memberId")
+    assert group.all_pending_sync_members() == set()
+
+
+def test_cannot_add_or_remove_pending_sync_of_unknown_member(group):
+    """Mirrors kafka.coordinator.group.GroupMetadataTest#testCannotAddPendingSyncOfUnknownMember /
+    #testCannotRemovePendingSyncOfUnknownMember."""
+    with pytest.raises(IllegalStateException):
+        group.add_pending_sync_member("memberId")
+    with pytest.raises(IllegalStateException):
+        group.remove_pending_sync_member("memberId")
+
+
+def test_removal_from_pending_sync_when_member_is_removed(group):
+    """Mirrors kafka.coordinator.group.GroupMetadataTest#testRemovalFromPendingSyncWhenMemberIsRemoved."""
+    group.add(static_member(protocols=(("range", b""),)))
+    group.add_pending_sync_member("memberId")
+    group.remove("memberId")
+    assert group.all_pending_sync_members() == set()
+    assert not group.has_static_member("groupInstanceId")
+
+
+def test_new_generation_clears_pending_sync_members(group):
+    """Mirrors kafka.coordinator.group.GroupMetadataTest#testNewGenerationClearsPendingSyncMembers."""
+    group.add(static_member(protocols=(("range", b""),)))
+    group.transition_to(PreparingRebalance)
+    group.add_pending_sync_member("memberId")
+    assert group.all_pending_sync_members() == {"memberId"}
+    group.init_next_generation()
+    assert group.all_pending_sync_members() == set()

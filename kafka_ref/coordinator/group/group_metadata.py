@@ -325,6 +325,10 @@ class GroupMetadata:
         return member_id in self.pending_members and not self.has(member_id)
 
     def add_pending_member(self, member_id: str) -> bool:
+        """Mirrors kafka.coordinator.group.GroupMetadata#addPendingMember: never for a member already in the group."""
+        if self.has(member_id):
+            raise IllegalStateException(f"Attempt to add pending member {member_id} which is already a stable member "
+                                        f"of the group")
         added = member_id not in self.pending_members
         self.pending_members.add(member_id)
         return added
@@ -378,9 +382,17 @@ class GroupMetadata:
     # -- pending SyncGroups (KAFKA-13127) ------------------------------------------------------
 
     def add_pending_sync_member(self, member_id: str) -> None:
+        """Mirrors kafka.coordinator.group.GroupMetadata#addPendingSyncMember: members only."""
+        if not self.has(member_id):
+            raise IllegalStateException(f"Attempt to add a pending sync for member {member_id} which is not a member "
+                                        f"of the group")
         self.pending_sync_members.add(member_id)
 
     def remove_pending_sync_member(self, member_id: str) -> None:
+        """Mirrors kafka.coordinator.group.GroupMetadata#removePendingSyncMember: members only."""
+        if not self.has(member_id):
+            raise IllegalStateException(f"Attempt to remove a pending sync for member {member_id} which is not a "
+                                        f"member of the group")
         self.pending_sync_members.discard(member_id)
 
     def has_received_sync_from_all_members(self) -> bool:
@@ -456,7 +468,8 @@ class GroupMetadata:
         """Mirrors kafka.coordinator.group.GroupMetadata#initNextGeneration.
 
         Generation + 1; with members the protocol is chosen and the group awaits the leader's
-        assignment (CompletingRebalance), without members it becomes Empty.
+        assignment (CompletingRebalance), without members it becomes Empty. No SyncGroup of the
+        old generation is awaited any more.
         """
         if self.members:
             self.generation_id += 1
@@ -468,6 +481,7 @@ class GroupMetadata:
             self.protocol_name = None
             self.subscribed_topics = self.compute_subscribed_topics()
             self.transition_to(Empty)
+        self.clear_pending_sync_members()
 
     def is_consumer_group(self) -> bool:
         """Mirrors kafka.coordinator.group.GroupMetadata#isConsumerGroup: the protocol type is "consumer"."""
