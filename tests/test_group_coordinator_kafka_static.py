@@ -730,3 +730,28 @@ async def test_static_join_group_request_from_ibp_2_3():
         apis.handle(heartbeat)
         assert heartbeat.response.error_code == Errors.FENCED_INSTANCE_ID.code
         tg.cancel_scope.cancel()
+
+
+async def test_static_members_survive_a_coordinator_move():
+    """KIP-345 across a coordinator change (no single Kafka test; GroupMetadataManagerTest#testStoreNonEmptyGroup and
+    #testloadGroupWithStaticMember are its halves): the stored group record carries each member's group instance id,
+    so after the ``__consumer_offsets`` partition is unloaded and loaded again a static member that restarts
+    (no member id) takes its old place without a rebalance, and the old member id is fenced."""
+    async with anyio.create_task_group() as tg:
+        f = await started(tg)
+        r = await static_members_join_and_rebalance(f)
+        partition, before = f.manager.partition_for(GROUP), f.group()
+        f.coordinator.on_resignation(partition, 1)
+        f.coordinator.on_election(partition, 2)
+        while f.manager.has_pending_jobs() or not f.manager.is_partition_owned(partition):
+            await anyio.sleep(0.001)
+        group = f.group()
+        assert group is not before and before.is_(Dead)         # unloaded, then read back from the log
+        assert (group.current_state, group.generation_id) == (Stable, r.generation)
+        assert group.all_static_members() == {LEADER_INSTANCE_ID, FOLLOWER_INSTANCE_ID}
+        assert group.current_static_member_id(FOLLOWER_INSTANCE_ID) == r.follower_id
+        joined = await f.static_join("", FOLLOWER_INSTANCE_ID, PROTOCOL_SUPERSET, clock_advance=1)
+        check_join_group_result(f, joined, Errors.NONE, r.generation, set(), Stable, PROTOCOL_TYPE, r.leader_id)
+        assert f.heartbeat(r.follower_id, r.generation, FOLLOWER_INSTANCE_ID) is Errors.FENCED_INSTANCE_ID
+        assert f.heartbeat(joined.member_id, r.generation, FOLLOWER_INSTANCE_ID) is Errors.NONE
+        tg.cancel_scope.cancel()

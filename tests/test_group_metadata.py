@@ -395,3 +395,13 @@ def test_new_generation_clears_pending_sync_members(group):
     assert group.all_pending_sync_members() == {"memberId"}
     group.init_next_generation()
     assert group.all_pending_sync_members() == set()
+
+
+def test_load_group_with_static_member():
+    """Mirrors kafka.coordinator.group.GroupMetadataManagerTest#testloadGroupWithStaticMember (GroupMetadata#loadGroup)."""
+    static = MemberMetadata("staticMemberId", "bar", "", "", 60000, 10000, "consumer", [("protocol", b"")])
+    dynamic = MemberMetadata("dynamicMemberId", None, "", "", 60000, 10000, "consumer", [("protocol", b"")])
+    group = GroupMetadata.load_group("groupId", Empty, 27, "consumer", None, None, None, [static, dynamic], MockTime())
+    assert group.is_(Empty) and group.generation_id == 27 and group.protocol_type == "consumer"
+    assert group.has("staticMemberId") and group.has("dynamicMemberId")
+    assert group.has_static_member("bar") and group.current_static_member_id("bar") == "staticMemberId"
