@@ -166,3 +166,48 @@ async def test_admin_groups_configs_and_delete_topics():
     assert described == (ConsumerGroupState.STABLE, "range", ["rdkafka"])
     assert retention == ("604800000", True)
     assert "events" not in remaining
+
+
+async def test_static_member_restart_keeps_its_partitions_without_a_rebalance():
+    """Static membership (KIP-345, ``group.instance.id``) end to end with librdkafka: a static member closes (no
+    LeaveGroup, as a static member does) and a new consumer with the same instance id takes its partition back under
+    a new member id, while the other member sees no rebalance (GroupCoordinator#updateStaticMemberAndRebalance)."""
+    def client(cluster, bootstrap):
+        _create_topic(bootstrap, "static", 2, 2)
+        events: dict[str, list] = {"a": [], "b": [], "b2": []}
+
+        def consumer(name: str, instance_id: str) -> Consumer:
+            c = Consumer({"bootstrap.servers": bootstrap, "group.id": "sg", "group.instance.id": instance_id,
+                          "auto.offset.reset": "earliest", "enable.auto.commit": False, "session.timeout.ms": 6000,
+                          "heartbeat.interval.ms": 300, "topic.metadata.refresh.interval.ms": 1000})
+            c.subscribe(["static"],
+                        on_assign=lambda _c, ps: events[name].append(("assign", sorted(p.partition for p in ps))),
+                        on_revoke=lambda _c, ps: events[name].append(("revoke", sorted(p.partition for p in ps))))
+            return c
+
+        def poll_until(condition, *consumers) -> None:
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and not condition():
+                for c in consumers:
+                    c.poll(0.05)
+            assert condition()
+
+        a, b = consumer("a", "instance-a"), consumer("b", "instance-b")
+        poll_until(lambda: len(a.assignment()) == 1 and len(b.assignment()) == 1, a, b)
+        a_before, b_partitions = list(events["a"]), sorted(tp.partition for tp in b.assignment())
+        b.close()
+        b2 = consumer("b2", "instance-b")
+        poll_until(lambda: len(b2.assignment()) == 1, a, b2)
+        end = time.monotonic() + 2
+        while time.monotonic() < end:
+            a.poll(0.05)
+            b2.poll(0.05)
+        result = (a_before, list(events["a"]), b_partitions, sorted(tp.partition for tp in b2.assignment()),
+                  sorted(tp.partition for tp in a.assignment()))
+        a.close()
+        b2.close()
+        return result
+
+    a_before, a_after, b_partitions, b2_partitions, a_partitions = await run_with_cluster(client)
+    assert a_after == a_before                       # the other member saw no rebalance
+    assert b2_partitions == b_partitions and sorted(a_partitions + b2_partitions) == [0, 1]
