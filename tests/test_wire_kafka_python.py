@@ -138,6 +138,48 @@ async def test_member_leaving_triggers_rebalance():
     assert after == {TopicPartition("events", 0), TopicPartition("events", 1)}
 
 
+async def test_static_member_restart_keeps_its_place():
+    """Static membership (KIP-345) with kafka-python's ``group_instance_id``: a static consumer closes without a
+    LeaveGroup and a new one with the same instance id rejoins the Stable group under a new member id, with the same
+    partitions, in the same generation (no rebalance: GroupCoordinator#updateStaticMemberAndRebalance); DescribeGroups
+    shows the instance id."""
+
+    def client(cluster, bootstrap):
+        admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10000)
+        admin.create_topics([NewTopic("events", 2, 2)])
+
+        def assigned(consumer: KafkaConsumer) -> set:
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and len(consumer.assignment()) != 2:
+                consumer.poll(timeout_ms=100)
+            return set(consumer.assignment())
+
+        def generation() -> int:
+            coordinator = cluster.broker(cluster.coordinator_for("sg")).group_coordinator
+            return coordinator.group_manager.get_group("sg").generation_id
+
+        first = KafkaConsumer("events", bootstrap_servers=bootstrap, group_id="sg", group_instance_id="app-a",
+                              **CONSUMER)
+        before = (assigned(first), admin.describe_groups(["sg"])["sg"], on_loop(generation))
+        first.close()                                   # a static member does not leave
+        second = KafkaConsumer("events", bootstrap_servers=bootstrap, group_id="sg", group_instance_id="app-a",
+                               **CONSUMER)
+        after = (assigned(second), admin.describe_groups(["sg"])["sg"], on_loop(generation))
+        second.close()
+        admin.close()
+        return before, after
+
+    (assigned_before, described_before, gen_before), (assigned_after, described_after, gen_after) = \
+        await run_with_cluster(client)
+    assert gen_before == gen_after == 1
+    assert assigned_before == assigned_after == {TopicPartition("events", 0), TopicPartition("events", 1)}
+    (member_before,), (member_after,) = described_before["members"], described_after["members"]
+    assert member_before["group_instance_id"] == member_after["group_instance_id"] == "app-a"
+    assert member_before["member_id"].startswith("app-a-") and member_after["member_id"].startswith("app-a-")
+    assert member_before["member_id"] != member_after["member_id"]
+    assert described_before["group_state"] == described_after["group_state"] == "Stable"
+
+
 async def test_admin_lists_and_describes_groups_and_configs():
     """ListGroups, DescribeGroups, DescribeConfigs and DeleteTopics through kafka-python's admin client."""
     from kafka.admin import ConfigResource, ConfigResourceType
