@@ -166,6 +166,7 @@ class UnifiedLogMachine(RuleBasedStateMachine):
         super().__init__()
         self.disk = Disk(0)
         self.log = UnifiedLog.create(TP, self.disk, time=MockTime())
+        self.log.retention_ms = -1  # the model knows log-start and size retention; records are from 1970
         self.batches: list[ModelBatch] = []
         self.leo = self.lso = self.hw = self.first_segment = 0
         self.epoch = 0

@@ -310,12 +310,13 @@ def test_record_fields_and_sizes():
     assert records[3].to_simple_record() == SimpleRecord(None, None, (("\u00e9t\u00e9", b""),), 2000)
 
 
-def test_default_timestamp_is_zero_when_none():
+def test_default_timestamp_is_no_timestamp_when_none():
+    """Records without a timestamp carry NO_TIMESTAMP (-1), as Kafka's SimpleRecord(value) does."""
     batch = RecordBatch.build([SimpleRecord(b"a"), SimpleRecord(b"b")])
-    assert (batch.base_timestamp, batch.max_timestamp) == (0, 0)
-    assert [r.timestamp for r in batch] == [0, 0]
+    assert (batch.base_timestamp, batch.max_timestamp) == (-1, -1)
+    assert [r.timestamp for r in batch] == [-1, -1]
     _, records = kp_parse(batch.buffer)
-    assert [r[1] for r in records] == [0, 0]
+    assert [r[1] for r in records] == [-1, -1]
 
 
 def test_null_key_value_and_empty_headers():
@@ -807,7 +808,7 @@ def test_build_parse_round_trip_property(records, base_offset, epoch, default_ts
         compression=compression,
     )
     batch.ensure_valid()
-    fallback = 0 if default_ts is None else default_ts
+    fallback = -1 if default_ts is None else default_ts  # NO_TIMESTAMP, Kafka's SimpleRecord default
     expected = [
         (base_offset + i, fallback if r.timestamp is None else r.timestamp, r.key, r.value, list(r.headers))
         for i, r in enumerate(records)

@@ -358,6 +358,7 @@ def test_log_start_offset_cannot_pass_high_watermark(log):
 
 def test_log_start_offset_truncates_epoch_cache_and_old_batches(log):
     """Mirrors UnifiedLogTest#testRetentionIdempotency's log-start part: data goes only when retention runs."""
+    log.retention_ms = -1  # the records are stamped in 1970: no time retention in this test
     filled(log, 2, epoch=0)
     filled(log, 2, epoch=1)
     filled(log, 2, epoch=2)
@@ -371,6 +372,7 @@ def test_log_start_offset_truncates_epoch_cache_and_old_batches(log):
 
 
 def test_retention_bytes_deletes_oldest_batches_below_high_watermark(log):
+    log.retention_ms = -1  # the records are stamped in 1970: only size retention here
     filled(log, 1, 1, 1, 1)
     size = log.batches[0].size_in_bytes
     log.retention_bytes = 2 * size

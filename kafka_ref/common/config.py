@@ -279,7 +279,13 @@ KAFKA_CONFIG_KEYS = [
 ] + [
     ConfigKey(_BROKER_NAME_FOR_TOPIC_KEY.get(k.name, k.name), k.convert, k.default, k.validator, k.doc)
     for k in LOG_CONFIG_KEYS
-] + [_k("log.retention.hours", _to_int, 168)]
+] + [
+    _k("log.retention.hours", _to_int, 168),
+    # Unset by default: log.retention.ms, else log.retention.minutes, else log.retention.hours
+    # decides (KafkaConfig#logRetentionTimeMillis).
+    _k("log.retention.minutes", _to_int, None),
+    _k("log.retention.check.interval.ms", _to_int, 300000, _at_least(1)),
+]
 
 _KAFKA_DEF = ConfigDef(KAFKA_CONFIG_KEYS)
 _LOG_DEF = ConfigDef(LOG_CONFIG_KEYS)
@@ -310,6 +316,12 @@ class KafkaConfig(_Typed):
     def __init__(self, props: Mapping[str, Any] | None = None) -> None:
         self.originals = dict(props or {})
         self._values = _KAFKA_DEF.parse(self.originals)
+        # KafkaConfig#logRetentionTimeMillis: log.retention.ms if set, else minutes, else hours
+        # (-1 and other negatives mean no time limit).
+        if "log.retention.ms" not in self.originals:
+            minutes = self._values["log.retention.minutes"]
+            self._values["log.retention.ms"] = (minutes * 60_000 if minutes is not None
+                                                else self._values["log.retention.hours"] * 3_600_000)
         # A broker cannot speak an inter-broker protocol newer than its own code.
         ibp, version = self._values["inter.broker.protocol.version"], self._values["kafka_ref.broker.version"]
         if version < ibp:

@@ -25,6 +25,9 @@ from kafka_ref.common.uuid import Uuid
 from kafka_ref.log.disk import Disk
 from kafka_ref.log.unified_log import DEFAULT_MAX_MESSAGE_BYTES, UnifiedLog
 
+# Mirrors LogManager.InitialTaskDelayMs: the first run of the periodic log tasks.
+INITIAL_TASK_DELAY_MS = 30 * 1000
+
 _log = structlog.get_logger("kafka.log.LogManager")
 
 
@@ -47,8 +50,13 @@ class LogManager:
         default_config: LogConfig | None = None,
         max_message_bytes: int | None = None,
         topic_configs: Mapping[str, LogConfig] | None = None,
+        scheduler: Any = None,
+        retention_check_ms: int = 300000,
     ) -> None:
         self.disk = disk
+        # Kafka's scheduler and log.retention.check.interval.ms: startup schedules retention.
+        self.scheduler = scheduler
+        self.retention_check_ms = retention_check_ms
         self.time = time if time is not None else MockTime()
         self.default_config = default_config
         self.max_message_bytes = max_message_bytes
@@ -92,14 +100,20 @@ class LogManager:
         elif self.topic_configs.pop(topic, None) is not None:
             self._apply_limits(topic)
 
-    def _limits_for(self, topic: str) -> tuple[int, int, str]:
+    def _apply_config(self, log: UnifiedLog, topic: str) -> None:
+        """Give a log the parts of its topic's config the append and retention paths read
+        (what Kafka's UnifiedLog reads from its LogConfig): max.message.bytes, retention.bytes,
+        retention.ms, the cleanup policy and message.timestamp.type."""
         config = self.fetch_log_config(topic)
         max_bytes = config.max_message_size if config is not None else DEFAULT_MAX_MESSAGE_BYTES
         if self.max_message_bytes is not None and topic not in self.topic_configs:
             max_bytes = self.max_message_bytes
-        retention = config.get("retention.bytes") if config is not None else -1
-        timestamp_type = config.get("message.timestamp.type") if config is not None else "CreateTime"
-        return max_bytes, retention, timestamp_type
+        log.max_message_bytes = max_bytes
+        if config is not None:
+            log.retention_bytes = config.get("retention.bytes")
+            log.retention_ms = config.get("retention.ms")
+            log.cleanup_policy_delete = "delete" in config.get("cleanup.policy").split(",")
+            log.message_timestamp_type = config.get("message.timestamp.type")
 
     def update_topic_config(self, topic: str, config: LogConfig) -> None:
         """Mirrors kafka.log.LogManager#updateTopicConfig: apply new limits to the topic's logs."""
@@ -107,16 +121,14 @@ class LogManager:
         self._apply_limits(topic)
 
     def _apply_limits(self, topic: str) -> None:
-        max_bytes, retention, timestamp_type = self._limits_for(topic)
         for log in self.logs_by_topic(topic):
-            log.max_message_bytes = max_bytes
-            log.retention_bytes = retention
-            log.message_timestamp_type = timestamp_type
+            self._apply_config(log, topic)
 
     # -- startup and shutdown ----------------------------------------------------------------
 
     def startup(self) -> None:
-        """Mirrors kafka.log.LogManager#startup / #loadLogs: load every log found on the disk.
+        """Mirrors kafka.log.LogManager#startup / #loadLogs: load every log found on the disk, then
+        schedule retention (kafka-log-retention).
 
         Each log gets its log start offset and recovery point from the checkpoints (a
         missing or unreadable checkpoint counts as 0) and its high watermark from
@@ -137,20 +149,22 @@ class LogManager:
         # 4. Load each partition's log (current and future).
         for is_future, local_logs, target in ((False, disk.logs, self.current_logs), (True, disk.future_logs, self.future_logs)):
             for tp, local_log in sorted(local_logs.items()):
-                max_bytes, retention, timestamp_type = self._limits_for(tp.topic)
                 log = UnifiedLog.load(
                     tp,
                     local_log,
                     time=self.time,
-                    max_message_bytes=max_bytes,
                     log_start_offset_checkpoint=log_start_offsets.get(tp, 0),
                     recovery_point_checkpoint=recovery_points.get(tp, 0),
                     high_watermark=0 if is_future else high_watermarks.get(tp, 0),
                     had_clean_shutdown=bool(self.had_clean_shutdown),
                 )
-                log.retention_bytes = retention
-                log.message_timestamp_type = timestamp_type
+                self._apply_config(log, tp.topic)
                 target[tp] = log
+        # 5. Retention runs periodically: first after 30 s (Kafka's InitialTaskDelayMs), then
+        #    every log.retention.check.interval.ms.
+        if self.scheduler is not None:
+            self.scheduler.schedule("kafka-log-retention", self.cleanup_logs, delay_ms=INITIAL_TASK_DELAY_MS,
+                                    period_ms=self.retention_check_ms)
         self.started = True
         _log.info("logs_loaded", broker_id=disk.broker_id, logs=len(self.current_logs), clean=self.had_clean_shutdown)
 
@@ -224,17 +238,14 @@ class LogManager:
                 raise KafkaStorageException(f"No log directories available. Tried {self.disk.log_dir}")
             # 2. Create the log on the disk with the topic's limits (its overrides read afresh).
             self.fetch_topic_config_overrides([topic_partition.topic])
-            max_bytes, retention, timestamp_type = self._limits_for(topic_partition.topic)
             log = UnifiedLog.create(
                 topic_partition,
                 self.disk,
                 time=self.time,
                 topic_id=topic_id,
-                max_message_bytes=max_bytes,
                 is_future=is_future,
             )
-            log.retention_bytes = retention
-            log.message_timestamp_type = timestamp_type
+            self._apply_config(log, topic_partition.topic)
             (self.future_logs if is_future else self.current_logs)[topic_partition] = log
             _log.info("created_log", topic_partition=str(topic_partition), is_future=is_future)
         # 3. Give a log without a topic id the one we were told; refuse a conflicting one.
@@ -352,8 +363,15 @@ class LogManager:
             log.flush()
 
     def cleanup_logs(self) -> int:
-        """Mirrors kafka.log.LogManager#cleanupLogs: run retention on every log; returns batches deleted."""
-        return sum(log.delete_old_segments() for log in self.current_logs.values())
+        """Mirrors kafka.log.LogManager#cleanupLogs: run retention on every log; returns batches deleted.
+
+        Nothing on an offline directory (its logs are being dropped)."""
+        if self.disk.offline:
+            return 0
+        deleted = sum(log.delete_old_segments() for log in list(self.current_logs.values()))
+        if deleted:
+            _log.info("log_retention", broker_id=self.disk.broker_id, batches_deleted=deleted)
+        return deleted
 
     def handle_log_dir_failure(self, reason: str = "log directory failure") -> list[TopicPartition]:
         """Mirrors kafka.log.LogManager#handleLogDirFailure: the disk goes offline, its logs are dropped."""

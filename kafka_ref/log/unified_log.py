@@ -18,7 +18,7 @@ lock for the same sections).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import structlog
@@ -94,6 +94,9 @@ class UnifiedLog:
         # The topic's message.timestamp.type (LogConfig#messageTimestampType): "LogAppendTime"
         # makes the leader stamp each appended batch with its clock (LogManager keeps it current).
         self.message_timestamp_type = "CreateTime"
+        # retention.ms and whether cleanup.policy includes "delete" (LogManager keeps them current).
+        self.retention_ms = 604800000
+        self.cleanup_policy_delete = True
         # 1. The epoch cache reads its checkpoint, which lives with the local log on the disk.
         self.leader_epoch_cache = (
             leader_epoch_cache
@@ -659,34 +662,60 @@ class UnifiedLog:
     # -- retention ---------------------------------------------------------------------------
 
     def delete_old_segments(self) -> int:
-        """Mirrors kafka.log.UnifiedLog#deleteOldSegments (log-start-offset breach and retention.bytes).
+        """Mirrors kafka.log.UnifiedLog#deleteOldSegments.
 
-        Each batch plays the part of a segment: batches wholly below the log start offset are
-        dropped, and with ``retention_bytes`` >= 0 the oldest batches below the HW are dropped
-        until the log fits. Returns how many batches went. Time-based retention is left out.
+        Each batch plays the part of a segment. 1. Batches wholly below the log start offset go
+        (deleteLogStartOffsetBreachedSegments); with a ``delete`` cleanup policy also 2. the
+        oldest batches while the log is larger than ``retention_bytes``
+        (deleteRetentionSizeBreachedSegments) and 3. the oldest batches whose newest timestamp is
+        more than ``retention_ms`` old (deleteRetentionMsBreachedSegments). Never past the HW.
+        Returns how many batches went.
         """
         self.local_log.check_if_memory_mapped_buffer_closed()
-        deleted = 0
-        # 1. Retention by size: move the log start past the oldest batches while too large.
-        if self.retention_bytes >= 0 and self.size >= self.retention_bytes:
-            diff = self.size - self.retention_bytes
-            new_start = None
-            for batch in self.local_log.batches:
-                if diff - batch.size_in_bytes < 0 or batch.next_offset > self.high_watermark:
-                    break
-                diff -= batch.size_in_bytes
-                new_start = batch.next_offset
-            if new_start is not None:
-                self.maybe_increment_log_start_offset(new_start, LogStartOffsetIncrementReason.SEGMENT_DELETION)
-        # 2. Log start breach: drop batches that end at or before the log start offset.
-        deleted += len(self.local_log.remove_batches_below(min(self.log_start_offset, self.high_watermark)))
+        # 1. Log start breach.
+        deleted = self._delete_old_segments(lambda batch: batch.next_offset <= self.log_start_offset)
+        if self.cleanup_policy_delete:
+            # 2. Retention by size: the oldest batches while the log is too large.
+            if self.retention_bytes >= 0 and self.size >= self.retention_bytes:
+                excess = [self.size - self.retention_bytes]
+
+                def size_breached(batch: RecordBatch) -> bool:
+                    if excess[0] - batch.size_in_bytes < 0:
+                        return False
+                    excess[0] -= batch.size_in_bytes
+                    return True
+
+                deleted += self._delete_old_segments(size_breached)
+            # 3. Retention by time: batches whose newest record is older than retention.ms (a
+            #    batch without timestamps has no age here; Kafka would use the file's mtime).
+            if self.retention_ms >= 0:
+                start_ms = self.time.milliseconds()
+                deleted += self._delete_old_segments(
+                    lambda batch: batch.max_timestamp >= 0 and start_ms - batch.max_timestamp > self.retention_ms)
+        self._check_invariants()
+        return deleted
+
+    def _delete_old_segments(self, predicate: Callable[[RecordBatch], bool]) -> int:
+        """Mirrors UnifiedLog#deleteOldSegments(predicate, reason) with #deletableSegments: the
+        oldest batches, in order, while the predicate holds and they end at or below the HW
+        (the log start offset never passes the HW), move the log start past them and go."""
+        # 1. The deletable prefix.
+        new_start = None
+        for batch in self.local_log.batches:
+            if batch.next_offset > self.high_watermark or not predicate(batch):
+                break
+            new_start = batch.next_offset
+        if new_start is None:
+            return 0
+        # 2. The log start moves past them (deleteSegments), then they leave the log.
+        self.maybe_increment_log_start_offset(new_start, LogStartOffsetIncrementReason.SEGMENT_DELETION)
+        removed = len(self.local_log.remove_batches_below(min(self.log_start_offset, self.high_watermark)))
         # 3. If that rolled a new segment, the HW's position refers to the old one: look it up again.
         hw = self._high_watermark_metadata
         if not hw.message_offset_only() and hw.segment_base_offset < self.local_log.segment_base_offset:
             self._high_watermark_metadata = LogOffsetMetadata(hw.message_offset)
             self.high_watermark = hw.message_offset
-        self._check_invariants()
-        return deleted
+        return removed
 
     # -- flush -------------------------------------------------------------------------------
 

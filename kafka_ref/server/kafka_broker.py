@@ -76,7 +76,9 @@ class KafkaBroker:
         self.metadata_cache = MetadataCache(broker_id) if kraft_controller is None else _kraft_metadata_cache(broker_id)
         self.scheduler = KafkaScheduler(self.time)
         self.timer = SystemTimer(self.time)
-        self.log_manager = LogManager(disk, self.time, default_config=LogConfig.from_broker(self.config))
+        self.log_manager = LogManager(disk, self.time, default_config=LogConfig.from_broker(self.config),
+                                      scheduler=self.scheduler,
+                                      retention_check_ms=self.config.get("log.retention.check.interval.ms"))
         self.alter_partition_manager = AlterPartitionManager(
             broker_id,
             network,

@@ -13,8 +13,12 @@ import itertools
 from typing import Callable
 
 import anyio
+import structlog
 
+from kafka_ref.common.fatal import RUN_ENDING
 from kafka_ref.common.time import Time
+
+_log = structlog.get_logger("kafka.utils.KafkaScheduler")
 
 
 class TimerTask:
@@ -110,9 +114,16 @@ class KafkaScheduler:
         async def loop() -> None:
             await anyio.sleep(delay_ms / 1000.0)
             while True:
-                result = fn()
-                if hasattr(result, "__await__"):
-                    await result  # type: ignore[misc]
+                # A failing run is logged and the task keeps its schedule, as Kafka's scheduler
+                # catches what a task throws.
+                try:
+                    result = fn()
+                    if hasattr(result, "__await__"):
+                        await result  # type: ignore[misc]
+                except RUN_ENDING:
+                    raise
+                except Exception as exc:
+                    _log.error("uncaught_exception_in_scheduled_task", task=name, error=repr(exc))
                 if period_ms < 0:
                     return
                 await anyio.sleep(period_ms / 1000.0)

@@ -35,6 +35,7 @@ from kafka_ref.common.records.constants import (
     MAGIC_VALUE_V2,
     NO_PRODUCER_ID,
     NO_SEQUENCE,
+    NO_TIMESTAMP,
     OFFSET_LENGTH_EPOCH,
     RECORD_BATCH_OVERHEAD,
     RECORDS_OFFSET,
@@ -399,7 +400,8 @@ class RecordBatch:
         """Mirrors org.apache.kafka.common.record.MemoryRecords#withRecords (one v2 batch).
 
         Encodes ``records`` at consecutive offsets from ``base_offset``. A record without a
-        timestamp gets ``timestamp`` (0 when that is None too). With
+        timestamp gets ``timestamp`` (NO_TIMESTAMP, -1, when that is None too: Kafka's SimpleRecord
+        default). With
         ``timestamp_type="log_append"`` the batch's max timestamp is ``log_append_time``
         (default: the largest record timestamp). No records give an empty batch header.
         """
@@ -417,7 +419,7 @@ class RecordBatch:
             is_transactional=is_transactional,
             is_control_batch=is_control,
             partition_leader_epoch=partition_leader_epoch,
-            default_timestamp=0 if timestamp is None else timestamp,
+            default_timestamp=NO_TIMESTAMP if timestamp is None else timestamp,
         )
         for record in records:
             builder.append(record)
