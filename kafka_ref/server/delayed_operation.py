@@ -111,19 +111,19 @@ class DelayedOperationPurgatory(Generic[T]):
 
         1. Try to complete at once; 2. otherwise watch under every key; 3. arm the timeout.
         """
-        keys = list(watch_keys)
+        keys = watch_keys if isinstance(watch_keys, list) else list(watch_keys)
         assert keys, "The watch key list can't be empty"
         # 1. A first attempt: most operations can complete right away.
         if operation.safe_try_complete():
             self.completed_count += 1
             return True
-        # 2. Watch the operation under each key (one loop: no need to retry between keys), and
-        #    count it for the purge estimate.
+        # 2. Watch the operation under every key and count it for the purge estimate (Kafka 3.x
+        #    then tries once more, for a completion that raced the watching; on one event loop
+        #    nothing can change in between, so that second attempt is left out).
         self.estimated_total_operations += 1
+        watchers = self._watchers
         for key in keys:
-            if operation.is_completed:
-                return False
-            self._watchers[key].append(operation)
+            watchers[key].append(operation)
         # 3. Arm the expiration timer if still pending.
         if not operation.is_completed:
             self.timer.add(operation)
