@@ -98,6 +98,7 @@ class ReplicaManager(ReadPath, ApplyDelta, DeleteRecordsPath):
         self.scheduler = scheduler
         self.disk = disk
         self.local_broker_id: int = config.broker_id
+        self.fetch_max_bytes: int = config.get("fetch.max.bytes")
         self.controller_epoch = 0  # KafkaController.InitialControllerEpoch
         self.all_partitions: dict[TopicPartition, Partition | OfflinePartition] = {}
         self.hw_thread_initialized = False
@@ -647,12 +648,15 @@ class ReplicaManager(ReadPath, ApplyDelta, DeleteRecordsPath):
         """FetchParams for a FetchRequest, as KafkaApis#handleFetchRequest builds them (with the
         client metadata of a v11+ request)."""
         replica_id = request.requesting_replica_id()
+        # The broker's fetch.max.bytes caps every fetch's response size (KIP-541), and min bytes
+        # never exceeds the cap (no fetch quotas here, so no quota-window cap).
+        max_bytes = min(request.max_bytes, self.fetch_max_bytes)
         return FetchParams(
             replica_id=replica_id,
             replica_epoch=request.replica_state.replica_epoch,
             max_wait_ms=request.max_wait_ms,
-            min_bytes=request.min_bytes,
-            max_bytes=request.max_bytes,
+            min_bytes=min(request.min_bytes, max_bytes),
+            max_bytes=max_bytes,
             isolation=FetchIsolation.of(replica_id, request.isolation_level),
             client_metadata=client_metadata,
         )
