@@ -21,6 +21,7 @@ from kafka_ref.common.state_change import state_change_logger
 from kafka_ref.common.time import Time
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.common.uuid import Uuid
+from kafka_ref.log.exceptions import UnexpectedAppendOffsetException
 from kafka_ref.log.fetch_data import LogOffsetMetadata
 from kafka_ref.replica.partition_state import (
     RECOVERED,
@@ -169,6 +170,11 @@ class Partition(PartitionReads, PartitionDeletes):
 
     def is_adding_replica(self, replica_id: int) -> bool:
         return replica_id in self.adding_replicas
+
+    def is_reassigning(self) -> bool:
+        """Mirrors kafka.cluster.Partition#isReassigning: the assignment is an OngoingReassignmentState
+        (replicas being added or removed)."""
+        return bool(self.adding_replicas) or bool(self.removing_replicas)
 
     # ------------------------------------------------------------------ log creation
 
@@ -718,8 +724,26 @@ class Partition(PartitionReads, PartitionDeletes):
         return info
 
     def append_records_to_follower_or_future_replica(self, records: Any, is_future: bool = False) -> Any:
-        """Mirrors kafka.cluster.Partition#appendRecordsToFollowerOrFutureReplica."""
-        return self.local_log_or_exception.append_as_follower(records)
+        """Mirrors kafka.cluster.Partition#appendRecordsToFollowerOrFutureReplica.
+
+        A batch that starts below the log end is refused (UnexpectedAppendOffsetException), except
+        on an empty log whose start offset falls inside the batch: that happens when DeleteRecords
+        moved the leader's log start into the middle of a batch and this follower fetches it first.
+        The log then restarts at the batch's first offset and takes it.
+        """
+        # 1. Append as follower.
+        try:
+            return self.local_log_or_exception.append_as_follower(records)
+        except UnexpectedAppendOffsetException as e:
+            # 2. An empty log straddled by the batch restarts at the batch's first offset; 3. retry.
+            log = self.local_log_or_exception
+            log_end_offset = log.log_end_offset
+            if log_end_offset == log.log_start_offset and e.first_offset < log_end_offset <= e.last_offset:
+                self._log.info("follower_log_restarted_at_batch", first_offset=e.first_offset,
+                               log_start_offset=log.log_start_offset)
+                self.truncate_fully_and_start_at(e.first_offset, is_future)
+                return self.local_log_or_exception.append_as_follower(records)
+            raise
 
     def truncate_to(self, offset: int, is_future: bool = False) -> None:
         """Mirrors kafka.cluster.Partition#truncateTo."""

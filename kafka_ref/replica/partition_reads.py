@@ -22,6 +22,7 @@ UNDEFINED_EPOCH = -1
 UNDEFINED_EPOCH_OFFSET = -1
 LATEST_TIMESTAMP = -1
 EARLIEST_TIMESTAMP = -2
+EARLIEST_LOCAL_TIMESTAMP = -4
 
 
 class PartitionReads:
@@ -224,7 +225,8 @@ class PartitionReads:
         ``isolation_level`` None means a replica asking (bounded by LEO); 0/1 a consumer
         (bounded by HW / LSO). A new leader whose HW still lags its epoch start answers
         OFFSET_NOT_AVAILABLE to clients for "latest", and for a timestamp lookup only when no
-        offset below the last fetchable one matches (a match below it is returned).
+        offset below the last fetchable one matches (a match below it is returned). Earliest and
+        earliest-local are answered as the log finds them, whatever the last fetchable offset.
         """
         # 1. Resolve the log with epoch validation.
         local_log = self.local_log_with_epoch_or_throw(current_leader_epoch, fetch_only_from_leader)
@@ -248,9 +250,9 @@ class PartitionReads:
                     f"lagging behind the start offset from the beginning of this epoch ({self.leader_epoch_start_offset_opt})."
                 )
             return TimestampAndOffset(-1, last_fetchable, self.leader_epoch)
-        # 3. Earliest: whatever the log finds.
+        # 3. Earliest and earliest-local: whatever the log finds.
         found = local_log.fetch_offset_by_timestamp(timestamp)
-        if timestamp == EARLIEST_TIMESTAMP:
+        if timestamp == EARLIEST_TIMESTAMP or timestamp == EARLIEST_LOCAL_TIMESTAMP:
             return found
         # 4. By timestamp: a match below the last fetchable offset; else, with a lagging HW, the error.
         if found is not None and found.offset < last_fetchable:
