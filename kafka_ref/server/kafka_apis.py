@@ -8,10 +8,9 @@ response (Kafka's ``handleError``): a broker never crashes on a request.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, Callable
 
-from kafka_ref.common.errors import ApiException, Errors, InvalidRecordException, InvalidTopicException
+from kafka_ref.common.errors import ApiException, Errors, InvalidRecordException
 from kafka_ref.common.fatal import RUN_ENDING
 from kafka_ref.common.replica_selector import ClientMetadata
 from kafka_ref.common.requests.delete_records import DeleteRecordsRequest
@@ -26,7 +25,7 @@ from kafka_ref.common.requests.list_offsets import (
     ListOffsetsResponse,
     ListOffsetsTopicResponse,
 )
-from kafka_ref.common.requests.metadata import MetadataRequest, MetadataResponseTopic
+from kafka_ref.common.requests.metadata import MetadataRequest
 from kafka_ref.common.requests.offsets_for_leader_epoch import (
     OffsetForLeaderEpochRequest,
     OffsetForLeaderEpochResponse,
@@ -41,8 +40,6 @@ from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.network.network import DisconnectException, Envelope
 from kafka_ref.server.authorizer import Authorizer
 from kafka_ref.server.auto_topic_creation_manager import DefaultAutoTopicCreationManager
-from kafka_ref.server.metadata_cache import INTERNAL_TOPICS
-from kafka_ref.zk.admin_zk_client import validate_topic_name
 from kafka_ref.server.delayed_operation import TopicPartitionOperationKey
 from kafka_ref.server.fetch_session import IncrementalFetchContext
 
@@ -388,34 +385,62 @@ class KafkaApis:
                                "(as the controller does with every LeaderAndIsr)")
 
     def handle_list_offsets_request(self, envelope: Envelope) -> None:
-        """Mirrors kafka.server.KafkaApis#handleListOffsetRequest (v1+)."""
+        """Mirrors kafka.server.KafkaApis#handleListOffsetRequest (v1+: #handleListOffsetRequestV1AndAbove).
+
+        1. A topic the principal may not DESCRIBE answers TOPIC_AUTHORIZATION_FAILED for each of
+        its partitions, after the other topics; 2. a partition named twice is INVALID_REQUEST
+        (each time); 3. the others ask the replica manager: only a consumer (replica id -1) has an
+        isolation level (a broker or the debugging id reads up to the log end), only the
+        debugging id (-2) may ask a follower; the offset's leader epoch is answered from version
+        4, and OFFSET_NOT_AVAILABLE is LEADER_NOT_AVAILABLE before version 5; any other failure
+        is that partition's error.
+        """
         request: ListOffsetsRequest = envelope.request
+        version = envelope.api_version
         replica_id = request.replica_id
-        isolation = None if replica_id >= 0 else request.isolation_level
-        fetch_only_leader = replica_id != -2
-        by_topic: dict[str, list[ListOffsetsPartitionResponse]] = {}
+        isolation = request.isolation_level if replica_id == ListOffsetsRequest.CONSUMER_REPLICA_ID else None
+        fetch_only_leader = replica_id != ListOffsetsRequest.DEBUGGING_REPLICA_ID
         duplicates = request.duplicate_partitions()
-        for tp, p in request.partition_timestamps().items():
-            if tp in duplicates:
-                resp = ListOffsetsPartitionResponse(partition_index=tp.partition, error_code=Errors.INVALID_REQUEST.code)
-            else:
+        authorized: list[ListOffsetsTopicResponse] = []
+        refused: list[ListOffsetsTopicResponse] = []
+        for topic in request.topics:
+            # 1. DESCRIBE on the topic.
+            if not self.authorizer.authorize_topic(envelope.principal, "DESCRIBE", topic.name):
+                refused.append(ListOffsetsTopicResponse(name=topic.name, partitions=tuple(
+                    ListOffsetsPartitionResponse(partition_index=p.partition_index,
+                                                 error_code=Errors.TOPIC_AUTHORIZATION_FAILED.code)
+                    for p in topic.partitions)))
+                continue
+            responses = []
+            for p in topic.partitions:
+                tp = TopicPartition(topic.name, p.partition_index)
+                # 2. Duplicates.
+                if tp in duplicates:
+                    responses.append(ListOffsetsPartitionResponse(partition_index=tp.partition,
+                                                                  error_code=Errors.INVALID_REQUEST.code))
+                    continue
+                # 3. The replica manager.
                 try:
                     found = self.replica_manager.fetch_offset_for_timestamp(
-                        tp, p.timestamp, isolation, p.current_leader_epoch, fetch_only_leader
-                    )
+                        tp, p.timestamp, isolation, p.current_leader_epoch, fetch_only_leader)
                     if found is None:
                         resp = ListOffsetsPartitionResponse(partition_index=tp.partition, error_code=Errors.NONE.code)
                     else:
-                        resp = ListOffsetsPartitionResponse(
-                            partition_index=tp.partition, error_code=Errors.NONE.code, timestamp=found.timestamp,
-                            offset=found.offset, leader_epoch=found.leader_epoch if found.leader_epoch is not None else -1,
-                        )
-                except ApiException as exc:
-                    resp = ListOffsetsPartitionResponse(partition_index=tp.partition, error_code=Errors.for_exception(exc).code)
-            by_topic.setdefault(tp.topic, []).append(resp)
-        envelope.respond(ListOffsetsResponse(
-            topics=tuple(ListOffsetsTopicResponse(name=t, partitions=tuple(ps)) for t, ps in by_topic.items())
-        ))
+                        epoch = found.leader_epoch if found.leader_epoch is not None and (version is None or version >= 4) else -1
+                        resp = ListOffsetsPartitionResponse(partition_index=tp.partition, error_code=Errors.NONE.code,
+                                                            timestamp=found.timestamp, offset=found.offset, leader_epoch=epoch)
+                except RUN_ENDING:
+                    raise
+                except Exception as exc:  # Kafka answers every Throwable as the partition's error
+                    if not isinstance(exc, ApiException):
+                        self._log.error("list_offsets_error", topic_partition=str(tp), error=repr(exc))
+                    error = Errors.for_exception(exc)
+                    if error is Errors.OFFSET_NOT_AVAILABLE and version is not None and version < 5:
+                        error = Errors.LEADER_NOT_AVAILABLE
+                    resp = ListOffsetsPartitionResponse(partition_index=tp.partition, error_code=error.code)
+                responses.append(resp)
+            authorized.append(ListOffsetsTopicResponse(name=topic.name, partitions=tuple(responses)))
+        envelope.respond(ListOffsetsResponse(topics=tuple(authorized + refused)))
 
     def handle_offset_for_leader_epoch_request(self, envelope: Envelope) -> None:
         """Mirrors kafka.server.KafkaApis#handleOffsetForLeaderEpochRequest."""
@@ -445,41 +470,10 @@ class KafkaApis:
         ))
 
     def handle_topic_metadata_request(self, envelope: Envelope) -> None:
-        """Mirrors kafka.server.KafkaApis#handleTopicMetadataRequest and #getTopicMetadata.
+        """Mirrors kafka.server.KafkaApis#handleTopicMetadataRequest (kafka_ref/server/topic_metadata_request.py)."""
+        from kafka_ref.server.topic_metadata_request import handle_topic_metadata_request
 
-        1. The metadata cache answers the topics it knows (every topic for an all-topics
-        request); 2. the names it does not know are auto-created when the request allows it,
-        it names topics (not all of them) and ``auto.create.topics.enable`` is on
-        (DefaultAutoTopicCreationManager: LEADER_NOT_AVAILABLE or UNKNOWN_TOPIC_OR_PARTITION
-        while the topic is made); otherwise each answers UNKNOWN_TOPIC_OR_PARTITION, or
-        INVALID_TOPIC_EXCEPTION for a name no topic can have; 3. known topics first, then the
-        others, as Kafka concatenates them.
-        """
-        request: MetadataRequest = envelope.request
-        names = request.topic_names()
-        # 1. What the cache knows.
-        response = self.metadata_cache.get_topic_metadata(names)
-        if not names:
-            envelope.respond(response)
-            return
-        unknown_code = Errors.UNKNOWN_TOPIC_OR_PARTITION.code
-        known = tuple(t for t in response.topics if t.error_code != unknown_code)
-        non_existing = list(dict.fromkeys(t.name for t in response.topics if t.error_code == unknown_code))
-        if not non_existing:
-            envelope.respond(response)
-            return
-        # 2. The others: created, or explained.
-        allow_auto_creation = (self.broker.config.get("auto.create.topics.enable") and request.allow_auto_topic_creation
-                               and not request.is_all_topics())
-        creator = self.auto_topic_creation_manager if allow_auto_creation else None
-        if creator is not None and self.broker.admin_manager is not None:
-            others = creator.create_topics(non_existing)
-        else:
-            others = [MetadataResponseTopic(error_code=_unknown_topic_error(name).code, name=name,
-                                            is_internal=name in INTERNAL_TOPICS) for name in non_existing]
-        # 3. Known first.
-        envelope.respond(dataclasses.replace(response, topics=known + tuple(others)))
-
+        handle_topic_metadata_request(self, envelope)
 
     def handle_describe_cluster(self, envelope: Envelope) -> None:
         """Mirrors kafka.server.KafkaApis#handleDescribeCluster and AuthHelper#computeDescribeClusterResponse.
@@ -697,16 +691,6 @@ class KafkaApis:
         from kafka_ref.controller.controller_events import ControlledShutdown
 
         self.controller.event_manager.put(ControlledShutdown(request.broker_id, request.broker_epoch, callback))
-
-
-def _unknown_topic_error(topic: str) -> Errors:
-    """KafkaApis#getTopicMetadata without auto-creation: an unknown name is UNKNOWN_TOPIC_OR_PARTITION,
-    or INVALID_TOPIC_EXCEPTION when Topic#validate refuses it."""
-    try:
-        validate_topic_name(topic)
-    except InvalidTopicException:
-        return Errors.INVALID_TOPIC_EXCEPTION
-    return Errors.UNKNOWN_TOPIC_OR_PARTITION
 
 
 def validate_records(records: Any) -> None:

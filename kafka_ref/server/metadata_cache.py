@@ -116,6 +116,10 @@ class MetadataCache:
     def get_topic_id(self, topic: str) -> Uuid:
         return self.topic_ids.get(topic, ZERO_UUID)
 
+    def get_topic_name(self, topic_id: Uuid) -> str | None:
+        """Mirrors kafka.server.metadata.ZkMetadataCache#getTopicName (None when no topic has the id)."""
+        return next((name for name, tid in self.topic_ids.items() if tid == topic_id), None)
+
     def get_topic_partitions(self, topic: str) -> list[TopicPartition]:
         return [TopicPartition(topic, p) for p in sorted(self.partition_states.get(topic, {}))]
 
