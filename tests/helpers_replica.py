@@ -278,6 +278,8 @@ class IsrUpdate:
     leader_and_isr: LeaderAndIsr
     controller_epoch: int
     callback: Any
+    # KRaft (KIP-903): the ISR members' broker epochs the partition sent along; None in ZooKeeper mode.
+    isr_broker_epochs: dict[int, int] | None = None
 
 
 class MockAlterPartitionManager:
@@ -301,7 +303,7 @@ class MockAlterPartitionManager:
             callback(None, Errors.OPERATION_NOT_ATTEMPTED)
             return
         self.in_flight_partitions.add(tp)
-        self.isr_updates.append(IsrUpdate(tp, topic_id, leader_and_isr, controller_epoch, callback))
+        self.isr_updates.append(IsrUpdate(tp, topic_id, leader_and_isr, controller_epoch, callback, isr_broker_epochs))
 
     def complete_isr_update(self, new_partition_epoch: int) -> None:
         """The controller accepts the oldest queued change with ``new_partition_epoch``."""

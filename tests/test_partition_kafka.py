@@ -441,3 +441,56 @@ def test_alter_isr_answer_with_same_partition_epoch_commits():
     alter.complete_isr_update(3)
     assert partition.partition_state.isr == {0} and not partition.partition_state.is_inflight
     assert (partition.get_partition_epoch(), partition.isr_shrink_count) == (3, 1)
+
+
+@pytest.mark.anyio
+async def test_partition_should_retry_alter_partition_request():
+    """Mirrors kafka.cluster.PartitionTest#testPartitionShouldRetryAlterPartitionRequest.
+
+    With the real AlterPartitionManager: the controller answers the expansion of follower 3 with
+    UNKNOWN_SERVER_ERROR, the partition submits the same proposal again, the second request is
+    accepted with partition epoch 2, and the ISR is committed: two requests in all.
+    """
+    import anyio
+
+    from kafka_ref.common.requests.alter_partition import (
+        AlterPartitionResponse,
+        AlterPartitionResponsePartitionData,
+        AlterPartitionResponseTopicData,
+    )
+    from kafka_ref.network.network import Network
+    from kafka_ref.server.alter_partition_manager import AlterPartitionManager
+
+    broker, _ = broker_with_mock_alter(BROKER, alive=(0, 1, 2, 3))
+    network = Network()
+    inbox = network.register("controller")
+    manager = AlterPartitionManager(BROKER, network, lambda: "controller", lambda: 0)
+    broker.replica_manager.alter_partition_manager = manager
+    partition = new_partition(broker)
+    seed_log_data(broker.log_manager.get_or_create_log(TP0), 10, 4)
+
+    def answer(error: Errors, isr=(), leader_epoch=0, partition_epoch=0) -> AlterPartitionResponse:
+        return AlterPartitionResponse(topics=(AlterPartitionResponseTopicData(
+            topic_name=TP0.topic, partitions=(AlterPartitionResponsePartitionData(
+                partition_index=0, error_code=error.code, leader_id=BROKER if isr else 0, leader_epoch=leader_epoch,
+                isr=tuple(isr), partition_epoch=partition_epoch),)),))
+
+    async with anyio.create_task_group() as tg:
+        manager.start(tg)
+        assert make_leader(partition, leader_epoch=5, isr=[0, 1, 2], replicas=[0, 1, 2, 3], partition_epoch=1)
+        assert partition.local_log_or_exception.high_watermark == 0
+        fetch_follower(partition, 3, 10)
+        await anyio.sleep(0.001)
+        first = inbox.receive_nowait()
+        assert first.request.topics[0].partitions[0].new_isr_with_epochs[-1].broker_id == 3
+        first.respond(answer(Errors.UNKNOWN_SERVER_ERROR))
+        await anyio.sleep(0.001)
+        second = inbox.receive_nowait()
+        assert second.request.topics[0].partitions[0] == first.request.topics[0].partitions[0]
+        second.respond(answer(Errors.NONE, [0, 1, 2, 3], 5, 2))
+        await anyio.sleep(0.001)
+        assert partition.partition_state.isr == {0, 1, 2, 3}
+        assert partition.get_partition_epoch() == 2
+        assert manager.requests_sent == 2
+        assert not partition.partition_state.is_inflight
+        tg.cancel_scope.cancel()

@@ -39,6 +39,9 @@ class PendingExpandIsr:
     new_in_sync_replica_id: int
     sent_leader_and_isr: LeaderAndIsr
     last_committed_state: CommittedPartitionState
+    # KRaft (KIP-903): (member, broker epoch) pairs taken when the change was prepared, sent with it
+    # (and with any retry of it); None in ZooKeeper mode. Kafka keeps them in sentLeaderAndIsr.
+    isr_broker_epochs: tuple[tuple[int, int], ...] | None = None
 
     @property
     def isr(self) -> frozenset[int]:
@@ -64,6 +67,8 @@ class PendingShrinkIsr:
     out_of_sync_replica_ids: frozenset[int]
     sent_leader_and_isr: LeaderAndIsr
     last_committed_state: CommittedPartitionState
+    # As PendingExpandIsr's.
+    isr_broker_epochs: tuple[tuple[int, int], ...] | None = None
 
     @property
     def isr(self) -> frozenset[int]:
