@@ -494,3 +494,58 @@ async def test_partition_should_retry_alter_partition_request():
         assert manager.requests_sent == 2
         assert not partition.partition_state.is_inflight
         tg.cancel_scope.cancel()
+
+
+def test_monotonic_offsets_after_leader_change_exact():
+    """Mirrors kafka.cluster.PartitionTest#testMonotonicOffsetsAfterLeaderChange (KIP-207), with its values
+    (tests/test_partition.py has a shorter variant).
+
+    Five records (timestamps 10, 11, none, 20, 21) at leader epoch 8; followers 1 and 2 fetch
+    two, so the HW is 2. After follower and leader again (epoch 10, starting at offset 5), a
+    client's "latest" and a lookup past the HW are OFFSET_NOT_AVAILABLE until the HW reaches the
+    epoch start; a replica's "latest", earliest, earliest-local and a match below the HW answer.
+    """
+    from kafka_ref.common.errors import OffsetNotAvailableException
+
+    _, alter, partition = setup()
+    replicas, isr = [0, 1, 2], [0, 2]
+    assert partition.make_leader(lai_state(BROKER, 8, isr, replicas, partition_epoch=1, controller_epoch=3), {}, None)
+    assert partition.get_leader_epoch() == 8 and partition.partition_state.isr == {0, 2}
+    batch1 = MemoryRecords.with_records([SimpleRecord(b"k1", b"v1", timestamp=10), SimpleRecord(b"k2", b"v2", timestamp=11)])
+    batch2 = MemoryRecords.with_records([SimpleRecord(b"k3", b"v1"), SimpleRecord(b"k4", b"v2", timestamp=20),
+                                         SimpleRecord(b"k5", b"v3", timestamp=21)])
+    partition.append_records_to_leader(batch1, "client", 0)
+    partition.append_records_to_leader(batch2, "client", 0)
+    log = partition.local_log_or_exception
+    assert log.log_start_offset == log.high_watermark == 0
+
+    def offsets_for(timestamp: int, isolation):
+        try:
+            return partition.fetch_offset_for_timestamp(timestamp, isolation, partition.get_leader_epoch(), True)
+        except OffsetNotAvailableException as exc:
+            return exc
+
+    for follower in (1, 2):
+        fetch_follower(partition, follower, 0)
+        fetch_follower(partition, follower, 2)
+    alter.complete_isr_update(2)
+    assert log.high_watermark == 2
+    assert offsets_for(LATEST, None).offset == 5
+    assert offsets_for(LATEST, READ_UNCOMMITTED).offset == 2
+    assert offsets_for(30, READ_UNCOMMITTED) is None
+    assert partition.make_follower(lai_state(2, 9, isr, replicas, partition_epoch=4, controller_epoch=3, is_new=False),
+                                   {}, None)
+    assert partition.make_leader(lai_state(BROKER, 10, isr, replicas, partition_epoch=5, controller_epoch=3,
+                                           is_new=False), {}, None)
+    assert isinstance(offsets_for(LATEST, READ_UNCOMMITTED), OffsetNotAvailableException)
+    assert offsets_for(LATEST, None).offset == 5
+    assert offsets_for(EARLIEST, READ_UNCOMMITTED).offset == 0
+    assert offsets_for(EARLIEST_LOCAL, READ_UNCOMMITTED).offset == 0
+    found = offsets_for(11, READ_UNCOMMITTED)
+    assert (found.offset, found.timestamp) == (1, 11)
+    assert isinstance(offsets_for(100, READ_UNCOMMITTED), OffsetNotAvailableException)
+    fetch_follower(partition, 1, 5)
+    fetch_follower(partition, 2, 5)
+    alter.complete_isr_update(6)
+    assert offsets_for(LATEST, READ_UNCOMMITTED).offset == 5
+    assert offsets_for(100, READ_UNCOMMITTED) is None

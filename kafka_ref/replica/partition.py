@@ -152,8 +152,16 @@ class Partition(PartitionReads, PartitionDeletes, PartitionIsrUpdates):
     # The name older kafka_ref code used for the same number.
     min_isr = effective_min_isr
 
+    def replication_factor(self) -> int:
+        """Mirrors kafka.cluster.AssignmentState#replicationFactor: the number of replicas, not counting
+        those a reassignment is still adding (OngoingReassignmentState keeps the original count)."""
+        if not self.adding_replicas:
+            return len(self.assignment)
+        return sum(1 for r in self.assignment if r not in self.adding_replicas)
+
     def is_under_replicated(self) -> bool:
-        return self.is_leader and len(self.partition_state.isr) < len(self.assignment)
+        """Mirrors kafka.cluster.Partition#isUnderReplicated: led here with an ISR below the replication factor."""
+        return self.is_leader and self.replication_factor() - len(self.partition_state.isr) > 0
 
     def is_under_min_isr(self) -> bool:
         return self.leader_log_if_local() is not None and len(self.partition_state.isr) < self.effective_min_isr()
@@ -163,6 +171,10 @@ class Partition(PartitionReads, PartitionDeletes, PartitionIsrUpdates):
 
     def is_adding_replica(self, replica_id: int) -> bool:
         return replica_id in self.adding_replicas
+
+    def is_adding_local_replica(self) -> bool:
+        """Mirrors kafka.cluster.Partition#isAddingLocalReplica."""
+        return self.local_broker_id in self.adding_replicas
 
     def is_reassigning(self) -> bool:
         """Mirrors kafka.cluster.Partition#isReassigning: the assignment is an OngoingReassignmentState

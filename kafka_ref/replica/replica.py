@@ -24,7 +24,8 @@ class ReplicaState:
 
     log_start_offset: int = UNKNOWN_OFFSET
     log_end_offset_metadata: LogOffsetMetadata = UNKNOWN_OFFSET_METADATA
-    last_fetch_leader_log_end_offset: int = UNKNOWN_OFFSET
+    # ReplicaState.Empty starts it at 0; a new leader's reset sets it to UNKNOWN_OFFSET.
+    last_fetch_leader_log_end_offset: int = 0
     last_fetch_time_ms: int = 0
     last_caught_up_time_ms: int = 0
     broker_epoch: int | None = None
@@ -134,7 +135,8 @@ class Replica:
         """
         last_caught_up = current_time_ms if is_follower_in_sync else 0
         if is_new_leader:
-            self.state_snapshot = ReplicaState(last_caught_up_time_ms=last_caught_up)
+            self.state_snapshot = ReplicaState(last_fetch_leader_log_end_offset=UNKNOWN_OFFSET,
+                                               last_caught_up_time_ms=last_caught_up)
         else:
             self.state_snapshot = replace(
                 self.state_snapshot,
