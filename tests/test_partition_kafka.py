@@ -549,3 +549,25 @@ def test_monotonic_offsets_after_leader_change_exact():
     alter.complete_isr_update(6)
     assert offsets_for(LATEST, READ_UNCOMMITTED).offset == 5
     assert offsets_for(100, READ_UNCOMMITTED) is None
+
+
+def test_leader_recovery_state_after_unclean_election():
+    """Mirrors kafka.cluster.Partition#makeLeader and #makeFollower on leaderRecoveryState (KIP-704, no Kafka test
+    of its own): a leader elected uncleanly is told RECOVERING; becoming leader it marks the partition
+    RECOVERED at once, and its next AlterPartition says so (which is how the controller learns the
+    recovery is over). A follower keeps the state it was given."""
+    import dataclasses
+
+    from kafka_ref.replica.partition_state import RECOVERED, RECOVERING
+
+    broker, alter, partition = setup()
+    seed_log_data(broker.log_manager.get_or_create_log(TP0), 10, 4)
+    follower_state = dataclasses.replace(lai_state(REMOTE, 4, [1], [0, 1], partition_epoch=1), leader_recovery_state=RECOVERING)
+    assert partition.make_follower(follower_state, {}, None)
+    assert partition.partition_state.leader_recovery_state == RECOVERING
+    leader_state = dataclasses.replace(lai_state(BROKER, 5, [0], [0, 1], partition_epoch=2), leader_recovery_state=RECOVERING)
+    assert partition.make_leader(leader_state, {}, None)
+    assert partition.partition_state.leader_recovery_state == RECOVERED
+    fetch_follower(partition, REMOTE, 10)
+    (item,) = alter.isr_updates
+    assert (item.leader_and_isr.isr, item.leader_and_isr.leader_recovery_state) == ((0, 1), RECOVERED)

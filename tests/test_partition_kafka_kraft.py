@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from helpers_replica import TP0, MockAlterPartitionManager, fetch_follower, lai_state, new_partition, seed_log_data
-from kafka_ref.common.errors import Errors
+from kafka_ref.common.errors import Errors, NotLeaderOrFollowerException
 from kafka_ref.common.requests.alter_partition import BrokerState
 from kafka_ref.image.records import (
     BrokerEndpoint,
@@ -253,3 +253,34 @@ def test_retried_alter_partition_keeps_the_broker_epochs_it_was_prepared_with():
         BrokerState(broker_id=BROKER, broker_epoch=epoch_of(BROKER)),
         BrokerState(broker_id=REMOTE, broker_epoch=epoch_of(REMOTE)),
         BrokerState(broker_id=REMOTE2, broker_epoch=-1))
+
+
+def test_fence_follower_fetch_with_stale_broker_epoch_keeps_state():
+    """Mirrors kafka.cluster.PartitionTest#testFenceFollowerFetchWithStaleBrokerEpoch with its assertions
+    (tests/test_partition.py covers the never-fetched case and ZooKeeper mode): after a fetch at the
+    registered epoch, one at an older epoch is refused and the follower's state stays as the first
+    fetch left it, epoch included."""
+    kb, _, partition, log = kraft_setup(brokers=(0, 1))
+    assert partition.make_leader(lai_state(BROKER, 5, [0, 1], [0, 1], partition_epoch=1, controller_epoch=0), {}, None)
+    assert partition.partition_state.isr == {0, 1} and partition.maximal_isr == {0, 1}
+    fetch_follower(partition, REMOTE, log.log_end_offset, replica_epoch=epoch_of(REMOTE))
+    with pytest.raises(NotLeaderOrFollowerException):
+        fetch_follower(partition, REMOTE, log.log_end_offset, replica_epoch=epoch_of(REMOTE) - 1)
+    assert_replica_state(partition, REMOTE, last_caught_up_time_ms=kb.broker.time.milliseconds(), log_start_offset=0,
+                         log_end_offset=10, broker_epoch=epoch_of(REMOTE))
+
+
+def test_zk_mode_isr_expansion_sends_no_broker_epochs():
+    """Mirrors the ZooKeeper-mode check in kafka.cluster.PartitionTest#testIsrExpansion: with a ZooKeeper
+    metadata cache every member of the proposed ISR goes out with broker epoch -1."""
+    from helpers_replica import broker_with_mock_alter
+
+    broker, alter = broker_with_mock_alter(BROKER)
+    partition = new_partition(broker)
+    seed_log_data(broker.log_manager.get_or_create_log(TP0), 10, 4)
+    assert partition.make_leader(lai_state(BROKER, 5, [0], [0, 1], partition_epoch=1, controller_epoch=0), {}, None)
+    fetch_follower(partition, REMOTE, 10, replica_epoch=epoch_of(REMOTE))
+    (item,) = alter.isr_updates
+    assert item.leader_and_isr.isr == (0, 1) and item.isr_broker_epochs is None
+    assert sent_isr_with_epochs(item, 7) == (BrokerState(broker_id=0, broker_epoch=-1),
+                                              BrokerState(broker_id=1, broker_epoch=-1))
