@@ -111,6 +111,7 @@ class KafkaConsumer:
         max_poll_interval_ms: int = 300000,
         partition_assignment_strategy: Iterable[str] = ("range",),
         client_rack: str = "",
+        group_instance_id: str | None = None,
     ) -> None:
         # 1. Validate the configuration (ConfigException names the key).
         if auto_offset_reset not in OFFSET_RESET_STRATEGIES:
@@ -147,7 +148,8 @@ class KafkaConsumer:
 
         self.coordinator = None if group_id is None else ConsumerCoordinator.for_consumer(
             self, group_id, session_timeout_ms=session_timeout_ms, heartbeat_interval_ms=heartbeat_interval_ms,
-            max_poll_interval_ms=max_poll_interval_ms, partition_assignment_strategy=partition_assignment_strategy)
+            max_poll_interval_ms=max_poll_interval_ms, partition_assignment_strategy=partition_assignment_strategy,
+            group_instance_id=group_instance_id)
 
     async def __aenter__(self) -> KafkaConsumer:
         return self

@@ -118,12 +118,18 @@ class ConsumerCoordinator:
         assignors: Iterable[str] = ("range",),
         on_partitions_revoked: Callable[[set[TopicPartition]], None] | None = None,
         on_partitions_assigned: Callable[[set[TopicPartition]], None] | None = None,
+        group_instance_id: str | None = None,
     ) -> None:
         if not group_id:
             raise Errors.INVALID_GROUP_ID.exception("The configured group.id should not be empty")
+        if group_instance_id is not None:
+            JoinGroupRequest.validate_group_instance_id(group_instance_id)
         self.client = client
         self.metadata = metadata
         self.group_id = group_id
+        # group.instance.id: a static member (KIP-345) keeps its assignment across restarts within
+        # the session timeout and does not leave the group when it closes.
+        self.group_instance_id = group_instance_id
         self.time = time or client.time
         self.session_timeout_ms = session_timeout_ms
         self.rebalance_timeout_ms = rebalance_timeout_ms
@@ -270,8 +276,8 @@ class ConsumerCoordinator:
             self._heartbeat_generation = self.generation
         generation = self._heartbeat_generation
         response = await self._send_to_coordinator(HeartbeatRequest(
-            group_id=self.group_id, generation_id=generation.generation_id, member_id=generation.member_id),
-            resumable="heartbeat")
+            group_id=self.group_id, generation_id=generation.generation_id, member_id=generation.member_id,
+            group_instance_id=self.group_instance_id), resumable="heartbeat")
         if response is None:
             self.next_heartbeat_ms = self.time.milliseconds() + self.retry_backoff_ms
             return
@@ -336,7 +342,8 @@ class ConsumerCoordinator:
         request = JoinGroupRequest(
             group_id=self.group_id, session_timeout_ms=self.session_timeout_ms,
             rebalance_timeout_ms=self.rebalance_timeout_ms, member_id=self.generation.member_id,
-            protocol_type=PROTOCOL_TYPE, protocols=self._join_protocols(), reason="rebalance")
+            group_instance_id=self.group_instance_id, protocol_type=PROTOCOL_TYPE, protocols=self._join_protocols(),
+            reason="rebalance")
         # The JoinGroup may wait out a whole rebalance timeout at the coordinator.
         timeout = max(self.request_timeout_ms, self.rebalance_timeout_ms + 5000)
         response = await self._send_to_coordinator(request, timeout, resumable="join")
@@ -394,7 +401,7 @@ class ConsumerCoordinator:
         generation = self.generation
         request = SyncGroupRequest(
             group_id=self.group_id, generation_id=generation.generation_id, member_id=generation.member_id,
-            protocol_type=PROTOCOL_TYPE, protocol_name=generation.protocol_name,
+            group_instance_id=self.group_instance_id, protocol_type=PROTOCOL_TYPE, protocol_name=generation.protocol_name,
             assignments=tuple(SyncGroupRequestAssignment(member_id=m, assignment=a) for m, a in assignment.items()))
         response = await self._send_to_coordinator(request, max(self.request_timeout_ms, self.rebalance_timeout_ms + 5000),
                                                    resumable="sync")
@@ -442,7 +449,8 @@ class ConsumerCoordinator:
             request = OffsetCommitRequest.build(
                 self.group_id,
                 {tp: (o.offset, -1 if o.leader_epoch is None else o.leader_epoch, o.metadata) for tp, o in offsets.items()},
-                generation_id=generation.generation_id, member_id=generation.member_id)
+                generation_id=generation.generation_id, member_id=generation.member_id,
+                group_instance_id=self.group_instance_id)
             response = await self._send_to_coordinator(request)
             if response is not None and self._handle_commit_response(response.partition_errors(), generation):
                 self._log.info("offsets_committed", offsets={str(tp): o.offset for tp, o in offsets.items()})
@@ -539,9 +547,11 @@ class ConsumerCoordinator:
         return result
 
     def maybe_leave_group_nowait(self, reason: str = "the consumer is being closed") -> None:
-        """Mirrors AbstractCoordinator#maybeLeaveGroup: LeaveGroup if a member (sent, not awaited: close is synchronous)."""
+        """Mirrors AbstractCoordinator#maybeLeaveGroup: LeaveGroup if a dynamic member (sent, not
+        awaited: close is synchronous). A static member stays until its session times out, so a
+        restart within it rejoins without a rebalance (KIP-345)."""
         generation = self.generation
-        if self.coordinator is not None and generation.has_member_id():
+        if self.coordinator is not None and generation.has_member_id() and self.group_instance_id is None:
             self._log.info("leaving_group", member_id=generation.member_id, reason=reason)
             self.client.post(self.coordinator, LeaveGroupRequest(
                 group_id=self.group_id, members=(MemberIdentity(member_id=generation.member_id, reason=reason),)))
@@ -553,7 +563,8 @@ class ConsumerCoordinator:
 
     @classmethod
     def for_consumer(cls, consumer: Any, group_id: str, *, session_timeout_ms: int, heartbeat_interval_ms: int,
-                     max_poll_interval_ms: int, partition_assignment_strategy: Iterable[str]) -> "ConsumerCoordinator":
+                     max_poll_interval_ms: int, partition_assignment_strategy: Iterable[str],
+                     group_instance_id: str | None = None) -> "ConsumerCoordinator":
         """The coordinator KafkaConsumer's constructor builds when ``group.id`` is set.
 
         Revoked partitions leave the consumer's assignment (and their buffered records);
@@ -573,7 +584,7 @@ class ConsumerCoordinator:
                    session_timeout_ms=session_timeout_ms, rebalance_timeout_ms=max_poll_interval_ms,
                    heartbeat_interval_ms=heartbeat_interval_ms, retry_backoff_ms=consumer.retry_backoff_ms,
                    request_timeout_ms=consumer.request_timeout_ms, assignors=partition_assignment_strategy,
-                   on_partitions_revoked=revoked, on_partitions_assigned=assigned)
+                   on_partitions_revoked=revoked, on_partitions_assigned=assigned, group_instance_id=group_instance_id)
 
     async def poll_for_consumer(self, consumer: Any) -> None:
         """Mirrors the group part of KafkaConsumer#updateAssignmentMetadataIfNeeded.

@@ -111,7 +111,8 @@ class OffsetCommitRequest(AbstractRequest):
 
     @classmethod
     def build(cls, group_id: str, offsets: Mapping[TopicPartition, tuple[int, int, str | None]], *,
-              generation_id: int = DEFAULT_GENERATION_ID, member_id: str = DEFAULT_MEMBER_ID) -> OffsetCommitRequest:
+              generation_id: int = DEFAULT_GENERATION_ID, member_id: str = DEFAULT_MEMBER_ID,
+              group_instance_id: str | None = None) -> OffsetCommitRequest:
         """A request from ``{tp: (offset, leader_epoch, metadata)}``, grouped by topic."""
         by_topic: dict[str, list[OffsetCommitRequestPartition]] = {}
         for tp, (offset, epoch, metadata) in offsets.items():
@@ -119,7 +120,7 @@ class OffsetCommitRequest(AbstractRequest):
                 partition_index=tp.partition, committed_offset=offset, committed_leader_epoch=epoch,
                 committed_metadata=metadata))
         return cls(group_id=group_id, generation_id_or_member_epoch=generation_id, member_id=member_id,
-                   topics=tuple(OffsetCommitRequestTopic(name=t, partitions=tuple(ps)) for t, ps in by_topic.items()))
+                   group_instance_id=group_instance_id, topics=tuple(OffsetCommitRequestTopic(name=t, partitions=tuple(ps)) for t, ps in by_topic.items()))
 
     def offsets(self) -> dict[TopicPartition, int]:
         """Mirrors org.apache.kafka.common.requests.OffsetCommitRequest#offsets."""
