@@ -3,8 +3,8 @@
 Each test sends real requests to a running in-process cluster (as Kafka's BaseRequestTest
 subclasses send them to real brokers) and asserts the error codes and values Kafka's test
 asserts. ``send_at`` stamps an envelope with a wire version, as the socket listener does, for the
-cases whose answer depends on the request version. ListOffsets, OffsetForLeaderEpoch and
-Metadata are here; CreateTopics, DeleteTopics and Produce in tests/test_kafka_apis_admin_kafka.py.
+cases whose answer depends on the request version. ListOffsets, OffsetForLeaderEpoch, Metadata
+and Produce are here; CreateTopics and DeleteTopics in tests/test_kafka_apis_admin_kafka.py.
 """
 
 from __future__ import annotations
@@ -342,3 +342,116 @@ async def test_unauthorized_topic_metadata_request() -> None:
             0, ids["authorized-topic"])
         response = await send_at(cluster, 0, MetadataRequest.all_topics())
         assert [t.name for t in response.topics] == ["authorized-topic"]
+
+
+# ------------------------------------------------------------------------------ Produce
+
+
+def produce_request(records: Any, acks: int = -1, transactional_id: str | None = None, topic: str = TOPIC) -> Any:
+    from kafka_ref.common.requests.produce import ProduceRequest
+
+    return ProduceRequest.build(acks=acks, timeout_ms=3000, records={TopicPartition(topic, 0): records},
+                                transactional_id=transactional_id)
+
+
+def one_batch(*values: bytes, timestamp: int | None = None, compression: str = "none", **build: Any) -> Any:
+    from kafka_ref.common.records import MemoryRecords, RecordBatch, SimpleRecord
+
+    return MemoryRecords((RecordBatch.build([SimpleRecord(b"key", v, timestamp=timestamp) for v in values],
+                                            compression=compression, **build),))
+
+
+def only_produce(response: Any) -> Any:
+    [topic] = response.responses
+    [partition] = topic.partition_responses
+    return partition
+
+
+@pytest.mark.parametrize("mode", ["zk", "kraft"])
+async def test_simple_produce_request(mode: str) -> None:
+    """Mirrors kafka.server.ProduceRequestTest#testSimpleProduceRequest: one uncompressed record at
+    offset 0, then two gzip records at offset 1; NONE, no append time, no record errors."""
+    async with Cluster(brokers=2, metadata_mode=mode, seed=3) as cluster:
+        await cluster.create_topic(TOPIC, replication_factor=2)
+        leader = cluster.leader_for(TOPIC, 0)
+        now = cluster.now_ms()
+        for records, offset in ((one_batch(b"value", timestamp=now), 0),
+                                (one_batch(b"value1", b"value2", timestamp=now, compression="gzip"), 1)):
+            p = only_produce(await send_at(cluster, leader, produce_request(records)))
+            assert (p.index, p.error_code, p.base_offset, p.log_append_time_ms, p.record_errors) == (0, 0, offset, -1, ())
+
+
+@pytest.mark.parametrize("mode", ["zk", "kraft"])
+async def test_produce_to_non_replica(mode: str) -> None:
+    """Mirrors kafka.server.ProduceRequestTest#testProduceToNonReplica: a broker without a replica
+    answers NOT_LEADER_OR_FOLLOWER."""
+    async with Cluster(brokers=2, metadata_mode=mode, seed=3) as cluster:
+        await cluster.create_topic(TOPIC, replica_assignment={0: [1]})
+        await cluster.wait_until(lambda: cluster.broker(0).metadata_cache.contains(TP))
+        p = only_produce(await send_at(cluster, 0, produce_request(one_batch(b"value"))))
+        assert p.error_code == Errors.NOT_LEADER_OR_FOLLOWER.code
+
+
+async def test_produce_response_contains_new_leader_on_not_leader_or_follower() -> None:
+    """Mirrors kafka.server.KafkaApisTest#testProduceResponseContainsNewLeaderOnNotLeaderOrFollower and
+    #testProduceResponseReplicaManagerLookupErrorOnNotLeaderOrFollower (KIP-951): from version 10 a
+    NOT_LEADER_OR_FOLLOWER partition names the leader and its epoch, from the follower's own
+    partition or, on a broker without a replica, from the metadata cache, and the response lists
+    the leader's endpoint once; version 9 carries neither."""
+    async with Cluster(brokers=3, metadata_mode="zk", seed=3) as cluster:
+        await cluster.create_topic(TOPIC, replica_assignment={0: [1, 2]})
+        await cluster.wait_until(lambda: all(cluster.broker(b).metadata_cache.contains(TP) for b in (0, 1, 2)))
+        epoch = cluster.partition_state(TOPIC, 0)["leader_epoch"]
+        leader_node = cluster.broker(0).metadata_cache.get_alive_broker_node(1)
+        for broker in (2, 0):  # the follower, then a broker without a replica
+            for version in (10, 11, None):
+                response = await send_at(cluster, broker, produce_request(one_batch(b"test"), acks=1), version)
+                p = only_produce(response)
+                assert (broker, p.error_code, p.current_leader.leader_id, p.current_leader.leader_epoch) == (
+                    broker, Errors.NOT_LEADER_OR_FOLLOWER.code, 1, epoch)
+                assert [(n.node_id, n.host, n.port) for n in response.node_endpoints] == [
+                    (1, leader_node.host, leader_node.port)]
+            response = await send_at(cluster, broker, produce_request(one_batch(b"test"), acks=1), 9)
+            p = only_produce(response)
+            assert (p.error_code, p.current_leader.leader_id, p.current_leader.leader_epoch, response.node_endpoints) == (
+                Errors.NOT_LEADER_OR_FOLLOWER.code, -1, -1, ())
+
+
+@pytest.mark.parametrize("acks", [0, 1, -1])
+async def test_transactional_records_need_a_transactional_id(acks: int) -> None:
+    """Mirrors KafkaApis#handleProduceRequest (RequestUtils#hasTransactionalRecords): transactional
+    records without a transactional id fail the whole request with
+    TRANSACTIONAL_ID_AUTHORIZATION_FAILED (base offset -1 for every partition, the plain partition
+    too), nothing is written; with acks=0 the broker closes the connection instead."""
+    from kafka_ref.common.requests.produce import ProduceRequest
+    from kafka_ref.network.network import DisconnectException
+
+    async with Cluster(brokers=1, metadata_mode="zk", seed=3) as cluster:
+        await cluster.create_topic(TOPIC)
+        await cluster.create_topic("plain")
+        txn = one_batch(b"a", producer_id=7, producer_epoch=0, base_sequence=0, is_transactional=True)
+        request = ProduceRequest.build(acks=acks, timeout_ms=3000, records={
+            TopicPartition("plain", 0): one_batch(b"b"), TP: txn})
+        if acks == 0:
+            with pytest.raises(DisconnectException):
+                await send_at(cluster, 0, request)
+        else:
+            response = await send_at(cluster, 0, request)
+            assert {tp: (p.error_code, p.base_offset) for tp, p in response.responses_by_partition().items()} == {
+                TopicPartition("plain", 0): (Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED.code, -1),
+                TP: (Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED.code, -1)}
+        assert [cluster.replica_state(0, t, 0).log_end_offset for t in (TOPIC, "plain")] == [0, 0]
+
+
+async def test_produce_with_invalid_required_acks() -> None:
+    """Mirrors ReplicaManager#appendRecords as KafkaApis reaches it: acks other than -1, 0 and 1 are
+    INVALID_REQUIRED_ACKS for every partition (base offset -1), nothing is written, and the
+    broker serves the next request."""
+    async with Cluster(brokers=1, metadata_mode="zk", seed=3) as cluster:
+        await cluster.create_topic(TOPIC)
+        for acks in (2, -2, 5):
+            p = only_produce(await send_at(cluster, 0, produce_request(one_batch(b"x"), acks=acks)))
+            assert (acks, p.error_code, p.base_offset) == (acks, Errors.INVALID_REQUIRED_ACKS.code, -1)
+        assert cluster.replica_state(0, TOPIC, 0).log_end_offset == 0
+        p = only_produce(await send_at(cluster, 0, produce_request(one_batch(b"x"), acks=1)))
+        assert (p.error_code, p.base_offset) == (0, 0)

@@ -59,6 +59,11 @@ def _entries(values: dict[str, Any], explicit: set[str], explicit_source: Config
         for name in names)
 
 
+def describe_entries(config: Any) -> tuple[DescribeConfigsResourceResult, ...]:
+    """Every entry of a topic's LogConfig, its overrides as TOPIC_CONFIG (ConfigHelper#allConfigs with createTopicConfigEntry)."""
+    return _entries(dict(config._values), set(config.overrides), ConfigSource.TOPIC_CONFIG, None)
+
+
 def describe_configs(broker: Any, request: DescribeConfigsRequest) -> DescribeConfigsResponse:
     """Mirrors kafka.server.ConfigHelper#describeConfigs: one result per resource asked for.
 

@@ -8,16 +8,25 @@ response (Kafka's ``handleError``): a broker never crashes on a request.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Callable
 
 from kafka_ref.common.errors import ApiException, Errors, InvalidRecordException
 from kafka_ref.common.fatal import RUN_ENDING
+from kafka_ref.common.records.constants import TRANSACTIONAL_FLAG_MASK
 from kafka_ref.common.replica_selector import ClientMetadata
 from kafka_ref.common.requests.delete_records import DeleteRecordsRequest
 from kafka_ref.common.requests.describe_cluster import DescribeClusterRequest
 from kafka_ref.common.requests.describe_configs import DescribeConfigsRequest
 from kafka_ref.common.requests.describe_log_dirs import DescribeLogDirsRequest
-from kafka_ref.common.requests.fetch import FetchRequest, FetchResponse, PartitionData, EpochEndOffset as DivergingEpoch
+from kafka_ref.common.requests.fetch import (
+    EpochEndOffset as DivergingEpoch,
+    FetchRequest,
+    FetchResponse,
+    LeaderIdAndEpoch,
+    NodeEndpoint,
+    PartitionData,
+)
 from kafka_ref.common.requests.leader_and_isr import LeaderAndIsrRequest
 from kafka_ref.common.requests.list_offsets import (
     ListOffsetsPartitionResponse,
@@ -226,8 +235,23 @@ class KafkaApis:
     # ------------------------------------------------------------------ client requests
 
     def handle_produce_request(self, envelope: Envelope) -> None:
-        """Mirrors kafka.server.KafkaApis#handleProduceRequest."""
+        """Mirrors kafka.server.KafkaApis#handleProduceRequest.
+
+        0. Transactional records need a transactional id the principal may WRITE: without one
+        the whole request is TRANSACTIONAL_ID_AUTHORIZATION_FAILED (no ACLs on transactional ids
+        here, so an id is always allowed; kafka_ref has no transaction coordinator). From
+        version 10 (KIP-951) a NOT_LEADER_OR_FOLLOWER partition names the leader this broker
+        knows, and the response lists that leader's endpoint.
+        """
         request: ProduceRequest = envelope.request
+        # 0. Transactional records.
+        if request.transactional_id is None and has_transactional_records(request):
+            if request.acks == 0:
+                envelope.fail(DisconnectException(f"broker {self.broker_id} closed the connection: transactional "
+                                                  "records without a transactional id"))
+            else:
+                envelope.respond(request.get_error_response(Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED.code))
+            return
         unknown: dict[TopicPartition, PartitionProduceResponse] = {}
         authorized: dict[TopicPartition, Any] = {}
         # 1. Partitions the producer may not write (TOPIC_AUTHORIZATION_FAILED), unknown ones
@@ -250,19 +274,33 @@ class KafkaApis:
 
         def send_response_callback(statuses: dict[TopicPartition, Any]) -> None:
             merged = dict(unknown)
+            not_leader: list[TopicPartition] = []
             for tp, status in statuses.items():
+                error = status.error
                 merged[tp] = PartitionProduceResponse(
                     index=tp.partition,
-                    error_code=status.error.code,
+                    error_code=error.code,
                     base_offset=status.base_offset,
                     log_append_time_ms=status.log_append_time_ms,
                     log_start_offset=status.log_start_offset,
                     error_message=status.error_message,
                 )
+                if error is Errors.NOT_LEADER_OR_FOLLOWER:
+                    not_leader.append(tp)
+            # KIP-951 (v10+): where the leader is, for partitions this broker does not lead.
+            node_endpoints: dict[int, NodeEndpoint] = {}
+            if not_leader and (envelope.api_version is None or envelope.api_version >= 10):
+                for tp in not_leader:
+                    leader_id, leader_epoch, node = self._get_current_leader(tp)
+                    if node is not None:
+                        node_endpoints[node.node_id] = node
+                    merged[tp] = dataclasses.replace(merged[tp], current_leader=LeaderIdAndEpoch(
+                        leader_id=leader_id, leader_epoch=leader_epoch))
             # acks=0: the producer reads no answer; on an error the broker closes the
             # connection so the producer notices and refreshes its metadata.
             if request.acks != 0:
-                envelope.respond(ProduceResponse.of(merged))
+                envelope.respond(ProduceResponse.of(merged, node_endpoints=node_endpoints.values()) if node_endpoints
+                                 else ProduceResponse.of(merged))
             elif any(r.error_code != Errors.NONE.code for r in merged.values()):
                 envelope.fail(DisconnectException(
                     f"broker {self.broker_id} closed the connection after a failed acks=0 produce"))
@@ -279,6 +317,26 @@ class KafkaApis:
             entries_per_partition=authorized,
             response_callback=send_response_callback,
         )
+
+    def _get_current_leader(self, tp: TopicPartition) -> tuple[int, int, NodeEndpoint | None]:
+        """Mirrors kafka.server.KafkaApis#getCurrentLeader: the leader id and epoch of the local
+        partition, else of the metadata cache (-1, -1 when neither knows it), and the leader's
+        endpoint when it is an alive broker."""
+        partition = self.replica_manager.get_partition_or_error(tp)
+        if not isinstance(partition, Errors):
+            leader_id = partition.leader_replica_id_opt if partition.leader_replica_id_opt is not None else -1
+            leader_epoch = partition.leader_epoch
+        else:
+            info = self.metadata_cache.get_partition_info(tp)
+            leader_id, leader_epoch = (info.leader, info.leader_epoch) if info is not None else (-1, -1)
+        # The alive leader as a node with its rack (a replica's node), else its bare endpoint.
+        replica_node = self.metadata_cache.get_partition_replica_endpoints(tp).get(leader_id)
+        if replica_node is not None:
+            return leader_id, leader_epoch, NodeEndpoint(node_id=replica_node.id, host=replica_node.host,
+                                                         port=replica_node.port, rack=replica_node.rack)
+        broker = self.metadata_cache.get_alive_broker_node(leader_id) if leader_id >= 0 else None
+        node = NodeEndpoint(node_id=broker.id, host=broker.host, port=broker.port) if broker is not None else None
+        return leader_id, leader_epoch, node
 
     def handle_fetch_request(self, envelope: Envelope) -> None:
         """Mirrors kafka.server.KafkaApis#handleFetchRequest (with KIP-227 fetch sessions)."""
@@ -470,7 +528,8 @@ class KafkaApis:
         ))
 
     def handle_topic_metadata_request(self, envelope: Envelope) -> None:
-        """Mirrors kafka.server.KafkaApis#handleTopicMetadataRequest (kafka_ref/server/topic_metadata_request.py)."""
+        """Serves Metadata: ``handle_topic_metadata_request`` in kafka_ref/server/topic_metadata_request.py
+        mirrors kafka.server.KafkaApis#handleTopicMetadataRequest."""
         from kafka_ref.server.topic_metadata_request import handle_topic_metadata_request
 
         handle_topic_metadata_request(self, envelope)
@@ -600,15 +659,11 @@ class KafkaApis:
         self.controller.alter_partitions(request, envelope.respond)
 
     def handle_create_topics_request(self, envelope: Envelope) -> None:
-        """Mirrors kafka.server.KafkaApis#handleCreateTopicsRequest (only the controller creates)."""
-        from kafka_ref.common.requests.create_topics import CreatableTopicResult, CreateTopicsResponse
+        """Serves CreateTopics: ``handle_create_topics_request`` in kafka_ref/server/topic_admin_requests.py
+        mirrors kafka.server.KafkaApis#handleCreateTopicsRequest (only the controller creates)."""
+        from kafka_ref.server.topic_admin_requests import handle_create_topics_request
 
-        request = envelope.request
-        if not self.controller.is_active:
-            envelope.respond(CreateTopicsResponse(topics=tuple(
-                CreatableTopicResult(name=t.name, error_code=Errors.NOT_CONTROLLER.code) for t in request.topics)))
-            return
-        self.admin_manager.create_topics(request, envelope.respond)
+        handle_create_topics_request(self, envelope)
 
     def handle_create_partitions_request(self, envelope: Envelope) -> None:
         """Mirrors kafka.server.KafkaApis#handleCreatePartitionsRequest (ZooKeeper mode).
@@ -650,15 +705,11 @@ class KafkaApis:
                                              lambda results: send_response({**results, **errors}))
 
     def handle_delete_topics_request(self, envelope: Envelope) -> None:
-        """Mirrors kafka.server.KafkaApis#handleDeleteTopicsRequest (only the controller deletes)."""
-        from kafka_ref.common.requests.delete_topics import DeletableTopicResult, DeleteTopicsResponse
+        """Serves DeleteTopics: ``handle_delete_topics_request`` in kafka_ref/server/topic_admin_requests.py
+        mirrors kafka.server.KafkaApis#handleDeleteTopicsRequest (only the controller deletes)."""
+        from kafka_ref.server.topic_admin_requests import handle_delete_topics_request
 
-        request = envelope.request
-        if not self.controller.is_active:
-            envelope.respond(DeleteTopicsResponse(responses=tuple(
-                DeletableTopicResult(name=t.name, error_code=Errors.NOT_CONTROLLER.code) for t in request.topics)))
-            return
-        self.admin_manager.delete_topics(request, envelope.respond)
+        handle_delete_topics_request(self, envelope)
 
     def handle_incremental_alter_configs_request(self, envelope: Envelope) -> None:
         """Mirrors kafka.server.KafkaApis#handleIncrementalAlterConfigsRequest (ZooKeeper mode: any broker)."""
@@ -691,6 +742,18 @@ class KafkaApis:
         from kafka_ref.controller.controller_events import ControlledShutdown
 
         self.controller.event_manager.put(ControlledShutdown(request.broker_id, request.broker_epoch, callback))
+
+
+def has_transactional_records(request: ProduceRequest) -> bool:
+    """Mirrors org.apache.kafka.common.requests.RequestUtils#hasTransactionalRecords: does any
+    partition's first batch carry the transactional flag? (Attributes read directly: one pass
+    over the partitions, no call per partition.)"""
+    for topic in request.topic_data:
+        for partition in topic.partition_data:
+            batches = partition.records.batches
+            if batches and batches[0].attributes & TRANSACTIONAL_FLAG_MASK:
+                return True
+    return False
 
 
 def validate_records(records: Any) -> None:

@@ -8,14 +8,19 @@ partition (or the topics are gone), or the request's timeout passes.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from typing import Any, Callable
 
 from kafka_ref.common.errors import ApiException, Errors
 from kafka_ref.common.fatal import RUN_ENDING
 from kafka_ref.common.requests.create_partitions import CreatePartitionsTopic
-from kafka_ref.common.requests.create_topics import CreatableTopicResult, CreateTopicsRequest, CreateTopicsResponse
-from kafka_ref.common.requests.delete_topics import DeletableTopicResult, DeleteTopicsRequest, DeleteTopicsResponse
+from kafka_ref.common.requests.create_topics import (
+    CreatableTopicConfigs,
+    CreatableTopicResult,
+    CreateTopicsRequest,
+    CreateTopicsResponse,
+)
 from kafka_ref.common.state_change import state_change_logger
 from kafka_ref.server.delayed_operation import DelayedOperation, DelayedOperationPurgatory
 from kafka_ref.zk.admin_zk_client import AdminOperationException, AdminZkClient
@@ -64,9 +69,15 @@ class ZkAdminManager:
         parts = cache.partition_states.get(topic, {})
         return len(parts) >= expected and all(s.leader >= 0 for s in parts.values())
 
-    def create_topics(self, request: CreateTopicsRequest, respond: Callable[[CreateTopicsResponse], None]) -> None:
+    def create_topics(self, request: CreateTopicsRequest, respond: Callable[[CreateTopicsResponse], None],
+                      include_configs_and_metadata: set[str] | None = None) -> None:
         """Mirrors kafka.server.ZkAdminManager#createTopics.
 
+        A topic in ``include_configs_and_metadata`` (None: every topic, for the broker's own
+        requests) is answered with its partition count, replication factor and configs
+        (ZkAdminManager#maybePopulateMetadataAndConfigs; KafkaApis passes the topics the
+        principal may DESCRIBE_CONFIGS). With a timeout of 0 or less the written topics answer
+        REQUEST_TIMED_OUT at once (nothing waits for their leaders); validate-only answers NONE.
         The values are range-checked at the broker's door (KafkaApis#handle: int32 partitions,
         int16 replication factor); AdminUtils#assignReplicasToBrokers refuses non-positive ones.
         ZooKeeper-era Kafka put no bound on how many partitions one request may create (it
@@ -100,17 +111,20 @@ class ZkAdminManager:
                     racks = cache.alive_broker_racks if cache.alive_brokers else self.admin_zk_client.get_broker_metadatas()
                     assignment = assign_replicas_to_brokers(brokers, n, rf, self.admin_zk_client.rng, racks=racks)
                 configs = {c.name: c.value for c in topic.configs}
-                # 2. Validate; write unless validate-only.
+                # 2. Validate; write unless validate-only; metadata and configs where asked for.
+                self.admin_zk_client.validate_topic_create(topic.name, assignment, configs)
+                result = CreatableTopicResult(name=topic.name, error_message=None)
+                if include_configs_and_metadata is None or topic.name in include_configs_and_metadata:
+                    result = dataclasses.replace(result, num_partitions=len(assignment),
+                                                 replication_factor=len(next(iter(assignment.values()))),
+                                                 configs=self._topic_configs(configs))
                 if request.validate_only:
-                    self.admin_zk_client.validate_topic_create(topic.name, assignment, configs)
-                    results[topic.name] = CreatableTopicResult(name=topic.name, num_partitions=len(assignment),
-                                                               replication_factor=len(next(iter(assignment.values()))))
+                    results[topic.name] = result
                     continue
                 topic_id = self.admin_zk_client.create_topic_with_assignment(topic.name, configs, assignment)
-                results[topic.name] = CreatableTopicResult(
-                    name=topic.name, topic_id=topic_id, num_partitions=len(assignment),
-                    replication_factor=len(next(iter(assignment.values()))),
-                )
+                if include_configs_and_metadata is None or topic.name in include_configs_and_metadata:
+                    result = dataclasses.replace(result, topic_id=topic_id)
+                results[topic.name] = result
                 waiting[topic.name] = len(assignment)
                 self._log.info("topic_created_in_zk", topic=topic.name, assignment={p: r for p, r in assignment.items()})
             except ApiException as exc:
@@ -129,15 +143,15 @@ class ZkAdminManager:
             out = []
             for name, result in results.items():
                 if name in unfinished:
-                    out.append(CreatableTopicResult(name=name, topic_id=result.topic_id, error_code=Errors.REQUEST_TIMED_OUT.code,
-                                                    error_message="Timed out waiting for the topic's partitions to get leaders"))
+                    out.append(dataclasses.replace(result, error_code=Errors.REQUEST_TIMED_OUT.code, error_message=None))
                 else:
                     out.append(result)
             respond(CreateTopicsResponse(topics=tuple(out)))
 
-        # 3. Answer now if nothing waits, else wait for leaders in the metadata cache.
+        # 3. Answer now if nothing waits (a zero timeout: the written topics time out), else wait
+        #    for leaders in the metadata cache.
         if not waiting or request.timeout_ms <= 0:
-            answer({}, set())
+            answer({}, set(waiting))
             return
         op = DelayedTopicOperation(request.timeout_ms, waiting, lambda t: self._partitions_ready(t, waiting[t]), answer)
         self.topic_purgatory.try_complete_else_watch(op, list(waiting))
@@ -210,33 +224,44 @@ class ZkAdminManager:
         op = DelayedTopicOperation(timeout_ms, expected, lambda t: self._partitions_ready(t, expected[t]), answer)
         self.topic_purgatory.try_complete_else_watch(op, list(expected))
 
-    def delete_topics(self, request: DeleteTopicsRequest, respond: Callable[[DeleteTopicsResponse], None]) -> None:
-        """Mirrors kafka.server.ZkAdminManager#deleteTopics: mark for deletion, wait until gone."""
-        results: dict[str, DeletableTopicResult] = {}
-        waiting: dict[str, Any] = {}
-        for t in request.topics:
-            name = t.name or ""
+    def delete_topics(self, timeout_ms: int, topics: list[str], callback: Callable[[dict[str, Errors]], None]) -> None:
+        """Mirrors kafka.server.ZkAdminManager#deleteTopics: mark for deletion, wait until gone.
+
+        1. Each topic is marked under /admin/delete_topics (one already marked counts as
+        marked); 2. with a timeout of 0 or less, or nothing marked, answer at once (a marked
+        topic REQUEST_TIMED_OUT); 3. otherwise wait in the topic purgatory until this broker's
+        metadata cache no longer has the topics, or the timeout (REQUEST_TIMED_OUT).
+        """
+        # 1. Mark.
+        results: dict[str, Errors] = {}
+        for name in topics:
             try:
-                if not self.broker.config.get("delete.topic.enable"):
-                    raise Errors.TOPIC_DELETION_DISABLED.exception("Topic deletion is disabled.")
                 self.admin_zk_client.delete_topic(name)
-                results[name] = DeletableTopicResult(name=name)
-                waiting[name] = True
+                results[name] = Errors.NONE
             except ApiException as exc:
-                results[name] = DeletableTopicResult(name=name, error_code=Errors.for_exception(exc).code, error_message=str(exc))
+                results[name] = Errors.for_exception(exc)
+        waiting = {n: True for n, e in results.items() if e is Errors.NONE}
 
         def answer(pending: dict[str, Any], unfinished: set[str]) -> None:
-            respond(DeleteTopicsResponse(responses=tuple(
-                DeletableTopicResult(name=n, error_code=Errors.REQUEST_TIMED_OUT.code) if n in unfinished else r
-                for n, r in results.items()
-            )))
+            callback({n: Errors.REQUEST_TIMED_OUT if n in unfinished else e for n, e in results.items()})
 
-        if not waiting or request.timeout_ms <= 0:
-            answer({}, set())
+        # 2. Nothing to wait for.
+        if not waiting or timeout_ms <= 0:
+            answer({}, set(waiting))
             return
-        op = DelayedTopicOperation(request.timeout_ms, waiting,
-                                   lambda t: not self.broker.metadata_cache.contains_topic(t), answer)
+        # 3. Wait until the topics are gone here.
+        op = DelayedTopicOperation(timeout_ms, waiting, lambda t: not self.broker.metadata_cache.contains_topic(t), answer)
         self.topic_purgatory.try_complete_else_watch(op, list(waiting))
+
+    def _topic_configs(self, overrides: dict[str, Any]) -> tuple[CreatableTopicConfigs, ...]:
+        """ZkAdminManager#maybePopulateMetadataAndConfigs: every config of the new topic, its overrides as TOPIC_CONFIG."""
+        from kafka_ref.common.config import LogConfig
+        from kafka_ref.server.config_helper import describe_entries
+
+        config = LogConfig.from_broker(self.broker.config, overrides)
+        return tuple(CreatableTopicConfigs(name=e.name, value=e.value, read_only=e.read_only,
+                                           config_source=int(e.config_source), is_sensitive=e.is_sensitive)
+                     for e in describe_entries(config))
 
     def try_complete_delayed_topic_operations(self, topic: str) -> None:
         """Mirrors kafka.server.ZkAdminManager#tryCompleteDelayedTopicOperations."""

@@ -21,6 +21,8 @@ every heartbeat and registration.
 
 from __future__ import annotations
 
+import dataclasses
+
 import random
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -540,8 +542,37 @@ class QuorumController:
                     envelope.respond, request=envelope.request)
 
     def handle_create_topics(self, envelope: Envelope) -> None:
-        """Mirrors QuorumController#createTopics (ControllerApis#createTopics)."""
-        records, response = self.replication_control.create_topics(envelope.request)
+        """Mirrors ControllerApis#createTopics and QuorumController#createTopics (Kafka 3.7).
+
+        1. A name given twice is left out and answered once, INVALID_REQUEST ("Duplicate topic
+        name."); __cluster_metadata is never created, and without CREATE on the cluster neither
+        is a topic the principal may not CREATE: TOPIC_AUTHORIZATION_FAILED ("Authorization
+        failed."); 2. ReplicationControlManager#createTopics makes the rest; the answer lists its
+        results, then the duplicates, then the refused topics.
+        """
+        from kafka_ref.common.requests.create_topics import CreatableTopicResult, CreateTopicsResponse
+
+        request = envelope.request
+        principal = envelope.principal
+        # 1. Duplicates, the metadata topic, authorization.
+        names = [t.name for t in request.topics]
+        unique = list(dict.fromkeys(n for n in names if names.count(n) == 1))
+        duplicates = list(dict.fromkeys(n for n in names if names.count(n) > 1))
+        allowed = [n for n in unique if n != "__cluster_metadata"]
+        if self.authorizer.authorize_cluster(principal, "CREATE"):
+            authorized = set(allowed)
+        else:
+            authorized = {n for n in allowed if self.authorizer.authorize_topic(principal, "CREATE", n)}
+        effective = dataclasses.replace(request, topics=tuple(t for t in request.topics if t.name in authorized))
+        # 2. The controller's results, then the refused names.
+        records, response = self.replication_control.create_topics(effective)
+        refused = [CreatableTopicResult(name=n, error_code=Errors.INVALID_REQUEST.code, error_message="Duplicate topic name.")
+                   for n in duplicates]
+        refused += [CreatableTopicResult(name=n, error_code=Errors.TOPIC_AUTHORIZATION_FAILED.code,
+                                         error_message="Authorization failed.") for n in unique if n not in authorized]
+        if refused:
+            response = CreateTopicsResponse(throttle_time_ms=response.throttle_time_ms,
+                                            topics=response.topics + tuple(refused))
         self._write("createTopics", ControllerResult(records, response), envelope.respond, request=envelope.request)
 
     def handle_create_partitions(self, envelope: Envelope) -> None:

@@ -206,8 +206,10 @@ class GroupApis:
         def on_created(response: Any) -> None:
             result = response.topics[0]
             error = Errors.for_code(result.error_code)
-            # Created (or created by another broker meanwhile): no need to ask again.
-            self._offsets_topic_creation_requested = error in (Errors.NONE, Errors.TOPIC_ALREADY_EXISTS)
+            # Written (the zero timeout answers REQUEST_TIMED_OUT: nothing waited for its leaders) or
+            # created by another broker meanwhile: no need to ask again.
+            self._offsets_topic_creation_requested = error in (Errors.NONE, Errors.TOPIC_ALREADY_EXISTS,
+                                                               Errors.REQUEST_TIMED_OUT)
             self._log.info("offsets_topic_creation", error=error.name,
                            partitions=result.num_partitions, replication_factor=replication_factor)
 
