@@ -125,9 +125,10 @@ class AlterPartitionManager:
         return AlterPartitionRequest(broker_id=self.broker_id, broker_epoch=self.broker_epoch_supplier(), topics=tuple(topics))
 
     def _isr_with_epochs(self, item: AlterPartitionItem) -> tuple[BrokerState, ...]:
-        """Mirrors Partition#addBrokerEpochToIsr's result (Kafka 3.5+, KIP-903): in ZooKeeper mode every
-        member's epoch is -1; in KRaft mode this broker's own epoch and each remote member's last
-        fetch epoch (-1 when it has not fetched since this leader took over)."""
+        """The proposal's ISR as BrokerStates, as DefaultAlterPartitionManager#buildRequest puts it in the
+        request (Kafka 3.5+, KIP-903). Partition#addBrokerEpochToIsr took each remote member's epoch
+        when it prepared the change (-1 when it had not fetched since this leader took over); this
+        broker's own epoch comes from the manager's supplier; in ZooKeeper mode every epoch is -1."""
         epochs = item.isr_broker_epochs
         if epochs is None:
             return tuple(BrokerState(broker_id=b, broker_epoch=-1) for b in item.leader_and_isr.isr)
