@@ -190,6 +190,24 @@ class KafkaConsumer:
         """Mirrors org.apache.kafka.clients.consumer.KafkaConsumer#assignment."""
         return self.subscriptions.assigned_partitions()
 
+    def pause(self, partitions: Iterable[TopicPartition]) -> None:
+        """Mirrors org.apache.kafka.clients.consumer.KafkaConsumer#pause: no fetches and no records for
+        these assigned partitions until resumed (records already fetched are kept back)."""
+        self._ensure_open()
+        for tp in partitions:
+            self.subscriptions.pause(tp)
+
+    def resume(self, partitions: Iterable[TopicPartition]) -> None:
+        """Mirrors org.apache.kafka.clients.consumer.KafkaConsumer#resume."""
+        self._ensure_open()
+        for tp in partitions:
+            self.subscriptions.resume(tp)
+
+    def paused(self) -> set[TopicPartition]:
+        """Mirrors org.apache.kafka.clients.consumer.KafkaConsumer#paused."""
+        self._ensure_open()
+        return self.subscriptions.paused_partitions()
+
     # -- group membership (kafka_ref.clients.consumer_coordinator) ---------------------------
 
     def subscribe(self, topics: Iterable[str]) -> None:
@@ -199,6 +217,27 @@ class KafkaConsumer:
             raise Errors.INVALID_GROUP_ID.exception("To use the group management or offset commit APIs, you must "
                                                     "provide a valid group.id in the consumer configuration.")
         self.coordinator.subscribe(topics)
+
+    def subscription(self) -> set[str]:
+        """Mirrors org.apache.kafka.clients.consumer.KafkaConsumer#subscription: the subscribed topics."""
+        self._ensure_open()
+        return set(self.coordinator.subscription) if self.coordinator is not None else set()
+
+    def unsubscribe(self) -> None:
+        """Mirrors org.apache.kafka.clients.consumer.KafkaConsumer#unsubscribe.
+
+        1. Buffered records go; 2. a group member leaves the group (LeaveGroup unless static);
+        3. no subscription and no assignment remain.
+        """
+        self._ensure_open()
+        # 1. Nothing buffered survives.
+        self.fetcher.completed_fetches.clear()
+        # 2. Leave the group.
+        if self.coordinator is not None:
+            self.coordinator.maybe_leave_group_nowait("the consumer unsubscribed from all topics")
+            self.coordinator.subscription = ()
+        # 3. No assignment.
+        self.subscriptions.assign_from_user([])
 
     async def commit_sync(self, offsets: dict[TopicPartition, Any] | None = None, timeout_ms: float | None = None) -> None:
         """Mirrors org.apache.kafka.clients.consumer.KafkaConsumer#commitSync: the consumed positions by default."""

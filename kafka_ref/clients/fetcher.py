@@ -275,6 +275,7 @@ class Fetcher:
     def collect_fetch(self, max_records: int) -> list[ConsumerRecord]:
         """Mirrors org.apache.kafka.clients.consumer.internals.FetchCollector#collectFetch."""
         records: list[ConsumerRecord] = []
+        paused: list[CompletedFetch] = []
         while self.completed_fetches and len(records) < max_records:
             completed = self.completed_fetches[0]
             # 1. First look at a partition's answer: handle its error, drop it if stale.
@@ -283,10 +284,17 @@ class Fetcher:
                     self.completed_fetches.popleft()
                     continue
                 completed.initialized = True
-            # 2. Hand out records from the position on, and move the position.
+            # 2. A paused partition's records are kept back, not handed out (they come out on a
+            #    later poll if it is resumed by then).
+            if self.subscriptions.is_paused(completed.topic_partition):
+                paused.append(self.completed_fetches.popleft())
+                continue
+            # 3. Hand out records from the position on, and move the position.
             records.extend(self.fetch_records(completed, max_records - len(records)))
             if completed.is_consumed:
                 self.completed_fetches.popleft()
+        # 4. The paused partitions' fetches go back in the buffer for the next poll.
+        self.completed_fetches.extend(paused)
         return records
 
     def fetch_records(self, completed: CompletedFetch, max_records: int) -> list[ConsumerRecord]:

@@ -104,6 +104,23 @@ class SubscriptionState:
             raise KafkaException(f"No current assignment for partition {tp}")
         return state
 
+    def pause(self, tp: TopicPartition) -> None:
+        """Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState#pause."""
+        self.assigned_state(tp).paused = True
+
+    def resume(self, tp: TopicPartition) -> None:
+        """Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState#resume."""
+        self.assigned_state(tp).paused = False
+
+    def is_paused(self, tp: TopicPartition) -> bool:
+        """Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState#isPaused (an unassigned partition is not)."""
+        state = self.assignment.get(tp)
+        return state is not None and state.paused
+
+    def paused_partitions(self) -> set[TopicPartition]:
+        """Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState#pausedPartitions."""
+        return {tp for tp, state in self.assignment.items() if state.paused}
+
     def seek_unvalidated(self, tp: TopicPartition, position: FetchPosition) -> None:
         """Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState#seekUnvalidated
         (validated first if it carries epochs, see ``validate_position``)."""
