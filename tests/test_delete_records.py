@@ -156,3 +156,25 @@ async def test_admin_delete_records_on_compacted_topic_raises_policy_violation()
         async with cluster.admin() as admin:
             with pytest.raises(PolicyViolationException):
                 await admin.delete_records({TP: 1})
+
+
+@pytest.mark.parametrize("mode", ["zk", "kraft"])
+async def test_new_replica_joins_after_log_start_moved_into_a_batch(mode: str) -> None:
+    """Partition#appendRecordsToFollowerOrFutureReplica's recovery, end to end: DeleteRecords moves the
+    leader's log start to 5, inside the one batch holding offsets 0-9. A replica added by a
+    reassignment starts empty, is told its fetch offset is out of range, restarts its log at the
+    leader's log start (5) and fetches from there; the leader answers with the whole batch (base
+    offset 0). The follower's log, still empty, restarts at the batch's base offset and takes it
+    (then moves its log start to the leader's, 5, as every fetch response allows), so the new
+    replica catches up and joins the ISR."""
+    async with Cluster(brokers=3, metadata_mode=mode, seed=3) as cluster:
+        await cluster.create_topic(TOPIC, replica_assignment={0: [0, 1]})
+        result = await cluster.produce(0, TOPIC, 0, [b"value %d" % i for i in range(MESSAGES)], acks=-1)
+        assert result.error is Errors.NONE
+        response = await cluster.network.send("admin", 0, DeleteRecordsRequest.of({TP: 5}, timeout_ms=TIMEOUT_MS), 5000)
+        assert (_result(response).error_code, _result(response).low_watermark) == (Errors.NONE.code, 5)
+        await cluster.reassign_partitions({TP: [0, 1, 2]}, via="api")
+        await cluster.wait_until(lambda: sorted(cluster.replica_state(0, TOPIC, 0).isr) == [0, 1, 2], timeout_ms=60000,
+                                 message="the new replica joined the ISR")
+        state = cluster.replica_state(2, TOPIC, 0)
+        assert (state.log_start_offset, state.log_end_offset) == (5, MESSAGES)
