@@ -75,7 +75,10 @@ class ReadPath:
                 has_diverging = True
             if result.preferred_read_replica is not None:
                 has_preferred_read_replica = True
-            bytes_readable += result.bytes
+            # (LogReadResult#bytes written out: once per partition of every fetch.)
+            info = result.info
+            if info is not None:
+                bytes_readable += info.records.size_in_bytes
         # 2. Answer at once when there is no reason to wait (a preferred read replica is one:
         #    the consumer should go there now).
         if (params.max_wait_ms <= 0 or not fetch_infos or bytes_readable >= params.min_bytes or error_reading
