@@ -407,3 +407,66 @@ async def test_delete_topics_with_deletion_disabled(version: int | None, error: 
         response = await delete_at(cluster, DeleteTopicsRequest.for_topic_names(["topic-1"], 10000), version)
         assert response.topic_errors() == {"topic-1": error.code}
         assert cluster.broker(0).metadata_cache.contains_topic("topic-1")
+
+
+# ------------------------------------------------------------------------------ DescribeConfigs, InitProducerId
+
+
+async def test_describe_configs_with_authorizer() -> None:
+    """Mirrors kafka.server.KafkaApisTest#testDescribeConfigsWithAuthorizer and
+    ConfigHelper#handleDescribeConfigsRequest: with DESCRIBE_CONFIGS on topic-1 its configs come
+    back (min.insync.replicas=3 as set); without it the topic is TOPIC_AUTHORIZATION_FAILED with
+    the error's message and no configs, and a broker resource without DESCRIBE_CONFIGS on the
+    cluster CLUSTER_AUTHORIZATION_FAILED, both after the authorized resources; a name no topic can
+    have is INVALID_TOPIC_EXCEPTION; an unknown resource type fails the whole request
+    (INVALID_REQUEST)."""
+    from kafka_ref.common.requests.describe_configs import DescribeConfigsRequest, DescribeConfigsResource
+
+    topic, broker = 2, 4  # ConfigResource.Type ids
+    async with Cluster(brokers=1, metadata_mode="zk", seed=5) as cluster:
+        await cluster.create_topic("topic-1", config={"min.insync.replicas": "3"})
+        request = DescribeConfigsRequest(resources=(DescribeConfigsResource(resource_type=topic, resource_name="topic-1"),),
+                                         include_synonyms=True)
+        [result] = (await send_at(cluster, 0, request)).results
+        assert (result.resource_type, result.resource_name, result.error_code) == (topic, "topic-1", 0)
+        assert [(c.name, c.value) for c in result.configs if c.name == "min.insync.replicas"] == [("min.insync.replicas", "3")]
+        authorizer = cluster.broker(0).apis.authorizer
+        authorizer.deny_topic(ANONYMOUS_PRINCIPAL, "DESCRIBE_CONFIGS", "topic-1")
+        authorizer.deny_cluster(ANONYMOUS_PRINCIPAL, "DESCRIBE_CONFIGS")
+        request = DescribeConfigsRequest(resources=(
+            DescribeConfigsResource(resource_type=broker, resource_name="0"),
+            DescribeConfigsResource(resource_type=topic, resource_name="topic-1"),
+            DescribeConfigsResource(resource_type=topic, resource_name="bad/name")))
+        response = await send_at(cluster, 0, request)
+        assert [(r.resource_name, Errors.for_code(r.error_code), r.error_message, r.configs) for r in response.results][1:] == [
+            ("0", Errors.CLUSTER_AUTHORIZATION_FAILED, Errors.CLUSTER_AUTHORIZATION_FAILED.message, ()),
+            ("topic-1", Errors.TOPIC_AUTHORIZATION_FAILED, Errors.TOPIC_AUTHORIZATION_FAILED.message, ())]
+        assert (response.results[0].resource_name, response.results[0].error_code) == (
+            "bad/name", Errors.INVALID_TOPIC_EXCEPTION.code)
+        request = DescribeConfigsRequest(resources=(DescribeConfigsResource(resource_type=topic, resource_name="x"),
+                                                    DescribeConfigsResource(resource_type=3, resource_name="y")))
+        response = await send_at(cluster, 0, request)
+        assert [(r.resource_name, r.error_code) for r in response.results] == [
+            ("x", Errors.INVALID_REQUEST.code), ("y", Errors.INVALID_REQUEST.code)]
+
+
+@pytest.mark.parametrize(("producer_id", "producer_epoch"), [(10, -1), (-1, 2)])
+@pytest.mark.parametrize("transactional_id", ["known", None])
+async def test_reject_init_producer_id_when_id_or_epoch_missing(producer_id: int, producer_epoch: int,
+                                                               transactional_id: str | None) -> None:
+    """Mirrors kafka.server.KafkaApisTest#rejectInitProducerIdWhenIdButNotEpochProvided and
+    #rejectInitProducerIdWhenEpochButNotIdProvided: a producer id without an epoch, or an epoch
+    without an id, is INVALID_REQUEST (no id, epoch 0 in the answer); with neither a new
+    idempotent producer gets an id and epoch 0."""
+    from kafka_ref.common.requests.init_producer_id import InitProducerIdRequest
+    from kafka_ref.coordinator.transaction.transaction_coordinator import TransactionCoordinator
+
+    async with Cluster(brokers=1, metadata_mode="zk", seed=5) as cluster:
+        broker = cluster.broker(0)
+        broker.apis.register(InitProducerIdRequest, TransactionCoordinator(broker).handle_init_producer_id_request)
+        request = InitProducerIdRequest(transactional_id=transactional_id, transaction_timeout_ms=15 * 60 * 1000,
+                                        producer_id=producer_id, producer_epoch=producer_epoch)
+        response = await send_at(cluster, 0, request)
+        assert (response.error_code, response.producer_id, response.producer_epoch) == (Errors.INVALID_REQUEST.code, -1, 0)
+        response = await send_at(cluster, 0, InitProducerIdRequest())
+        assert (response.error_code, response.producer_epoch) == (0, 0) and response.producer_id >= 0

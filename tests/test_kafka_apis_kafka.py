@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
+import anyio
 import pytest
 
 from kafka_ref import Cluster
@@ -71,7 +72,8 @@ async def leader_moved_away_from(cluster: Cluster, first: int) -> tuple[int, int
                              message="a new leader")
     leader = cluster.leader_for(TOPIC, 0)
     epoch = cluster.partition_state(TOPIC, 0)["leader_epoch"]
-    follower = next(b for b in cluster.live_broker_ids() if b != leader)
+    replicas = cluster.partition_state(TOPIC, 0)["replicas"]
+    follower = next(b for b in cluster.live_broker_ids() if b != leader and b in replicas)
     await cluster.wait_until(lambda: all(
         (s := cluster.replica_state(b, TOPIC, 0)) is not None and s.leader_epoch == epoch for b in (leader, follower)),
         message="both replicas at the new epoch")
@@ -455,3 +457,141 @@ async def test_produce_with_invalid_required_acks() -> None:
         assert cluster.replica_state(0, TOPIC, 0).log_end_offset == 0
         p = only_produce(await send_at(cluster, 0, produce_request(one_batch(b"x"), acks=1)))
         assert (p.error_code, p.base_offset) == (0, 0)
+
+
+# ------------------------------------------------------------------------------ Fetch
+
+
+def consumer_fetch(cluster: Cluster, broker: int, fetch_offset: int = 0, current_leader_epoch: int = -1,
+                   last_fetched_epoch: int = -1, by_id: bool = True) -> Any:
+    """FetchRequest.Builder#forConsumer for topic-0 (max wait 0, min bytes 1): by topic id at the
+    newest version, or by name (v12)."""
+    from kafka_ref.common.requests.fetch import FetchPartition, FetchRequest
+    from kafka_ref.common.topic_partition import TopicIdPartition
+
+    key: Any = TP
+    if by_id:
+        key = TopicIdPartition(cluster.broker(broker).metadata_cache.get_topic_id(TOPIC), TP)
+    return FetchRequest.for_consumer(0, 1, {key: FetchPartition(
+        partition=0, fetch_offset=fetch_offset, current_leader_epoch=current_leader_epoch,
+        last_fetched_epoch=last_fetched_epoch, partition_max_bytes=1024)})
+
+
+def fetched(cluster: Cluster, broker: int, response: Any) -> Any:
+    names = {tid: name for name, tid in cluster.broker(broker).metadata_cache.topic_ids.items()}
+    return response.response_data(names)[TP]
+
+
+@pytest.mark.parametrize("mode", ["zk", "kraft"])
+async def test_fetch_request_to_non_replica(mode: str) -> None:
+    """Mirrors kafka.server.FetchRequestTest#testFetchRequestToNonReplica: a broker without a replica
+    answers NOT_LEADER_OR_FOLLOWER, by topic id (the newest version) and by name (v12)."""
+    async with Cluster(brokers=2, metadata_mode=mode, seed=3) as cluster:
+        await cluster.create_topic(TOPIC, replica_assignment={0: [1]})
+        await cluster.wait_until(lambda: cluster.broker(0).metadata_cache.contains(TP))
+        for by_id in (True, False):
+            data = fetched(cluster, 0, await send_at(cluster, 0, consumer_fetch(cluster, 0, by_id=by_id)))
+            assert (by_id, data.error_code) == (by_id, Errors.NOT_LEADER_OR_FOLLOWER.code)
+
+
+@pytest.mark.parametrize("by_id", [True, False])
+async def test_fetch_current_epoch_validation(by_id: bool) -> None:
+    """Mirrors kafka.server.FetchRequestTest#testCurrentEpochValidation (and ...V12, by name): after
+    a leader change the leader answers NONE without an epoch or with its own, FENCED_LEADER_EPOCH
+    for an older and UNKNOWN_LEADER_EPOCH for a newer one; a follower serves a consumer of this
+    version (KIP-392) with the same answers."""
+    async with Cluster(brokers=3, metadata_mode="zk", seed=3) as cluster:
+        await cluster.create_topic(TOPIC, replica_assignment={0: [1, 2, 0]})
+        leader, epoch, follower = await leader_moved_away_from(cluster, 1)
+        for broker in (leader, follower):
+            for current, error in ((-1, Errors.NONE), (epoch, Errors.NONE), (epoch - 1, Errors.FENCED_LEADER_EPOCH),
+                                   (epoch + 1, Errors.UNKNOWN_LEADER_EPOCH)):
+                request = consumer_fetch(cluster, broker, current_leader_epoch=current, by_id=by_id)
+                data = fetched(cluster, broker, await send_at(cluster, broker, request))
+                assert (broker, current, Errors.for_code(data.error_code)) == (broker, current, error)
+
+
+@pytest.mark.parametrize("by_id", [True, False])
+async def test_fetch_last_fetched_epoch_validation(by_id: bool) -> None:
+    """Mirrors kafka.server.FetchRequestTest#testLastFetchedEpochValidation (and ...V12): ten records
+    in the first epoch, a leader change, ten more; a fetch in the middle of the second epoch that
+    says it last fetched the first epoch is answered NONE with no records and the diverging epoch
+    (the first epoch, ending where the second began)."""
+    async with Cluster(brokers=3, metadata_mode="zk", seed=3) as cluster:
+        await cluster.create_topic(TOPIC, replica_assignment={0: [1, 2, 0]})
+        first_epoch = cluster.partition_state(TOPIC, 0)["leader_epoch"]
+        assert (await cluster.produce(1, TOPIC, 0, [b"first %d" % i for i in range(10)], acks=-1)).error is Errors.NONE
+        first_end = 10
+        leader, second_epoch, _ = await leader_moved_away_from(cluster, 1)
+        assert (await cluster.produce(leader, TOPIC, 0, [b"second %d" % i for i in range(10)], acks=-1)).error is Errors.NONE
+        second_end = 20
+        request = consumer_fetch(cluster, leader, fetch_offset=second_end + (second_end - first_end) // 2,
+                                 current_leader_epoch=second_epoch, last_fetched_epoch=first_epoch, by_id=by_id)
+        data = fetched(cluster, leader, await send_at(cluster, leader, request))
+        assert (data.error_code, data.records.size_in_bytes) == (0, 0)
+        assert (data.diverging_epoch.epoch, data.diverging_epoch.end_offset) == (first_epoch, first_end)
+
+
+async def test_fetch_response_contains_new_leader_on_not_leader_or_follower() -> None:
+    """Mirrors kafka.server.KafkaApisTest#testFetchResponseContainsNewLeaderOnNotLeaderOrFollower
+    (KIP-951): from version 16 a partition refused with NOT_LEADER_OR_FOLLOWER (a broker without a
+    replica, answering from its metadata cache) or FENCED_LEADER_EPOCH (the follower's own
+    partition, or the leader's) names the leader and its epoch, and the response lists the
+    leader's endpoint; version 15 carries neither."""
+    async with Cluster(brokers=4, metadata_mode="zk", seed=3) as cluster:
+        await cluster.create_topic(TOPIC, replica_assignment={0: [1, 2, 3]})
+        await cluster.wait_until(lambda: cluster.broker(0).metadata_cache.contains(TP))
+        leader, epoch, follower = await leader_moved_away_from(cluster, 1)
+        await cluster.wait_until(lambda: cluster.broker(0).metadata_cache.get_partition_info(TP).leader == leader)
+        node = cluster.broker(follower).metadata_cache.get_alive_broker_node(leader)
+        for broker, current, error in ((0, -1, Errors.NOT_LEADER_OR_FOLLOWER),
+                                       (follower, epoch - 1, Errors.FENCED_LEADER_EPOCH),
+                                       (leader, epoch - 1, Errors.FENCED_LEADER_EPOCH)):
+            request = consumer_fetch(cluster, broker, current_leader_epoch=current)
+            response = await send_at(cluster, broker, request, 16)
+            data = fetched(cluster, broker, response)
+            assert (broker, data.error_code, data.current_leader.leader_id, data.current_leader.leader_epoch) == (
+                broker, error.code, leader, epoch)
+            assert [(n.node_id, n.host, n.port) for n in response.node_endpoints] == [(leader, node.host, node.port)]
+            response = await send_at(cluster, broker, request, 15)
+            data = fetched(cluster, broker, response)
+            assert (data.error_code, data.current_leader.leader_id, response.node_endpoints) == (error.code, -1, ())
+
+
+# ------------------------------------------------------------------------------ OffsetCommit
+
+
+async def test_handle_offset_commit_request_topics_and_partitions_validation() -> None:
+    """Mirrors kafka.server.KafkaApisTest#testHandleOffsetCommitRequestTopicsAndPartitionsValidation
+    and #testOffsetCommitWithInvalidPartition: foo has two partitions, bar two, zar none; foo-2
+    and both zar partitions are UNKNOWN_TOPIC_OR_PARTITION and are listed first (foo-2 before
+    foo-0 and foo-1, zar before bar), the others are committed (a simple commit: no member, no
+    generation); a negative partition is UNKNOWN_TOPIC_OR_PARTITION too."""
+    from kafka_ref.common.requests.find_coordinator import FindCoordinatorRequest
+    from kafka_ref.common.requests.offset_commit import (
+        OffsetCommitRequest,
+        OffsetCommitRequestPartition,
+        OffsetCommitRequestTopic,
+    )
+
+    async with Cluster(brokers=1, metadata_mode="zk", config={"offsets.topic.num.partitions": 1}, seed=3) as cluster:
+        for name in ("foo", "bar"):
+            await cluster.create_topic(name, partitions=2)
+        find = FindCoordinatorRequest(key_type=0, coordinator_keys=("group",))
+        for _ in range(100):  # COORDINATOR_NOT_AVAILABLE while __consumer_offsets is made and loaded
+            if (await send_at(cluster, 0, find)).coordinators[0].error_code == 0:
+                break
+            await anyio.sleep(0.1)
+
+        def topic(name: str, offsets: dict[int, int]) -> OffsetCommitRequestTopic:
+            return OffsetCommitRequestTopic(name=name, partitions=tuple(
+                OffsetCommitRequestPartition(partition_index=p, committed_offset=o) for p, o in offsets.items()))
+
+        request = OffsetCommitRequest(group_id="group", topics=(
+            topic("foo", {0: 10, 1: 20, 2: 30}), topic("bar", {0: 40, 1: 50}), topic("zar", {0: 60, 1: 70})))
+        response = await send_at(cluster, 0, request)
+        unknown = Errors.UNKNOWN_TOPIC_OR_PARTITION.code
+        assert [(t.name, [(p.partition_index, p.error_code) for p in t.partitions]) for t in response.topics] == [
+            ("foo", [(2, unknown), (0, 0), (1, 0)]), ("zar", [(0, unknown), (1, unknown)]), ("bar", [(0, 0), (1, 0)])]
+        response = await send_at(cluster, 0, OffsetCommitRequest(group_id="group", topics=(topic("foo", {-1: 5}),)))
+        assert response.partition_errors() == {TopicPartition("foo", -1): unknown}

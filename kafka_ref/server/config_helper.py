@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafka_ref.common.errors import Errors
+from kafka_ref.common.errors import Errors, InvalidRequestException, InvalidTopicException
 from kafka_ref.common.requests.describe_configs import (
     ConfigSource,
     ConfigType,
@@ -24,6 +24,7 @@ from kafka_ref.common.requests.describe_configs import (
     DescribeConfigsResult,
 )
 from kafka_ref.image.records import ConfigResourceType
+from kafka_ref.zk.admin_zk_client import validate_topic_name
 
 
 def _as_string(value: Any) -> str | None:
@@ -64,12 +65,48 @@ def describe_entries(config: Any) -> tuple[DescribeConfigsResourceResult, ...]:
     return _entries(dict(config._values), set(config.overrides), ConfigSource.TOPIC_CONFIG, None)
 
 
+# ConfigResource.Type.BROKER_LOGGER: authorized as a cluster resource; kafka_ref has no loggers to describe.
+BROKER_LOGGER = 8
+
+
+def handle_describe_configs_request(broker: Any, request: DescribeConfigsRequest, authorizer: Any,
+                                    principal: str) -> DescribeConfigsResponse:
+    """Mirrors kafka.server.ConfigHelper#handleDescribeConfigsRequest.
+
+    1. A broker or broker-logger resource needs DESCRIBE_CONFIGS on the cluster
+    (CLUSTER_AUTHORIZATION_FAILED), a topic DESCRIBE_CONFIGS on the topic
+    (TOPIC_AUTHORIZATION_FAILED), each refused one with the error's message and no configs; any
+    other resource type fails the request (INVALID_REQUEST); 2. the authorized resources are
+    described (``describe_configs``) and listed first.
+    """
+    # 1. Authorization by resource type.
+    authorized, refused = [], []
+    for resource in request.resources:
+        rtype = resource.resource_type
+        if rtype in (ConfigResourceType.BROKER, BROKER_LOGGER):
+            allowed, error = authorizer.authorize_cluster(principal, "DESCRIBE_CONFIGS"), Errors.CLUSTER_AUTHORIZATION_FAILED
+        elif rtype == ConfigResourceType.TOPIC:
+            allowed = authorizer.authorize_topic(principal, "DESCRIBE_CONFIGS", resource.resource_name)
+            error = Errors.TOPIC_AUTHORIZATION_FAILED
+        else:
+            raise InvalidRequestException(f"Unexpected resource type {rtype} for resource {resource.resource_name}")
+        if allowed:
+            authorized.append(resource)
+        else:
+            refused.append(DescribeConfigsResult(error_code=error.code, error_message=error.message, resource_type=rtype,
+                                                 resource_name=resource.resource_name, configs=()))
+    # 2. The others, described.
+    described = describe_configs(broker, DescribeConfigsRequest(resources=tuple(authorized))).results if authorized else ()
+    return DescribeConfigsResponse(results=tuple(described) + tuple(refused))
+
+
 def describe_configs(broker: Any, request: DescribeConfigsRequest) -> DescribeConfigsResponse:
     """Mirrors kafka.server.ConfigHelper#describeConfigs: one result per resource asked for.
 
-    1. A topic: UNKNOWN_TOPIC_OR_PARTITION unless the metadata cache knows it, else its
-       LogConfig; 2. a broker: only this broker's id (or "" for the cluster default) is
-       answered here, anything else INVALID_REQUEST; 3. other resource types INVALID_REQUEST.
+    1. A topic: INVALID_TOPIC_EXCEPTION for a name no topic can have (Topic#validate),
+       UNKNOWN_TOPIC_OR_PARTITION unless the metadata cache knows it, else its LogConfig; 2. a
+       broker: only this broker's id (or "" for the cluster default) is answered here,
+       anything else INVALID_REQUEST; 3. other resource types INVALID_REQUEST.
     """
     results = []
     for resource in request.resources:
@@ -77,7 +114,14 @@ def describe_configs(broker: Any, request: DescribeConfigsRequest) -> DescribeCo
         error, message, configs = Errors.NONE, None, ()
         # 1. Topics.
         if rtype == ConfigResourceType.TOPIC:
-            if not broker.metadata_cache.contains_topic(name):
+            try:
+                validate_topic_name(name)
+                invalid = None
+            except InvalidTopicException as exc:
+                invalid = exc
+            if invalid is not None:
+                error, message = Errors.INVALID_TOPIC_EXCEPTION, str(invalid)
+            elif not broker.metadata_cache.contains_topic(name):
                 error, message = Errors.UNKNOWN_TOPIC_OR_PARTITION, f"Topic {name} does not exist"
             else:
                 config = broker.log_manager.fetch_log_config(name)

@@ -374,14 +374,24 @@ class KafkaApis:
         # get no PartitionData at all (the response would drop them anyway).
         left_out = context.left_out if isinstance(context, IncrementalFetchContext) else None
 
+        # Fetch v11+ carries the consumer's rack: Kafka builds the client metadata for every such
+        # request (KIP-392), which also lets a follower answer a consumer. An in-process request
+        # is read at the newest version both sides know (a broker of an older release, see
+        # kafka_ref.broker.version, never sees v11).
+        version = envelope.api_version if envelope.api_version is not None else min(
+            request.request_version(), self.max_fetch_version)
+
         def process_response_callback(results: list[tuple[TopicPartition, Any]]) -> None:
             by_tp = dict(results)
             updates: dict[Any, PartitionData] = {}
+            not_leader: list[Any] = []
             for tip, data in erroneous:
                 updates[tip] = data
             for tip, _ in interesting:
                 tp = tip.topic_partition
                 r = by_tp[tp]
+                if r.error is Errors.NOT_LEADER_OR_FOLLOWER or r.error is Errors.FENCED_LEADER_EPOCH:
+                    not_leader.append(tip)
                 if left_out is not None and r.diverging_epoch is None and r.preferred_read_replica is None:
                     records = r.info.records if r.info is not None else None
                     if left_out(tp, r.high_watermark, r.last_stable_offset, r.leader_log_start_offset,
@@ -402,18 +412,25 @@ class KafkaApis:
                     preferred_read_replica=r.preferred_read_replica if r.preferred_read_replica is not None
                     else FetchResponse.INVALID_PREFERRED_REPLICA_ID,
                 )
-            envelope.respond(context.update_and_generate_response_data(updates))
+            # KIP-951 (v16+): where the leader is, for partitions refused as not led or fenced here.
+            node_endpoints: dict[int, NodeEndpoint] = {}
+            if not_leader and version >= 16:
+                for tip in not_leader:
+                    leader_id, leader_epoch, node = self._get_current_leader(tip.topic_partition)
+                    if node is not None:
+                        node_endpoints[node.node_id] = node
+                    if tip in updates:
+                        updates[tip] = dataclasses.replace(updates[tip], current_leader=LeaderIdAndEpoch(
+                            leader_id=leader_id, leader_epoch=leader_epoch))
+            response = context.update_and_generate_response_data(updates)
+            if node_endpoints:
+                response = dataclasses.replace(response, node_endpoints=tuple(node_endpoints.values()))
+            envelope.respond(response)
 
         # 3. Read (maybe waiting in the fetch purgatory).
         if not interesting:
             process_response_callback([])
             return
-        # Fetch v11+ carries the consumer's rack: Kafka builds the client metadata for every such
-        # request (KIP-392), which also lets a follower answer a consumer. An in-process request
-        # is read at the newest version both sides know (a broker of an older release, see
-        # kafka_ref.broker.version, never sees v11).
-        version = envelope.api_version if envelope.api_version is not None else min(
-            request.request_version(), self.max_fetch_version)
         client_metadata = (ClientMetadata(request.rack_id, str(envelope.src), "", envelope.principal, "PLAINTEXT")
                            if version >= 11 else None)
         params = self.replica_manager.fetch_params(request, client_metadata)
@@ -645,10 +662,10 @@ class KafkaApis:
     # ------------------------------------------------------------------ ZooKeeper-mode controller APIs
 
     def handle_describe_configs_request(self, envelope: Envelope) -> None:
-        """Mirrors kafka.server.KafkaApis#handleDescribeConfigsRequest (every resource authorized: no ACLs; config_helper.py)."""
-        from kafka_ref.server.config_helper import describe_configs
+        """Mirrors kafka.server.KafkaApis#handleDescribeConfigsRequest (ConfigHelper#handleDescribeConfigsRequest in config_helper.py)."""
+        from kafka_ref.server.config_helper import handle_describe_configs_request
 
-        envelope.respond(describe_configs(self.broker, envelope.request))
+        envelope.respond(handle_describe_configs_request(self.broker, envelope.request, self.authorizer, envelope.principal))
 
     def handle_alter_partition_request(self, envelope: Envelope) -> None:
         """Mirrors kafka.server.KafkaApis#handleAlterPartitionRequest: ClusterAction, then the controller."""

@@ -122,7 +122,7 @@ class WireServer:
                 self._log.info("wire_listener_reopened", broker_id=broker_id, port=port)
             self.listeners[broker_id] = listener
             broker.apis.register(ApiVersionsRequest, handle_api_versions_request)
-            broker.apis.register(InitProducerIdRequest, TransactionCoordinator(broker).handle_init_producer_id)
+            broker.apis.register(InitProducerIdRequest, TransactionCoordinator(broker).handle_init_producer_id_request)
             server = SocketServer(self.cluster.network, broker_id, self.addresses)
             self.servers[broker_id] = server
             async with anyio.create_task_group() as tg:

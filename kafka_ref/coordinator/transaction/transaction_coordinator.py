@@ -49,6 +49,22 @@ class TransactionCoordinator:
         self.producer_id_manager = ProducerIdManager(broker.broker_id, broker.broker_epoch)
         self._log = state_change_logger(broker_id=broker.broker_id)
 
+    def handle_init_producer_id_request(self, envelope: Any) -> None:
+        """Mirrors kafka.server.KafkaApis#handleInitProducerIdRequest (the broker side, before the coordinator).
+
+        1. A producer id without an epoch, or an epoch without an id, is INVALID_REQUEST (both
+        -1: a new producer; both set: a producer asking to bump its epoch); 2. the coordinator
+        answers (``handle_init_producer_id``). No ACLs on transactional ids or IDEMPOTENT_WRITE
+        here, so the authorization step always passes.
+        """
+        request: InitProducerIdRequest = envelope.request
+        # 1. Id and epoch come together.
+        if (request.producer_id == -1) != (request.producer_epoch == -1):
+            envelope.respond(request.get_error_response(Errors.INVALID_REQUEST.code))
+            return
+        # 2. The coordinator.
+        self.handle_init_producer_id(envelope)
+
     def handle_init_producer_id(self, envelope: Any) -> None:
         """Mirrors kafka.coordinator.transaction.TransactionCoordinator#handleInitProducerId for a null transactional id.
 
