@@ -553,6 +553,33 @@ class KafkaAdminClient:
 
         return await list_partition_reassignments(self, partitions, timeout_ms)
 
+    # -- listings (kafka_ref/clients/admin_groups.py) ------------------------------------------
+
+    async def list_topics(self, *, list_internal: bool = False, timeout_ms: float | None = None) -> set[str]:
+        """KafkaAdminClient#listTopics: the topic names (internal ones only with ``list_internal``)."""
+        from kafka_ref.clients.admin_groups import list_topics
+
+        return await list_topics(self, list_internal, timeout_ms)
+
+    async def list_consumer_groups(self, *, timeout_ms: float | None = None) -> list[Any]:
+        """KafkaAdminClient#listConsumerGroups: every broker's consumer (and simple) groups."""
+        from kafka_ref.clients.admin_groups import list_consumer_groups
+
+        return await list_consumer_groups(self, timeout_ms)
+
+    async def describe_consumer_groups(self, group_ids: Iterable[str], *, timeout_ms: float | None = None) -> dict[str, Any]:
+        """KafkaAdminClient#describeConsumerGroups: state, assignor, members and their partitions."""
+        from kafka_ref.clients.admin_groups import describe_consumer_groups
+
+        return await describe_consumer_groups(self, group_ids, timeout_ms)
+
+    async def list_consumer_group_offsets(self, group_id: str, partitions: Iterable[TopicPartition] | None = None, *,
+                                          timeout_ms: float | None = None) -> dict[TopicPartition, Any]:
+        """KafkaAdminClient#listConsumerGroupOffsets: the group's committed offsets."""
+        from kafka_ref.clients.admin_groups import list_consumer_group_offsets
+
+        return await list_consumer_group_offsets(self, group_id, partitions, timeout_ms)
+
     async def elect_leaders(self, election_type: Any, partitions: Iterable[TopicPartition] | None = None, *,
                             timeout_ms: float | None = None) -> dict[TopicPartition, ApiException | None]:
         """KafkaAdminClient#electLeaders (kafka_ref/clients/admin_elections.py): per partition None or its exception."""
