@@ -77,3 +77,25 @@ async def test_describe_unknown_group_is_dead_and_empty_id_refused():
             assert await admin.list_consumer_group_offsets("nobody") == {}
             with pytest.raises(InvalidGroupIdException):
                 await admin.describe_consumer_groups([""])
+
+
+@pytest.mark.parametrize("mode", ["zk", "kraft"])
+async def test_alter_consumer_group_offsets(mode):
+    """Mirrors PlaintextAdminIntegrationTest#testConsumerGroups' alterConsumerGroupOffsets step: refused
+    while the group has members (UNKNOWN_MEMBER_ID), applied once it is Empty, then read back."""
+    from kafka_ref.common.errors import UnknownMemberIdException
+
+    async with Cluster(brokers=3, metadata_mode=mode, config={"offsets.topic.num.partitions": 3}) as cluster:
+        consumers = await _stable_group(cluster)
+        async with cluster.admin() as admin:
+            with pytest.raises(UnknownMemberIdException):
+                await admin.alter_consumer_group_offsets("billing", {T0: OffsetAndMetadata(0)})
+            for consumer in consumers:
+                consumer.close()
+            with anyio.fail_after(30):
+                while (await admin.describe_consumer_groups(["billing"]))["billing"].state != "Empty":
+                    await anyio.sleep(0.5)
+            await admin.alter_consumer_group_offsets("billing", {T0: OffsetAndMetadata(1, metadata="reset"),
+                                                                 T2: OffsetAndMetadata(0)})
+            offsets = await admin.list_consumer_group_offsets("billing")
+            assert {tp: (o.offset, o.metadata) for tp, o in offsets.items()} == {T0: (1, "reset"), T2: (0, "")}

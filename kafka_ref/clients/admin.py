@@ -580,6 +580,13 @@ class KafkaAdminClient:
 
         return await list_consumer_group_offsets(self, group_id, partitions, timeout_ms)
 
+    async def alter_consumer_group_offsets(self, group_id: str, offsets: dict[TopicPartition, Any], *,
+                                           timeout_ms: float | None = None) -> None:
+        """KafkaAdminClient#alterConsumerGroupOffsets: set an Empty group's committed offsets."""
+        from kafka_ref.clients.admin_groups import alter_consumer_group_offsets
+
+        await alter_consumer_group_offsets(self, group_id, offsets, timeout_ms)
+
     async def elect_leaders(self, election_type: Any, partitions: Iterable[TopicPartition] | None = None, *,
                             timeout_ms: float | None = None) -> dict[TopicPartition, ApiException | None]:
         """KafkaAdminClient#electLeaders (kafka_ref/clients/admin_elections.py): per partition None or its exception."""

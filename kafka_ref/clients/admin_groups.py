@@ -1,7 +1,7 @@
 """The admin client's consumer-group and topic listings.
 
 Mirrors org.apache.kafka.clients.admin.KafkaAdminClient#listTopics, #listConsumerGroups,
-#describeConsumerGroups and #listConsumerGroupOffsets (Kafka 3.7, the classic group protocol) and
+#describeConsumerGroups, #listConsumerGroupOffsets and #alterConsumerGroupOffsets (Kafka 3.7, the classic group protocol) and
 their result types. ``KafkaAdminClient`` (kafka_ref/clients/admin.py) calls these.
 """
 
@@ -185,5 +185,40 @@ async def list_consumer_group_offsets(admin: KafkaAdminClient, group_id: str, pa
     return await admin._run_call("listConsumerGroupOffsets", coordinator, attempt, timeout_ms)
 
 
-__all__ = ["ConsumerGroupDescription", "ConsumerGroupListing", "MemberDescription", "describe_consumer_groups",
+async def alter_consumer_group_offsets(admin: KafkaAdminClient, group_id: str,
+                                       offsets: dict[TopicPartition, OffsetAndMetadata],
+                                       timeout_ms: float | None = None) -> None:
+    """Mirrors KafkaAdminClient#alterConsumerGroupOffsets (AlterConsumerGroupOffsetsHandler; then #all).
+
+    1. The group's coordinator; 2. one OffsetCommit without a generation or member (what an
+    Empty group accepts; a group with members answers UNKNOWN_MEMBER_ID); loading, a rebalance
+    or a moved coordinator asks again; 3. any partition's error raises, the first in the order
+    given.
+    """
+    from kafka_ref.common.requests.offset_commit import OffsetCommitRequest
+
+    retry = (Errors.COORDINATOR_LOAD_IN_PROGRESS, Errors.REBALANCE_IN_PROGRESS, Errors.NOT_COORDINATOR,
+             Errors.COORDINATOR_NOT_AVAILABLE)
+
+    async def coordinator(deadline: int) -> int:
+        # 1. The group's coordinator.
+        return await admin._find_group_coordinator(group_id, deadline)
+
+    async def attempt(node: int, remaining_ms: int) -> None:
+        # 2. The commit, as a group that only stores offsets.
+        request = OffsetCommitRequest.build(group_id, {
+            tp: (o.offset, -1 if o.leader_epoch is None else o.leader_epoch, o.metadata) for tp, o in offsets.items()})
+        errors = (await admin.client.send(node, request, remaining_ms)).partition_errors()
+        for code in errors.values():
+            if Errors.for_code(code) in retry:
+                raise Errors.for_code(code).exception()
+        # 3. The first failed partition raises.
+        for tp in offsets:
+            Errors.for_code(errors.get(tp, Errors.UNKNOWN_SERVER_ERROR.code)).maybe_raise(
+                f"OffsetCommit failed for group {group_id} partition {tp}")
+
+    await admin._run_call("alterConsumerGroupOffsets", coordinator, attempt, timeout_ms)
+
+
+__all__ = ["alter_consumer_group_offsets", "ConsumerGroupDescription", "ConsumerGroupListing", "MemberDescription", "describe_consumer_groups",
            "list_consumer_group_offsets", "list_consumer_groups", "list_topics"]
