@@ -109,6 +109,9 @@ class UnifiedLog:
         # Mirrors kafka.log.UnifiedLog#highWatermark: a plain attribute kept equal to the
         # metadata's message offset wherever that is set (it is read several times per request).
         self.high_watermark = start
+        # Mirrors kafka.log.UnifiedLog#lastStableOffset: the HW, as this log holds no transactions;
+        # a plain attribute set with the HW (every follower fetch of every partition reads it).
+        self.last_stable_offset = start
         self._last_flush_time = self.time.milliseconds()
         self._topic_id: Uuid | None = None
         # 2. Apply the log start offset (moving HW and recovery point up to it if needed).
@@ -382,17 +385,12 @@ class UnifiedLog:
                 new=new.message_offset,
             )
         self._high_watermark_metadata = new
-        self.high_watermark = new.message_offset
+        self.high_watermark = self.last_stable_offset = new.message_offset
 
     def _update_high_watermark_with_log_end_offset(self) -> None:
         """Mirrors kafka.log.UnifiedLog#updateHighWatermarkWithLogEndOffset: HW at the end moves with it."""
         if self.high_watermark >= self.local_log.log_end_offset:
             self._update_high_watermark_metadata(self.local_log.log_end_offset_metadata)
-
-    @property
-    def last_stable_offset(self) -> int:
-        """Mirrors kafka.log.UnifiedLog#lastStableOffset: the HW, as this log holds no transactions."""
-        return self.high_watermark
 
     @property
     def last_stable_offset_lag(self) -> int:
@@ -714,7 +712,7 @@ class UnifiedLog:
         hw = self._high_watermark_metadata
         if not hw.message_offset_only() and hw.segment_base_offset < self.local_log.segment_base_offset:
             self._high_watermark_metadata = LogOffsetMetadata(hw.message_offset)
-            self.high_watermark = hw.message_offset
+            self.high_watermark = self.last_stable_offset = hw.message_offset
         return removed
 
     # -- flush -------------------------------------------------------------------------------
