@@ -171,7 +171,9 @@ async def test_static_member_restart_keeps_its_place():
 
     (assigned_before, described_before, gen_before), (assigned_after, described_after, gen_after) = \
         await run_with_cluster(client)
-    assert gen_before == gen_after == 1
+    # (The first consumer may need a second generation if the topic's metadata arrived after its first
+    #  join, as happens on a loaded machine; the restart itself must not add one.)
+    assert gen_after == gen_before >= 1
     assert assigned_before == assigned_after == {TopicPartition("events", 0), TopicPartition("events", 1)}
     (member_before,), (member_after,) = described_before["members"], described_after["members"]
     assert member_before["group_instance_id"] == member_after["group_instance_id"] == "app-a"
