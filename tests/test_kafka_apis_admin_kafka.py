@@ -341,18 +341,30 @@ async def test_delete_topics_not_controller() -> None:
         assert response.topic_errors() == {"not-controller": Errors.NOT_CONTROLLER.code}
 
 
-async def test_delete_topics_by_id_authorization() -> None:
-    """Mirrors kafka.server.KafkaApisTest#testDeleteTopicsByIdAuthorization: by id, a topic the
-    principal may not DESCRIBE is TOPIC_AUTHORIZATION_FAILED with no name, one it may describe but
-    not DELETE is TOPIC_AUTHORIZATION_FAILED with its name, an id no topic has UNKNOWN_TOPIC_ID with
-    no name. Nothing is deleted."""
-    async with Cluster(brokers=BROKERS, metadata_mode="zk", seed=5) as cluster:
+def deleting_authorizers(cluster: Cluster) -> list[Any]:
+    """The authorizers DeleteTopics meets: every broker's, and in KRaft mode the controller's, where
+    DELETE on the cluster would allow every topic (ControllerApis#deleteTopics), so it is denied."""
+    authorizers = [cluster.broker(b).apis.authorizer for b in cluster.live_broker_ids()]
+    if cluster.kraft is not None:
+        cluster.kraft.controller.authorizer.deny_cluster(ANONYMOUS_PRINCIPAL, "DELETE")
+        authorizers.append(cluster.kraft.controller.authorizer)
+    return authorizers
+
+
+@pytest.mark.parametrize("mode", ["zk", "kraft"])
+async def test_delete_topics_by_id_authorization(mode: str) -> None:
+    """Mirrors kafka.server.KafkaApisTest#testDeleteTopicsByIdAuthorization (and in KRaft mode
+    ControllerApis#deleteTopics): by id, a topic the principal may not DESCRIBE is
+    TOPIC_AUTHORIZATION_FAILED with no name, one it may describe but not DELETE is
+    TOPIC_AUTHORIZATION_FAILED with its name, an id no topic has UNKNOWN_TOPIC_ID with no name.
+    Nothing is deleted."""
+    async with Cluster(brokers=BROKERS, metadata_mode=mode, seed=5) as cluster:
         for name in ("foo", "bar"):
             await cluster.create_topic(name)
-        authorizer = cluster.broker(await admin_broker(cluster)).apis.authorizer
-        authorizer.deny_topic(ANONYMOUS_PRINCIPAL, "DESCRIBE", "foo")
-        for name in ("foo", "bar"):
-            authorizer.deny_topic(ANONYMOUS_PRINCIPAL, "DELETE", name)
+        for authorizer in deleting_authorizers(cluster):
+            authorizer.deny_topic(ANONYMOUS_PRINCIPAL, "DESCRIBE", "foo")
+            for name in ("foo", "bar"):
+                authorizer.deny_topic(ANONYMOUS_PRINCIPAL, "DELETE", name)
         ids = {n: cluster.broker(0).metadata_cache.get_topic_id(n) for n in ("foo", "bar")}
         missing = new_id()
         request = DeleteTopicsRequest(topics=(DeleteTopicState(topic_id=ids["foo"]), DeleteTopicState(topic_id=ids["bar"]),
@@ -364,18 +376,19 @@ async def test_delete_topics_by_id_authorization() -> None:
         assert all(cluster.broker(0).metadata_cache.contains_topic(n) for n in ("foo", "bar"))
 
 
+@pytest.mark.parametrize("mode", ["zk", "kraft"])
 @pytest.mark.parametrize("version", [5, 6])
-async def test_delete_topics_by_name_authorization(version: int) -> None:
+async def test_delete_topics_by_name_authorization(version: int, mode: str) -> None:
     """Mirrors kafka.server.KafkaApisTest#testDeleteTopicsByNameAuthorization (names as v5's
-    ``topic_names`` array or v6's topic states): no DESCRIBE and no DELETE, or DESCRIBE without
-    DELETE, are TOPIC_AUTHORIZATION_FAILED; an authorized name no topic has is
-    UNKNOWN_TOPIC_OR_PARTITION."""
-    async with Cluster(brokers=BROKERS, metadata_mode="zk", seed=5) as cluster:
+    ``topic_names`` array or v6's topic states; in KRaft mode ControllerApis#deleteTopics): no
+    DESCRIBE and no DELETE, or DESCRIBE without DELETE, are TOPIC_AUTHORIZATION_FAILED; an
+    authorized name no topic has is UNKNOWN_TOPIC_OR_PARTITION."""
+    async with Cluster(brokers=BROKERS, metadata_mode=mode, seed=5) as cluster:
         await cluster.create_topic("bar")
-        authorizer = cluster.broker(await admin_broker(cluster)).apis.authorizer
-        authorizer.deny_topic(ANONYMOUS_PRINCIPAL, "DESCRIBE", "foo")
-        for name in ("foo", "bar"):
-            authorizer.deny_topic(ANONYMOUS_PRINCIPAL, "DELETE", name)
+        for authorizer in deleting_authorizers(cluster):
+            authorizer.deny_topic(ANONYMOUS_PRINCIPAL, "DESCRIBE", "foo")
+            for name in ("foo", "bar"):
+                authorizer.deny_topic(ANONYMOUS_PRINCIPAL, "DELETE", name)
         response = await delete_at(cluster, DeleteTopicsRequest.for_topic_names(["foo", "bar", "baz"], 10000), version)
         assert response.topic_errors() == {"foo": Errors.TOPIC_AUTHORIZATION_FAILED.code,
                                            "bar": Errors.TOPIC_AUTHORIZATION_FAILED.code,
@@ -383,26 +396,37 @@ async def test_delete_topics_by_name_authorization(version: int) -> None:
         assert cluster.broker(0).metadata_cache.contains_topic("bar")
 
 
-async def test_delete_topics_with_name_and_id_is_invalid_request() -> None:
-    """Mirrors KafkaApis#handleDeleteTopicsRequest: a topic given by name and id at once makes the
-    whole request INVALID_REQUEST, and nothing is deleted."""
-    async with Cluster(brokers=BROKERS, metadata_mode="zk", seed=5) as cluster:
+@pytest.mark.parametrize("mode", ["zk", "kraft"])
+async def test_delete_topics_with_name_and_id_is_invalid_request(mode: str) -> None:
+    """Mirrors KafkaApis#handleDeleteTopicsRequest (ZooKeeper mode: a topic given by name and id at
+    once makes the whole request INVALID_REQUEST) and ControllerApis#deleteTopics (KRaft mode: that
+    entry alone, "You may not specify both topic name and topic id.", and a name given twice
+    "Duplicate topic name."); nothing is deleted."""
+    async with Cluster(brokers=BROKERS, metadata_mode=mode, seed=5) as cluster:
         await cluster.create_topic("both")
+        await cluster.create_topic("other")
         topic_id = cluster.broker(0).metadata_cache.get_topic_id("both")
         response = await delete_at(cluster, DeleteTopicsRequest(
             topics=(DeleteTopicState(name="both", topic_id=topic_id),), timeout_ms=10000))
         assert [(r.name, r.topic_id, r.error_code) for r in response.responses] == [
             ("both", topic_id, Errors.INVALID_REQUEST.code)]
-        assert cluster.broker(0).metadata_cache.contains_topic("both")
+        if mode == "kraft":
+            assert response.responses[0].error_message == "You may not specify both topic name and topic id."
+            response = await delete_at(cluster, DeleteTopicsRequest.for_topic_names(["other", "other"], 10000))
+            assert [(r.name, r.error_code, r.error_message) for r in response.responses] == [
+                ("other", Errors.INVALID_REQUEST.code, "Duplicate topic name.")]
+        assert all(cluster.broker(0).metadata_cache.contains_topic(n) for n in ("both", "other"))
 
 
+@pytest.mark.parametrize("mode", ["zk", "kraft"])
 @pytest.mark.parametrize(("version", "error"), [(2, Errors.INVALID_REQUEST), (3, Errors.TOPIC_DELETION_DISABLED),
                                                  (None, Errors.TOPIC_DELETION_DISABLED)])
-async def test_delete_topics_with_deletion_disabled(version: int | None, error: Errors) -> None:
-    """Mirrors kafka.server.DeleteTopicsRequestWithDeletionDisabledTest and KafkaApis#handleDeleteTopicsRequest:
-    with delete.topic.enable=false every topic answers TOPIC_DELETION_DISABLED, or INVALID_REQUEST
+async def test_delete_topics_with_deletion_disabled(version: int | None, error: Errors, mode: str) -> None:
+    """Mirrors kafka.server.DeleteTopicsRequestWithDeletionDisabledTest, KafkaApis#handleDeleteTopicsRequest
+    and ControllerApis#deleteTopics (the forwarded request keeps the client's version): with
+    delete.topic.enable=false every topic answers TOPIC_DELETION_DISABLED, or INVALID_REQUEST
     before version 3 (which has no such error); the topic stays."""
-    async with Cluster(brokers=BROKERS, metadata_mode="zk", config={"delete.topic.enable": False}, seed=5) as cluster:
+    async with Cluster(brokers=BROKERS, metadata_mode=mode, config={"delete.topic.enable": False}, seed=5) as cluster:
         await cluster.create_topic("topic-1")
         response = await delete_at(cluster, DeleteTopicsRequest.for_topic_names(["topic-1"], 10000), version)
         assert response.topic_errors() == {"topic-1": error.code}
@@ -470,3 +494,66 @@ async def test_reject_init_producer_id_when_id_or_epoch_missing(producer_id: int
         assert (response.error_code, response.producer_id, response.producer_epoch) == (Errors.INVALID_REQUEST.code, -1, 0)
         response = await send_at(cluster, 0, InitProducerIdRequest())
         assert (response.error_code, response.producer_epoch) == (0, 0) and response.producer_id >= 0
+
+
+# ------------------------------------------------------------------------------ Authorization of topic changes
+
+
+@pytest.mark.parametrize("mode", ["zk", "kraft"])
+async def test_create_partitions_authorization(mode: str) -> None:
+    """Mirrors kafka.server.KafkaApisTest#testCreatePartitionsAuthorization: foo (ALTER allowed) grows
+    to two partitions, bar (ALTER denied) is TOPIC_AUTHORIZATION_FAILED and keeps its one."""
+    from kafka_ref.common.requests.create_partitions import CreatePartitionsRequest, CreatePartitionsTopic
+
+    async with Cluster(brokers=BROKERS, metadata_mode=mode, seed=5) as cluster:
+        for name in ("foo", "bar"):
+            await cluster.create_topic(name)
+        admin = await admin_broker(cluster)
+        authorizers = [cluster.broker(b).apis.authorizer for b in cluster.live_broker_ids()]
+        if cluster.kraft is not None:
+            authorizers.append(cluster.kraft.controller.authorizer)
+        for authorizer in authorizers:
+            authorizer.deny_topic(ANONYMOUS_PRINCIPAL, "ALTER", "bar")
+        request = CreatePartitionsRequest(topics=(CreatePartitionsTopic(name="foo", count=2),
+                                                  CreatePartitionsTopic(name="bar", count=10)), timeout_ms=35000)
+        response = await send_at(cluster, admin, request)
+        assert {r.name: Errors.for_code(r.error_code) for r in response.results} == {
+            "foo": Errors.NONE, "bar": Errors.TOPIC_AUTHORIZATION_FAILED}
+        await cluster.wait_until(lambda: len(cluster.broker(0).metadata_cache.get_topic_partitions("foo")) == 2)
+        assert len(cluster.broker(0).metadata_cache.get_topic_partitions("bar")) == 1
+
+
+@pytest.mark.parametrize("incremental", [True, False])
+async def test_alter_configs_with_authorizer(incremental: bool) -> None:
+    """Mirrors kafka.server.KafkaApisTest#testIncrementalAlterConfigsWithAuthorizer and
+    #testAlterConfigsWithAuthorizer: the topic the principal may ALTER_CONFIGS is changed (NONE),
+    the other one is TOPIC_AUTHORIZATION_FAILED and keeps its configs."""
+    from kafka_ref.common.requests.alter_configs import AlterConfigsRequest
+    from kafka_ref.common.requests.alter_configs import AlterConfigsResource as LegacyResource
+    from kafka_ref.common.requests.alter_configs import AlterableConfig as LegacyConfig
+    from kafka_ref.common.requests.incremental_alter_configs import (
+        AlterableConfig,
+        AlterConfigsResource,
+        IncrementalAlterConfigsRequest,
+    )
+
+    async with Cluster(brokers=1, metadata_mode="zk", seed=5) as cluster:
+        for name in ("authorized-topic", "unauthorized-topic"):
+            await cluster.create_topic(name)
+        cluster.broker(0).apis.authorizer.deny_topic(ANONYMOUS_PRINCIPAL, "ALTER_CONFIGS", "unauthorized-topic")
+        names = ("authorized-topic", "unauthorized-topic")
+        if incremental:
+            request: Any = IncrementalAlterConfigsRequest(resources=tuple(AlterConfigsResource(
+                resource_type=2, resource_name=n, configs=(AlterableConfig(name="retention.ms", value="1000"),))
+                for n in names))
+            results = (await send_at(cluster, 0, request)).responses
+        else:
+            request = AlterConfigsRequest(resources=tuple(LegacyResource(
+                resource_type=2, resource_name=n, configs=(LegacyConfig(name="retention.ms", value="1000"),))
+                for n in names))
+            results = (await send_at(cluster, 0, request)).responses
+        assert {r.resource_name: Errors.for_code(r.error_code) for r in results} == {
+            "authorized-topic": Errors.NONE, "unauthorized-topic": Errors.TOPIC_AUTHORIZATION_FAILED}
+        await cluster.wait_until(lambda: cluster.broker(0).log_manager.fetch_log_config("authorized-topic")
+                                 .overrides.get("retention.ms") in ("1000", 1000))
+        assert "retention.ms" not in cluster.broker(0).log_manager.fetch_log_config("unauthorized-topic").overrides

@@ -346,6 +346,121 @@ async def test_unauthorized_topic_metadata_request() -> None:
         assert [t.name for t in response.topics] == ["authorized-topic"]
 
 
+@pytest.mark.parametrize("mode", ["zk", "kraft"])
+async def test_metadata_cluster_id_rack_internal_and_preferred_replica(mode: str) -> None:
+    """Mirrors kafka.server.MetadataRequestTest#testClusterIdIsValid, #testRack, #testIsInternal,
+    #testNoTopicsRequest, #testAllTopicsRequest and #testPreferredReplica: a 22-character base64
+    cluster id; each broker with its rack; __consumer_offsets internal, a user topic not; an empty
+    topic list (v1+) asks for no topics, a null one for all; on two brokers every partition lists
+    its assigned replicas in order, the first one leading, all in sync."""
+    import re
+
+    racks = {b: f"rack/{b}" for b in range(3)}
+    async with Cluster(brokers=3, metadata_mode=mode, racks=racks, seed=3) as cluster:
+        await cluster.create_topic("__consumer_offsets", partitions=3, replication_factor=2,
+                                   config={"cleanup.policy": "compact"})
+        await cluster.create_topic("notInternal", partitions=3, replication_factor=2)
+        assignment = {0: [1, 2, 0], 1: [2, 0, 1]}
+        await cluster.create_topic("t1", replica_assignment=assignment)
+        await cluster.wait_until(lambda: all({"t1", "notInternal", "__consumer_offsets"}
+                                             <= cluster.broker(b).metadata_cache.get_all_topics() for b in (0, 1)))
+        response = await send_at(cluster, 0, MetadataRequest.all_topics(), 2)
+        assert re.fullmatch(r"[A-Za-z0-9_-]{22}", response.cluster_id)
+        assert {b.node_id: b.rack for b in response.brokers} == racks
+        assert response.errors() == {}
+        assert {t.name: t.is_internal for t in response.topics} == {"__consumer_offsets": True, "notInternal": False,
+                                                                    "t1": False}
+        response = await send_at(cluster, 0, MetadataRequest(topics=()), 1)
+        assert (response.errors(), response.topics) == ({}, ())
+        for broker in (0, 1):
+            [t1] = (await send_at(cluster, broker, MetadataRequest.for_topics(["t1"]))).topics
+            assert t1.error_code == 0
+            assert {p.partition_index: (p.replica_nodes, p.isr_nodes, p.leader_id) for p in t1.partitions} == {
+                p: (tuple(r), tuple(r), r[0]) for p, r in assignment.items()}
+
+
+async def test_metadata_controller_id() -> None:
+    """Mirrors kafka.server.MetadataRequestTest#testControllerId (ZooKeeper mode): the answer names
+    the active controller; after it fails over, the new one."""
+    async with Cluster(brokers=3, metadata_mode="zk", seed=3) as cluster:
+        await cluster.wait_until(lambda: cluster.controller_id() is not None)
+        first = cluster.controller_id()
+        other = next(b for b in cluster.live_broker_ids() if b != first)
+        assert (await send_at(cluster, other, MetadataRequest.all_topics(), 1)).controller_id == first
+        cluster.kill_broker(first)
+        await cluster.wait_until(lambda: cluster.controller_id() not in (None, first), timeout_ms=60000)
+        second = cluster.controller_id()
+        await cluster.wait_until(lambda: cluster.broker(other).metadata_cache.controller_id == second)
+        assert (await send_at(cluster, other, MetadataRequest.all_topics(), 1)).controller_id == second
+
+
+@pytest.mark.parametrize("mode", ["zk", "kraft"])
+async def test_metadata_replica_down_response(mode: str) -> None:
+    """Mirrors kafka.server.MetadataRequestTest#testReplicaDownResponse: with a follower's broker down
+    (and gone from the brokers list), version 0 leaves it out of the replicas with
+    REPLICA_NOT_AVAILABLE, version 1 and later list all three replicas with no error."""
+    async with Cluster(brokers=3, metadata_mode=mode, seed=3) as cluster:
+        await cluster.create_topic("replicaDown", replica_assignment={0: [0, 1, 2]})
+        down = 2 if mode == "kraft" or cluster.controller_id() != 2 else 1
+        cluster.kill_broker(down)
+
+        async def brokers_listed() -> set[int]:
+            return {b.node_id for b in (await send_at(cluster, 0, MetadataRequest.for_topics(["replicaDown"]))).brokers}
+
+        for _ in range(600):
+            if down not in await brokers_listed():
+                break
+            await anyio.sleep(0.1)
+        assert down not in await brokers_listed()
+        for version, error, replicas in ((0, Errors.REPLICA_NOT_AVAILABLE, 2), (1, Errors.NONE, 3), (None, Errors.NONE, 3)):
+            request = MetadataRequest.for_topics(["replicaDown"])
+            response = await send_at(cluster, 0, request, version)
+            assert response.errors() == {}
+            assert down not in {b.node_id for b in response.brokers}
+            [partition] = response.topics[0].partitions
+            assert (version, Errors.for_code(partition.error_code), len(partition.replica_nodes)) == (version, error, replicas)
+
+
+@pytest.mark.parametrize("mode", ["zk", "kraft"])
+async def test_auto_create_topic_with_invalid_replication_factor(mode: str) -> None:
+    """Mirrors kafka.server.MetadataRequestTest#testAutoCreateTopicWithInvalidReplicationFactor: with
+    fewer live brokers than default.replication.factor, auto-creation answers
+    INVALID_REPLICATION_FACTOR in ZooKeeper mode (the broker tried and failed) and
+    UNKNOWN_TOPIC_OR_PARTITION in KRaft mode (sent to the controller), with no partitions."""
+    async with Cluster(brokers=3, metadata_mode=mode, config={"default.replication.factor": 3}, seed=3) as cluster:
+        await cluster.wait_until(lambda: cluster.controller_id() is not None)
+        keep = cluster.controller_id() if mode == "zk" else 0
+        for b in cluster.live_broker_ids():
+            if b != keep:
+                cluster.kill_broker(b)
+        await cluster.wait_until(lambda: len(cluster.broker(keep).metadata_cache.get_alive_brokers()) == 1,
+                                 timeout_ms=60000)
+        response = await send_at(cluster, keep, MetadataRequest.for_topics(["testAutoCreateTopic"]))
+        [topic] = response.topics
+        expected = Errors.INVALID_REPLICATION_FACTOR if mode == "zk" else Errors.UNKNOWN_TOPIC_OR_PARTITION
+        assert (topic.name, Errors.for_code(topic.error_code), topic.partitions) == ("testAutoCreateTopic", expected, ())
+
+
+async def test_auto_create_of_colliding_topics() -> None:
+    """Mirrors kafka.server.MetadataRequestTest#testAutoCreateOfCollidingTopics (ZooKeeper mode): two
+    names that differ only in '.' and '_' asked for together: one is created (LEADER_NOT_AVAILABLE
+    at first, then one partition of two replicas with a leader), the other is
+    INVALID_TOPIC_EXCEPTION."""
+    async with Cluster(brokers=3, metadata_mode="zk", config={"default.replication.factor": 2}, seed=3) as cluster:
+        names = ["testAutoCreate.Topic", "testAutoCreate_Topic"]
+        response = await send_at(cluster, 0, MetadataRequest.for_topics(names))
+        errors = {t.name: Errors.for_code(t.error_code) for t in response.topics}
+        assert set(errors) == set(names)
+        assert set(errors.values()) == {Errors.LEADER_NOT_AVAILABLE, Errors.INVALID_TOPIC_EXCEPTION}
+        created = next(n for n, e in errors.items() if e is Errors.LEADER_NOT_AVAILABLE)
+        await cluster.wait_until(lambda: cluster.leader_for(created, 0) >= 0
+                                 and cluster.broker(0).metadata_cache.contains(TopicPartition(created, 0)))
+        [topic] = (await send_at(cluster, 0, MetadataRequest.for_topics([created]))).topics
+        assert (topic.error_code, [p.error_code for p in topic.partitions]) == (0, [0])
+        [partition] = topic.partitions
+        assert (partition.partition_index, len(partition.replica_nodes)) == (0, 2) and partition.leader_id >= 0
+
+
 # ------------------------------------------------------------------------------ Produce
 
 

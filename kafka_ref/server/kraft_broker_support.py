@@ -175,10 +175,11 @@ class ForwardingManager:
     def forward_request(self, envelope: Envelope) -> None:
         """Mirrors ForwardingManager#forwardRequest: the client's request goes on to the controller.
 
-        It travels as the client's principal, as Kafka's EnvelopeRequest carries it, so the
-        controller authorizes the client (ControllerApis' cluster operation checks).
+        It travels as the client's principal and at the client's version, as Kafka's
+        EnvelopeRequest carries both, so the controller authorizes the client (ControllerApis'
+        checks) and answers as that version would.
         """
-        self._send(envelope.request, envelope.respond, envelope.principal)
+        self._send(envelope.request, envelope.respond, envelope.principal, envelope.api_version)
 
     def create_topics(self, request: CreateTopicsRequest, respond: Any) -> None:
         """Send a CreateTopics the broker makes itself (auto-creation, the group coordinator's topic)
@@ -188,11 +189,13 @@ class ForwardingManager:
     def delete_topics(self, request: DeleteTopicsRequest, respond: Any) -> None:
         self._send(request, respond)
 
-    def _send(self, request: Any, respond: Any, principal: str = INTER_BROKER_PRINCIPAL) -> None:
+    def _send(self, request: Any, respond: Any, principal: str = INTER_BROKER_PRINCIPAL,
+              api_version: int | None = None) -> None:
         assert self._task_group is not None, "ForwardingManager used before start()"
-        self._task_group.start_soon(self._forward, request, respond, principal)
+        self._task_group.start_soon(self._forward, request, respond, principal, api_version)
 
-    async def _forward(self, request: Any, respond: Any, principal: str = INTER_BROKER_PRINCIPAL) -> None:
+    async def _forward(self, request: Any, respond: Any, principal: str = INTER_BROKER_PRINCIPAL,
+                       api_version: int | None = None) -> None:
         """The forwarding channel (BrokerToControllerChannelManager) behind ForwardingManager#forwardRequest.
 
         1. send to the active controller; 2. NOT_CONTROLLER or no answer: look up the
@@ -205,8 +208,10 @@ class ForwardingManager:
         while (remaining_ms := (deadline - anyio.current_time()) * 1000) > 0:
             # 1. The controller we know now.
             try:
-                answer = await self.broker.network.send(self.broker.broker_id, self.controller_node_provider(), request,
-                                                        remaining_ms, principal)
+                network = self.broker.network
+                forwarded = network.post(self.broker.broker_id, self.controller_node_provider(), request, principal)
+                forwarded.api_version = api_version
+                answer = await network.wait(forwarded, remaining_ms)
             except (DisconnectException, NetworkTimeoutException):
                 answer = None
             # 2. Another controller may be active: retry after a short back-off.

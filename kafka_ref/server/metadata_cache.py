@@ -127,16 +127,21 @@ class MetadataCache:
         state = self.get_partition_info(tp)
         return self.alive_brokers.get(state.leader) if state is not None else None
 
-    def get_topic_metadata(self, topics: list[str] | None) -> MetadataResponse:
-        """Mirrors kafka.server.metadata.ZkMetadataCache#getTopicMetadata (+ the brokers list).
+    def get_topic_metadata(self, topics: list[str] | None, error_unavailable_endpoints: bool = False) -> MetadataResponse:
+        """Mirrors kafka.server.metadata.ZkMetadataCache#getTopicMetadata and #getPartitionMetadata (+ the brokers list).
 
-        A partition whose leader is not alive answers LEADER_NOT_AVAILABLE; replicas that are
-        not alive are listed as offline and give REPLICA_NOT_AVAILABLE; an unknown topic gives
-        UNKNOWN_TOPIC_OR_PARTITION.
+        1. An unknown topic gives UNKNOWN_TOPIC_OR_PARTITION; 2. per partition, the replicas and
+        ISR are listed in full, or only those on alive brokers when ``error_unavailable_endpoints``
+        (Metadata version 0); 3. a leader that is not alive is LEADER_NOT_AVAILABLE (leader -1),
+        otherwise a replica or ISR member left out in step 2 gives REPLICA_NOT_AVAILABLE, so from
+        version 1 a partition with a replica down answers NONE; the offline replicas are the
+        controller's (UpdateMetadata).
         """
         names = sorted(self.partition_states) if topics is None else topics
+        alive = self.alive_brokers
         out_topics = []
         for name in names:
+            # 1. The topic.
             states = self.partition_states.get(name)
             if states is None:
                 out_topics.append(MetadataResponseTopic(error_code=Errors.UNKNOWN_TOPIC_OR_PARTITION.code, name=name))
@@ -144,21 +149,26 @@ class MetadataCache:
             partitions = []
             for index in sorted(states):
                 s = states[index]
-                offline = tuple(r for r in s.replicas if r not in self.alive_brokers)
-                if s.leader not in self.alive_brokers:
+                # 2. Replicas and ISR, maybe limited to alive brokers.
+                replicas, isr = tuple(s.replicas), tuple(s.isr)
+                if error_unavailable_endpoints:
+                    replicas = tuple(r for r in replicas if r in alive)
+                    isr = tuple(r for r in isr if r in alive)
+                # 3. The error.
+                if s.leader not in alive:
                     error = Errors.LEADER_NOT_AVAILABLE
-                elif offline:
+                elif len(replicas) < len(s.replicas) or len(isr) < len(s.isr):
                     error = Errors.REPLICA_NOT_AVAILABLE
                 else:
                     error = Errors.NONE
                 partitions.append(MetadataResponsePartition(
                     error_code=error.code,
                     partition_index=index,
-                    leader_id=s.leader if s.leader in self.alive_brokers else -1,
+                    leader_id=s.leader if s.leader in alive else -1,
                     leader_epoch=s.leader_epoch,
-                    replica_nodes=tuple(s.replicas),
-                    isr_nodes=tuple(s.isr),
-                    offline_replicas=offline,
+                    replica_nodes=replicas,
+                    isr_nodes=isr,
+                    offline_replicas=tuple(s.offline_replicas),
                 ))
             out_topics.append(MetadataResponseTopic(
                 error_code=Errors.NONE.code, name=name, topic_id=self.get_topic_id(name),

@@ -70,7 +70,7 @@ def handle_topic_metadata_request(apis: Any, envelope: Envelope) -> None:
                               and not authorizer.authorize_topic(principal, "CREATE", n)]
             names = [n for n in names if n not in refused_create]
     # 4. The cache (and auto-creation).
-    response = get_topic_metadata(apis, names, allow_auto_creation, set(refused_describe))
+    response = get_topic_metadata(apis, names, allow_auto_creation, set(refused_describe), version == 0)
     # 5. Everything in Kafka's order.
     refused_create_topics = tuple(MetadataResponseTopic(error_code=Errors.TOPIC_AUTHORIZATION_FAILED.code, name=n,
                                                         is_internal=n in INTERNAL_TOPICS) for n in refused_create)
@@ -88,18 +88,20 @@ def handle_topic_metadata_request(apis: Any, envelope: Envelope) -> None:
     envelope.respond(response)
 
 
-def get_topic_metadata(apis: Any, names: list[str] | None, allow_auto_creation: bool, hidden: set[str]) -> Any:
+def get_topic_metadata(apis: Any, names: list[str] | None, allow_auto_creation: bool, hidden: set[str],
+                       error_unavailable_endpoints: bool = False) -> Any:
     """Mirrors kafka.server.KafkaApis#getTopicMetadata (with the brokers of the response).
 
     1. The metadata cache answers the topics it knows (every topic for an all-topics request,
-    less ``hidden``: those the principal may not describe); 2. the names it does not know are
+    less ``hidden``: those the principal may not describe; a version 0 request,
+    ``error_unavailable_endpoints``, sees only the replicas on alive brokers); 2. the names it does not know are
     auto-created when ``allow_auto_creation`` (DefaultAutoTopicCreationManager:
     LEADER_NOT_AVAILABLE or UNKNOWN_TOPIC_OR_PARTITION while the topic is made); otherwise each
     answers UNKNOWN_TOPIC_OR_PARTITION, or INVALID_TOPIC_EXCEPTION for a name no topic can have;
     3. known topics first, then the others, as Kafka concatenates them.
     """
     # 1. What the cache knows.
-    response = apis.metadata_cache.get_topic_metadata(names)
+    response = apis.metadata_cache.get_topic_metadata(names, error_unavailable_endpoints)
     if names is None:
         if hidden:
             response = dataclasses.replace(response, topics=tuple(t for t in response.topics if t.name not in hidden))

@@ -152,6 +152,17 @@ def get_rack_alternated_broker_list(rack_of: Mapping[int, str]) -> list[int]:
     return result
 
 
+def has_collision_chars(topic: str) -> bool:
+    """Mirrors org.apache.kafka.common.internals.Topic#hasCollisionChars: a '.' or '_' in the name."""
+    return "_" in topic or "." in topic
+
+
+def has_collision(topic_a: str, topic_b: str) -> bool:
+    """Mirrors org.apache.kafka.common.internals.Topic#hasCollision: equal once every '.' is read as '_'
+    (both become the same metric name)."""
+    return topic_a.replace(".", "_") == topic_b.replace(".", "_")
+
+
 def validate_topic_name(topic: str) -> None:
     """Mirrors org.apache.kafka.common.internals.Topic#validate."""
     if not topic:
@@ -187,10 +198,23 @@ class AdminZkClient:
         return assignment
 
     def validate_topic_create(self, topic: str, assignment: Mapping[int, Sequence[int]], config: Mapping[str, str]) -> None:
-        """Mirrors kafka.zk.AdminZkClient#validateTopicCreate."""
+        """Mirrors kafka.zk.AdminZkClient#validateTopicCreate.
+
+        1. A legal name, not marked for deletion, not existing, and not colliding with an existing
+        topic once '.' and '_' are taken as the same (Topic#hasCollision); 2. an even, duplicate-free,
+        0-based assignment; 3. valid configs.
+        """
+        # 1. The name.
         validate_topic_name(topic)
+        if self.zk_client.is_topic_marked_for_deletion(topic):
+            raise TopicExistsException(f"Topic '{topic}' is marked for deletion.")
         if self.zk_client.topic_exists(topic):
             raise TopicExistsException(f"Topic '{topic}' already exists.")
+        if has_collision_chars(topic):
+            colliding = sorted(t for t in self.zk_client.get_all_topics_in_cluster() if has_collision(topic, t))
+            if colliding:
+                raise InvalidTopicException(f"Topic '{topic}' collides with existing topics: {', '.join(colliding)}")
+        # 2. The assignment.
         sizes = {len(r) for r in assignment.values()}
         if len(sizes) > 1:
             raise InvalidReplicaAssignmentException("All partitions should have the same number of replicas")
@@ -201,6 +225,7 @@ class AdminZkClient:
         expected = list(range(len(assignment)))
         if sorted(assignment) != expected:
             raise InvalidReplicaAssignmentException("partitions should be a consecutive 0-based integer sequence")
+        # 3. The configs.
         LogConfig.validate(config)
 
     def create_topic_with_assignment(

@@ -45,7 +45,7 @@ from kafka_ref.common.requests.elect_leaders import ElectLeadersRequest, ElectLe
 from kafka_ref.common.requests.list_partition_reassignments import ListPartitionReassignmentsRequest
 from kafka_ref.common.state_change import state_change_logger
 from kafka_ref.common.time import Time
-from kafka_ref.common.uuid import ZERO_UUID
+from kafka_ref.common.uuid import ZERO_UUID, Uuid
 from kafka_ref.common.requests.broker_requests import (
     BrokerHeartbeatRequest,
     BrokerHeartbeatResponse,
@@ -69,7 +69,9 @@ from kafka_ref.controller.quorum.replication_control_manager import MAX_RECORDS_
 from kafka_ref.network.network import Envelope
 from kafka_ref.server.authorizer import Authorizer
 
-CLUSTER_ID = "kafka-ref-kraft-cluster"
+# The KRaft cluster's id, fixed: a Uuid in Kafka's base64 form, as `kafka-storage random-uuid` makes
+# one (MetadataRequestTest#testClusterIdIsValid); the 16 bytes spell "KafkaRefKRaftClu".
+CLUSTER_ID = "S2Fma2FSZWZLUmFmdENsdQ"
 # Requests the node's Raft client answers (KafkaRaftClient#handleRequest), not the controller.
 RAFT_REQUESTS = (MetadataFetchRequest, VoteRequest, BeginQuorumEpochRequest, EndQuorumEpochRequest)
 # Admin requests and the operation on the Cluster resource each needs (ControllerApis#handleElectLeaders,
@@ -635,29 +637,89 @@ class QuorumController:
         self._write("listPartitionReassignments", ControllerResult([], response), envelope.respond, request=request)
 
     def handle_delete_topics(self, envelope: Envelope) -> None:
-        """Mirrors ControllerApis#deleteTopics: names to ids, then QuorumController#deleteTopics."""
+        """Mirrors ControllerApis#deleteTopics and QuorumController#deleteTopics (Kafka 3.7).
+
+        1. With delete.topic.enable off every topic is TOPIC_DELETION_DISABLED (INVALID_REQUEST
+        before version 3); 2. an entry with neither name nor id, or with both, is INVALID_REQUEST,
+        and so is a name or an id given twice; 3. ids are resolved (UNKNOWN_TOPIC_ID when no topic
+        has one); without DELETE on the cluster, a topic the principal may not DELETE is
+        TOPIC_AUTHORIZATION_FAILED (asked by id, its name is shown only if it may DESCRIBE it), a
+        name it may not DESCRIBE is TOPIC_AUTHORIZATION_FAILED and an unknown name
+        UNKNOWN_TOPIC_OR_PARTITION; a name that maps to an id already given is INVALID_REQUEST;
+        4. the rest go in one RemoveTopicRecord batch. The answer lists the entries in the order
+        of these steps (Kafka shuffles it so positions tell nothing; kafka_ref keeps runs
+        deterministic).
+        """
         request: DeleteTopicsRequest = envelope.request
-        # 1. Resolve each topic (by name or id).
-        ids, results = [], []
+        principal = envelope.principal
+        rc = self.replication_control
+        # 1. Deletion off: the whole request.
+        if not rc.delete_topic_enable:
+            version = envelope.api_version
+            error = Errors.INVALID_REQUEST if version is not None and version < 3 else Errors.TOPIC_DELETION_DISABLED
+            envelope.respond(request.get_error_response(error.code))
+            return
+        responses: list[DeletableTopicResult] = []
+
+        def answer(name: str | None, topic_id: Uuid, error: Errors, message: str | None = None) -> None:
+            responses.append(DeletableTopicResult(name=name, topic_id=topic_id, error_code=error.code,
+                                                  error_message=message))
+
+        # 2. Invalid entries and duplicates.
+        names: list[str] = []
+        ids: list[Uuid] = []
         for topic in request.topics:
-            topic_id = topic.topic_id if topic.topic_id != ZERO_UUID else self.replication_control.get_topic_id(topic.name or "")
-            if topic_id is None:
-                results.append(DeletableTopicResult(name=topic.name, error_code=Errors.UNKNOWN_TOPIC_OR_PARTITION.code))
+            if topic.name is None and topic.topic_id == ZERO_UUID:
+                answer(None, ZERO_UUID, Errors.INVALID_REQUEST, "Neither topic name nor id were specified.")
+            elif topic.name is not None and topic.topic_id != ZERO_UUID:
+                answer(topic.name, topic.topic_id, Errors.INVALID_REQUEST, "You may not specify both topic name and topic id.")
+            elif topic.name is not None:
+                names.append(topic.name)
             else:
-                ids.append(topic_id)
-                results.append(None)
-        # 2. Remove the known ones.
-        records, by_id = self.replication_control.delete_topics(ids)
-        answered = iter(ids)
-        final = []
-        for topic, result in zip(request.topics, results):
-            if result is None:
-                topic_id = next(answered)
-                info = self.replication_control.topics.get(topic_id)
-                name = topic.name or (info.name if info is not None else None)
-                result = DeletableTopicResult(name=name, topic_id=topic_id, error_code=by_id[topic_id].code)
-            final.append(result)
-        self._write("deleteTopics", ControllerResult(records, DeleteTopicsResponse(responses=tuple(final))),
+                ids.append(topic.topic_id)
+        duplicate_names = list(dict.fromkeys(n for n in names if names.count(n) > 1))
+        duplicate_ids = list(dict.fromkeys(i for i in ids if ids.count(i) > 1))
+        for name in duplicate_names:
+            answer(name, ZERO_UUID, Errors.INVALID_REQUEST, "Duplicate topic name.")
+        for topic_id in duplicate_ids:
+            answer(None, topic_id, Errors.INVALID_REQUEST, "Duplicate topic id.")
+        names = [n for n in dict.fromkeys(names) if n not in duplicate_names]
+        ids = [i for i in dict.fromkeys(ids) if i not in duplicate_ids]
+        # 3. Resolve, authorize.
+        id_to_name: dict[Uuid, str] = {}
+        for topic_id in ids:
+            info = rc.topics.get(topic_id)
+            if info is None:
+                answer(None, topic_id, Errors.UNKNOWN_TOPIC_ID)
+            else:
+                id_to_name[topic_id] = info.name
+        cluster_delete = self.authorizer.authorize_cluster(principal, "DELETE")
+
+        def may(operation: str, name: str) -> bool:
+            return cluster_delete or self.authorizer.authorize_topic(principal, operation, name)
+
+        for topic_id, name in list(id_to_name.items()):
+            if not may("DELETE", name):
+                answer(name if may("DESCRIBE", name) else None, topic_id, Errors.TOPIC_AUTHORIZATION_FAILED)
+                del id_to_name[topic_id]
+        for name in names:
+            topic_id = rc.get_topic_id(name)
+            if not may("DESCRIBE", name):
+                answer(name, ZERO_UUID, Errors.TOPIC_AUTHORIZATION_FAILED)
+            elif topic_id is None:
+                answer(name, ZERO_UUID, Errors.UNKNOWN_TOPIC_OR_PARTITION)
+            elif not may("DELETE", name):
+                answer(name, ZERO_UUID, Errors.TOPIC_AUTHORIZATION_FAILED)
+            elif topic_id in id_to_name:
+                del id_to_name[topic_id]
+                answer(name, topic_id, Errors.INVALID_REQUEST, "The provided topic name maps to an ID that was already supplied.")
+            else:
+                id_to_name[topic_id] = name
+        # 4. Remove the rest.
+        records, by_id = rc.delete_topics(list(id_to_name))
+        for topic_id, name in id_to_name.items():
+            answer(name, topic_id, by_id[topic_id])
+        self._write("deleteTopics", ControllerResult(records, DeleteTopicsResponse(responses=tuple(responses))),
                     envelope.respond, request=envelope.request)
 
     # ------------------------------------------------------------------ views for the harness

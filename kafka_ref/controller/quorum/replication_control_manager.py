@@ -77,7 +77,7 @@ from kafka_ref.image.records import (
     UnfenceBrokerRecord,
 )
 from kafka_ref.image.registrations import PartitionRegistration
-from kafka_ref.zk.admin_zk_client import validate_topic_name
+from kafka_ref.zk.admin_zk_client import has_collision, has_collision_chars, validate_topic_name
 
 
 @dataclass(slots=True)
@@ -210,6 +210,12 @@ class ReplicationControlManager:
                 continue
             if topic.name in self.topics_by_name:
                 errors[topic.name] = Errors.TOPIC_ALREADY_EXISTS.exception(f"Topic '{topic.name}' already exists.")
+            elif has_collision_chars(topic.name):
+                # ReplicationControlManager#validateNewTopicNames: '.' and '_' name the same metrics.
+                colliding = sorted(t for t in self.topics_by_name if has_collision(topic.name, t))
+                if colliding:
+                    errors[topic.name] = Errors.INVALID_TOPIC_EXCEPTION.exception(
+                        f"Topic '{topic.name}' collides with existing topic: {colliding[0]}")
         # 2. Configs.
         changes: dict[ConfigResource, dict[str, str]] = {}
         for topic in request.topics:

@@ -175,13 +175,16 @@ class KRaftMetadataCache:
         info = self.get_partition_info(tp)
         return self.get_alive_broker_node(info.leader) if info is not None else None
 
-    def get_topic_metadata(self, topics: list[str] | None) -> MetadataResponse:
-        """Mirrors KRaftMetadataCache#getTopicMetadata (+ the brokers and controller of the response).
+    def get_topic_metadata(self, topics: list[str] | None, error_unavailable_endpoints: bool = False) -> MetadataResponse:
+        """Mirrors KRaftMetadataCache#getTopicMetadata and #getPartitionMetadata (+ the brokers and controller of the response).
 
-        A leader with no registration is LEADER_NOT_AVAILABLE (leader -1); fenced or
-        unregistered replicas are offline and give REPLICA_NOT_AVAILABLE. Clients never talk
-        to a KRaft controller: the response names a random alive broker as "controller",
-        which forwards controller requests.
+        Per partition: the replicas and ISR in full, or only those on alive (registered, unfenced)
+        brokers when ``error_unavailable_endpoints`` (Metadata version 0, maybeFilterAliveReplicas);
+        a leader with no registration is LEADER_NOT_AVAILABLE (leader -1); otherwise a replica or
+        ISR member left out gives REPLICA_NOT_AVAILABLE, so from version 1 a partition with a
+        replica down answers NONE. Fenced or unregistered replicas are listed as offline. Clients
+        never talk to a KRaft controller: the response names a random alive broker as
+        "controller", which forwards controller requests.
         """
         image = self._image
         names = sorted(image.topics.topics_by_name) if topics is None else topics
@@ -197,16 +200,20 @@ class KRaftMetadataCache:
                 # Offline: not registered, or fenced (KRaftMetadataCache#getOfflineReplicas).
                 offline = tuple(r for r in p.replicas
                                 if image.cluster.broker(r) is None or image.cluster.broker(r).fenced)
+                replicas, isr = tuple(p.replicas), tuple(p.isr)
+                if error_unavailable_endpoints:
+                    replicas = tuple(r for r in replicas if r not in offline)
+                    isr = tuple(r for r in isr if image.cluster.broker(r) is not None and not image.cluster.broker(r).fenced)
                 leader_known = image.cluster.broker(p.leader) is not None
                 if not leader_known:
                     error = Errors.LEADER_NOT_AVAILABLE
-                elif offline:
+                elif len(replicas) < len(p.replicas) or len(isr) < len(p.isr):
                     error = Errors.REPLICA_NOT_AVAILABLE
                 else:
                     error = Errors.NONE
                 partitions.append(MetadataResponsePartition(
                     error_code=error.code, partition_index=index, leader_id=p.leader if leader_known else -1,
-                    leader_epoch=p.leader_epoch, replica_nodes=tuple(p.replicas), isr_nodes=tuple(p.isr),
+                    leader_epoch=p.leader_epoch, replica_nodes=replicas, isr_nodes=isr,
                     offline_replicas=offline,
                 ))
             out_topics.append(MetadataResponseTopic(
