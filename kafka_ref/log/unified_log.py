@@ -112,6 +112,9 @@ class UnifiedLog:
         # Mirrors kafka.log.UnifiedLog#lastStableOffset: the HW, as this log holds no transactions;
         # a plain attribute set with the HW (every follower fetch of every partition reads it).
         self.last_stable_offset = start
+        # The read helper's empty FetchDataInfo at the current log end (ReplicaManager's
+        # _follower_read_at_log_end), shared while the end does not move.
+        self.empty_read_at_end: "FetchDataInfo | None" = None
         self._last_flush_time = self.time.milliseconds()
         self._topic_id: Uuid | None = None
         # 2. Apply the log start offset (moving HW and recovery point up to it if needed).

@@ -249,7 +249,12 @@ class ReadPath:
         high_watermark = log.high_watermark
         log_start_offset = log.log_start_offset
         last_stable_offset = log.last_stable_offset
-        fetched = FetchDataInfo(log.local_log.log_end_offset_metadata, EMPTY_RECORDS)
+        # (The empty read at the log end is the same value until the end moves: the log keeps the
+        #  last one made, so an idle partition's fetches share it instead of building one each.)
+        end = log.local_log.log_end_offset_metadata
+        fetched = log.empty_read_at_end
+        if fetched is None or fetched.fetch_offset_metadata is not end:
+            fetched = log.empty_read_at_end = FetchDataInfo(end, EMPTY_RECORDS)
         if update_fetch_state:
             try:
                 # (Positional: replica, its fetch offset metadata, its log start offset, the fetch
