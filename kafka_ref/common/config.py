@@ -198,6 +198,9 @@ LOG_CONFIG_KEYS = [
     _k("segment.bytes", _to_int, 1073741824, _at_least(14)),
     _k("cleanup.policy", _to_str, "delete", _one_of("delete", "compact", "compact,delete", "delete,compact")),
     _k("message.timestamp.type", _to_str, "CreateTime", _one_of("CreateTime", "LogAppendTime")),
+    _k("message.timestamp.difference.max.ms", _to_int, 2**63 - 1, _at_least(0)),
+    _k("message.timestamp.before.max.ms", _to_int, 2**63 - 1, _at_least(0)),
+    _k("message.timestamp.after.max.ms", _to_int, 2**63 - 1, _at_least(0)),
     _k("compression.type", _to_str, "producer", _one_of("producer", "none", "gzip", "snappy", "lz4", "zstd", "uncompressed")),
 ]
 
@@ -209,6 +212,9 @@ _BROKER_NAME_FOR_TOPIC_KEY = {
     "segment.bytes": "log.segment.bytes",
     "cleanup.policy": "log.cleanup.policy",
     "message.timestamp.type": "log.message.timestamp.type",
+    "message.timestamp.difference.max.ms": "log.message.timestamp.difference.max.ms",
+    "message.timestamp.before.max.ms": "log.message.timestamp.before.max.ms",
+    "message.timestamp.after.max.ms": "log.message.timestamp.after.max.ms",
 }
 
 KAFKA_CONFIG_KEYS = [

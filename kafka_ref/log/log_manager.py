@@ -23,6 +23,7 @@ from kafka_ref.common.time import MockTime, Time
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.common.uuid import Uuid
 from kafka_ref.log.disk import Disk
+from kafka_ref.log.log_validator import NO_TIMESTAMP_BOUND
 from kafka_ref.log.unified_log import DEFAULT_MAX_MESSAGE_BYTES, UnifiedLog
 
 # Mirrors LogManager.InitialTaskDelayMs: the first run of the periodic log tasks.
@@ -103,7 +104,7 @@ class LogManager:
     def _apply_config(self, log: UnifiedLog, topic: str) -> None:
         """Give a log the parts of its topic's config the append and retention paths read
         (what Kafka's UnifiedLog reads from its LogConfig): max.message.bytes, retention.bytes,
-        retention.ms, the cleanup policy and message.timestamp.type."""
+        retention.ms, the cleanup policy, message.timestamp.type and the timestamp bounds."""
         config = self.fetch_log_config(topic)
         max_bytes = config.max_message_size if config is not None else DEFAULT_MAX_MESSAGE_BYTES
         if self.max_message_bytes is not None and topic not in self.topic_configs:
@@ -114,6 +115,12 @@ class LogManager:
             log.retention_ms = config.get("retention.ms")
             log.cleanup_policy_delete = "delete" in config.get("cleanup.policy").split(",")
             log.message_timestamp_type = config.get("message.timestamp.type")
+            # LogConfig#getMessageTimestampBeforeMaxMs / AfterMaxMs: the deprecated difference
+            # bound stands in for an unset before/after bound.
+            difference = config.get("message.timestamp.difference.max.ms")
+            before, after = config.get("message.timestamp.before.max.ms"), config.get("message.timestamp.after.max.ms")
+            log.timestamp_before_max_ms = before if before != NO_TIMESTAMP_BOUND else difference
+            log.timestamp_after_max_ms = after if after != NO_TIMESTAMP_BOUND else difference
 
     def update_topic_config(self, topic: str, config: LogConfig) -> None:
         """Mirrors kafka.log.LogManager#updateTopicConfig: apply new limits to the topic's logs."""

@@ -7,8 +7,13 @@ it takes any offset; nothing here changes the log.
 
 from __future__ import annotations
 
-from kafka_ref.common.errors import CorruptRecordException, InvalidRecordException, RecordTooLargeException
-from kafka_ref.common.records import MAGIC_VALUE_V2, MemoryRecords, RecordBatch
+from kafka_ref.common.errors import (
+    CorruptRecordException,
+    InvalidRecordException,
+    InvalidTimestampException,
+    RecordTooLargeException,
+)
+from kafka_ref.common.records import MAGIC_VALUE_V2, MemoryRecords, RecordBatch, TimestampType
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.log.exceptions import OffsetsOutOfOrderException
 from kafka_ref.log.fetch_data import NO_TIMESTAMP, UNIFIED_LOG_UNKNOWN_OFFSET, AppendOrigin, LogAppendInfo
@@ -122,3 +127,34 @@ def validate_batch(batch: RecordBatch, topic_partition: TopicPartition, origin: 
     # 2. Clients may not write control batches.
     if getattr(batch, "is_control_batch", False):
         raise InvalidRecordException(f"Clients are not allowed to write control records in partition {tp}")
+
+
+# Long.MAX_VALUE: message.timestamp.before.max.ms / after.max.ms unset (no bound).
+NO_TIMESTAMP_BOUND = 2**63 - 1
+
+
+def validate_timestamps(batch: RecordBatch, topic_partition: TopicPartition, now: int, timestamp_type: str,
+                        before_max_ms: int, after_max_ms: int) -> None:
+    """Mirrors LogValidator#validateTimestamp over one batch's records (Kafka 3.7, KIP-937).
+
+    On a CreateTime topic a record's timestamp must lie within [now - before, now + after]
+    (records without a timestamp are not checked); on a LogAppendTime topic a producer may not
+    send a batch already typed LogAppendTime. Raises InvalidTimestampException (INVALID_TIMESTAMP)
+    for the first offending record; Kafka also lists each record's error in the produce
+    response (recordErrors), which kafka_ref leaves out. Only called when a bound is set or the
+    topic is LogAppendTime: the record loop costs a decode per record.
+    """
+    for index, record in enumerate(batch):
+        if timestamp_type == "CreateTime" and record.timestamp != NO_TIMESTAMP:
+            # 1. CreateTime: within the bounds around the broker's clock.
+            diff = now - record.timestamp
+            if diff > before_max_ms or -diff > after_max_ms:
+                raise InvalidTimestampException(
+                    f"Timestamp {record.timestamp} of message with offset {record.offset} in {topic_partition} is out "
+                    f"of range. The timestamp should be within [{now - before_max_ms}, {now + after_max_ms}] "
+                    f"(record {index} of its batch)")
+        elif batch.timestamp_type is TimestampType.LOG_APPEND_TIME:
+            # 2. A producer does not stamp LogAppendTime itself.
+            raise InvalidTimestampException(
+                f"Invalid timestamp type in message {record.offset} of {topic_partition}. Producer should not set "
+                "timestamp type to LogAppendTime.")

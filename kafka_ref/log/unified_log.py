@@ -44,7 +44,12 @@ from kafka_ref.log.fetch_data import (
 )
 from kafka_ref.log.leader_epoch_file_cache import UNDEFINED_EPOCH_OFFSET, LeaderEpochFileCache
 from kafka_ref.log.local_log import BatchView, LocalLog
-from kafka_ref.log.log_validator import analyze_and_validate_records, validate_batch
+from kafka_ref.log.log_validator import (
+    NO_TIMESTAMP_BOUND,
+    analyze_and_validate_records,
+    validate_batch,
+    validate_timestamps,
+)
 from kafka_ref.log.producer_state_manager import ProducerStateManager
 
 if TYPE_CHECKING:
@@ -94,6 +99,11 @@ class UnifiedLog:
         # The topic's message.timestamp.type (LogConfig#messageTimestampType): "LogAppendTime"
         # makes the leader stamp each appended batch with its clock (LogManager keeps it current).
         self.message_timestamp_type = "CreateTime"
+        # message.timestamp.before.max.ms / after.max.ms (KIP-937; the deprecated
+        # message.timestamp.difference.max.ms when they are unset): how far a CreateTime record's
+        # timestamp may lie from the leader's clock (unbounded by default).
+        self.timestamp_before_max_ms = NO_TIMESTAMP_BOUND
+        self.timestamp_after_max_ms = NO_TIMESTAMP_BOUND
         # retention.ms and whether cleanup.policy includes "delete" (LogManager keeps them current).
         self.retention_ms = 604800000
         self.cleanup_policy_delete = True
@@ -530,8 +540,14 @@ class UnifiedLog:
             validated: list[RecordBatch] = []
             max_timestamp, offset_of_max = NO_TIMESTAMP, -1
             log_append_time = self.time.milliseconds() if self.message_timestamp_type == "LogAppendTime" else NO_TIMESTAMP
+            check_timestamps = (self.message_timestamp_type == "LogAppendTime"
+                                or self.timestamp_before_max_ms != NO_TIMESTAMP_BOUND
+                                or self.timestamp_after_max_ms != NO_TIMESTAMP_BOUND)
             for batch in batches:
                 validate_batch(batch, self.topic_partition, origin)
+                if check_timestamps:
+                    validate_timestamps(batch, self.topic_partition, self.time.milliseconds(), self.message_timestamp_type,
+                                        self.timestamp_before_max_ms, self.timestamp_after_max_ms)
                 stamped = batch.with_offset_and_epoch(offset, leader_epoch)
                 if log_append_time != NO_TIMESTAMP:
                     stamped = stamped.with_max_timestamp(TimestampType.LOG_APPEND_TIME, log_append_time)
