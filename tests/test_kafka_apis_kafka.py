@@ -1,83 +1,40 @@
-"""KafkaApis request-level cases after Kafka 3.7's KafkaApisTest and the *RequestTest suites.
+"""KafkaApis request-level cases after Kafka 3.7's KafkaApisTest and the *RequestTest suites: ListOffsets,
+OffsetForLeaderEpoch and Metadata.
 
 Each test sends real requests to a running in-process cluster (as Kafka's BaseRequestTest
 subclasses send them to real brokers) and asserts the error codes and values Kafka's test
-asserts. ``send_at`` stamps an envelope with a wire version, as the socket listener does, for the
-cases whose answer depends on the request version. ListOffsets, OffsetForLeaderEpoch, Metadata
-and Produce are here; CreateTopics and DeleteTopics in tests/test_kafka_apis_admin_kafka.py.
+asserts; tests/helpers_kafka_apis.py holds the helpers (``send_at`` reads a request at a wire
+version). Produce, Fetch and the group requests are in tests/test_kafka_apis_produce_fetch_kafka.py,
+CreateTopics and DeleteTopics in tests/test_kafka_apis_admin_kafka.py.
 """
 
 from __future__ import annotations
 
-import random
-from typing import Any
-
 import anyio
 import pytest
 
+from helpers_kafka_apis import (
+    EARLIEST,
+    LATEST,
+    TOPIC,
+    TP,
+    epoch_request,
+    leader_moved_away_from,
+    list_offsets,
+    new_id,
+    only_epoch_end,
+    only_partition,
+    send_at,
+)
 from kafka_ref import Cluster
 from kafka_ref.common.errors import Errors
 from kafka_ref.common.requests.list_offsets import ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic
 from kafka_ref.common.requests.metadata import MetadataRequest, MetadataRequestTopic
-from kafka_ref.common.requests.offsets_for_leader_epoch import (
-    OffsetForLeaderEpochRequest,
-    OffsetForLeaderPartition,
-    OffsetForLeaderTopic,
-)
 from kafka_ref.common.topic_partition import TopicPartition
-from kafka_ref.common.uuid import ZERO_UUID, Uuid
+from kafka_ref.common.uuid import ZERO_UUID
 from kafka_ref.network.network import ANONYMOUS_PRINCIPAL
 
 pytestmark = pytest.mark.anyio
-
-TOPIC = "topic"
-TP = TopicPartition(TOPIC, 0)
-EARLIEST = ListOffsetsRequest.EARLIEST_TIMESTAMP
-LATEST = ListOffsetsRequest.LATEST_TIMESTAMP
-
-
-async def send_at(cluster: Cluster, broker: int, request: Any, version: int | None = None,
-                  principal: str = ANONYMOUS_PRINCIPAL) -> Any:
-    """A client request to ``broker``, read at wire ``version`` (None: the newest, as in process)."""
-    envelope = cluster.network.post("client", broker, request, principal)
-    envelope.api_version = version
-    return await cluster.network.wait(envelope, 30000)
-
-
-_RNG = random.Random(7)
-
-
-def new_id() -> Uuid:
-    return Uuid.random_uuid(_RNG)
-
-
-def list_offsets(replica_id: int, timestamp: int = EARLIEST, current_leader_epoch: int = -1,
-                 isolation_level: int = 0, partitions: tuple[int, ...] = (0,), topic: str = TOPIC) -> ListOffsetsRequest:
-    return ListOffsetsRequest(replica_id=replica_id, isolation_level=isolation_level, topics=(ListOffsetsTopic(
-        name=topic, partitions=tuple(ListOffsetsPartition(partition_index=p, timestamp=timestamp,
-                                                          current_leader_epoch=current_leader_epoch)
-                                     for p in partitions)),))
-
-
-def only_partition(response: Any) -> Any:
-    [topic] = response.topics
-    [partition] = topic.partitions
-    return partition
-
-
-async def leader_moved_away_from(cluster: Cluster, first: int) -> tuple[int, int, int]:
-    """Kill ``first`` (the leader of topic-0), wait for another leader; (leader, its epoch, a live follower)."""
-    cluster.kill_broker(first)
-    await cluster.wait_until(lambda: cluster.leader_for(TOPIC, 0) not in (-1, first), timeout_ms=60000,
-                             message="a new leader")
-    leader = cluster.leader_for(TOPIC, 0)
-    epoch = cluster.partition_state(TOPIC, 0)["leader_epoch"]
-    replicas = cluster.partition_state(TOPIC, 0)["replicas"]
-    follower = next(b for b in cluster.live_broker_ids() if b != leader and b in replicas)
-    await cluster.wait_until(lambda: all(
-        (s := cluster.replica_state(b, TOPIC, 0)) is not None and s.leader_epoch == epoch for b in (leader, follower)),
-        message="both replicas at the new epoch")
-    return leader, epoch, follower
 
 
 # ------------------------------------------------------------------------------ ListOffsets
@@ -214,15 +171,7 @@ async def test_list_offsets_isolation_level_only_for_consumers() -> None:
 # ------------------------------------------------------------------------------ OffsetForLeaderEpoch
 
 
-def epoch_request(leader_epoch: int = 0, current_leader_epoch: int = -1, replica_id: int = 1) -> OffsetForLeaderEpochRequest:
-    return OffsetForLeaderEpochRequest(replica_id=replica_id, topics=(OffsetForLeaderTopic(topic=TOPIC, partitions=(
-        OffsetForLeaderPartition(partition=0, leader_epoch=leader_epoch, current_leader_epoch=current_leader_epoch),)),))
-
-
-def only_epoch_end(response: Any) -> Any:
-    [topic] = response.topics
-    [partition] = topic.partitions
-    return partition
+# ------------------------------------------------------------------------------ OffsetForLeaderEpoch
 
 
 async def test_offsets_for_leader_epoch_error_codes() -> None:
@@ -459,254 +408,3 @@ async def test_auto_create_of_colliding_topics() -> None:
         assert (topic.error_code, [p.error_code for p in topic.partitions]) == (0, [0])
         [partition] = topic.partitions
         assert (partition.partition_index, len(partition.replica_nodes)) == (0, 2) and partition.leader_id >= 0
-
-
-# ------------------------------------------------------------------------------ Produce
-
-
-def produce_request(records: Any, acks: int = -1, transactional_id: str | None = None, topic: str = TOPIC) -> Any:
-    from kafka_ref.common.requests.produce import ProduceRequest
-
-    return ProduceRequest.build(acks=acks, timeout_ms=3000, records={TopicPartition(topic, 0): records},
-                                transactional_id=transactional_id)
-
-
-def one_batch(*values: bytes, timestamp: int | None = None, compression: str = "none", **build: Any) -> Any:
-    from kafka_ref.common.records import MemoryRecords, RecordBatch, SimpleRecord
-
-    return MemoryRecords((RecordBatch.build([SimpleRecord(b"key", v, timestamp=timestamp) for v in values],
-                                            compression=compression, **build),))
-
-
-def only_produce(response: Any) -> Any:
-    [topic] = response.responses
-    [partition] = topic.partition_responses
-    return partition
-
-
-@pytest.mark.parametrize("mode", ["zk", "kraft"])
-async def test_simple_produce_request(mode: str) -> None:
-    """Mirrors kafka.server.ProduceRequestTest#testSimpleProduceRequest: one uncompressed record at
-    offset 0, then two gzip records at offset 1; NONE, no append time, no record errors."""
-    async with Cluster(brokers=2, metadata_mode=mode, seed=3) as cluster:
-        await cluster.create_topic(TOPIC, replication_factor=2)
-        leader = cluster.leader_for(TOPIC, 0)
-        now = cluster.now_ms()
-        for records, offset in ((one_batch(b"value", timestamp=now), 0),
-                                (one_batch(b"value1", b"value2", timestamp=now, compression="gzip"), 1)):
-            p = only_produce(await send_at(cluster, leader, produce_request(records)))
-            assert (p.index, p.error_code, p.base_offset, p.log_append_time_ms, p.record_errors) == (0, 0, offset, -1, ())
-
-
-@pytest.mark.parametrize("mode", ["zk", "kraft"])
-async def test_produce_to_non_replica(mode: str) -> None:
-    """Mirrors kafka.server.ProduceRequestTest#testProduceToNonReplica: a broker without a replica
-    answers NOT_LEADER_OR_FOLLOWER."""
-    async with Cluster(brokers=2, metadata_mode=mode, seed=3) as cluster:
-        await cluster.create_topic(TOPIC, replica_assignment={0: [1]})
-        await cluster.wait_until(lambda: cluster.broker(0).metadata_cache.contains(TP))
-        p = only_produce(await send_at(cluster, 0, produce_request(one_batch(b"value"))))
-        assert p.error_code == Errors.NOT_LEADER_OR_FOLLOWER.code
-
-
-async def test_produce_response_contains_new_leader_on_not_leader_or_follower() -> None:
-    """Mirrors kafka.server.KafkaApisTest#testProduceResponseContainsNewLeaderOnNotLeaderOrFollower and
-    #testProduceResponseReplicaManagerLookupErrorOnNotLeaderOrFollower (KIP-951): from version 10 a
-    NOT_LEADER_OR_FOLLOWER partition names the leader and its epoch, from the follower's own
-    partition or, on a broker without a replica, from the metadata cache, and the response lists
-    the leader's endpoint once; version 9 carries neither."""
-    async with Cluster(brokers=3, metadata_mode="zk", seed=3) as cluster:
-        await cluster.create_topic(TOPIC, replica_assignment={0: [1, 2]})
-        await cluster.wait_until(lambda: all(cluster.broker(b).metadata_cache.contains(TP) for b in (0, 1, 2)))
-        epoch = cluster.partition_state(TOPIC, 0)["leader_epoch"]
-        leader_node = cluster.broker(0).metadata_cache.get_alive_broker_node(1)
-        for broker in (2, 0):  # the follower, then a broker without a replica
-            for version in (10, 11, None):
-                response = await send_at(cluster, broker, produce_request(one_batch(b"test"), acks=1), version)
-                p = only_produce(response)
-                assert (broker, p.error_code, p.current_leader.leader_id, p.current_leader.leader_epoch) == (
-                    broker, Errors.NOT_LEADER_OR_FOLLOWER.code, 1, epoch)
-                assert [(n.node_id, n.host, n.port) for n in response.node_endpoints] == [
-                    (1, leader_node.host, leader_node.port)]
-            response = await send_at(cluster, broker, produce_request(one_batch(b"test"), acks=1), 9)
-            p = only_produce(response)
-            assert (p.error_code, p.current_leader.leader_id, p.current_leader.leader_epoch, response.node_endpoints) == (
-                Errors.NOT_LEADER_OR_FOLLOWER.code, -1, -1, ())
-
-
-@pytest.mark.parametrize("acks", [0, 1, -1])
-async def test_transactional_records_need_a_transactional_id(acks: int) -> None:
-    """Mirrors KafkaApis#handleProduceRequest (RequestUtils#hasTransactionalRecords): transactional
-    records without a transactional id fail the whole request with
-    TRANSACTIONAL_ID_AUTHORIZATION_FAILED (base offset -1 for every partition, the plain partition
-    too), nothing is written; with acks=0 the broker closes the connection instead."""
-    from kafka_ref.common.requests.produce import ProduceRequest
-    from kafka_ref.network.network import DisconnectException
-
-    async with Cluster(brokers=1, metadata_mode="zk", seed=3) as cluster:
-        await cluster.create_topic(TOPIC)
-        await cluster.create_topic("plain")
-        txn = one_batch(b"a", producer_id=7, producer_epoch=0, base_sequence=0, is_transactional=True)
-        request = ProduceRequest.build(acks=acks, timeout_ms=3000, records={
-            TopicPartition("plain", 0): one_batch(b"b"), TP: txn})
-        if acks == 0:
-            with pytest.raises(DisconnectException):
-                await send_at(cluster, 0, request)
-        else:
-            response = await send_at(cluster, 0, request)
-            assert {tp: (p.error_code, p.base_offset) for tp, p in response.responses_by_partition().items()} == {
-                TopicPartition("plain", 0): (Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED.code, -1),
-                TP: (Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED.code, -1)}
-        assert [cluster.replica_state(0, t, 0).log_end_offset for t in (TOPIC, "plain")] == [0, 0]
-
-
-async def test_produce_with_invalid_required_acks() -> None:
-    """Mirrors ReplicaManager#appendRecords as KafkaApis reaches it: acks other than -1, 0 and 1 are
-    INVALID_REQUIRED_ACKS for every partition (base offset -1), nothing is written, and the
-    broker serves the next request."""
-    async with Cluster(brokers=1, metadata_mode="zk", seed=3) as cluster:
-        await cluster.create_topic(TOPIC)
-        for acks in (2, -2, 5):
-            p = only_produce(await send_at(cluster, 0, produce_request(one_batch(b"x"), acks=acks)))
-            assert (acks, p.error_code, p.base_offset) == (acks, Errors.INVALID_REQUIRED_ACKS.code, -1)
-        assert cluster.replica_state(0, TOPIC, 0).log_end_offset == 0
-        p = only_produce(await send_at(cluster, 0, produce_request(one_batch(b"x"), acks=1)))
-        assert (p.error_code, p.base_offset) == (0, 0)
-
-
-# ------------------------------------------------------------------------------ Fetch
-
-
-def consumer_fetch(cluster: Cluster, broker: int, fetch_offset: int = 0, current_leader_epoch: int = -1,
-                   last_fetched_epoch: int = -1, by_id: bool = True) -> Any:
-    """FetchRequest.Builder#forConsumer for topic-0 (max wait 0, min bytes 1): by topic id at the
-    newest version, or by name (v12)."""
-    from kafka_ref.common.requests.fetch import FetchPartition, FetchRequest
-    from kafka_ref.common.topic_partition import TopicIdPartition
-
-    key: Any = TP
-    if by_id:
-        key = TopicIdPartition(cluster.broker(broker).metadata_cache.get_topic_id(TOPIC), TP)
-    return FetchRequest.for_consumer(0, 1, {key: FetchPartition(
-        partition=0, fetch_offset=fetch_offset, current_leader_epoch=current_leader_epoch,
-        last_fetched_epoch=last_fetched_epoch, partition_max_bytes=1024)})
-
-
-def fetched(cluster: Cluster, broker: int, response: Any) -> Any:
-    names = {tid: name for name, tid in cluster.broker(broker).metadata_cache.topic_ids.items()}
-    return response.response_data(names)[TP]
-
-
-@pytest.mark.parametrize("mode", ["zk", "kraft"])
-async def test_fetch_request_to_non_replica(mode: str) -> None:
-    """Mirrors kafka.server.FetchRequestTest#testFetchRequestToNonReplica: a broker without a replica
-    answers NOT_LEADER_OR_FOLLOWER, by topic id (the newest version) and by name (v12)."""
-    async with Cluster(brokers=2, metadata_mode=mode, seed=3) as cluster:
-        await cluster.create_topic(TOPIC, replica_assignment={0: [1]})
-        await cluster.wait_until(lambda: cluster.broker(0).metadata_cache.contains(TP))
-        for by_id in (True, False):
-            data = fetched(cluster, 0, await send_at(cluster, 0, consumer_fetch(cluster, 0, by_id=by_id)))
-            assert (by_id, data.error_code) == (by_id, Errors.NOT_LEADER_OR_FOLLOWER.code)
-
-
-@pytest.mark.parametrize("by_id", [True, False])
-async def test_fetch_current_epoch_validation(by_id: bool) -> None:
-    """Mirrors kafka.server.FetchRequestTest#testCurrentEpochValidation (and ...V12, by name): after
-    a leader change the leader answers NONE without an epoch or with its own, FENCED_LEADER_EPOCH
-    for an older and UNKNOWN_LEADER_EPOCH for a newer one; a follower serves a consumer of this
-    version (KIP-392) with the same answers."""
-    async with Cluster(brokers=3, metadata_mode="zk", seed=3) as cluster:
-        await cluster.create_topic(TOPIC, replica_assignment={0: [1, 2, 0]})
-        leader, epoch, follower = await leader_moved_away_from(cluster, 1)
-        for broker in (leader, follower):
-            for current, error in ((-1, Errors.NONE), (epoch, Errors.NONE), (epoch - 1, Errors.FENCED_LEADER_EPOCH),
-                                   (epoch + 1, Errors.UNKNOWN_LEADER_EPOCH)):
-                request = consumer_fetch(cluster, broker, current_leader_epoch=current, by_id=by_id)
-                data = fetched(cluster, broker, await send_at(cluster, broker, request))
-                assert (broker, current, Errors.for_code(data.error_code)) == (broker, current, error)
-
-
-@pytest.mark.parametrize("by_id", [True, False])
-async def test_fetch_last_fetched_epoch_validation(by_id: bool) -> None:
-    """Mirrors kafka.server.FetchRequestTest#testLastFetchedEpochValidation (and ...V12): ten records
-    in the first epoch, a leader change, ten more; a fetch in the middle of the second epoch that
-    says it last fetched the first epoch is answered NONE with no records and the diverging epoch
-    (the first epoch, ending where the second began)."""
-    async with Cluster(brokers=3, metadata_mode="zk", seed=3) as cluster:
-        await cluster.create_topic(TOPIC, replica_assignment={0: [1, 2, 0]})
-        first_epoch = cluster.partition_state(TOPIC, 0)["leader_epoch"]
-        assert (await cluster.produce(1, TOPIC, 0, [b"first %d" % i for i in range(10)], acks=-1)).error is Errors.NONE
-        first_end = 10
-        leader, second_epoch, _ = await leader_moved_away_from(cluster, 1)
-        assert (await cluster.produce(leader, TOPIC, 0, [b"second %d" % i for i in range(10)], acks=-1)).error is Errors.NONE
-        second_end = 20
-        request = consumer_fetch(cluster, leader, fetch_offset=second_end + (second_end - first_end) // 2,
-                                 current_leader_epoch=second_epoch, last_fetched_epoch=first_epoch, by_id=by_id)
-        data = fetched(cluster, leader, await send_at(cluster, leader, request))
-        assert (data.error_code, data.records.size_in_bytes) == (0, 0)
-        assert (data.diverging_epoch.epoch, data.diverging_epoch.end_offset) == (first_epoch, first_end)
-
-
-async def test_fetch_response_contains_new_leader_on_not_leader_or_follower() -> None:
-    """Mirrors kafka.server.KafkaApisTest#testFetchResponseContainsNewLeaderOnNotLeaderOrFollower
-    (KIP-951): from version 16 a partition refused with NOT_LEADER_OR_FOLLOWER (a broker without a
-    replica, answering from its metadata cache) or FENCED_LEADER_EPOCH (the follower's own
-    partition, or the leader's) names the leader and its epoch, and the response lists the
-    leader's endpoint; version 15 carries neither."""
-    async with Cluster(brokers=4, metadata_mode="zk", seed=3) as cluster:
-        await cluster.create_topic(TOPIC, replica_assignment={0: [1, 2, 3]})
-        await cluster.wait_until(lambda: cluster.broker(0).metadata_cache.contains(TP))
-        leader, epoch, follower = await leader_moved_away_from(cluster, 1)
-        await cluster.wait_until(lambda: cluster.broker(0).metadata_cache.get_partition_info(TP).leader == leader)
-        node = cluster.broker(follower).metadata_cache.get_alive_broker_node(leader)
-        for broker, current, error in ((0, -1, Errors.NOT_LEADER_OR_FOLLOWER),
-                                       (follower, epoch - 1, Errors.FENCED_LEADER_EPOCH),
-                                       (leader, epoch - 1, Errors.FENCED_LEADER_EPOCH)):
-            request = consumer_fetch(cluster, broker, current_leader_epoch=current)
-            response = await send_at(cluster, broker, request, 16)
-            data = fetched(cluster, broker, response)
-            assert (broker, data.error_code, data.current_leader.leader_id, data.current_leader.leader_epoch) == (
-                broker, error.code, leader, epoch)
-            assert [(n.node_id, n.host, n.port) for n in response.node_endpoints] == [(leader, node.host, node.port)]
-            response = await send_at(cluster, broker, request, 15)
-            data = fetched(cluster, broker, response)
-            assert (data.error_code, data.current_leader.leader_id, response.node_endpoints) == (error.code, -1, ())
-
-
-# ------------------------------------------------------------------------------ OffsetCommit
-
-
-async def test_handle_offset_commit_request_topics_and_partitions_validation() -> None:
-    """Mirrors kafka.server.KafkaApisTest#testHandleOffsetCommitRequestTopicsAndPartitionsValidation
-    and #testOffsetCommitWithInvalidPartition: foo has two partitions, bar two, zar none; foo-2
-    and both zar partitions are UNKNOWN_TOPIC_OR_PARTITION and are listed first (foo-2 before
-    foo-0 and foo-1, zar before bar), the others are committed (a simple commit: no member, no
-    generation); a negative partition is UNKNOWN_TOPIC_OR_PARTITION too."""
-    from kafka_ref.common.requests.find_coordinator import FindCoordinatorRequest
-    from kafka_ref.common.requests.offset_commit import (
-        OffsetCommitRequest,
-        OffsetCommitRequestPartition,
-        OffsetCommitRequestTopic,
-    )
-
-    async with Cluster(brokers=1, metadata_mode="zk", config={"offsets.topic.num.partitions": 1}, seed=3) as cluster:
-        for name in ("foo", "bar"):
-            await cluster.create_topic(name, partitions=2)
-        find = FindCoordinatorRequest(key_type=0, coordinator_keys=("group",))
-        for _ in range(100):  # COORDINATOR_NOT_AVAILABLE while __consumer_offsets is made and loaded
-            if (await send_at(cluster, 0, find)).coordinators[0].error_code == 0:
-                break
-            await anyio.sleep(0.1)
-
-        def topic(name: str, offsets: dict[int, int]) -> OffsetCommitRequestTopic:
-            return OffsetCommitRequestTopic(name=name, partitions=tuple(
-                OffsetCommitRequestPartition(partition_index=p, committed_offset=o) for p, o in offsets.items()))
-
-        request = OffsetCommitRequest(group_id="group", topics=(
-            topic("foo", {0: 10, 1: 20, 2: 30}), topic("bar", {0: 40, 1: 50}), topic("zar", {0: 60, 1: 70})))
-        response = await send_at(cluster, 0, request)
-        unknown = Errors.UNKNOWN_TOPIC_OR_PARTITION.code
-        assert [(t.name, [(p.partition_index, p.error_code) for p in t.partitions]) for t in response.topics] == [
-            ("foo", [(2, unknown), (0, 0), (1, 0)]), ("zar", [(0, unknown), (1, unknown)]), ("bar", [(0, 0), (1, 0)])]
-        response = await send_at(cluster, 0, OffsetCommitRequest(group_id="group", topics=(topic("foo", {-1: 5}),)))
-        assert response.partition_errors() == {TopicPartition("foo", -1): unknown}

@@ -124,7 +124,7 @@ def handle_delete_topics_request(apis: Any, envelope: Envelope) -> None:
             results[i] = dataclasses.replace(result, error_code=Errors.UNKNOWN_TOPIC_ID.code)
         elif result.topic_id in ids_from_request and not authorizer.authorize_topic(principal, "DESCRIBE", name):
             results[i] = dataclasses.replace(result, name=None, error_code=Errors.TOPIC_AUTHORIZATION_FAILED.code)
-        elif not authorizer.authorize_topic(principal, "DELETE", name):
+        elif name is None or not authorizer.authorize_topic(principal, "DELETE", name):  # a null name is never authorized
             results[i] = dataclasses.replace(result, error_code=Errors.TOPIC_AUTHORIZATION_FAILED.code)
         elif not apis.metadata_cache.contains_topic(name):
             results[i] = dataclasses.replace(result, error_code=Errors.UNKNOWN_TOPIC_OR_PARTITION.code)
