@@ -99,3 +99,36 @@ async def test_alter_consumer_group_offsets(mode):
                                                                  T2: OffsetAndMetadata(0)})
             offsets = await admin.list_consumer_group_offsets("billing")
             assert {tp: (o.offset, o.metadata) for tp, o in offsets.items()} == {T0: (1, "reset"), T2: (0, "")}
+
+
+@pytest.mark.parametrize("mode", ["zk", "kraft"])
+async def test_remove_members_from_consumer_group(mode):
+    """Mirrors PlaintextAdminIntegrationTest#testConsumerGroups' removeMembersFromConsumerGroup steps: an
+    unknown instance id fails with UNKNOWN_MEMBER_ID; a static member removed by its instance id leaves
+    at once (its partitions go to the rest); with no ids every member goes and the group is Empty."""
+    from kafka_ref.common.errors import UnknownMemberIdException
+
+    async with Cluster(brokers=3, metadata_mode=mode, config={"offsets.topic.num.partitions": 3}) as cluster:
+        await cluster.create_topic("orders", partitions=3, replication_factor=2)
+        consumers = [cluster.consumer(client_id=f"s{i}", group_id="static", group_instance_id=f"inst-{i}",
+                                      session_timeout_ms=30000, heartbeat_interval_ms=1000) for i in (1, 2)]
+        for consumer in consumers:
+            consumer.subscribe(["orders"])
+        with anyio.fail_after(60):
+            while any(c.coordinator.rejoin_needed or not c.assignment() for c in consumers):
+                for consumer in consumers:
+                    await consumer.poll(200)
+        async with cluster.admin() as admin:
+            with pytest.raises(UnknownMemberIdException):
+                await admin.remove_members_from_consumer_group("static", ["nobody"])
+            await admin.remove_members_from_consumer_group("static", ["inst-1"])
+            consumers[0].close()
+            with anyio.fail_after(60):
+                while consumers[1].assignment() != {T0, T1, T2}:
+                    await consumers[1].poll(200)
+            members = (await admin.describe_consumer_groups(["static"]))["static"].members
+            assert [m.group_instance_id for m in members] == ["inst-2"]
+            consumers[1].close()
+            await admin.remove_members_from_consumer_group("static")
+            description = (await admin.describe_consumer_groups(["static"]))["static"]
+            assert (description.state, description.members) == ("Empty", ())

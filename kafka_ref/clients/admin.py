@@ -587,6 +587,13 @@ class KafkaAdminClient:
 
         await alter_consumer_group_offsets(self, group_id, offsets, timeout_ms)
 
+    async def remove_members_from_consumer_group(self, group_id: str, group_instance_ids: Iterable[str] | None = None, *,
+                                                 timeout_ms: float | None = None) -> None:
+        """KafkaAdminClient#removeMembersFromConsumerGroup: static members by instance id (None: every member)."""
+        from kafka_ref.clients.admin_groups import remove_members_from_consumer_group
+
+        await remove_members_from_consumer_group(self, group_id, group_instance_ids, timeout_ms)
+
     async def elect_leaders(self, election_type: Any, partitions: Iterable[TopicPartition] | None = None, *,
                             timeout_ms: float | None = None) -> dict[TopicPartition, ApiException | None]:
         """KafkaAdminClient#electLeaders (kafka_ref/clients/admin_elections.py): per partition None or its exception."""

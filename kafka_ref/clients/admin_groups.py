@@ -1,7 +1,7 @@
 """The admin client's consumer-group and topic listings.
 
 Mirrors org.apache.kafka.clients.admin.KafkaAdminClient#listTopics, #listConsumerGroups,
-#describeConsumerGroups, #listConsumerGroupOffsets and #alterConsumerGroupOffsets (Kafka 3.7, the classic group protocol) and
+#describeConsumerGroups, #listConsumerGroupOffsets, #alterConsumerGroupOffsets and #removeMembersFromConsumerGroup (Kafka 3.7, the classic group protocol) and
 their result types. ``KafkaAdminClient`` (kafka_ref/clients/admin.py) calls these.
 """
 
@@ -220,5 +220,52 @@ async def alter_consumer_group_offsets(admin: KafkaAdminClient, group_id: str,
     await admin._run_call("alterConsumerGroupOffsets", coordinator, attempt, timeout_ms)
 
 
-__all__ = ["alter_consumer_group_offsets", "ConsumerGroupDescription", "ConsumerGroupListing", "MemberDescription", "describe_consumer_groups",
+async def remove_members_from_consumer_group(admin: KafkaAdminClient, group_id: str,
+                                             group_instance_ids: Iterable[str] | None,
+                                             timeout_ms: float | None = None) -> None:
+    """Mirrors KafkaAdminClient#removeMembersFromConsumerGroup (RemoveMembersFromConsumerGroupHandler; then #all).
+
+    1. No instance ids given: every member of the group, as DescribeGroups lists it (a static
+    member by its instance id, a dynamic one by its member id: the options' "remove all"); 2. one
+    LeaveGroup (v3+, batched) at the group's coordinator, asked again while it loads or moves; a
+    group error raises; 3. the first member error raises (UNKNOWN_MEMBER_ID for an instance id
+    the group does not have).
+    """
+    from kafka_ref.common.requests.leave_group import LeaveGroupRequest, MemberIdentity
+
+    reason = "member was removed by an admin"
+
+    async def coordinator(deadline: int) -> int:
+        return await admin._find_group_coordinator(group_id, deadline)
+
+    async def attempt(node: int, remaining_ms: int) -> None:
+        # 1. Who leaves.
+        if group_instance_ids is None:
+            described = (await admin.client.send(node, DescribeGroupsRequest(groups=(group_id,)), remaining_ms)).groups[0]
+            error = Errors.for_code(described.error_code)
+            if error in _COORDINATOR_RETRY:
+                raise error.exception()
+            error.maybe_raise(f"DescribeGroups failed for group {group_id}")
+            members = tuple(MemberIdentity(member_id="" if m.group_instance_id else m.member_id,
+                                           group_instance_id=m.group_instance_id, reason=reason)
+                            for m in described.members)
+            if not members:
+                return
+        else:
+            members = tuple(MemberIdentity(member_id="", group_instance_id=i, reason=reason) for i in group_instance_ids)
+        # 2. One batched LeaveGroup.
+        response = await admin.client.send(node, LeaveGroupRequest(group_id=group_id, members=members), remaining_ms)
+        error = Errors.for_code(response.error_code)
+        if error in _COORDINATOR_RETRY:
+            raise error.exception()
+        error.maybe_raise(f"LeaveGroup failed for group {group_id}")
+        # 3. Each member's answer.
+        for member in response.members:
+            Errors.for_code(member.error_code).maybe_raise(
+                f"Member {member.group_instance_id or member.member_id} could not leave group {group_id}")
+
+    await admin._run_call("removeMembersFromConsumerGroup", coordinator, attempt, timeout_ms)
+
+
+__all__ = ["remove_members_from_consumer_group", "alter_consumer_group_offsets", "ConsumerGroupDescription", "ConsumerGroupListing", "MemberDescription", "describe_consumer_groups",
            "list_consumer_group_offsets", "list_consumer_groups", "list_topics"]
