@@ -203,3 +203,17 @@ async def test_producer_auto_creates_topic(mode):
         assert sorted(state["replicas"]) == [0, 1, 2]
         assert state["leader"] in (0, 1, 2)
 
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("allow", [True, False])
+async def test_consumer_allow_auto_create_topics(allow):
+    """The consumer's allow.auto.create.topics (KIP-361) decides whether its subscription's Metadata
+    requests create the topic (Kafka's default: true)."""
+    async with Cluster(brokers=1) as cluster:
+        consumer = cluster.consumer(group_id="g", allow_auto_create_topics=allow)
+        consumer.subscribe(["wanted"])
+        for _ in range(10):
+            await consumer.poll(200)
+        assert (cluster.partition_state("wanted", 0) is not None) is allow
+        consumer.close()

@@ -112,6 +112,7 @@ class KafkaConsumer:
         partition_assignment_strategy: Iterable[str] = ("range",),
         client_rack: str = "",
         group_instance_id: str | None = None,
+        allow_auto_create_topics: bool = True,
     ) -> None:
         # 1. Validate the configuration (ConfigException names the key).
         if auto_offset_reset not in OFFSET_RESET_STRATEGIES:
@@ -136,7 +137,10 @@ class KafkaConsumer:
         self.time = time or Time()
         self._log = client_logger(client_id=client_id)
         # 2. Components.
-        self.metadata = Metadata(retry_backoff_ms, metadata_max_age_ms, topics=())
+        # allow.auto.create.topics (KIP-361): whether the consumer's Metadata requests let a broker
+        # with auto.create.topics.enable create a topic it asks about.
+        self.metadata = Metadata(retry_backoff_ms, metadata_max_age_ms, topics=(),
+                                 allow_auto_topic_creation=allow_auto_create_topics)
         self.client = NetworkClient(network, client_id, bootstrap_brokers, self.metadata, time=self.time,
                                     request_timeout_ms=request_timeout_ms)
         self.subscriptions = SubscriptionState(auto_offset_reset)
