@@ -408,3 +408,24 @@ async def test_auto_create_of_colliding_topics() -> None:
         assert (topic.error_code, [p.error_code for p in topic.partitions]) == (0, [0])
         [partition] = topic.partitions
         assert (partition.partition_index, len(partition.replica_nodes)) == (0, 2) and partition.leader_id >= 0
+
+
+async def test_metadata_topic_authorized_operations() -> None:
+    """Mirrors KafkaApis#handleTopicMetadataRequest's includeTopicAuthorizedOperations (version 8+,
+    AuthHelper#authorizedOperations): asked for, each topic carries one bit per AclOperation the
+    principal may perform on it (READ 3, WRITE 4, CREATE 5, DELETE 6, ALTER 7, DESCRIBE 8,
+    DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11), a denied one cleared; not asked for, or before
+    version 8, the field keeps its omitted value (-2147483648)."""
+    from kafka_ref.common.requests.metadata import AUTHORIZED_OPERATIONS_OMITTED
+
+    async with Cluster(brokers=1, metadata_mode="zk", seed=3) as cluster:
+        await cluster.create_topic(TOPIC)
+        cluster.broker(0).apis.authorizer.deny_topic(ANONYMOUS_PRINCIPAL, "DELETE", TOPIC)
+        request = MetadataRequest(topics=(MetadataRequestTopic(name=TOPIC),), include_topic_authorized_operations=True)
+        everything = sum(1 << c for c in (3, 4, 5, 6, 7, 8, 10, 11))
+        [topic] = (await send_at(cluster, 0, request, 8)).topics
+        assert topic.topic_authorized_operations == everything & ~(1 << 6)
+        [topic] = (await send_at(cluster, 0, request, 7)).topics
+        assert topic.topic_authorized_operations == AUTHORIZED_OPERATIONS_OMITTED
+        [topic] = (await send_at(cluster, 0, MetadataRequest(topics=(MetadataRequestTopic(name=TOPIC),)))).topics
+        assert topic.topic_authorized_operations == AUTHORIZED_OPERATIONS_OMITTED

@@ -369,3 +369,68 @@ async def test_malformed_requests_get_kafka_errors_and_the_broker_keeps_serving(
         assert [(r.name, Errors.for_code(r.error_code)) for r in response.responses] == [(None, expected)]
         await still_serving()
         assert cluster.broker(0).metadata_cache.contains_topic(TOPIC)
+
+
+def session_fetch(fetch_data: dict[Any, Any], session_id: int, session_epoch: int, version: int | None = None) -> Any:
+    """FetchRequest.Builder#forConsumer(...).metadata(FetchMetadata(session_id, session_epoch))."""
+    from kafka_ref.common.requests.fetch import FetchRequest
+
+    return FetchRequest.build(fetch_data=fetch_data, max_wait_ms=0, min_bytes=1, session_id=session_id,
+                              session_epoch=session_epoch, version=version)
+
+
+@pytest.mark.parametrize("by_id", [True, False])
+async def test_epoch_validation_within_fetch_session(by_id: bool) -> None:
+    """Mirrors kafka.server.FetchRequestTest#testEpochValidationWithinFetchSession (and ...V12): after a
+    leader change, a consumer opens a session with the current epoch on the leader and on a
+    follower; the next fetches of the session with an older epoch are FENCED_LEADER_EPOCH, with a
+    newer one UNKNOWN_LEADER_EPOCH."""
+    from kafka_ref.common.requests.fetch import FetchPartition
+    from kafka_ref.common.topic_partition import TopicIdPartition
+
+    async with Cluster(brokers=3, metadata_mode="zk", seed=3) as cluster:
+        await cluster.create_topic(TOPIC, replica_assignment={0: [1, 2, 0]})
+        leader, epoch, follower = await leader_moved_away_from(cluster, 1)
+        for broker in (leader, follower):
+            key: Any = TopicIdPartition(cluster.broker(broker).metadata_cache.get_topic_id(TOPIC), TP) if by_id else TP
+
+            def data(current: int) -> dict[Any, Any]:
+                return {key: FetchPartition(partition=0, fetch_offset=0, current_leader_epoch=current,
+                                            partition_max_bytes=1024)}
+
+            first = await send_at(cluster, broker, session_fetch(data(epoch), 0, 0))
+            assert first.error_code == 0 and first.session_id > 0
+            for session_epoch, current, error in ((1, epoch - 1, Errors.FENCED_LEADER_EPOCH),
+                                                  (2, epoch + 1, Errors.UNKNOWN_LEADER_EPOCH)):
+                response = await send_at(cluster, broker, session_fetch(data(current), first.session_id, session_epoch))
+                assert (broker, Errors.for_code(fetched(cluster, broker, response).error_code)) == (broker, error)
+
+
+async def test_create_incremental_fetch_with_partitions_in_error_v12() -> None:
+    """Mirrors kafka.server.FetchRequestTest#testCreateIncrementalFetchWithPartitionsInErrorV12: a v12
+    session over foo-0, foo-1 and bar-0 (no such topic) answers NONE, NONE and
+    UNKNOWN_TOPIC_OR_PARTITION; the next incremental fetch leaves the unchanged foo partitions out
+    and repeats bar-0's error; once bar exists bar-0 is answered NONE, and after that nothing has
+    changed and no partition is listed."""
+    from kafka_ref.common.requests.fetch import FetchPartition
+
+    async with Cluster(brokers=3, metadata_mode="zk", seed=3) as cluster:
+        await cluster.create_topic("foo", replica_assignment={0: [0, 1], 1: [0, 2]})
+        foo0, foo1, bar0 = TopicPartition("foo", 0), TopicPartition("foo", 1), TopicPartition("bar", 0)
+        data = {tp: FetchPartition(partition=tp.partition, fetch_offset=0, partition_max_bytes=2**31 - 1)
+                for tp in (foo0, foo1, bar0)}
+        resp1 = await send_at(cluster, 0, session_fetch(data, 0, 0, version=12))
+        assert resp1.error_code == 0 and resp1.session_id > 0
+        assert {tp: p.error_code for tp, p in resp1.response_data({}).items()} == {
+            foo0: 0, foo1: 0, bar0: Errors.UNKNOWN_TOPIC_OR_PARTITION.code}
+        resp2 = await send_at(cluster, 0, session_fetch({}, resp1.session_id, 1, version=12))
+        assert (resp2.error_code, resp2.session_id) == (0, resp1.session_id)
+        assert {tp: p.error_code for tp, p in resp2.response_data({}).items()} == {bar0: Errors.UNKNOWN_TOPIC_OR_PARTITION.code}
+        await cluster.create_topic("bar", replica_assignment={0: [0, 1]})
+        await cluster.wait_until(lambda: cluster.broker(0).metadata_cache.contains(bar0)
+                                 and cluster.replica_state(0, "bar", 0) is not None)
+        resp3 = await send_at(cluster, 0, session_fetch({}, resp1.session_id, 2, version=12))
+        assert resp3.error_code == 0
+        assert {tp: p.error_code for tp, p in resp3.response_data({}).items()} == {bar0: 0}
+        resp4 = await send_at(cluster, 0, session_fetch({}, resp1.session_id, 3, version=12))
+        assert (resp4.error_code, resp4.response_data({})) == (0, {})

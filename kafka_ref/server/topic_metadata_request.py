@@ -32,7 +32,8 @@ def handle_topic_metadata_request(apis: Any, envelope: Envelope) -> None:
     answer lists the unknown ids, the topics, the ones refused creation
     (TOPIC_AUTHORIZATION_FAILED, no id) and the ones refused description (TOPIC_AUTHORIZATION_FAILED,
     without id when asked by name, without name when asked by id; left out of an all-topics
-    answer), in that order.
+    answer), in that order. From version 8 a request that asks for them gets, for each topic the
+    cache answered, the operations the principal may perform on it (AuthHelper#authorizedOperations).
     """
     request: MetadataRequest = envelope.request
     version = envelope.api_version if envelope.api_version is not None else LATEST_METADATA_VERSION
@@ -69,8 +70,12 @@ def handle_topic_metadata_request(apis: Any, envelope: Envelope) -> None:
             refused_create = [n for n in names if not cache.contains_topic(n)
                               and not authorizer.authorize_topic(principal, "CREATE", n)]
             names = [n for n in names if n not in refused_create]
-    # 4. The cache (and auto-creation).
+    # 4. The cache (and auto-creation); from version 8 the operations asked for.
     response = get_topic_metadata(apis, names, allow_auto_creation, set(refused_describe), version == 0)
+    if request.include_topic_authorized_operations and version >= 8:
+        response = dataclasses.replace(response, topics=tuple(
+            dataclasses.replace(t, topic_authorized_operations=topic_authorized_operations(authorizer, principal, t.name))
+            for t in response.topics))
     # 5. Everything in Kafka's order.
     refused_create_topics = tuple(MetadataResponseTopic(error_code=Errors.TOPIC_AUTHORIZATION_FAILED.code, name=n,
                                                         is_internal=n in INTERNAL_TOPICS) for n in refused_create)
@@ -122,6 +127,17 @@ def get_topic_metadata(apis: Any, names: list[str] | None, allow_auto_creation: 
                                         is_internal=name in INTERNAL_TOPICS) for name in non_existing]
     # 3. Known first.
     return dataclasses.replace(response, topics=known + tuple(others))
+
+
+# AclOperation codes of the operations a TOPIC resource supports (ResourceType.TOPIC).
+TOPIC_OPERATIONS = {"READ": 3, "WRITE": 4, "CREATE": 5, "DELETE": 6, "ALTER": 7, "DESCRIBE": 8,
+                    "DESCRIBE_CONFIGS": 10, "ALTER_CONFIGS": 11}
+
+
+def topic_authorized_operations(authorizer: Any, principal: str, topic: str) -> int:
+    """Mirrors kafka.server.AuthHelper#authorizedOperations for a topic: one bit per AclOperation
+    code the principal is allowed on it."""
+    return sum(1 << code for name, code in TOPIC_OPERATIONS.items() if authorizer.authorize_topic(principal, name, topic))
 
 
 def unknown_topic_error(topic: str) -> Errors:
