@@ -168,6 +168,40 @@ async def test_list_offsets_isolation_level_only_for_consumers() -> None:
                 assert (replica_id, isolation, p.error_code, p.offset) == (replica_id, isolation, 0, expected)
 
 
+@pytest.mark.parametrize(("raised", "version", "answered"), [
+    (Errors.FENCED_LEADER_EPOCH, None, Errors.FENCED_LEADER_EPOCH),
+    (Errors.UNKNOWN_LEADER_EPOCH, None, Errors.UNKNOWN_LEADER_EPOCH),
+    (Errors.NOT_LEADER_OR_FOLLOWER, None, Errors.NOT_LEADER_OR_FOLLOWER),
+    (Errors.UNKNOWN_TOPIC_OR_PARTITION, None, Errors.UNKNOWN_TOPIC_OR_PARTITION),
+    (Errors.OFFSET_NOT_AVAILABLE, 5, Errors.OFFSET_NOT_AVAILABLE),
+    (Errors.OFFSET_NOT_AVAILABLE, 4, Errors.LEADER_NOT_AVAILABLE),
+    (None, None, Errors.UNKNOWN_SERVER_ERROR),
+])
+async def test_list_offset_failed_get_leader_replica(raised: Errors | None, version: int | None, answered: Errors) -> None:
+    """Mirrors kafka.server.KafkaApisTest#testLeaderReplicaIfLocalRaisesFencedLeaderEpoch,
+    #...UnknownLeaderEpoch, #...NotLeaderOrFollower, #...UnknownTopicOrPartition
+    (testListOffsetFailedGetLeaderReplica) and KafkaApis#handleListOffsetRequestV1AndAbove's other
+    cases: the replica manager's error (stubbed, as Kafka's test mocks it) is that partition's
+    answer with offset and timestamp -1; OFFSET_NOT_AVAILABLE reaches clients from version 5 and is
+    LEADER_NOT_AVAILABLE before; any other failure is UNKNOWN_SERVER_ERROR for the partition alone,
+    and the broker answers the next request."""
+    async with Cluster(brokers=1, metadata_mode="zk", seed=3) as cluster:
+        await cluster.create_topic(TOPIC)
+        replica_manager = cluster.broker(0).replica_manager
+        real = replica_manager.fetch_offset_for_timestamp
+
+        def failing(tp: TopicPartition, *args: object) -> object:
+            raise raised.exception("stubbed") if raised is not None else RuntimeError("a bug")
+
+        replica_manager.fetch_offset_for_timestamp = failing
+        request = list_offsets(ListOffsetsRequest.CONSUMER_REPLICA_ID, current_leader_epoch=15)
+        p = only_partition(await send_at(cluster, 0, request, version))
+        assert (Errors.for_code(p.error_code), p.offset, p.timestamp) == (answered, -1, -1)
+        replica_manager.fetch_offset_for_timestamp = real
+        p = only_partition(await send_at(cluster, 0, list_offsets(ListOffsetsRequest.CONSUMER_REPLICA_ID)))
+        assert (p.error_code, p.offset) == (0, 0)
+
+
 # ------------------------------------------------------------------------------ OffsetForLeaderEpoch
 
 

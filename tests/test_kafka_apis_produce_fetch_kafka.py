@@ -132,6 +132,18 @@ async def test_produce_with_invalid_required_acks() -> None:
         assert (p.error_code, p.base_offset) == (0, 0)
 
 
+@pytest.mark.parametrize("internal", ["__consumer_offsets", "__transaction_state"])
+async def test_produce_to_internal_topic_is_refused(internal: str) -> None:
+    """Mirrors ReplicaManager#appendToLocalLog as KafkaApis#handleProduceRequest reaches it (internal
+    topics only for the admin client id, never for a producer): an append to an internal topic is
+    INVALID_TOPIC_EXCEPTION and nothing is written."""
+    async with Cluster(brokers=1, metadata_mode="zk", seed=3) as cluster:
+        await cluster.create_topic(internal, config={"cleanup.policy": "compact"})
+        p = only_produce(await send_at(cluster, 0, produce_request(one_batch(b"x"), acks=1, topic=internal)))
+        assert (p.error_code, p.base_offset) == (Errors.INVALID_TOPIC_EXCEPTION.code, -1)
+        assert cluster.replica_state(0, internal, 0).log_end_offset == 0
+
+
 # ------------------------------------------------------------------------------ Fetch
 
 

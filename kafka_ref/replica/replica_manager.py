@@ -55,7 +55,8 @@ if TYPE_CHECKING:  # the broker's components, for the reader's go-to-definition 
 
 EPOCH_DURING_DELETE = -2
 NO_EPOCH = -1
-OFFSETS_TOPIC = "__consumer_offsets"
+# org.apache.kafka.common.internals.Topic#INTERNAL_TOPICS: only internal callers append to these.
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
 
 
 class OfflinePartition:
@@ -583,8 +584,8 @@ class ReplicaManager(ReadPath, ApplyDelta, DeleteRecordsPath):
         """Mirrors kafka.server.ReplicaManager#appendToLocalLog: per-partition errors, never a crash."""
         results: dict[TopicPartition, LogAppendResult] = {}
         for tp, records in entries_per_partition.items():
-            # 1. Internal topics only from internal callers (the group coordinator).
-            if tp.topic == OFFSETS_TOPIC and not internal_topics_allowed:
+            # 1. Internal topics only from internal callers (the group coordinator; Topic#isInternal).
+            if tp.topic in INTERNAL_TOPICS and not internal_topics_allowed:
                 results[tp] = LogAppendResult(None, Errors.INVALID_TOPIC_EXCEPTION, f"Cannot append to internal topic {tp.topic}")
                 continue
             try:
