@@ -446,3 +446,22 @@ async def test_create_incremental_fetch_with_partitions_in_error_v12() -> None:
         assert {tp: p.error_code for tp, p in resp3.response_data({}).items()} == {bar0: 0}
         resp4 = await send_at(cluster, 0, session_fetch({}, resp1.session_id, 3, version=12))
         assert (resp4.error_code, resp4.response_data({})) == (0, {})
+
+
+@pytest.mark.parametrize("version", [3, 6, 7, 9])
+async def test_join_group_protocol_name_backward_compatibility(version: int) -> None:
+    """Mirrors kafka.server.KafkaApisTest#testJoinGroupProtocolNameBackwardCompatibility: a JoinGroup
+    with a protocol type and no protocols is INCONSISTENT_GROUP_PROTOCOL (timeouts within the
+    broker's bounds and a new member, as the real coordinator checks those first where Kafka's test
+    mocks it); the answer's protocol name
+    is null from version 7 and "" before (not nullable there; a null would not decode in an old
+    client)."""
+    from kafka_ref.common.requests.join_group import JoinGroupRequest
+
+    async with Cluster(brokers=1, metadata_mode="zk", config={"offsets.topic.num.partitions": 1}, seed=3) as cluster:
+        await coordinator_ready(cluster, "group")
+        request = JoinGroupRequest(group_id="group", member_id="", protocol_type="consumer",
+                                   rebalance_timeout_ms=10000, session_timeout_ms=10000)
+        response = await send_at(cluster, 0, request, version)
+        assert (Errors.for_code(response.error_code), response.protocol_name) == (
+            Errors.INCONSISTENT_GROUP_PROTOCOL, None if version >= 7 else "")

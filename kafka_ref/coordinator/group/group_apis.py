@@ -224,14 +224,18 @@ class GroupApis:
         coordinator loading the group would drop the instance ids); v4+ dynamic members must
         first obtain a member id (MEMBER_ID_REQUIRED, GroupCoordinatorAdapter#joinGroup); v9+
         lets a static leader skip assigning; a missing rebalance timeout (v0) is the session
-        timeout.
+        timeout. Before v7 the protocol name is not nullable: a missing one is answered as ""
+        (JoinGroupResponse(data, version), GroupCoordinator.NoProtocol).
         """
         request: JoinGroupRequest = envelope.request
 
         def send_response(result: JoinGroupResult) -> None:
+            protocol_name = result.protocol_name
+            if protocol_name is None and not _at_least(envelope, 7):
+                protocol_name = ""
             envelope.respond(JoinGroupResponse(
                 error_code=result.error.code, generation_id=result.generation_id, protocol_type=result.protocol_type,
-                protocol_name=result.protocol_name, leader=result.leader_id, skip_assignment=result.skip_assignment,
+                protocol_name=protocol_name, leader=result.leader_id, skip_assignment=result.skip_assignment,
                 member_id=result.member_id, members=result.members))
 
         if not self._supports_static_member(request.group_instance_id):
