@@ -465,3 +465,21 @@ async def test_join_group_protocol_name_backward_compatibility(version: int) -> 
         response = await send_at(cluster, 0, request, version)
         assert (Errors.for_code(response.error_code), response.protocol_name) == (
             Errors.INCONSISTENT_GROUP_PROTOCOL, None if version >= 7 else "")
+
+
+@pytest.mark.parametrize("mode", ["zk", "kraft"])
+async def test_fetch_request_v4_with_read_committed(mode: str) -> None:
+    """Mirrors kafka.server.FetchRequestTest#testFetchRequestV4WithReadCommitted: one record larger
+    than the 200-byte partition limit, fetched at version 4 with READ_COMMITTED: NONE, a last
+    stable offset above 0 and the record all the same (the first batch is returned whole, KIP-74)."""
+    from kafka_ref.common.requests.fetch import FetchPartition, FetchRequest
+
+    async with Cluster(brokers=1, metadata_mode=mode, seed=3) as cluster:
+        await cluster.create_topic(TOPIC)
+        p = only_produce(await send_at(cluster, 0, produce_request(one_batch(bytes(201)), acks=-1)))
+        assert p.error_code == 0
+        request = FetchRequest.build(fetch_data={TP: FetchPartition(partition=0, fetch_offset=0, partition_max_bytes=200)},
+                                     max_wait_ms=2**31 - 1, min_bytes=0, isolation_level=1, version=4)
+        data = (await send_at(cluster, 0, request, 4)).response_data()[TP]
+        assert data.error_code == 0 and data.last_stable_offset > 0
+        assert data.records.size_in_bytes > 200
