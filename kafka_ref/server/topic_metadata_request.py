@@ -136,7 +136,8 @@ TOPIC_OPERATIONS = {"READ": 3, "WRITE": 4, "CREATE": 5, "DELETE": 6, "ALTER": 7,
 
 def topic_authorized_operations(authorizer: Any, principal: str, topic: str) -> int:
     """Mirrors kafka.server.AuthHelper#authorizedOperations for a topic: one bit per AclOperation
-    code the principal is allowed on it."""
+    code the principal is allowed on it (describe_cluster.py's operations_bit_field is the same
+    method for the cluster resource, also claiming the name)."""
     return sum(1 << code for name, code in TOPIC_OPERATIONS.items() if authorizer.authorize_topic(principal, name, topic))
 
 
