@@ -211,3 +211,27 @@ async def test_static_member_restart_keeps_its_partitions_without_a_rebalance():
     a_before, a_after, b_partitions, b2_partitions, a_partitions = await run_with_cluster(client)
     assert a_after == a_before                       # the other member saw no rebalance
     assert b2_partitions == b_partitions and sorted(a_partitions + b2_partitions) == [0, 1]
+
+
+@pytest.mark.parametrize("codec", ["gzip", "snappy", "lz4", "zstd"])
+async def test_compressed_batches_round_trip(codec):
+    """librdkafka producing with each of Kafka's codecs (its own snappy, LZ4-frame and zstd writers):
+    the broker validates the batches, a librdkafka consumer reads every value back."""
+
+    def client(cluster, bootstrap):
+        _create_topic(bootstrap, "zipped", 1, 2)
+        producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "compression.type": codec,
+                             "message.timeout.ms": 30000, "linger.ms": 5})
+        values = [f"value-{i}".encode() * 20 for i in range(20)]
+        acked = _produce(producer, "zipped", values)
+        consumer = _consumer(bootstrap, "zipped-readers")
+        consumer.subscribe(["zipped"])
+        try:
+            seen = _consume(consumer, 20)
+        finally:
+            consumer.close()
+        return values, acked, seen
+
+    values, acked, seen = await run_with_cluster(client, mode="zk")
+    assert sorted(acked) == list(range(20))
+    assert [v for _, v in sorted(seen)] == values

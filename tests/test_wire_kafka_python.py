@@ -429,3 +429,33 @@ async def test_log_append_time_topic():
     start, stamped, records = await run_with_cluster(client, mode="kraft")
     assert stamped >= start
     assert records == [(0, stamped, 1)]
+
+
+@pytest.mark.parametrize("codec", ["gzip", "snappy", "lz4", "zstd"])
+async def test_compressed_batches_round_trip(codec):
+    """A kafka-python producer compressing with each of Kafka's codecs: the broker validates and stores
+    the batch as sent (compression.type=producer), followers copy it, a consumer reads the values."""
+
+    def client(cluster, bootstrap):
+        admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10000)
+        admin.create_topics([NewTopic("zipped", 1, 2)])
+        admin.close()
+        producer = KafkaProducer(bootstrap_servers=bootstrap, compression_type=codec, **PRODUCER)
+        try:
+            offsets = _produce(producer, "zipped", [f"value-{i}".encode() * 20 for i in range(20)])
+        finally:
+            producer.close()
+        consumer = KafkaConsumer("zipped", bootstrap_servers=bootstrap, **CONSUMER)
+        try:
+            seen = _consume_until(consumer, 20)
+        finally:
+            consumer.close()
+        codecs = {b.compression_type for b in on_loop(
+            lambda: list(cluster.broker(cluster.leader_for("zipped", 0)).replica_manager.get_partition(
+                OurTopicPartition("zipped", 0)).log.local_log.batches))}
+        return offsets, seen, codecs
+
+    offsets, seen, codecs = await run_with_cluster(client, mode="kraft")
+    assert sorted(offsets) == list(range(20))
+    assert [v for _, v in sorted(seen)] == [f"value-{i}".encode() * 20 for i in range(20)]
+    assert {str(c) for c in codecs} == {codec}
