@@ -30,13 +30,18 @@ async def _stable_group(cluster: Cluster):
     consumers = [cluster.consumer(client_id=f"c{i}", group_id="billing", auto_offset_reset="earliest",
                                   session_timeout_ms=10000, heartbeat_interval_ms=1000,
                                   partition_assignment_strategy=("roundrobin",)) for i in (1, 2)]
+    await _subscribe_until_assigned(consumers)
+    return consumers
+
+
+async def _subscribe_until_assigned(consumers) -> None:
+    """Subscribe each consumer to ``orders`` and poll them all until every one has partitions."""
     for consumer in consumers:
         consumer.subscribe(["orders"])
     with anyio.fail_after(60):
         while any(c.coordinator.rejoin_needed or not c.assignment() for c in consumers):
             for consumer in consumers:
                 await consumer.poll(200)
-    return consumers
 
 
 @pytest.mark.parametrize("mode", ["zk", "kraft"])
@@ -112,12 +117,7 @@ async def test_remove_members_from_consumer_group(mode):
         await cluster.create_topic("orders", partitions=3, replication_factor=2)
         consumers = [cluster.consumer(client_id=f"s{i}", group_id="static", group_instance_id=f"inst-{i}",
                                       session_timeout_ms=30000, heartbeat_interval_ms=1000) for i in (1, 2)]
-        for consumer in consumers:
-            consumer.subscribe(["orders"])
-        with anyio.fail_after(60):
-            while any(c.coordinator.rejoin_needed or not c.assignment() for c in consumers):
-                for consumer in consumers:
-                    await consumer.poll(200)
+        await _subscribe_until_assigned(consumers)
         async with cluster.admin() as admin:
             with pytest.raises(UnknownMemberIdException):
                 await admin.remove_members_from_consumer_group("static", ["nobody"])
