@@ -13,7 +13,7 @@ from kafka_ref.common.errors import (
     InvalidTimestampException,
     RecordTooLargeException,
 )
-from kafka_ref.common.records import MAGIC_VALUE_V2, MemoryRecords, RecordBatch, TimestampType
+from kafka_ref.common.records import MAGIC_VALUE_V2, CompressionType, MemoryRecords, RecordBatch, SimpleRecord, TimestampType
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.log.exceptions import OffsetsOutOfOrderException
 from kafka_ref.log.fetch_data import NO_TIMESTAMP, UNIFIED_LOG_UNKNOWN_OFFSET, AppendOrigin, LogAppendInfo
@@ -158,3 +158,26 @@ def validate_timestamps(batch: RecordBatch, topic_partition: TopicPartition, now
             raise InvalidTimestampException(
                 f"Invalid timestamp type in message {record.offset} of {topic_partition}. Producer should not set "
                 "timestamp type to LogAppendTime.")
+
+
+def target_compression(topic_compression_type: str) -> CompressionType | None:
+    """Mirrors org.apache.kafka.common.record.BrokerCompressionType#targetCompression: the codec a
+    topic's compression.type asks the leader to store (None: ``producer``, keep the producer's)."""
+    if topic_compression_type == "producer":
+        return None
+    return CompressionType.NONE if topic_compression_type == "uncompressed" else CompressionType(topic_compression_type)
+
+
+def recompress(batch: RecordBatch, target: CompressionType) -> RecordBatch:
+    """Mirrors LogValidator#buildRecordsAndAssignOffsets for a batch whose codec is not the topic's.
+
+    The records are written again with the target codec, keeping their offsets (the batch's
+    base), timestamps, keys, values and headers, and the batch's producer id, epoch, base
+    sequence, transactional and control flags and leader epoch (LogValidatorTest#checkRecompression).
+    """
+    records = [SimpleRecord(r.key, r.value, r.headers, r.timestamp) for r in batch]
+    return RecordBatch.build(
+        records, base_offset=batch.base_offset, partition_leader_epoch=batch.partition_leader_epoch,
+        producer_id=batch.producer_id, producer_epoch=batch.producer_epoch, base_sequence=batch.base_sequence,
+        compression=target, is_transactional=batch.is_transactional, is_control=batch.is_control_batch,
+    )

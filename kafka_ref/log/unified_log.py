@@ -47,6 +47,8 @@ from kafka_ref.log.local_log import BatchView, LocalLog
 from kafka_ref.log.log_validator import (
     NO_TIMESTAMP_BOUND,
     analyze_and_validate_records,
+    recompress,
+    target_compression,
     validate_batch,
     validate_timestamps,
 )
@@ -102,6 +104,9 @@ class UnifiedLog:
         # message.timestamp.before.max.ms / after.max.ms (KIP-937; the deprecated
         # message.timestamp.difference.max.ms when they are unset): how far a CreateTime record's
         # timestamp may lie from the leader's clock (unbounded by default).
+        # compression.type: "producer" keeps each batch's codec; a codec name makes the leader
+        # write batches in that codec (LogValidator's recompression).
+        self.compression_type = "producer"
         self.timestamp_before_max_ms = NO_TIMESTAMP_BOUND
         self.timestamp_after_max_ms = NO_TIMESTAMP_BOUND
         # retention.ms and whether cleanup.policy includes "delete" (LogManager keeps them current).
@@ -543,8 +548,12 @@ class UnifiedLog:
             check_timestamps = (self.message_timestamp_type == "LogAppendTime"
                                 or self.timestamp_before_max_ms != NO_TIMESTAMP_BOUND
                                 or self.timestamp_after_max_ms != NO_TIMESTAMP_BOUND)
+            recompress_to = None if self.compression_type == "producer" else target_compression(self.compression_type)
             for batch in batches:
                 validate_batch(batch, self.topic_partition, origin)
+                if recompress_to is not None and batch.compression_type != recompress_to:
+                    # The topic stores another codec than the producer used (compression.type).
+                    batch = recompress(batch, recompress_to)
                 if check_timestamps:
                     validate_timestamps(batch, self.topic_partition, self.time.milliseconds(), self.message_timestamp_type,
                                         self.timestamp_before_max_ms, self.timestamp_after_max_ms)
