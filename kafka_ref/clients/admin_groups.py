@@ -26,6 +26,14 @@ if TYPE_CHECKING:
 _COORDINATOR_RETRY = (Errors.COORDINATOR_LOAD_IN_PROGRESS, Errors.NOT_COORDINATOR, Errors.COORDINATOR_NOT_AVAILABLE)
 
 
+def _raise_for(error: Errors, message: str, retry: tuple[Errors, ...] = _COORDINATOR_RETRY) -> None:
+    """A retriable group error raises its own exception (the admin call asks again); any other
+    error raises with ``message``; NONE returns."""
+    if error in retry:
+        raise error.exception()
+    error.maybe_raise(message)
+
+
 @dataclass(frozen=True, slots=True)
 class ConsumerGroupListing:
     """Mirrors org.apache.kafka.clients.admin.ConsumerGroupListing (state as the broker names it)."""
@@ -94,9 +102,7 @@ async def list_consumer_groups(admin: KafkaAdminClient, timeout_ms: float | None
             # 2. One broker's groups.
             response = await admin.client.send(node, ListGroupsRequest(), remaining_ms)
             error = Errors.for_code(response.error_code)
-            if error in _COORDINATOR_RETRY:
-                raise error.exception()
-            error.maybe_raise(f"ListGroups failed on broker {node}")
+            _raise_for(error, f"ListGroups failed on broker {node}")
             return [ConsumerGroupListing(g.group_id, g.protocol_type == "", g.group_state)
                     for g in response.groups if g.protocol_type in (PROTOCOL_TYPE, "")]
 
@@ -131,9 +137,7 @@ async def describe_consumer_groups(admin: KafkaAdminClient, group_ids: Iterable[
             response = await admin.client.send(node, DescribeGroupsRequest(groups=(group_id,)), remaining_ms)
             described = next(g for g in response.groups if g.group_id == group_id)
             error = Errors.for_code(described.error_code)
-            if error in _COORDINATOR_RETRY:
-                raise error.exception()
-            error.maybe_raise(f"DescribeGroups failed for group {group_id}")
+            _raise_for(error, f"DescribeGroups failed for group {group_id}")
             # 3. Only consumer groups (or simple ones) are described.
             if described.protocol_type not in (PROTOCOL_TYPE, ""):
                 raise InvalidGroupIdException(f"Group {group_id} is not a consumer group "
@@ -169,9 +173,7 @@ async def list_consumer_group_offsets(admin: KafkaAdminClient, group_id: str, pa
         response = await admin.client.send(node, OffsetFetchRequest.for_group(group_id, wanted), remaining_ms)
         group = response.group(group_id)
         error = Errors.for_code(group.error_code) if group is not None else Errors.UNKNOWN_SERVER_ERROR
-        if error in _COORDINATOR_RETRY:
-            raise error.exception()
-        error.maybe_raise(f"OffsetFetch failed for group {group_id}")
+        _raise_for(error, f"OffsetFetch failed for group {group_id}")
         # 3. Only committed partitions.
         result: dict[TopicPartition, OffsetAndMetadata] = {}
         for tp, data in group.partition_data().items():
@@ -243,9 +245,7 @@ async def remove_members_from_consumer_group(admin: KafkaAdminClient, group_id: 
         if group_instance_ids is None:
             described = (await admin.client.send(node, DescribeGroupsRequest(groups=(group_id,)), remaining_ms)).groups[0]
             error = Errors.for_code(described.error_code)
-            if error in _COORDINATOR_RETRY:
-                raise error.exception()
-            error.maybe_raise(f"DescribeGroups failed for group {group_id}")
+            _raise_for(error, f"DescribeGroups failed for group {group_id}")
             members = tuple(MemberIdentity(member_id="" if m.group_instance_id else m.member_id,
                                            group_instance_id=m.group_instance_id, reason=reason)
                             for m in described.members)
@@ -256,9 +256,7 @@ async def remove_members_from_consumer_group(admin: KafkaAdminClient, group_id: 
         # 2. One batched LeaveGroup.
         response = await admin.client.send(node, LeaveGroupRequest(group_id=group_id, members=members), remaining_ms)
         error = Errors.for_code(response.error_code)
-        if error in _COORDINATOR_RETRY:
-            raise error.exception()
-        error.maybe_raise(f"LeaveGroup failed for group {group_id}")
+        _raise_for(error, f"LeaveGroup failed for group {group_id}")
         # 3. Each member's answer.
         for member in response.members:
             Errors.for_code(member.error_code).maybe_raise(

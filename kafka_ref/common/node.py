@@ -16,7 +16,7 @@ class Node:
 
     @classmethod
     def no_node(cls) -> "Node":
-        """Mirrors Node#noNode: the placeholder for a broker without an endpoint (id -1)."""
+        """Mirrors Node#noNode: the stand-in for a broker without an endpoint (id -1)."""
         return cls(-1, "", -1)
 
     def is_empty(self) -> bool:

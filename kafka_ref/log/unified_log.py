@@ -18,7 +18,7 @@ lock for the same sections).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import structlog
@@ -44,6 +44,7 @@ from kafka_ref.log.fetch_data import (
 )
 from kafka_ref.log.leader_epoch_file_cache import UNDEFINED_EPOCH_OFFSET, LeaderEpochFileCache
 from kafka_ref.log.local_log import BatchView, LocalLog
+from kafka_ref.log.log_retention import UnifiedLogRetention
 from kafka_ref.log.log_validator import (
     NO_TIMESTAMP_BOUND,
     analyze_and_validate_records,
@@ -70,7 +71,7 @@ LATEST_TIERED_TIMESTAMP = -5
 _log = structlog.get_logger("kafka.log.UnifiedLog")
 
 
-class UnifiedLog:
+class UnifiedLog(UnifiedLogRetention):
     """Mirrors kafka.log.UnifiedLog.
 
     ``high_watermark`` is the value to start from (Partition passes the checkpointed one); it
@@ -544,10 +545,12 @@ class UnifiedLog:
             append_info.first_offset = offset
             validated: list[RecordBatch] = []
             max_timestamp, offset_of_max = NO_TIMESTAMP, -1
-            log_append_time = self.time.milliseconds() if self.message_timestamp_type == "LogAppendTime" else NO_TIMESTAMP
+            # (The leader's clock is read once per append, for LogAppendTime and the timestamp bounds.)
             check_timestamps = (self.message_timestamp_type == "LogAppendTime"
                                 or self.timestamp_before_max_ms != NO_TIMESTAMP_BOUND
                                 or self.timestamp_after_max_ms != NO_TIMESTAMP_BOUND)
+            now = self.time.milliseconds() if check_timestamps else NO_TIMESTAMP
+            log_append_time = now if self.message_timestamp_type == "LogAppendTime" else NO_TIMESTAMP
             recompress_to = None if self.compression_type == "producer" else target_compression(self.compression_type)
             for batch in batches:
                 validate_batch(batch, self.topic_partition, origin)
@@ -555,7 +558,7 @@ class UnifiedLog:
                     # The topic stores another codec than the producer used (compression.type).
                     batch = recompress(batch, recompress_to)
                 if check_timestamps:
-                    validate_timestamps(batch, self.topic_partition, self.time.milliseconds(), self.message_timestamp_type,
+                    validate_timestamps(batch, self.topic_partition, now, self.message_timestamp_type,
                                         self.timestamp_before_max_ms, self.timestamp_after_max_ms)
                 stamped = batch.with_offset_and_epoch(offset, leader_epoch)
                 if log_append_time != NO_TIMESTAMP:
@@ -684,64 +687,6 @@ class UnifiedLog:
                     epoch = batch.partition_leader_epoch if batch.partition_leader_epoch >= 0 else None
                     return TimestampAndOffset(record.timestamp, record.offset, epoch)
         return None
-
-    # -- retention ---------------------------------------------------------------------------
-
-    def delete_old_segments(self) -> int:
-        """Mirrors kafka.log.UnifiedLog#deleteOldSegments.
-
-        Each batch plays the part of a segment. 1. Batches wholly below the log start offset go
-        (deleteLogStartOffsetBreachedSegments); with a ``delete`` cleanup policy also 2. the
-        oldest batches while the log is larger than ``retention_bytes``
-        (deleteRetentionSizeBreachedSegments) and 3. the oldest batches whose newest timestamp is
-        more than ``retention_ms`` old (deleteRetentionMsBreachedSegments). Never past the HW.
-        Returns how many batches went.
-        """
-        self.local_log.check_if_memory_mapped_buffer_closed()
-        # 1. Log start breach.
-        deleted = self._delete_old_segments(lambda batch: batch.next_offset <= self.log_start_offset)
-        if self.cleanup_policy_delete:
-            # 2. Retention by size: the oldest batches while the log is too large.
-            if self.retention_bytes >= 0 and self.size >= self.retention_bytes:
-                excess = [self.size - self.retention_bytes]
-
-                def size_breached(batch: RecordBatch) -> bool:
-                    if excess[0] - batch.size_in_bytes < 0:
-                        return False
-                    excess[0] -= batch.size_in_bytes
-                    return True
-
-                deleted += self._delete_old_segments(size_breached)
-            # 3. Retention by time: batches whose newest record is older than retention.ms (a
-            #    batch without timestamps has no age here; Kafka would use the file's mtime).
-            if self.retention_ms >= 0:
-                start_ms = self.time.milliseconds()
-                deleted += self._delete_old_segments(
-                    lambda batch: batch.max_timestamp >= 0 and start_ms - batch.max_timestamp > self.retention_ms)
-        self._check_invariants()
-        return deleted
-
-    def _delete_old_segments(self, predicate: Callable[[RecordBatch], bool]) -> int:
-        """Mirrors UnifiedLog#deleteOldSegments(predicate, reason) with #deletableSegments: the
-        oldest batches, in order, while the predicate holds and they end at or below the HW
-        (the log start offset never passes the HW), move the log start past them and go."""
-        # 1. The deletable prefix.
-        new_start = None
-        for batch in self.local_log.batches:
-            if batch.next_offset > self.high_watermark or not predicate(batch):
-                break
-            new_start = batch.next_offset
-        if new_start is None:
-            return 0
-        # 2. The log start moves past them (deleteSegments), then they leave the log.
-        self.maybe_increment_log_start_offset(new_start, LogStartOffsetIncrementReason.SEGMENT_DELETION)
-        removed = len(self.local_log.remove_batches_below(min(self.log_start_offset, self.high_watermark)))
-        # 3. If that rolled a new segment, the HW's position refers to the old one: look it up again.
-        hw = self._high_watermark_metadata
-        if not hw.message_offset_only() and hw.segment_base_offset < self.local_log.segment_base_offset:
-            self._high_watermark_metadata = LogOffsetMetadata(hw.message_offset)
-            self.high_watermark = self.last_stable_offset = hw.message_offset
-        return removed
 
     # -- flush -------------------------------------------------------------------------------
 
