@@ -1,7 +1,8 @@
 """Collect the controller's LeaderAndIsr, UpdateMetadata and StopReplica decisions, then send them.
 
 Mirrors kafka.controller.AbstractControllerBrokerRequestBatch and ControllerBrokerRequestBatch
-(Kafka 3.x, request versions of IBP 3.4+: LeaderAndIsr v7, UpdateMetadata v8, StopReplica v4).
+(Kafka 3.8). The controller's IBP picks each request's version (IBP 3.4+: LeaderAndIsr v7,
+UpdateMetadata v8, StopReplica v4); older versions leave out what their message cannot carry.
 A state machine opens a batch (``new_batch``), adds per-partition decisions for brokers while it
 changes states, and sends once (``send_requests_to_brokers``): one request of each kind per
 broker, built from the controller context as it is at send time (broker epochs, topic ids,
@@ -11,6 +12,7 @@ every live-or-shutting-down broker. Correlation ids belong to the channel.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from kafka_ref.common.config import KafkaConfig, MetadataVersion
@@ -52,6 +54,23 @@ def _ordered(partitions: Iterable[TopicPartition]) -> list[TopicPartition]:
     if isinstance(partitions, (set, frozenset)):
         return sorted(partitions)
     return list(dict.fromkeys(partitions))
+
+
+# The request versions of sendLeaderAndIsrRequest / sendUpdateMetadataRequests /
+# sendStopReplicaRequests, newest first: (lowest IBP, version). The IBP is compared by release, so
+# "2.4" and "2.8" stand for their last IV (2.4-IV1, 2.8-IV1), as those version strings do in Kafka.
+_LEADER_AND_ISR_VERSIONS = (("3.4", 7), ("3.2", 6), ("2.8", 5), ("2.4", 4), ("2.2", 2), ("1.0", 1))
+_UPDATE_METADATA_VERSIONS = (("3.4", 8), ("2.8", 7), ("2.4", 6), ("2.2", 5), ("1.0", 4), ("0.10.2", 3),
+                             ("0.10.0", 2), ("0.9.0", 1))
+_STOP_REPLICA_VERSIONS = (("3.4", 4), ("2.6", 3), ("2.4", 2), ("2.2", 1))
+
+
+def request_version(table: tuple[tuple[str, int], ...], metadata_version: MetadataVersion) -> int:
+    """The version a control request is sent at under ``metadata_version`` (0 below the table)."""
+    for since, version in table:
+        if metadata_version.is_at_least(since):
+            return version
+    return 0
 
 
 def _hook_callback(hook: Callable[[Any, int], None] | None, broker_id: int) -> Callable[[Any], None] | None:
@@ -249,6 +268,7 @@ class ControllerBrokerRequestBatch:
         """Mirrors AbstractControllerBrokerRequestBatch#sendLeaderAndIsrRequest."""
         ctx = self.controller_context
         epochs = ctx.live_broker_id_and_epochs
+        version = request_version(_LEADER_AND_ISR_VERSIONS, self.metadata_version_provider())
         for broker in sorted(self.leader_and_isr_request_map):
             states = self.leader_and_isr_request_map[broker]
             # 1. Only brokers still alive (or shutting down) get it.
@@ -263,12 +283,14 @@ class ControllerBrokerRequestBatch:
                 LeaderAndIsrLiveLeader(broker_id=b, host_name=info.host if info else "", port=info.port if info else 0)
                 for b in sorted(leader_ids & set(epochs))
                 for info in [ctx.live_or_shutting_down_broker(b)])
-            # 3. Topic ids of every topic in the request (ZERO_UUID when unknown).
-            topic_ids = {tp.topic: ctx.topic_ids.get(tp.topic, ZERO_UUID) for tp in states}
+            # 3. Topic ids of every topic in the request (ZERO_UUID when unknown; versions
+            #    before 5 carry none, so the broker reads ZERO_UUID).
+            topic_ids = {tp.topic: ctx.topic_ids.get(tp.topic, ZERO_UUID) if version >= 5 else ZERO_UUID
+                         for tp in states}
             request = LeaderAndIsrRequest.build(
                 controller_id=self.controller_id, controller_epoch=controller_epoch, broker_epoch=epochs[broker],
                 partition_states=list(states.values()), topic_ids=topic_ids, live_leaders=live_leaders,
-                type=self.update_type)
+                type=self.update_type, version=version)
             self.send_request(broker, request, _hook_callback(self.leader_and_isr_response_callback, broker))
         self.leader_and_isr_request_map.clear()
         self.update_type = ControlRequestType.UNKNOWN
@@ -281,11 +303,14 @@ class ControllerBrokerRequestBatch:
             return
         log.info("sending_update_metadata_request", brokers=sorted(self.update_metadata_request_broker_set),
                  partitions=len(self.update_metadata_request_partition_info_map))
-        # 1. The partition states, grouped by topic in first-seen order, with topic ids.
+        # 1. The partition states, grouped by topic in first-seen order, with topic ids (versions
+        #    before 7 carry none: ZERO_UUID).
+        version = request_version(_UPDATE_METADATA_VERSIONS, self.metadata_version_provider())
         grouped: dict[str, list[UpdateMetadataPartitionState]] = {}
         for state in self.update_metadata_request_partition_info_map.values():
             grouped.setdefault(state.topic_name, []).append(state)
-        topic_states = tuple(UpdateMetadataTopicState(topic_name=t, topic_id=ctx.topic_ids.get(t, ZERO_UUID),
+        topic_states = tuple(UpdateMetadataTopicState(topic_name=t,
+                                                      topic_id=ctx.topic_ids.get(t, ZERO_UUID) if version >= 7 else ZERO_UUID,
                                                       partition_states=tuple(ps)) for t, ps in grouped.items())
         # 2. Every live or shutting-down broker with its endpoint.
         live_brokers = tuple(
@@ -300,40 +325,67 @@ class ControllerBrokerRequestBatch:
         for broker in sorted(self.update_metadata_request_broker_set & set(epochs)):
             request = UpdateMetadataRequest(
                 controller_id=self.controller_id, type=int(self.update_type), controller_epoch=controller_epoch,
-                broker_epoch=epochs[broker], topic_states=topic_states, live_brokers=live_brokers)
+                broker_epoch=epochs[broker], topic_states=topic_states, live_brokers=live_brokers, version=version)
             self.send_request(broker, request, _hook_callback(self.update_metadata_response_callback, broker))
         self.update_metadata_request_broker_set.clear()
         self.update_metadata_request_partition_info_map.clear()
 
     def _send_stop_replica_requests(self, controller_epoch: int, log: Any) -> None:
-        """Mirrors AbstractControllerBrokerRequestBatch#sendStopReplicaRequests (v3+: one request per broker)."""
+        """Mirrors AbstractControllerBrokerRequestBatch#sendStopReplicaRequests.
+
+        From version 3 (IBP 2.6) one request per broker carries every partition with its own
+        delete flag and leader epoch; before, the partitions to delete and the others go in two
+        requests (delete first), each with one flag for all and no leader epochs.
+        """
         ctx = self.controller_context
         epochs = ctx.live_broker_id_and_epochs
+        version = request_version(_STOP_REPLICA_VERSIONS, self.metadata_version_provider())
         for broker in sorted(self.stop_replica_request_map):
             states = self.stop_replica_request_map[broker]
             if broker not in epochs:
                 continue
-            # 1. Group the partition states by topic.
-            grouped: dict[str, list[StopReplicaPartitionState]] = {}
-            for tp, state in states.items():
-                grouped.setdefault(tp.topic, []).append(state)
-            log.info("sending_stop_replica_request", broker=broker, replicas=len(states))
-            request = StopReplicaRequest(
-                controller_id=self.controller_id, controller_epoch=controller_epoch, broker_epoch=epochs[broker],
-                topic_states=tuple(StopReplicaTopicState(topic_name=t, partition_states=tuple(ps))
-                                   for t, ps in grouped.items()))
-            # 2. The deletion manager hears about deleted partitions of topics being deleted.
-            callback = None
-            if self.stop_replica_response_callback is not None:
-                callback = self._stop_replica_response_callback(broker, {tp for tp, s in states.items()
-                                                                         if s.delete_partition})
-            self.send_request(broker, request, callback)
+            if version >= 3:
+                # 1. One request; the deletion manager hears about the deleted partitions of
+                #    topics being deleted.
+                log.info("sending_stop_replica_request", broker=broker, replicas=len(states))
+                deleted = {tp for tp, s in states.items() if s.delete_partition}
+                self.send_request(broker, self._stop_replica_request(controller_epoch, epochs[broker], version, states),
+                                  self._stop_replica_response_callback(broker, deleted))
+                continue
+            # 2. Before version 3: the partitions to delete, then the others (no callback).
+            with_delete = {tp: dataclasses.replace(s, leader_epoch=-1) for tp, s in states.items() if s.delete_partition}
+            without_delete = {tp: dataclasses.replace(s, leader_epoch=-1) for tp, s in states.items()
+                              if not s.delete_partition}
+            if with_delete:
+                log.info("sending_stop_replica_request", broker=broker, replicas=len(with_delete), delete=True)
+                self.send_request(broker, self._stop_replica_request(controller_epoch, epochs[broker], version, with_delete),
+                                  self._stop_replica_response_callback(broker, set(with_delete)))
+            if without_delete:
+                log.info("sending_stop_replica_request", broker=broker, replicas=len(without_delete), delete=False)
+                self.send_request(broker, self._stop_replica_request(controller_epoch, epochs[broker], version,
+                                                                     without_delete), None)
         self.stop_replica_request_map.clear()
 
+    def _stop_replica_request(self, controller_epoch: int, broker_epoch: int, version: int,
+                              states: dict[TopicPartition, StopReplicaPartitionState]) -> StopReplicaRequest:
+        """A StopReplica request of the given partition states, grouped by topic in first-seen order."""
+        grouped: dict[str, list[StopReplicaPartitionState]] = {}
+        for tp, state in states.items():
+            grouped.setdefault(tp.topic, []).append(state)
+        return StopReplicaRequest(
+            controller_id=self.controller_id, controller_epoch=controller_epoch, broker_epoch=broker_epoch,
+            topic_states=tuple(StopReplicaTopicState(topic_name=t, partition_states=tuple(ps)) for t, ps in grouped.items()),
+            version=version)
+
     def _stop_replica_response_callback(self, broker_id: int,
-                                        deleted_partitions: set[TopicPartition]) -> Callable[[Any], None]:
-        """Mirrors the responseCallback inside AbstractControllerBrokerRequestBatch#sendStopReplicaRequests."""
+                                        deleted_partitions: set[TopicPartition]) -> Callable[[Any], None] | None:
+        """Mirrors the responseCallback inside AbstractControllerBrokerRequestBatch#sendStopReplicaRequests.
+
+        None when there is no hook (the channel then decides what to do with the answer).
+        """
         hook = self.stop_replica_response_callback
+        if hook is None:
+            return None
         ctx = self.controller_context
 
         def callback(response: Any) -> None:
@@ -342,7 +394,7 @@ class ControllerBrokerRequestBatch:
                 tp = TopicPartition(pe.topic_name, pe.partition_index)
                 if ctx.is_topic_deletion_in_progress(pe.topic_name) and tp in deleted_partitions:
                     errors[tp] = Errors.for_code(pe.error_code)
-            if errors and hook is not None:
+            if errors:
                 hook(response, broker_id, errors)
 
         return callback

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from kafka_ref.common.requests.abstract import (
+    REQUEST_HEADER_FIELD,
     AbstractControlRequest,
     AbstractResponse,
     ControlRequestType,
@@ -163,6 +164,10 @@ class LeaderAndIsrRequest(AbstractControlRequest):
     type: int = 0
     topic_states: tuple[LeaderAndIsrTopicState, ...] = ()
     live_leaders: tuple[LeaderAndIsrLiveLeader, ...] = ()
+    # The version the controller sent it at (its IBP picks it; 7 from IBP 3.4). Below 5 the
+    # message has no topic ids, below 6 no leader recovery state: the sender leaves them at
+    # their defaults, as the broker would read them off the wire.
+    version: int = dataclasses.field(default=7, metadata=REQUEST_HEADER_FIELD)
 
     @classmethod
     def build(
@@ -176,6 +181,7 @@ class LeaderAndIsrRequest(AbstractControlRequest):
         live_leaders: Iterable[LeaderAndIsrLiveLeader],
         is_kraft_controller: bool = False,
         type: int = 0,
+        version: int = 7,
     ) -> LeaderAndIsrRequest:
         """Mirrors org.apache.kafka.common.requests.LeaderAndIsrRequest.Builder#build.
 
@@ -203,6 +209,7 @@ class LeaderAndIsrRequest(AbstractControlRequest):
             type=int(type),
             topic_states=topic_states,
             live_leaders=tuple(live_leaders),
+            version=version,
         )
 
     def partition_states(self) -> Iterator[LeaderAndIsrPartitionState]:

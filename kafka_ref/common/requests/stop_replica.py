@@ -6,11 +6,13 @@ message schemas StopReplicaRequest.json (version 4) / StopReplicaResponse.json (
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import ClassVar
 
 from kafka_ref.common.requests.abstract import (
+    REQUEST_HEADER_FIELD,
     AbstractControlRequest,
     AbstractResponse,
     error_counts_of,
@@ -103,6 +105,11 @@ class StopReplicaRequest(AbstractControlRequest):
     controller_epoch: int = 0
     broker_epoch: int = -1
     topic_states: tuple[StopReplicaTopicState, ...] = ()
+    # The version the controller sent it at (its IBP picks it; 4 from IBP 3.4). Versions 0-2
+    # carry one delete flag for the whole request and no leader epochs: the sender then sends
+    # the partitions to delete and the others in separate requests, each partition state with
+    # the request's flag and leader epoch -1, which is how Kafka's partitionStates() reads them.
+    version: int = dataclasses.field(default=4, metadata=REQUEST_HEADER_FIELD)
 
     def partition_states(self) -> dict[TopicPartition, StopReplicaPartitionState]:
         """Mirrors org.apache.kafka.common.requests.StopReplicaRequest#partitionStates.

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from kafka_ref.common.requests.abstract import (
+    REQUEST_HEADER_FIELD,
     AbstractControlRequest,
     AbstractResponse,
     ControlRequestType,
@@ -118,6 +119,9 @@ class UpdateMetadataRequest(AbstractControlRequest):
     broker_epoch: int = -1
     topic_states: tuple[UpdateMetadataTopicState, ...] = ()
     live_brokers: tuple[UpdateMetadataBroker, ...] = ()
+    # The version the controller sent it at (its IBP picks it; 8 from IBP 3.4). Below 7 the
+    # message has no topic ids: the sender leaves them ZERO_UUID, as the broker would read them.
+    version: int = dataclasses.field(default=8, metadata=REQUEST_HEADER_FIELD)
 
     def partition_states(self) -> Iterator[UpdateMetadataPartitionState]:
         """Mirrors org.apache.kafka.common.requests.UpdateMetadataRequest#partitionStates.
