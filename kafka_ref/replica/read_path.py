@@ -86,11 +86,10 @@ class ReadPath:
             response_callback(results)
             return
         # 3. Otherwise wait in the purgatory, keyed by partition.
+        #    (read_from_log answers one result per fetch info, in order: paired by position.)
         statuses = []
-        by_tp = dict(results)
-        for tp, info in fetch_infos:
-            result = by_tp.get(tp)
-            if result is not None and result.info is not None:
+        for (tp, info), (_, result) in zip(fetch_infos, results):
+            if result.info is not None:
                 statuses.append((tp, FetchPartitionStatus(result.info.fetch_offset_metadata, info)))
         op = DelayedFetch(params, statuses, self, response_callback)
         keys = [TopicPartitionOperationKey.of(tp) for tp, _ in statuses]

@@ -150,17 +150,24 @@ class FetchSessionHandler:
             self.next: dict[TopicPartition, FetchRequestPartitionData] = {}
             self.topic_names: dict[Uuid, str] = {}
             self.partitions_without_topic_ids = 0
+            # The topic id last named in ``topic_names`` (see ``add``).
+            self._last_topic_id: Uuid | None = None
 
         def add(self, topic_partition: TopicPartition, data: FetchRequestPartitionData) -> None:
             """Mirrors FetchSessionHandler.Builder#add: we want this partition in the next fetch."""
             self.next[topic_partition] = data
             topic_id = data.topic_id
+            # (A fetcher adds a topic's partitions one after another, sharing one Uuid object: the
+            #  name is recorded once per run of them, not hashed again per partition per fetch.)
+            if topic_id is self._last_topic_id:
+                return
             # (ZERO_UUID is Uuid(0, 0): compared by its halves, as dataclass equality would,
             #  without a call per partition per fetch.)
             if topic_id is ZERO_UUID or (topic_id.most_significant_bits == 0 and topic_id.least_significant_bits == 0):
                 self.partitions_without_topic_ids += 1
             else:
                 self.topic_names.setdefault(topic_id, topic_partition.topic)
+                self._last_topic_id = topic_id
 
         def build(self) -> FetchRequestData:
             """Mirrors FetchSessionHandler.Builder#build (once per builder: Kafka's drops its map)."""

@@ -43,6 +43,7 @@ from kafka_ref.common.requests.offsets_for_leader_epoch import (
 from kafka_ref.common.topic_partition import TopicIdPartition, TopicPartition
 from kafka_ref.common.uuid import ZERO_UUID
 from kafka_ref.network.network import DisconnectException
+from kafka_ref.replica.partition import Partition
 from kafka_ref.replica.fetcher.partition_fetch_state import (
     BrokerEndPoint,
     IllegalStateException,
@@ -223,16 +224,26 @@ class RemoteLeaderEndPoint(LeaderEndPoint):
         send_epoch = self._sends_current_leader_epoch
         truncation_on_fetch = self.is_truncation_on_fetch_supported
         fetch_size = self.fetch_size
+        replica_manager = self.replica_manager
+        hosted = getattr(replica_manager, "all_partitions", None) or {}  # (a test's stand-in may have none)
         # 1. One entry per partition ready to fetch (not truncating, not backing off).
         for tp, fetch_state in partition_map.items():
             if not fetch_state.is_ready_for_fetch:
                 continue
-            try:
-                log_start_offset = self.replica_manager.get_partition_or_exception(tp).local_log_or_exception.log_start_offset
-            except KafkaStorageException:
-                # The log directory is offline; ReplicaManager will remove the partition.
-                partitions_with_error.add(tp)
-                continue
+            # (An online partition with its log, the usual case, is read directly: this runs for
+            #  every partition of every fetch. Any other goes through getPartitionOrException and
+            #  localLogOrException, which raise as Kafka's do.)
+            partition = hosted.get(tp)
+            log = partition.log if partition.__class__ is Partition else None
+            if log is not None:
+                log_start_offset = log.log_start_offset
+            else:
+                try:
+                    log_start_offset = replica_manager.get_partition_or_exception(tp).local_log_or_exception.log_start_offset
+                except KafkaStorageException:
+                    # The log directory is offline; ReplicaManager will remove the partition.
+                    partitions_with_error.add(tp)
+                    continue
             # (Positional, in the field order topic id, fetch offset, log start offset, max bytes,
             #  current leader epoch, last fetched epoch: one per partition per fetch.)
             topic_id = fetch_state.topic_id
