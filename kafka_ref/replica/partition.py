@@ -558,14 +558,16 @@ class Partition(PartitionReads, PartitionDeletes, PartitionIsrUpdates):
         Done when the HW reached the offset; the answer is NOT_ENOUGH_REPLICAS_AFTER_APPEND if
         the maximal ISR has meanwhile dropped below min.insync.replicas.
         """
-        leader_log = self.leader_log_if_local()
+        # (DelayedProduce asks this on every HW move of any partition of its request, and the
+        #  usual answer is "not yet": leaderLogIfLocal is written out, and the maximal ISR and
+        #  the min ISR are only read once the HW got there.)
+        # 1. The leader's log, if this broker leads.
+        leader_log = self.log if self.leader_replica_id_opt == self.local_broker_id else None
         if leader_log is None:
             return False, Errors.NOT_LEADER_OR_FOLLOWER
-        cur_maximal_isr = self.partition_state.maximal_isr
+        # 2. Done once the HW reached the offset: then enough replicas, or too few in the maximal ISR.
         if leader_log.high_watermark >= required_offset:
-            # The min ISR is only looked at once the HW got there (DelayedProduce asks on every
-            # HW move of every partition of its request; the usual answer is "not yet").
-            if self.effective_min_isr() <= len(cur_maximal_isr):
+            if self.effective_min_isr() <= len(self.partition_state.maximal_isr):
                 return True, Errors.NONE
             return True, Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND
         return False, Errors.NONE

@@ -36,6 +36,7 @@ from kafka_ref.common.uuid import Uuid
 from kafka_ref.log.fetch_data import FetchIsolation
 from kafka_ref.replica.fetch_params import FetchParams
 from kafka_ref.replica.fetcher.partition_fetch_state import InitialFetchState
+from kafka_ref.replica.hosted_partitions import HostedPartitions
 from kafka_ref.replica.partition import Partition
 from kafka_ref.replica.apply_delta import ApplyDelta
 from kafka_ref.replica.delete_records_path import DeleteRecordsPath
@@ -101,7 +102,7 @@ class ReplicaManager(ReadPath, ApplyDelta, DeleteRecordsPath):
         self.local_broker_id: int = config.broker_id
         self.fetch_max_bytes: int = config.get("fetch.max.bytes")
         self.controller_epoch = 0  # KafkaController.InitialControllerEpoch
-        self.all_partitions: dict[TopicPartition, Partition | OfflinePartition] = {}
+        self.all_partitions: dict[TopicPartition, Partition | OfflinePartition] = HostedPartitions()
         self.hw_thread_initialized = False
         self.is_shutting_down = False
         self.is_in_controlled_shutdown = False  # KRaft: set by begin_controlled_shutdown (Kafka 3.3+)

@@ -63,7 +63,10 @@ class DelayedFetch(DelayedOperation):
         self.fetch_partition_status = fetch_partition_status
         self.replica_manager = replica_manager
         self.response_callback = response_callback
-        self._resolved: dict[TopicPartition, Any] = {}
+        # The Partition of each entry of fetch_partition_status (None: not online here), as
+        # resolved at the hosted map's ``_partitions_version`` (see try_complete).
+        self._partitions: list[Any] = []
+        self._partitions_version = -1
 
     def try_complete(self) -> bool:
         """Mirrors kafka.server.DelayedFetch#tryComplete (cases A–H).
@@ -74,20 +77,25 @@ class DelayedFetch(DelayedOperation):
         accumulated = 0
         params = self.params
         at_log_end = params.fetch_only_leader and params.isolation is FetchIsolation.LOG_END
+        # (This walk runs whenever any of the fetch's partitions changes, so each step must stay
+        #  a few attribute reads: the Partition objects are resolved once and again only when the
+        #  broker's hosted partitions changed since (HostedPartitions#version); a partition not
+        #  online here goes through getPartitionOrException, which raises as Kafka's does. A
+        #  replica manager without that map resolves every time.)
         hosted = self.replica_manager.all_partitions
-        resolved = self._resolved
-        for tp, status in self.fetch_partition_status:
+        version = getattr(hosted, "version", None)
+        if version is None or version != self._partitions_version:
+            self._partitions = [p if p.__class__ is Partition else None
+                                for p in map(hosted.get, [tp for tp, _ in self.fetch_partition_status])]
+            self._partitions_version = -1 if version is None else version
+        for (tp, status), partition in zip(self.fetch_partition_status, self._partitions):
             fetch_offset = status.start_offset_metadata
             try:
                 # (The message offset is compared first so the usual case costs no dataclass __eq__.)
                 if fetch_offset.message_offset == -1 and fetch_offset == UNKNOWN_OFFSET_METADATA:
                     continue
-                # The Partition is resolved once per operation and reused while the broker still
-                # hosts that same object: this walk runs whenever any of the fetch's partitions
-                # changes, so each step must stay a few attribute reads.
-                partition = resolved.get(tp)
-                if partition is None or hosted.get(tp) is not partition:
-                    partition = resolved[tp] = self.replica_manager.get_partition_or_exception(tp)
+                if partition is None:
+                    partition = self.replica_manager.get_partition_or_exception(tp)
                 if at_log_end and _still_at_log_end(partition, status):
                     continue
                 force, available = self._check_partition(partition, status)

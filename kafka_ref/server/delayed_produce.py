@@ -10,6 +10,7 @@ from typing import Any, Callable
 
 from kafka_ref.common.errors import Errors
 from kafka_ref.common.topic_partition import TopicPartition
+from kafka_ref.replica.partition import Partition
 from kafka_ref.server.delayed_operation import DelayedOperation
 
 
@@ -66,7 +67,10 @@ class DelayedProduce(DelayedOperation):
         self.produce_status = produce_status
         self.replica_manager = replica_manager
         self.response_callback = response_callback
-        self._resolved: dict[TopicPartition, Any] = {}
+        # The Partition of each entry of produce_status (None: not online here), as resolved
+        # at the hosted map's ``_partitions_version`` (see try_complete).
+        self._partitions: list[Any] = []
+        self._partitions_version = -1
         # 1. Partitions appended without error wait for acks; pre-set their error to a timeout.
         for status in produce_status.values():
             if status.response_status.error is Errors.NONE:
@@ -78,25 +82,30 @@ class DelayedProduce(DelayedOperation):
     def try_complete(self) -> bool:
         """Mirrors kafka.server.DelayedProduce#tryComplete."""
         replica_manager = self.replica_manager
+        # (This walk runs on every HW move of any of the request's partitions, so each step must
+        #  be a few attribute reads: the Partition objects are resolved once and again only when
+        #  the broker's hosted partitions changed since (HostedPartitions#version). A replica
+        #  manager without that map resolves every time.)
         hosted = replica_manager.all_partitions
-        resolved = self._resolved
+        version = getattr(hosted, "version", None)
+        if version is None or version != self._partitions_version:
+            self._partitions = [p if p.__class__ is Partition else None
+                                for p in map(hosted.get, self.produce_status)]
+            self._partitions_version = -1 if version is None else version
         pending = 0
-        for tp, status in self.produce_status.items():
+        # 1. Each partition still waiting for acks.
+        for (tp, status), partition in zip(self.produce_status.items(), self._partitions):
             if not status.acks_pending:
                 continue
-            # 2. Ask the partition whether the HW reached the required offset. The Partition
-            #    object is resolved once per operation and reused while the broker still hosts
-            #    that same object: this walk runs on every HW move of any of the request's
-            #    partitions, so each step must be a few attribute reads.
-            partition = resolved.get(tp)
-            if partition is None or hosted.get(tp) is not partition:
+            # 2. Ask the partition whether the HW reached the required offset (a partition not
+            #    online here answers getPartitionOrError's error).
+            if partition is None:
                 result = replica_manager.get_partition_or_error(tp)
                 if isinstance(result, Errors):
-                    partition = None
                     has_enough, error = False, result
                 else:
-                    resolved[tp] = partition = result
-            if partition is not None:
+                    has_enough, error = result.check_enough_replicas_reach_offset(status.required_offset)
+            else:
                 has_enough, error = partition.check_enough_replicas_reach_offset(status.required_offset)
             # 3. An error or enough acks settles this partition.
             if error is not Errors.NONE:
