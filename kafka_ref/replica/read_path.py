@@ -238,7 +238,8 @@ class ReadPath:
         # 2. The log's own topic id, a known replica.
         if topic_ids:
             request_topic_id = topic_ids.get(tp.topic)
-            if request_topic_id is not None and request_topic_id is not log.topic_id:
+            # (``_topic_id`` is the field behind UnifiedLog#topicId, read without the property call.)
+            if request_topic_id is not None and request_topic_id is not log._topic_id:
                 return None
         replica = partition.remote_replicas_map.get(params.replica_id)
         if replica is None:

@@ -253,7 +253,9 @@ class AbstractFetcherThread(abc.ABC):
         with_epochs: dict[TopicPartition, OffsetForLeaderPartition] = {}
         without_epochs: set[TopicPartition] = set()
         for tp, state in self.partition_states.partition_state_map().items():
-            if not state.is_truncating or tp in self._pending_offset_resets:
+            # (isTruncating written out for the usual fetching partition: every partition of
+            #  every round of the fetcher's loop comes through here.)
+            if state.state is not TRUNCATING or state.is_delayed or tp in self._pending_offset_resets:
                 continue
             epoch = self.latest_epoch(tp)
             if epoch is not None and self.is_offset_for_leader_epoch_supported:
