@@ -278,6 +278,12 @@ KAFKA_CONFIG_KEYS = [
     _k("offsets.commit.timeout.ms", _to_int, 5000, _at_least(1)),
     _k("offsets.commit.required.acks", _to_int, -1),
     _k("offsets.retention.minutes", _to_int, 10080, _at_least(1)),
+    _k("offsets.retention.check.interval.ms", _to_int, 600000, _at_least(1)),
+    # Not a Kafka key: Kafka always schedules offset expiration (GroupCoordinator#startup). kafka_ref
+    # leaves it off unless asked, because the periodic task would reorder every simulator run's
+    # events (runs last minutes; offsets are kept for offsets.retention.minutes, a week by default).
+    _k("kafka_ref.offsets.expiration.enable", _to_bool, False, None,
+       "Schedule offset expiration every offsets.retention.check.interval.ms (on in Kafka)."),
     _k("group.min.session.timeout.ms", _to_int, 6000),
     _k("group.max.session.timeout.ms", _to_int, 1800000),
     _k("group.initial.rebalance.delay.ms", _to_int, 3000),

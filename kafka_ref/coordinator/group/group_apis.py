@@ -56,7 +56,8 @@ from kafka_ref.network.network import Envelope
 def install_group_coordinator(broker: Any, *, load_bound: str | None = None) -> GroupCoordinator:
     """Create the broker's GroupCoordinator and wire it in (KafkaServer#startup's group coordinator part).
 
-    1. The coordinator, started with offsets.topic.num.partitions; 2. its request handlers
+    1. The coordinator, started with offsets.topic.num.partitions (offset expiration scheduled
+    only with ``kafka_ref.offsets.expiration.enable``, on in Kafka); 2. its request handlers
     registered with KafkaApis; 3. the ``__consumer_offsets`` leadership and resignation hooks.
     ``load_bound`` left out follows the broker's code version (``kafka_ref.broker.version``; no
     IBP gate in Kafka): a 0.10.x coordinator reads chunks of its partition while below the HW
@@ -68,7 +69,8 @@ def install_group_coordinator(broker: Any, *, load_bound: str | None = None) -> 
                       else "high_watermark")
     # 1. Build and start.
     coordinator = GroupCoordinator.from_broker(broker, load_bound=load_bound)
-    coordinator.startup(lambda: broker.config.get("offsets.topic.num.partitions"))
+    coordinator.startup(lambda: broker.config.get("offsets.topic.num.partitions"),
+                        broker.config.get("kafka_ref.offsets.expiration.enable"))
     # 2. Handlers.
     apis = GroupApis(broker, coordinator)
     for request_type, handler in apis.handlers().items():

@@ -20,7 +20,8 @@ Static members (KIP-345) carry a group instance id: a restarted one rejoins with
 id and takes its old place under a new id (often without a rebalance), a stale instance is
 fenced (FENCED_INSTANCE_ID), and one that misses a rebalance stays until its session ends.
 
-Not modelled: transactional offset commits and offset expiration. Every method is synchronous:
+Not modelled: transactional offset commits. Offset expiration (GroupMetadataManager's
+``cleanup_expired_group_metadata``) is modelled but not scheduled by default. Every method is synchronous:
 Kafka's ``group.inLock`` is the single event loop here.
 """
 
@@ -157,9 +158,15 @@ class GroupCoordinator(GroupRebalance):
 
     # -- life cycle --------------------------------------------------------------------------
 
-    def startup(self, retrieve_group_metadata_topic_partition_count: Callable[[], int]) -> None:
-        """Mirrors kafka.coordinator.group.GroupCoordinator#startup."""
-        self.group_manager.startup(retrieve_group_metadata_topic_partition_count)
+    def startup(self, retrieve_group_metadata_topic_partition_count: Callable[[], int],
+                enable_metadata_expiration: bool = False) -> None:
+        """Mirrors kafka.coordinator.group.GroupCoordinator#startup: the manager, then active.
+
+        Kafka's default schedules offset expiration; here it stays off unless asked for (the broker
+        key ``kafka_ref.offsets.expiration.enable``): the periodic task would reorder the events of
+        every simulator run, which lasts minutes while offsets are kept a week.
+        """
+        self.group_manager.startup(retrieve_group_metadata_topic_partition_count, enable_metadata_expiration)
         self.is_active = True
         self._log.info("group_coordinator_started", offsets_partitions=self.group_manager.group_metadata_topic_partition_count)
 

@@ -590,6 +590,52 @@ class GroupMetadata:
         """Mirrors kafka.coordinator.group.GroupMetadata#removeAllOffsets."""
         return self.remove_offsets(list(self.offsets))
 
+    def remove_expired_offsets(self, current_timestamp: int, offset_retention_ms: int) -> dict[TopicPartition, OffsetAndMetadata]:
+        """Mirrors kafka.coordinator.group.GroupMetadata#removeExpiredOffsets.
+
+        Drops and returns the committed offsets whose retention has run out. An offset with a
+        commit still being written is never expired. An offset stored with an explicit expire
+        timestamp (value version 1, old clients) expires once ``current_timestamp`` reaches it;
+        any other expires ``offset_retention_ms`` after a base time that depends on the group:
+        1. a group with a protocol type that is Empty: the time it became Empty (its state
+        timestamp; the commit time when an old group record had none); 2. a Stable consumer
+        group that knows its members' subscriptions: the commit time, and only offsets of topics
+        nobody subscribes to any more; 3. a group with no protocol type (a "simple" consumer
+        that only stores offsets): the commit time; 4. any other group: nothing expires.
+        """
+        def expired_offsets(base_timestamp: Callable[[CommitRecordMetadataAndOffset], int],
+                            subscribed_topics: set[str] | frozenset[str] = frozenset()) -> dict[TopicPartition, OffsetAndMetadata]:
+            expired: dict[TopicPartition, OffsetAndMetadata] = {}
+            for tp, record in self.offsets.items():
+                if tp.topic in subscribed_topics or tp in self.pending_offset_commits:
+                    continue
+                committed = record.offset_and_metadata
+                if committed.expire_timestamp is None:
+                    if current_timestamp - base_timestamp(record) >= offset_retention_ms:
+                        expired[tp] = committed
+                elif current_timestamp >= committed.expire_timestamp:
+                    expired[tp] = committed
+            return expired
+
+        if self.protocol_type is not None and self.is_(Empty):
+            # 1. Empty since its state timestamp (or, without one, since each commit).
+            state_timestamp = self.current_state_timestamp
+            expired = expired_offsets(lambda r: state_timestamp if state_timestamp is not None
+                                      else r.offset_and_metadata.commit_timestamp)
+        elif (self.protocol_type == CONSUMER_PROTOCOL_TYPE and self.subscribed_topics is not None
+              and self.is_(Stable)):
+            # 2. Active consumers: unsubscribed topics only, from their commit time.
+            expired = expired_offsets(lambda r: r.offset_and_metadata.commit_timestamp, self.subscribed_topics)
+        elif self.protocol_type is None:
+            # 3. A simple consumer's offsets, from their commit time.
+            expired = expired_offsets(lambda r: r.offset_and_metadata.commit_timestamp)
+        else:
+            # 4. Rebalancing, or members whose subscriptions are unknown.
+            expired = {}
+        for tp in expired:
+            del self.offsets[tp]
+        return expired
+
     # -- loading ------------------------------------------------------------------------------
 
     @classmethod

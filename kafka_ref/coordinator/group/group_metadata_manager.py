@@ -62,8 +62,8 @@ LOAD_BOUNDS = ("high_watermark", "log_end_offset")
 class OffsetConfig:
     """Mirrors org.apache.kafka.coordinator.group.OffsetConfig (Kafka's defaults).
 
-    ``from_kafka_config`` reads the keys KafkaConfig knows; offset.metadata.max.bytes,
-    offsets.topic.segment.bytes and offsets.retention.check.interval.ms keep Kafka's defaults.
+    ``from_kafka_config`` reads the keys KafkaConfig knows; offset.metadata.max.bytes and
+    offsets.topic.segment.bytes keep Kafka's defaults.
     """
 
     max_metadata_size: int = 4096
@@ -82,6 +82,7 @@ class OffsetConfig:
         return cls(
             load_buffer_size=config.get("offsets.load.buffer.size"),
             offsets_retention_ms=config.get("offsets.retention.minutes") * 60 * 1000,
+            offsets_retention_check_interval_ms=config.get("offsets.retention.check.interval.ms"),
             offsets_topic_num_partitions=config.get("offsets.topic.num.partitions"),
             offsets_topic_replication_factor=config.get("offsets.topic.replication.factor"),
             offset_commit_timeout_ms=config.get("offsets.commit.timeout.ms"),
@@ -160,9 +161,23 @@ class GroupMetadataManager:
 
     # -- life cycle ------------------------------------------------------------------------
 
-    def startup(self, retrieve_group_metadata_topic_partition_count: Callable[[], int]) -> None:
-        """Mirrors kafka.coordinator.group.GroupMetadataManager#startup (offset expiration is not modelled)."""
+    def startup(self, retrieve_group_metadata_topic_partition_count: Callable[[], int],
+                enable_metadata_expiration: bool = False) -> None:
+        """Mirrors kafka.coordinator.group.GroupMetadataManager#startup.
+
+        1. Learn the offsets topic's partition count. 2. With ``enable_metadata_expiration``,
+        expire offsets (and the groups they leave empty) now and every
+        offsets.retention.check.interval.ms: each run is a job on the manager's single
+        scheduler thread, so it never interleaves with a load or an unload.
+        """
+        # 1. The partition count.
         self.group_metadata_topic_partition_count = retrieve_group_metadata_topic_partition_count()
+        # 2. The "delete-expired-group-metadata" task.
+        if enable_metadata_expiration:
+            self.scheduler.schedule(
+                "group-metadata-manager-delete-expired-group-metadata",
+                lambda: self._submit("delete-expired-group-metadata", self.cleanup_expired_group_metadata),
+                delay_ms=0, period_ms=self.config.offsets_retention_check_interval_ms)
 
     def shutdown(self) -> None:
         """Mirrors kafka.coordinator.group.GroupMetadataManager#shutdown: loads stop at their next chunk."""
@@ -310,6 +325,25 @@ class GroupMetadataManager:
             response_callback(Errors.NONE if error is Errors.NONE else _convert_store_group_error(error))
 
         self._append_for_group({tp: records}, put_cache_callback)
+
+    def cleanup_expired_group_metadata(self) -> None:
+        """Mirrors kafka.coordinator.group.GroupMetadataManager#cleanupGroupMetadata() (the periodic expiration).
+
+        1. Every cached group drops its expired offsets (GroupMetadata#removeExpiredOffsets at
+        this instant, offsets.retention.minutes) and, through ``cleanup_group_metadata``, the
+        tombstones are written and groups left Empty without offsets die. 2. A line is logged
+        only when something expired.
+        """
+        # 1. Expire.
+        current_timestamp = self.time.milliseconds()
+        retention_ms = self.config.offsets_retention_ms
+        removed = self.cleanup_group_metadata(
+            list(self.group_metadata_cache.values()),
+            lambda group: group.remove_expired_offsets(current_timestamp, retention_ms))
+        # 2. Report.
+        if removed > 0:
+            self._log.info("expired_offsets_removed", offsets=removed,
+                           elapsed_ms=self.time.milliseconds() - current_timestamp)
 
     def cleanup_group_metadata(self, groups: Iterable[GroupMetadata],
                                selector: Callable[[GroupMetadata], Mapping[TopicPartition, OffsetAndMetadata]]) -> int:
