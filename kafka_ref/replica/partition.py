@@ -120,6 +120,12 @@ class Partition(PartitionReads, PartitionDeletes, PartitionIsrUpdates):
         return self.log if self.is_leader else None
 
     @property
+    def log_start_offset(self) -> int:
+        """Mirrors kafka.cluster.Partition#logStartOffset: the leader log's start offset, -1 when not led here."""
+        log = self.leader_log_if_local()
+        return -1 if log is None else log.log_start_offset
+
+    @property
     def local_log_or_exception(self) -> "UnifiedLog":
         if self.log is None:
             raise NotLeaderOrFollowerException(

@@ -14,10 +14,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
 from kafka_ref.common.errors import (
-    ApiException,
     ControllerMovedException,
+    CorruptRecordException,
     Errors,
     KafkaStorageException,
+    NotLeaderOrFollowerException,
+    RecordBatchTooLargeException,
+    RecordTooLargeException,
+    UnknownTopicOrPartitionException,
 )
 from kafka_ref.common.fatal import RUN_ENDING
 from kafka_ref.common.records import MemoryRecords
@@ -58,6 +62,15 @@ EPOCH_DURING_DELETE = -2
 NO_EPOCH = -1
 # org.apache.kafka.common.internals.Topic#INTERNAL_TOPICS: only internal callers append to these.
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
+# ReplicaManager#appendToLocalLog's known failures: answered with LogAppendInfo.UNKNOWN_LOG_APPEND_INFO.
+_EXPECTED_APPEND_ERRORS = (
+    UnknownTopicOrPartitionException,
+    NotLeaderOrFollowerException,
+    RecordTooLargeException,
+    RecordBatchTooLargeException,
+    CorruptRecordException,
+    KafkaStorageException,
+)
 
 
 class OfflinePartition:
@@ -594,14 +607,22 @@ class ReplicaManager(ReadPath, ApplyDelta, DeleteRecordsPath):
                 partition = self.get_partition_or_exception(tp)
                 info = partition.append_records_to_leader(records, origin, required_acks)
                 results[tp] = LogAppendResult(info, Errors.NONE, None)
-            except ApiException as exc:
+            except _EXPECTED_APPEND_ERRORS as exc:
+                # 3. Hosting, size, corruption and storage errors answer without a log start offset.
                 results[tp] = LogAppendResult(None, Errors.for_exception(exc), str(exc))
             except RUN_ENDING:
                 raise
             except Exception as exc:  # Kafka's `case t: Throwable`: logged, answered, never fatal
+                # 4. Any other failure (an out-of-order sequence, an invalid record...) answers
+                #    with the partition's log start offset (processFailedRecord).
                 self._log.error("append_failed", topic_partition=str(tp), error=repr(exc))
-                results[tp] = LogAppendResult(None, Errors.for_exception(exc), str(exc))
+                results[tp] = LogAppendResult(None, Errors.for_exception(exc), str(exc), self._failed_append_log_start_offset(tp))
         return results
+
+    def _failed_append_log_start_offset(self, tp: TopicPartition) -> int:
+        """The log start offset ReplicaManager#appendToLocalLog's processFailedRecord reports (-1 when not online)."""
+        partition = self.online_partition(tp)
+        return -1 if partition is None else partition.log_start_offset
 
     # ------------------------------------------------------------------ delayed operations
 
@@ -671,6 +692,8 @@ class LogAppendResult:
     info: Any
     error: Errors
     error_message: str | None
+    # LogAppendInfo#unknownLogAppendInfoWithLogStartOffset: what a failed append reports (-1: unknown).
+    log_start_offset: int = -1
 
     @property
     def hw_incremented(self) -> bool:

@@ -41,7 +41,8 @@ class ProducePartitionStatus:
     def from_result(cls, result: Any) -> "ProducePartitionStatus":
         info = result.info
         if info is None:
-            return cls(-1, PartitionResponse(result.error, error_message=result.error_message))
+            return cls(-1, PartitionResponse(result.error, log_start_offset=result.log_start_offset,
+                                             error_message=result.error_message))
         return cls(
             info.last_offset + 1,
             PartitionResponse(Errors.NONE, info.first_offset, info.log_append_time, info.log_start_offset),
