@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
 from kafka_ref.common.errors import (
+    ApiException,
     ControllerMovedException,
     CorruptRecordException,
     Errors,
@@ -615,7 +616,8 @@ class ReplicaManager(ReadPath, ApplyDelta, DeleteRecordsPath):
             except Exception as exc:  # Kafka's `case t: Throwable`: logged, answered, never fatal
                 # 4. Any other failure (an out-of-order sequence, an invalid record...) answers
                 #    with the partition's log start offset (processFailedRecord).
-                self._log.error("append_failed", topic_partition=str(tp), error=repr(exc))
+                if not isinstance(exc, ApiException):  # (Kafka logs these all; here only the unexpected ones)
+                    self._log.error("append_failed", topic_partition=str(tp), error=repr(exc))
                 results[tp] = LogAppendResult(None, Errors.for_exception(exc), str(exc), self._failed_append_log_start_offset(tp))
         return results
 
