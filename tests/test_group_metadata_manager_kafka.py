@@ -1203,14 +1203,18 @@ async def test_startup_schedules_offset_expiration_on_the_managers_thread():
         [schemas.OffsetKey(1, schemas.GroupTopicPartition(GROUP_ID, FOO0))]]
 
 
-def test_brokers_schedule_offset_expiration_only_when_asked():
-    """kafka_ref.offsets.expiration.enable (not a Kafka key; Kafka always schedules it) decides whether the
-    broker's coordinator starts the task; offsets.retention.check.interval.ms is its period."""
+def test_brokers_schedule_offset_expiration_unless_turned_off():
+    """Brokers schedule offset expiration as Kafka's GroupCoordinator#startup always does, every
+    offsets.retention.check.interval.ms; kafka_ref.offsets.expiration.enable (not a Kafka key, set
+    off by the simulator) leaves it out."""
     from helpers_replica import make_broker
+    from kafka_ref.sim.scenarios import BASE_BROKER_CONFIG
 
-    off = make_broker(0, {"offsets.topic.num.partitions": NUM_OFFSETS_PARTITIONS})
+    off = make_broker(0, {"offsets.topic.num.partitions": NUM_OFFSETS_PARTITIONS,
+                          "kafka_ref.offsets.expiration.enable": False})
     assert "group-metadata-manager-delete-expired-group-metadata" not in off.scheduler.scheduled
+    assert BASE_BROKER_CONFIG["kafka_ref.offsets.expiration.enable"] is False
     on = make_broker(0, {"offsets.topic.num.partitions": NUM_OFFSETS_PARTITIONS,
-                         "kafka_ref.offsets.expiration.enable": True, "offsets.retention.check.interval.ms": 1234})
+                         "offsets.retention.check.interval.ms": 1234})
     assert on.scheduler.scheduled.count("group-metadata-manager-delete-expired-group-metadata") == 1
     assert on.group_coordinator.group_manager.config.offsets_retention_check_interval_ms == 1234

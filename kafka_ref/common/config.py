@@ -279,11 +279,12 @@ KAFKA_CONFIG_KEYS = [
     _k("offsets.commit.required.acks", _to_int, -1),
     _k("offsets.retention.minutes", _to_int, 10080, _at_least(1)),
     _k("offsets.retention.check.interval.ms", _to_int, 600000, _at_least(1)),
-    # Not a Kafka key: Kafka always schedules offset expiration (GroupCoordinator#startup). kafka_ref
-    # leaves it off unless asked, because the periodic task would reorder every simulator run's
-    # events (runs last minutes; offsets are kept for offsets.retention.minutes, a week by default).
-    _k("kafka_ref.offsets.expiration.enable", _to_bool, False, None,
-       "Schedule offset expiration every offsets.retention.check.interval.ms (on in Kafka)."),
+    # Not a Kafka key: Kafka always schedules offset expiration (GroupCoordinator#startup), and so
+    # does kafka_ref by default. The simulator turns it off (its runs last minutes while offsets
+    # are kept for offsets.retention.minutes, a week by default, and the periodic task would
+    # reorder every run's events, so seeds recorded before it existed would replay differently).
+    _k("kafka_ref.offsets.expiration.enable", _to_bool, True, None,
+       "Schedule offset expiration every offsets.retention.check.interval.ms (as Kafka does); off only in the simulator."),
     _k("group.min.session.timeout.ms", _to_int, 6000),
     _k("group.max.session.timeout.ms", _to_int, 1800000),
     _k("group.initial.rebalance.delay.ms", _to_int, 3000),

@@ -57,7 +57,7 @@ def install_group_coordinator(broker: Any, *, load_bound: str | None = None) -> 
     """Create the broker's GroupCoordinator and wire it in (KafkaServer#startup's group coordinator part).
 
     1. The coordinator, started with offsets.topic.num.partitions (offset expiration scheduled
-    only with ``kafka_ref.offsets.expiration.enable``, on in Kafka); 2. its request handlers
+    unless ``kafka_ref.offsets.expiration.enable`` is off, as only the simulator sets it); 2. its request handlers
     registered with KafkaApis; 3. the ``__consumer_offsets`` leadership and resignation hooks.
     ``load_bound`` left out follows the broker's code version (``kafka_ref.broker.version``; no
     IBP gate in Kafka): a 0.10.x coordinator reads chunks of its partition while below the HW

@@ -162,9 +162,8 @@ class GroupCoordinator(GroupRebalance):
                 enable_metadata_expiration: bool = False) -> None:
         """Mirrors kafka.coordinator.group.GroupCoordinator#startup: the manager, then active.
 
-        Kafka's default schedules offset expiration; here it stays off unless asked for (the broker
-        key ``kafka_ref.offsets.expiration.enable``): the periodic task would reorder the events of
-        every simulator run, which lasts minutes while offsets are kept a week.
+        Brokers pass ``kafka_ref.offsets.expiration.enable`` (on by default, as in Kafka; the
+        simulator turns it off so its recorded seeds keep their event order).
         """
         self.group_manager.startup(retrieve_group_metadata_topic_partition_count, enable_metadata_expiration)
         self.is_active = True
