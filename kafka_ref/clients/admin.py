@@ -451,10 +451,9 @@ class KafkaAdminClient:
                     results[tp] = error.exception()
                     continue
                 partition = next((p for p in topic.partitions if p.partition_index == tp.partition), None)
-                if partition is None:
-                    results[tp] = UnknownTopicOrPartitionException(f"Partition {tp} not found.")
-                    continue
-                if partition.leader_id < 0:
+                # (A partition the answer leaves out, or one without a leader, is looked up again:
+                #  PartitionLeaderStrategy maps only partitions with a leader and retries the rest.)
+                if partition is None or partition.leader_id < 0:
                     continue
                 by_leader.setdefault(partition.leader_id, {})[tp] = ListOffsetsPartition(
                     partition_index=tp.partition, current_leader_epoch=-1, timestamp=spec.timestamp)

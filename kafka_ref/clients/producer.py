@@ -50,6 +50,7 @@ from kafka_ref.common.errors import (
     TimeoutException,
 )
 from kafka_ref.common.records import RECORD_BATCH_OVERHEAD, SimpleRecord
+from kafka_ref.common.records.constants import CompressionType
 from kafka_ref.common.records.record import size_in_bytes
 from kafka_ref.common.time import Time
 from kafka_ref.common.topic_partition import TopicPartition
@@ -87,7 +88,9 @@ class KafkaProducer:
     ``acks`` is -1 ("all"), 1 or 0. ``partitioner`` is ``"round_robin"`` (default: keyed
     records hash, unkeyed ones go round robin over partitions with a leader — Kafka's
     DefaultPartitioner up to 2.3) or ``"sticky"`` (Kafka 3.3+'s BuiltInPartitioner); see
-    partitioner.py.
+    partitioner.py. ``compression_type`` is the producer's compression.type (none, gzip,
+    snappy, lz4, zstd): each batch is written in that codec, and a topic whose own
+    compression.type is "producer" (the default) keeps it.
     """
 
     def __init__(
@@ -108,6 +111,7 @@ class KafkaProducer:
         max_request_size: int = 1048576,
         metadata_max_age_ms: int = 300000,
         partitioner: str = "round_robin",
+        compression_type: str = "none",
         rng: random.Random | None = None,
         time: Time | None = None,
     ) -> None:
@@ -127,6 +131,10 @@ class KafkaProducer:
                                   "should be equal to or larger than linger.ms + request.timeout.ms")
         if partitioner not in ("round_robin", "sticky"):
             raise ConfigException("partitioner.class", partitioner, "use 'round_robin' or 'sticky'")
+        if compression_type not in tuple(CompressionType):
+            raise ConfigException("compression.type", compression_type,
+                                  "String must be one of: " + ", ".join(CompressionType))
+        self.compression_type = CompressionType(compression_type)
         self.client_id = client_id
         self.acks = acks
         self.linger_ms = linger_ms
@@ -145,7 +153,8 @@ class KafkaProducer:
                                     request_timeout_ms=request_timeout_ms)
         self.partitioner: DefaultPartitioner | BuiltInPartitioner = (
             DefaultPartitioner() if partitioner == "round_robin" else BuiltInPartitioner(max(batch_size, 1), rng))
-        self.accumulator = RecordAccumulator(batch_size, linger_ms, retry_backoff_ms, delivery_timeout_ms)
+        self.accumulator = RecordAccumulator(batch_size, linger_ms, retry_backoff_ms, delivery_timeout_ms,
+                                             self.compression_type)
         self.sender = Sender(self)
         self._awaiting_metadata: dict[str, deque[_AwaitingRecord]] = {}
         self._task_group: anyio.abc.TaskGroup | None = None

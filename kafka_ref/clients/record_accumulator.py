@@ -20,6 +20,7 @@ import anyio
 from kafka_ref.clients.client_metadata import MetadataSnapshot
 from kafka_ref.common.errors import KafkaException
 from kafka_ref.common.records import RECORD_BATCH_OVERHEAD, MemoryRecords, SimpleRecord
+from kafka_ref.common.records.constants import CompressionType
 from kafka_ref.common.records.record import size_in_bytes
 from kafka_ref.common.topic_partition import TopicPartition
 
@@ -143,12 +144,17 @@ class ProducerBatch:
 
     Records for one partition, appended until the estimated batch size reaches the write
     limit (``batch_size``, or the first record's size when that is larger). The v2 batch is
-    built when the batch is first drained and the same bytes are resent on retries.
+    built, in the producer's compression.type, when the batch is first drained and the same
+    bytes are resent on retries. The room check counts records uncompressed (Kafka starts from
+    an estimated compression ratio of 1.0 and learns it per topic; kafka_ref keeps 1.0, so a
+    compressed batch may close before Kafka's would).
     """
 
-    def __init__(self, tp: TopicPartition, write_limit: int, now_ms: int) -> None:
+    def __init__(self, tp: TopicPartition, write_limit: int, now_ms: int,
+                 compression: CompressionType = CompressionType.NONE) -> None:
         self.topic_partition = tp
         self.write_limit = write_limit
+        self.compression = compression
         self.created_ms = now_ms
         self.last_attempt_ms = now_ms
         self.last_append_time = now_ms
@@ -194,7 +200,7 @@ class ProducerBatch:
         """Mirrors org.apache.kafka.clients.producer.internals.ProducerBatch#records (built once)."""
         if self._built is None:
             self.closed_for_appends = True
-            self._built = MemoryRecords.with_records(self.records)
+            self._built = MemoryRecords.with_records(self.records, compression=self.compression)
         return self._built
 
     @property
@@ -273,8 +279,10 @@ class RecordAccumulator:
     atomic, which is what Kafka's per-deque locks give it.
     """
 
-    def __init__(self, batch_size: int, linger_ms: int, retry_backoff_ms: int, delivery_timeout_ms: int) -> None:
+    def __init__(self, batch_size: int, linger_ms: int, retry_backoff_ms: int, delivery_timeout_ms: int,
+                 compression: CompressionType = CompressionType.NONE) -> None:
         self.batch_size = batch_size
+        self.compression = compression
         self.linger_ms = linger_ms
         self.retry_backoff_ms = retry_backoff_ms
         self.delivery_timeout_ms = delivery_timeout_ms
@@ -299,7 +307,7 @@ class RecordAccumulator:
             last.close_for_record_appends()
         # 2. No room: a new batch sized for at least this record.
         record_size = RECORD_BATCH_OVERHEAD + size_in_bytes(0, 0, record.key, record.value, record.headers)
-        batch = ProducerBatch(tp, max(self.batch_size, record_size), now_ms)
+        batch = ProducerBatch(tp, max(self.batch_size, record_size), now_ms, self.compression)
         future = batch.try_append(record, callback, now_ms)
         assert future is not None, "the first record always fits a new batch"
         dq.append(batch)
