@@ -37,6 +37,9 @@ class Disk:
         self.log_dir = log_dir if log_dir is not None else f"/kafka-logs-{broker_id}"
         self.logs: dict[TopicPartition, LocalLog] = {}
         self.future_logs: dict[TopicPartition, LocalLog] = {}
+        # Directories renamed with Kafka's "-stray" suffix (LogManager#loadLog, KRaft): kept, never
+        # loaded again; Kafka 3.8 does not delete them either.
+        self.stray_logs: list[LocalLog] = []
         self._checkpoint_files: dict[str, OffsetCheckpointFile] = {}
         self.clean_shutdown = False
         self.offline = False
@@ -90,6 +93,13 @@ class Disk:
     def delete_local_log(self, topic_partition: TopicPartition, is_future: bool = False) -> LocalLog | None:
         """Remove the partition's directory and everything in it."""
         return (self.future_logs if is_future else self.logs).pop(topic_partition, None)
+
+    def rename_stray(self, topic_partition: TopicPartition) -> LocalLog | None:
+        """The partition's directory renamed aside as stray (UnifiedLog#renameDir to logStrayDirName)."""
+        local_log = self.logs.pop(topic_partition, None)
+        if local_log is not None:
+            self.stray_logs.append(local_log)
+        return local_log
 
     def replace_current_with_future(self, topic_partition: TopicPartition) -> None:
         """The future log becomes the partition's log (LogManager#replaceCurrentWithFutureLog)."""

@@ -64,6 +64,8 @@ class LogManager:
         self.topic_configs: dict[str, LogConfig] = dict(topic_configs or {})
         self.config_repository: Any = None
         self.current_logs: dict[TopicPartition, UnifiedLog] = {}
+        # Logs set aside as stray (KRaft: LogManager#strayLogs), kept out of current_logs.
+        self.stray_logs: dict[TopicPartition, UnifiedLog] = {}
         self.future_logs: dict[TopicPartition, UnifiedLog] = {}
         self.had_clean_shutdown: bool | None = None
         self.started = False
@@ -177,6 +179,22 @@ class LogManager:
         _log.info("logs_loaded", broker_id=disk.broker_id, logs=len(self.current_logs), clean=self.had_clean_shutdown)
 
     @staticmethod
+    def is_stray_kraft_replica(broker_id: int, topics_image: Any, log: UnifiedLog) -> bool:
+        """Mirrors kafka.log.LogManager#isStrayKraftReplica.
+
+        1. A log without a topic id is stray (nothing was ever appended to it). 2. Otherwise
+        it is stray when the image has no such partition of that topic id (the topic was
+        deleted, or re-created under a new id), or the partition's replicas leave this broker out.
+        """
+        # 1. No topic id.
+        topic_id = log.topic_id
+        if topic_id is None:
+            return True
+        # 2. The image's partition of that id, and this broker among its replicas.
+        partition = topics_image.get_partition(topic_id, log.topic_partition.partition)
+        return partition is None or broker_id not in partition.replicas
+
+    @staticmethod
     def _read_checkpoint_leniently(checkpoint) -> dict[TopicPartition, int]:
         try:
             return checkpoint.read()
@@ -268,6 +286,35 @@ class LogManager:
         return log
 
     # -- deletion ----------------------------------------------------------------------------
+
+    def add_stray_log(self, stray_partition: TopicPartition, stray_log: UnifiedLog) -> None:
+        """Mirrors kafka.log.LogManager#addStrayLog."""
+        self.stray_logs[stray_partition] = stray_log
+
+    def set_aside_stray_logs(self, is_stray: Any) -> list[TopicPartition]:
+        """The ``isStray`` branch of kafka.log.LogManager#loadLog, for logs already loaded.
+
+        A KRaft broker in Kafka 3.8 loads its logs only at the first metadata publish
+        (BrokerMetadataPublisher#initializeManagers), passing ``isStray``; kafka_ref's broker
+        loads them at start-up as in ZooKeeper mode, so the first publish applies the same test
+        to what was loaded: 1. each current log that ``is_stray`` picks leaves the manager;
+        2. its directory is renamed aside ("-stray") and kept, not deleted, as Kafka 3.8 does;
+        3. the recovery and log start offset checkpoints are rewritten without it.
+        Returns the partitions set aside.
+        """
+        strays = [tp for tp, log in sorted(self.current_logs.items()) if is_stray(log)]
+        for tp in strays:
+            # 1. Out of the current logs. 2. Renamed aside, recorded as stray.
+            log = self.current_logs.pop(tp)
+            self.disk.rename_stray(tp)
+            self.add_stray_log(tp, log)
+            _log.warning("log_marked_stray", broker_id=self.disk.broker_id, topic_partition=str(tp),
+                         topic_id=str(log.topic_id))
+        # 3. Checkpoints without them.
+        if strays and not self.disk.offline:
+            self.checkpoint_recovery_offsets()
+            self.checkpoint_log_start_offsets()
+        return strays
 
     def async_delete(self, topic_partition: TopicPartition, is_future: bool = False) -> UnifiedLog | None:
         """Mirrors LogManager#asyncDelete.

@@ -57,7 +57,7 @@ class BrokerMetadataPublisher:
             # 2. The first publish starts the managers.
             if self.first_publish:
                 self._log.info("metadata_publish_initial", offset=offset)
-                self.initialize_managers()
+                self.initialize_managers(new_image)
             # 3. Features: nothing on the broker depends on them beyond the image.
             # 4. Topics: the replica manager, then the group coordinator and deleted partitions.
             topics_delta = delta.topics_delta
@@ -103,14 +103,21 @@ class BrokerMetadataPublisher:
         if leaders or followers:
             self.broker.on_leadership_change(leaders, followers)
 
-    def initialize_managers(self) -> None:
+    def initialize_managers(self, new_image: MetadataImage) -> None:
         """Mirrors BrokerMetadataPublisher#initializeManagers.
 
         KafkaBroker#run already started the log manager, the replica manager's ISR task and the
         fetchers (the ZooKeeper-era order); what KRaft defers to the first publish here is
-        recorded, so the order of events matches the seed.
+        recorded, so the order of events matches the seed. 1. Kafka's LogManager#startup here
+        passes ``isStray`` (LogManager#isStrayKraftReplica against the first image): the logs
+        already loaded get that test now, and a replica of a topic deleted (or moved away)
+        while this broker was down is set aside before the replica manager sees the image.
         """
-        self._log.info("broker_managers_initialized", log_manager_started=self.broker.log_manager.started)
+        # 1. Stray replicas, as the log manager's start-up would find them.
+        log_manager = self.broker.log_manager
+        log_manager.set_aside_stray_logs(
+            lambda log: log_manager.is_stray_kraft_replica(self.broker_id, new_image.topics, log))
+        self._log.info("broker_managers_initialized", log_manager_started=log_manager.started)
 
     def finish_initializing_replica_manager(self, new_image: MetadataImage) -> None:
         """Mirrors BrokerMetadataPublisher#finishInitializingReplicaManager: start the HW checkpoint task."""
