@@ -39,16 +39,28 @@ class ApplyDelta:
 
         A hosted partition whose log carries another topic id is a broken invariant
         (IllegalStateException in Kafka): the metadata log never reuses a partition name
-        without deleting the old topic first.
+        without deleting the old topic first. An offline partition of the same topic stays
+        offline; from Kafka 3.7 (KAFKA-16157) a topic recreated under the name of one whose
+        log directory failed is hosted anew (before 3.7 every offline partition stayed offline).
+        From 3.8 the new Partition knows its topic id before it has a log (KAFKA-16234).
         """
         from kafka_ref.replica.partition import Partition
         from kafka_ref.replica.replica_manager import OfflinePartition
 
+        version = self.config.broker_version
+        new_topic_id = topic_id if version.is_at_least("3.8") else None
         hosted = self.all_partitions.get(tp)
-        # 1. Offline log dir: nothing to do here.
+        # 1. Offline log dir: nothing to do here, unless the name now belongs to another topic (3.7+).
         if isinstance(hosted, OfflinePartition):
-            self._log.warning("apply_delta_offline_partition", topic_partition=str(tp), topic_id=str(topic_id))
-            return None
+            offline = hosted.partition
+            if not version.is_at_least("3.7") or (offline is not None and offline.topic_id == topic_id):
+                self._log.warning("apply_delta_offline_partition", topic_partition=str(tp), topic_id=str(topic_id))
+                return None
+            self._log.info("apply_delta_creating_partition_over_offline", topic_partition=str(tp),
+                           topic_id=str(topic_id))
+            partition = self._new_partition(tp, new_topic_id)
+            self.all_partitions[tp] = partition
+            return partition, True
         # 2. Already hosted: same topic id or no log yet.
         if isinstance(hosted, Partition):
             if hosted.topic_id is not None and hosted.topic_id != topic_id:
@@ -59,7 +71,7 @@ class ApplyDelta:
             self._log.error("apply_delta_partition_missing", topic_partition=str(tp), topic_id=str(topic_id))
         else:
             self._log.info("apply_delta_creating_partition", topic_partition=str(tp), topic_id=str(topic_id))
-        partition = self._new_partition(tp)
+        partition = self._new_partition(tp, new_topic_id)
         self.all_partitions[tp] = partition
         return partition, True
 

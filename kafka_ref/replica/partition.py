@@ -20,7 +20,7 @@ from kafka_ref.common.requests.leader_and_isr import LeaderAndIsrPartitionState
 from kafka_ref.common.state_change import state_change_logger
 from kafka_ref.common.time import Time
 from kafka_ref.common.topic_partition import TopicPartition
-from kafka_ref.common.uuid import Uuid
+from kafka_ref.common.uuid import ZERO_UUID, Uuid
 from kafka_ref.log.exceptions import UnexpectedAppendOffsetException
 from kafka_ref.log.fetch_data import LogOffsetMetadata
 from kafka_ref.replica.partition_state import RECOVERED, CommittedPartitionState, PartitionState
@@ -49,6 +49,7 @@ class Partition(PartitionReads, PartitionDeletes, PartitionIsrUpdates):
         time: Time,
         replica_manager: ReplicaManager,
         broker_version: "MetadataVersion | None" = None,
+        topic_id: Uuid | None = None,
     ) -> None:
         self.topic_partition = topic_partition
         self.topic = topic_partition.topic
@@ -57,6 +58,11 @@ class Partition(PartitionReads, PartitionDeletes, PartitionIsrUpdates):
         self.inter_broker_protocol_version = inter_broker_protocol_version
         # The release whose broker code runs (kafka_ref.broker.version): KAFKA-15583's rules follow it.
         self.broker_version = broker_version if broker_version is not None else MetadataVersion.parse(LATEST_BROKER_VERSION)
+        # Kafka 3.8 (KAFKA-16234): the topic id the partition was created with (KRaft's
+        # getOrCreatePartition passes it), else the first one its log shows, kept from then on.
+        # Before 3.8 the id was always the log's, read anew on every call.
+        self._remembers_topic_id = self.broker_version.is_at_least("3.8")
+        self._topic_id = topic_id if self._remembers_topic_id else None
         self.local_broker_id = local_broker_id
         self.time = time
         self.replica_manager = replica_manager
@@ -87,9 +93,22 @@ class Partition(PartitionReads, PartitionDeletes, PartitionIsrUpdates):
     def topic_id(self) -> Uuid | None:
         """Mirrors kafka.cluster.Partition#topicId: the id of this partition's log, or of the
         log the log manager already holds for it (a log loaded from disk before any
-        LeaderAndIsr attached it), so a restarted broker can tell an inconsistent id at once."""
+        LeaderAndIsr attached it), so a restarted broker can tell an inconsistent id at once.
+
+        From Kafka 3.8 (KAFKA-16234) 1. an id given at creation, or one found earlier, answers
+        at once; 2. otherwise the log's id is read and remembered, so a partition whose log
+        directory failed (its log gone) still knows its topic.
+        """
+        # 1. Known already (3.8+).
+        known = self._topic_id
+        if known is not None and known != ZERO_UUID:
+            return known
+        # 2. The log's, remembered from 3.8.
         log = self.log if self.log is not None else self.log_manager.get_log(self.topic_partition)
-        return log.topic_id if log is not None else None
+        found = log.topic_id if log is not None else None
+        if self._remembers_topic_id:
+            self._topic_id = found
+        return found
 
     @property
     def is_leader(self) -> bool:

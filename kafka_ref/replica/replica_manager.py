@@ -75,10 +75,16 @@ _EXPECTED_APPEND_ERRORS = (
 
 
 class OfflinePartition:
-    """Mirrors kafka.server.HostedPartition.Offline: the partition's log dir has failed."""
+    """Mirrors kafka.server.HostedPartition.Offline: the partition's log dir has failed.
 
-    def __init__(self, topic_partition: TopicPartition) -> None:
+    Since Kafka 3.7 (KAFKA-16157) it keeps the Partition object that went offline, if there
+    was one, so that ReplicaManager#getOrCreatePartition can tell whether a KRaft delta names
+    that same topic (stay offline) or a topic recreated under the same name (host it anew).
+    """
+
+    def __init__(self, topic_partition: TopicPartition, partition: "Partition | None" = None) -> None:
         self.topic_partition = topic_partition
+        self.partition = partition
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,17 +207,23 @@ class ReplicaManager(ReadPath, ApplyDelta, DeleteRecordsPath):
     def mark_partition_offline(self, tp: TopicPartition) -> None:
         """Mirrors kafka.server.ReplicaManager#markPartitionOffline (a failed log dir).
 
-        The partition is hosted Offline from now on; the Partition object it replaces forgets
-        its state.
+        1. an online partition is hosted Offline with its Partition object kept (Kafka 3.7+),
+        which then forgets its state; 2. anything else becomes Offline without one.
         """
         previous = self.all_partitions.get(tp)
-        self.all_partitions[tp] = OfflinePartition(tp)
         if isinstance(previous, Partition):
+            # 1. Online: keep the object (it still knows its topic id), then clear it.
+            self.all_partitions[tp] = OfflinePartition(tp, previous)
             previous.mark_offline()
+        else:
+            # 2. Not hosted, or already offline.
+            self.all_partitions[tp] = OfflinePartition(tp)
 
-    def _new_partition(self, tp: TopicPartition) -> Partition:
+    def _new_partition(self, tp: TopicPartition, topic_id: Uuid | None = None) -> Partition:
+        """Mirrors kafka.cluster.Partition$#apply: with ``topic_id`` the TopicIdPartition form (KRaft, Kafka 3.8)."""
         return Partition(
             tp,
+            topic_id=topic_id,
             replica_lag_time_max_ms=self.config.replica_lag_time_max_ms,
             inter_broker_protocol_version=self.config.inter_broker_protocol_version,
             broker_version=self.config.broker_version,
