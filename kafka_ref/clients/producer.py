@@ -177,9 +177,16 @@ class KafkaProducer:
             self._task_group.cancel_scope.cancel()
             await self._task_group.__aexit__(type(exc), exc, exc.__traceback__)
             raise
-        # 2. Stop the remaining tasks (metadata refreshes) and leave the task group.
+        # 2. Stop the remaining tasks (metadata refreshes) and leave the task group. An error
+        #    raised by the block itself comes out as itself, not wrapped in the task group's
+        #    ExceptionGroup: ``send`` raising TimeoutException inside ``async with`` raises it.
         self._task_group.cancel_scope.cancel()
-        return await self._task_group.__aexit__(*exc_info)
+        try:
+            return await self._task_group.__aexit__(*exc_info)
+        except BaseExceptionGroup as group:
+            if exc_info[1] is not None and all(inner is exc_info[1] for inner in group.exceptions):
+                return False
+            raise
 
     async def close(self, timeout_ms: float | None = None) -> None:
         """Mirrors org.apache.kafka.clients.producer.KafkaProducer#close(Duration).
