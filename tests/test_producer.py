@@ -15,7 +15,8 @@ import pytest
 
 from kafka_ref.cluster import Cluster
 from kafka_ref.clients import Producer, RecordMetadata, partition_for_key
-from kafka_ref.common.errors import ConfigException, Errors, KafkaException, RecordTooLargeException, TimeoutException
+from kafka_ref.common.errors import (ConfigException, Errors, IllegalStateException, KafkaException, RecordTooLargeException,
+                                     TimeoutException)
 from kafka_ref.common.requests.leader_and_isr import LeaderAndIsrPartitionState
 from kafka_ref.common.requests.metadata import MetadataRequest
 from kafka_ref.common.requests.produce import ProduceRequest
@@ -306,7 +307,7 @@ async def test_flush_sends_lingering_batches_and_close_drains() -> None:
             assert [f.value().offset for f in first] == [0, 1, 2]
             last = producer.send_nowait("t", b"b")
         assert last.value().offset == 3
-        with pytest.raises(KafkaException, match="Cannot perform operation after producer has been closed"):
+        with pytest.raises(IllegalStateException, match="Cannot perform operation after producer has been closed"):
             producer.send_nowait("t", b"c")
 
 

@@ -45,6 +45,7 @@ from kafka_ref.clients.sender import Sender
 from kafka_ref.common.errors import (
     ApiException,
     ConfigException,
+    IllegalStateException,
     KafkaException,
     RecordTooLargeException,
     TimeoutException,
@@ -232,7 +233,8 @@ class KafkaProducer:
         """
         # 1. Closed producers and malformed records are refused at once.
         if self._closed:
-            raise KafkaException("Cannot perform operation after producer has been closed")
+            # (KafkaProducer#throwIfProducerClosed: Java's IllegalStateException.)
+            raise IllegalStateException("Cannot perform operation after producer has been closed")
         if self._task_group is None:
             raise KafkaException("The producer is not running: use `async with Producer(...) as producer`")
         headers = tuple(headers)
