@@ -71,7 +71,7 @@ def handle_topic_metadata_request(apis: Any, envelope: Envelope) -> None:
                               and not authorizer.authorize_topic(principal, "CREATE", n)]
             names = [n for n in names if n not in refused_create]
     # 4. The cache (and auto-creation); from version 8 the operations asked for.
-    response = get_topic_metadata(apis, names, allow_auto_creation, set(refused_describe), version == 0)
+    response = get_topic_metadata(apis, names, allow_auto_creation, set(refused_describe), version == 0, version >= 6)
     if request.include_topic_authorized_operations and version >= 8:
         response = dataclasses.replace(response, topics=tuple(
             dataclasses.replace(t, topic_authorized_operations=topic_authorized_operations(authorizer, principal, t.name))
@@ -94,28 +94,29 @@ def handle_topic_metadata_request(apis: Any, envelope: Envelope) -> None:
 
 
 def get_topic_metadata(apis: Any, names: list[str] | None, allow_auto_creation: bool, hidden: set[str],
-                       error_unavailable_endpoints: bool = False) -> Any:
+                       error_unavailable_endpoints: bool = False, error_unavailable_listeners: bool = False) -> Any:
     """Mirrors kafka.server.KafkaApis#getTopicMetadata (with the brokers of the response).
 
     1. The metadata cache answers the topics it knows (every topic for an all-topics request,
     less ``hidden``: those the principal may not describe; a version 0 request,
-    ``error_unavailable_endpoints``, sees only the replicas on alive brokers); 2. the names it does not know are
+    ``error_unavailable_endpoints``, sees only the replicas on alive brokers; from version 6,
+    ``error_unavailable_listeners``, a leader without the listener is LISTENER_NOT_FOUND); 2. the names it does not know are
     auto-created when ``allow_auto_creation`` (DefaultAutoTopicCreationManager:
     LEADER_NOT_AVAILABLE or UNKNOWN_TOPIC_OR_PARTITION while the topic is made); otherwise each
     answers UNKNOWN_TOPIC_OR_PARTITION, or INVALID_TOPIC_EXCEPTION for a name no topic can have;
     3. known topics first, then the others, as Kafka concatenates them.
     """
     # 1. What the cache knows.
-    response = apis.metadata_cache.get_topic_metadata(names, error_unavailable_endpoints)
+    response = apis.metadata_cache.get_topic_metadata(names, error_unavailable_endpoints, error_unavailable_listeners)
     if names is None:
         if hidden:
             response = dataclasses.replace(response, topics=tuple(t for t in response.topics if t.name not in hidden))
         return response
     if not names:
         return response
-    unknown_code = Errors.UNKNOWN_TOPIC_OR_PARTITION.code
-    known = tuple(t for t in response.topics if t.error_code != unknown_code)
-    non_existing = list(dict.fromkeys(t.name for t in response.topics if t.error_code == unknown_code))
+    known = response.topics
+    known_names = {t.name for t in known}
+    non_existing = [name for name in dict.fromkeys(names) if name not in known_names]
     if not non_existing:
         return response
     # 2. The others: created, or explained.

@@ -108,11 +108,11 @@ class KRaftMetadataCache:
                 out[replica_id] = Node(replica_id, endpoint.host, endpoint.port, registration.rack)
         return out
 
-    def get_alive_broker_node(self, broker_id: int | None) -> BrokerEndPoint | None:
-        """Mirrors KRaftMetadataCache#getAliveBrokerNode."""
+    def get_alive_broker_node(self, broker_id: int | None, listener_name: str = LISTENER) -> BrokerEndPoint | None:
+        """Mirrors KRaftMetadataCache#getAliveBrokerNode: the end point on ``listener_name`` of an unfenced broker."""
         if broker_id is None or not self.has_alive_broker(broker_id):
             return None
-        return self._image.cluster.broker(broker_id).node(LISTENER)
+        return self._image.cluster.broker(broker_id).node(listener_name)
 
     def get_alive_brokers(self) -> list[BrokerEndPoint]:
         """Mirrors KRaftMetadataCache#getAliveBrokers (unfenced brokers' end points)."""
@@ -175,44 +175,60 @@ class KRaftMetadataCache:
         info = self.get_partition_info(tp)
         return self.get_alive_broker_node(info.leader) if info is not None else None
 
-    def get_topic_metadata(self, topics: list[str] | None, error_unavailable_endpoints: bool = False) -> MetadataResponse:
+    def get_topic_metadata(self, topics: list[str] | None, error_unavailable_endpoints: bool = False,
+                           error_unavailable_listeners: bool = False, listener_name: str = LISTENER) -> MetadataResponse:
         """Mirrors KRaftMetadataCache#getTopicMetadata and #getPartitionMetadata (+ the brokers and controller of the response).
 
-        Per partition: the replicas and ISR in full, or only those on alive (registered, unfenced)
-        brokers when ``error_unavailable_endpoints`` (Metadata version 0, maybeFilterAliveReplicas);
-        a leader with no registration is LEADER_NOT_AVAILABLE (leader -1); otherwise a replica or
-        ISR member left out gives REPLICA_NOT_AVAILABLE, so from version 1 a partition with a
-        replica down answers NONE. Fenced or unregistered replicas are listed as offline. Clients
-        never talk to a KRaft controller: the response names a random alive broker as
+        1. A topic the image does not hold is left out (KafkaApis answers for it); 2. per
+        partition, the replicas and ISR in full, or only those on registered, unfenced brokers
+        with ``listener_name`` when ``error_unavailable_endpoints`` (Metadata version 0,
+        maybeFilterAliveReplicas); 3. offline: replicas not registered, fenced or without the
+        listener (getOfflineReplicas); 4. a leader with no endpoint on the listener (not
+        registered, or registered without it; fencing does not matter) has leader -1 and
+        LEADER_NOT_AVAILABLE, or LISTENER_NOT_FOUND when it is registered and
+        ``error_unavailable_listeners``; otherwise a replica or ISR member left out gives
+        REPLICA_NOT_AVAILABLE, so from version 1 a partition with a replica down answers NONE.
+        Clients never talk to a KRaft controller: the response names a random alive broker as
         "controller", which forwards controller requests.
         """
         image = self._image
         names = sorted(image.topics.topics_by_name) if topics is None else topics
+
+        def has_alive_endpoint(broker_id: int) -> bool:
+            broker = image.cluster.broker(broker_id)
+            return broker is not None and not broker.fenced and broker.node(listener_name) is not None
+
         out_topics = []
         for name in names:
+            # 1. The topic.
             topic = image.topics.get_topic(name)
             if topic is None:
-                out_topics.append(MetadataResponseTopic(error_code=Errors.UNKNOWN_TOPIC_OR_PARTITION.code, name=name))
                 continue
             partitions = []
             for index in sorted(topic.partitions):
                 p = topic.partitions[index]
-                # Offline: not registered, or fenced (KRaftMetadataCache#getOfflineReplicas).
-                offline = tuple(r for r in p.replicas
-                                if image.cluster.broker(r) is None or image.cluster.broker(r).fenced)
+                # 2. Replicas and ISR, maybe limited to alive endpoints.
                 replicas, isr = tuple(p.replicas), tuple(p.isr)
                 if error_unavailable_endpoints:
-                    replicas = tuple(r for r in replicas if r not in offline)
-                    isr = tuple(r for r in isr if image.cluster.broker(r) is not None and not image.cluster.broker(r).fenced)
-                leader_known = image.cluster.broker(p.leader) is not None
-                if not leader_known:
-                    error = Errors.LEADER_NOT_AVAILABLE
+                    replicas = tuple(r for r in replicas if has_alive_endpoint(r))
+                    isr = tuple(r for r in isr if has_alive_endpoint(r))
+                # 3. Offline replicas.
+                offline = tuple(r for r in p.replicas if not has_alive_endpoint(r))
+                # 4. The leader and the error.
+                leader_registration = image.cluster.broker(p.leader)
+                maybe_leader = leader_registration.node(listener_name) if leader_registration is not None else None
+                if maybe_leader is None:
+                    if leader_registration is None or not error_unavailable_listeners:
+                        error = Errors.LEADER_NOT_AVAILABLE
+                    else:
+                        error = Errors.LISTENER_NOT_FOUND
                 elif len(replicas) < len(p.replicas) or len(isr) < len(p.isr):
                     error = Errors.REPLICA_NOT_AVAILABLE
                 else:
                     error = Errors.NONE
                 partitions.append(MetadataResponsePartition(
-                    error_code=error.code, partition_index=index, leader_id=p.leader if leader_known else -1,
+                    error_code=error.code, partition_index=index,
+                    leader_id=maybe_leader.id if maybe_leader is not None else -1,
                     leader_epoch=p.leader_epoch, replica_nodes=replicas, isr_nodes=isr,
                     offline_replicas=offline,
                 ))
