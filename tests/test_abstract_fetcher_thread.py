@@ -36,6 +36,7 @@ from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.common.uuid import Uuid
 from kafka_ref.log.fetch_data import LogAppendInfo, OffsetAndEpoch
 from kafka_ref.replica.fetcher.abstract_fetcher_thread import AbstractFetcherThread
+from kafka_ref.replica.fetcher.fetcher_metrics import FetcherMetrics
 from kafka_ref.replica.fetcher.leader_end_point import LeaderEndPoint, ReplicaFetch, ResultWithPartitions
 from kafka_ref.replica.fetcher.partition_fetch_state import (
     FETCHING,
@@ -1223,3 +1224,53 @@ async def test_run_loop_replicates_then_shuts_down():
     assert replica.offsets() == [(i, 0) for i in range(5)]
     assert fetcher.is_running is False
     assert fetcher.is_thread_failed is False
+
+
+# -- metrics on shutdown, topic ids -------------------------------------------------------------
+
+@pytest.mark.anyio
+async def test_metrics_removed_on_shutdown():
+    """Mirrors AbstractFetcherThreadTest#testMetricsRemovedOnShutdown.
+
+    kafka_ref has no Yammer registry nor BrokerTopicStats in the fetcher: the fetcher's own
+    metrics (``metric_names`` of its FetcherStats and FetcherLagStats) must all be present while
+    it runs and all gone after shutdown.
+    """
+    fetcher_metrics = {FetcherMetrics.BYTES_PER_SEC, FetcherMetrics.REQUESTS_PER_SEC, FetcherMetrics.CONSUMER_LAG}
+    fetcher = MockFetcherThread(MockLeaderEndPoint(), fetch_back_off_ms=10, time=Time())
+    fetcher.set_replica_state(PARTITION, PartitionState.of(leader_epoch=0))
+    add(fetcher, PARTITION, 0, 0)
+    fetcher.mock_leader.set_leader_state(PARTITION, PartitionState.of(leader_epoch=0))
+
+    def metric_names() -> set[str]:
+        return fetcher.fetcher_stats.metric_names() | fetcher.fetcher_lag_stats.metric_names()
+
+    async with anyio.create_task_group() as tg:
+        fetcher.start(tg)
+        with anyio.fail_after(5):
+            while metric_names() != fetcher_metrics:
+                await anyio.sleep(0)
+        fetcher.shutdown()
+        await fetcher.await_shutdown()
+    assert metric_names() == set()
+    assert fetcher.fetcher_lag_stats.stats == {}
+    assert fetcher.fetcher_stats.request_rate.count >= 1
+
+
+@pytest.mark.anyio
+async def test_maybe_update_topic_ids():
+    """Mirrors AbstractFetcherThreadTest#testMaybeUpdateTopicIds."""
+    fetcher = new_fetcher()
+    fetcher.set_replica_state(PARTITION1, PartitionState.of(leader_epoch=0))
+    # No topic id to start with.
+    fetcher.add_partitions({PARTITION1: initial_fetch_state(None, 0, 0)})
+    assert fetcher.fetch_state(PARTITION1) is not None
+    assert fetcher.fetch_state(PARTITION1).topic_id is None
+
+    fetcher.maybe_update_topic_ids({PARTITION1}, TOPIC_IDS.get)
+    assert fetcher.fetch_state(PARTITION1).topic_id == TOPIC_IDS["topic1"]
+
+    # A partition the fetcher does not have stays unknown.
+    unknown = TopicPartition("unknown", 0)
+    fetcher.maybe_update_topic_ids({unknown}, TOPIC_IDS.get)
+    assert fetcher.fetch_state(unknown) is None

@@ -210,9 +210,12 @@ class AbstractFetcherThread(abc.ABC):
 
         Synchronous here (the ReplicaManager calls it from synchronous code): the loop task is
         cancelled at its current await; a fetch in flight is abandoned, its answer ignored.
-        Metrics are dropped as Kafka does.
+        1. Stop the loop; 2. drop the request and byte meters, then every lag gauge, as Kafka does.
         """
+        # 1. Stop.
         self.initiate_shutdown()
+        # 2. Metrics.
+        self.fetcher_stats.unregister()
         self.fetcher_lag_stats.unregister()
 
     # -- the work loop ---------------------------------------------------------------------

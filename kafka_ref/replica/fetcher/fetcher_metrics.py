@@ -28,12 +28,33 @@ class Meter:
         self.count += n
 
 
+class FetcherMetrics:
+    """Mirrors kafka.server.FetcherMetrics: the names of the fetcher's metrics."""
+
+    CONSUMER_LAG = "ConsumerLag"
+    REQUESTS_PER_SEC = "RequestsPerSec"
+    BYTES_PER_SEC = "BytesPerSec"
+
+
 class FetcherStats:
-    """Mirrors kafka.server.FetcherStats: fetch requests sent and bytes appended."""
+    """Mirrors kafka.server.FetcherStats: fetch requests sent and bytes appended.
+
+    ``metric_names`` stands in for the Yammer registry: the two meters are registered until
+    ``unregister``.
+    """
 
     def __init__(self) -> None:
         self.request_rate = Meter()
         self.byte_rate = Meter()
+        self._registered = True
+
+    def metric_names(self) -> set[str]:
+        """The names of this fetcher's meters still registered."""
+        return {FetcherMetrics.REQUESTS_PER_SEC, FetcherMetrics.BYTES_PER_SEC} if self._registered else set()
+
+    def unregister(self) -> None:
+        """Mirrors kafka.server.FetcherStats#unregister: remove both meters from the registry."""
+        self._registered = False
 
 
 @dataclass(slots=True)
@@ -62,3 +83,7 @@ class FetcherLagStats:
             self.stats.clear()
         else:
             self.stats.pop(topic_partition, None)
+
+    def metric_names(self) -> set[str]:
+        """The names of the lag gauges still registered (one ConsumerLag per partition, tagged by partition)."""
+        return {FetcherMetrics.CONSUMER_LAG} if self.stats else set()
