@@ -258,13 +258,13 @@ def test_should_preserve_reset_offset_on_clear_earliest_if_one_exists(three_epoc
 
 
 def test_should_not_clear_anything_if_offset_too_early(three_epochs):
-    """Mirrors LeaderEpochFileCacheTest#shouldNotClearAnythingIfOffsetTooEarly."""
+    """Mirrors LeaderEpochFileCacheTest#shouldNotClearAnythingIfOffsetToEarly."""
     three_epochs.truncate_from_start(1)
     assert three_epochs.epoch_entries == entries((2, 6), (3, 8), (4, 11))
 
 
 def test_should_not_clear_anything_if_offset_is_first_offset(three_epochs):
-    """Mirrors LeaderEpochFileCacheTest#shouldNotClearAnythingIfOffsetIsFirstOffset."""
+    """Mirrors LeaderEpochFileCacheTest#shouldNotClearAnythingIfOffsetToFirstOffset."""
     three_epochs.truncate_from_start(6)
     assert three_epochs.epoch_entries == entries((2, 6), (3, 8), (4, 11))
 
@@ -281,8 +281,15 @@ def test_should_update_offset_between_epoch_boundaries_on_clear_earliest(three_e
     assert three_epochs.epoch_entries == entries((3, 9), (4, 11))
 
 
+def test_should_update_saved_offset_when_offset_to_clear_to_is_between_epochs(three_epochs):
+    """Mirrors LeaderEpochFileCacheTest#shouldUpdateSavedOffsetWhenOffsetToClearToIsBetweenEpochs: epoch 3
+    stays, starting at 9 now that offset 8 is gone."""
+    three_epochs.truncate_from_start(9)
+    assert three_epochs.epoch_entries == entries((3, 9), (4, 11))
+
+
 def test_should_update_offset_between_first_two_epoch_boundaries_on_clear_earliest(cache):
-    """Mirrors LeaderEpochFileCacheTest#shouldUpdateOffsetBetweenFirstTwoEpochBoundariesOnClearEarliest."""
+    """Mirrors LeaderEpochFileCacheTest#shouldUpdateOffsetBetweenEpochBoundariesOnClearEarliest2."""
     cache.assign(0, 0)
     cache.assign(1, 7)
     cache.assign(2, 10)
