@@ -554,3 +554,23 @@ def test_handle_full_update_metadata_request_in_zk_migration():
         cache = after(request(update_type=update_type))
         assert len(cache.get_all_topics()) == 3
         assert cache.contains_topic("test-topic-1")
+
+
+def test_full_umr_with_recreated_topic_reports_only_partitions_really_deleted():
+    """No Kafka test of its own: ZkMetadataCache#updateMetadata returns the partitions a request
+    deletes, but one deleted and re-created by the same request (a topic recreated under a new
+    id, seen in a full UMR from a KRaft controller) is not among them."""
+    cache = MetadataCache(1, zk_migration_enabled=True)
+    cache.update_metadata(1, full_umr([topic_state(FOO, FOO_ID, OLD_FOO_0, OLD_FOO_1),
+                                       topic_state(BAR, BAR_ID, OLD_BAR_0, OLD_BAR_1, OLD_BAR_2)]))
+    # foo is left out (deleted); bar comes back under a new id with two partitions.
+    request = UpdateMetadataRequest(controller_id=0, is_kraft_controller=True, type=int(ControlRequestType.FULL),
+                                    controller_epoch=NEW_EPOCH, broker_epoch=456, version=8,
+                                    topic_states=(topic_state(BAR, RECREATED_BAR_ID, NEW_BAR_0, NEW_BAR_1),))
+    deleted = cache.update_metadata(2, request)
+    assert deleted == [TopicPartition(FOO, 0), TopicPartition(FOO, 1), TopicPartition(BAR, 2)]
+    assert cache.get_all_topics() == {BAR}
+    assert cache.get_topic_partitions(BAR) == [TopicPartition(BAR, 0), TopicPartition(BAR, 1)]
+    # As in Kafka 3.8: the ids are recorded before the partitions are applied, and deleting bar's
+    # last old partition drops the name's id, so the recreated bar is left without one.
+    assert cache.topic_names_to_ids() == {}
