@@ -1052,7 +1052,9 @@ async def test_negative_initial_offset_is_resolved_from_the_leader():
 @pytest.mark.anyio
 @pytest.mark.parametrize("leader_epoch_on_leader", [1, 0], ids=["fenced", "successful"])
 async def test_leader_epoch_change_during_fetch_epochs_from_leader(leader_epoch_on_leader):
-    """Mirrors AbstractFetcherThreadTest#testLeaderEpochChangeDuring{Fenced,Successful}FetchEpochsFromLeader."""
+    """Mirrors AbstractFetcherThreadTest#testLeaderEpochChangeDuringFencedFetchEpochsFromLeader and
+    AbstractFetcherThreadTest#testLeaderEpochChangeDuringSuccessfulFetchEpochsFromLeader (their shared
+    body, AbstractFetcherThreadTest#testLeaderEpochChangeDuringFetchEpochsFromLeader, parametrized)."""
     tp = TopicPartition("topic", 1)
     fetcher = new_fetcher(truncate_on_fetch=False)
     real = fetcher.mock_leader.fetch_epoch_end_offsets
