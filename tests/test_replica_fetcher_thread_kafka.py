@@ -10,8 +10,6 @@ The thread runs on MockTime, so a back-off delay lasts until the test advances t
 Not ported:
 - shouldSendLatestRequestVersionsByDefault: kafka_ref's MetadataVersion has no per-API request
   version table (only the Fetch version).
-- shouldCatchExceptionFromBlockingSendWhenShuttingDownReplicaFetcherThread: RemoteLeaderEndPoint
-  sends through the Network, which has no BlockingSend to initiateClose/close.
 - shouldUpdateReassignmentBytesInMetrics, shouldNotUpdateReassignmentBytesInMetricsWhenNoReassignmentsInProgress:
   BrokerTopicStats' reassignment meters are not modelled.
 - testLagIsUpdatedWhenNoRecords: ported in tests/test_abstract_fetcher_thread.py.
@@ -23,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import anyio
 import pytest
 
 from kafka_ref.common.config import KafkaConfig
@@ -48,6 +47,7 @@ from kafka_ref.replica.fetcher import (
     FETCHING,
     BrokerEndPoint,
     FailedPartitions,
+    IllegalStateException,
     InitialFetchState,
     ReplicaFetcherThread,
 )
@@ -229,10 +229,11 @@ class MockBlockingSender:
 
 def create_replica_fetcher_thread(name: str, config: KafkaConfig, replica_mgr: StubReplicaManager,
                                   sender: MockBlockingSender, failed: FailedPartitions | None = None,
-                                  thread_class: type[ReplicaFetcherThread] = ReplicaFetcherThread) -> ReplicaFetcherThread:
+                                  thread_class: type[ReplicaFetcherThread] = ReplicaFetcherThread,
+                                  leader_class: type[RemoteLeaderEndPoint] = RemoteLeaderEndPoint) -> ReplicaFetcherThread:
     """ReplicaFetcherThreadTest#createReplicaFetcherThread: a RemoteLeaderEndPoint on the sender."""
     prefix = f"[ReplicaFetcher replicaId={config.get('broker.id')}, leaderId={BROKER_END_POINT.id}, fetcherId=0] "
-    leader = RemoteLeaderEndPoint(prefix, sender, BROKER_END_POINT, FetchSessionHandler(BROKER_END_POINT.id, prefix),
+    leader = leader_class(prefix, sender, BROKER_END_POINT, FetchSessionHandler(BROKER_END_POINT.id, prefix),
                                   config, replica_mgr, broker_epoch_supplier=lambda: 1)
     return thread_class(name, leader, config, failed if failed is not None else FailedPartitions(), replica_mgr, prefix)
 
@@ -648,3 +649,34 @@ async def test_local_fetch_completion_if_high_watermark_updated(high_watermark_u
     else:
         assert replica_mgr.completed_delayed_fetches == []
     assert thread.partitions_with_new_high_watermark == []
+
+
+@pytest.mark.anyio
+async def test_should_catch_exception_from_blocking_send_when_shutting_down_replica_fetcher_thread():
+    """Mirrors ReplicaFetcherThreadTest#shouldCatchExceptionFromBlockingSendWhenShuttingDownReplicaFetcherThread.
+
+    Kafka's BlockingSend throws from initiateClose and close; kafka_ref's RemoteLeaderEndPoint has
+    no BlockingSend of its own, so the end point's own initiate_close and close throw here.
+    """
+    calls: list[str] = []
+
+    class FailingCloseLeaderEndPoint(RemoteLeaderEndPoint):
+        def initiate_close(self) -> None:
+            calls.append("initiate_close")
+            raise ValueError("initiate_close failed")  # Kafka's IllegalArgumentException
+
+        def close(self) -> None:
+            calls.append("close")
+            raise IllegalStateException("close failed")
+
+    config = broker_config()
+    thread = create_replica_fetcher_thread("bob", config, StubReplicaManager(StubPartition(StubLog()), config),
+                                           MockBlockingSender({}), leader_class=FailingCloseLeaderEndPoint)
+    async with anyio.create_task_group() as tg:
+        thread.start(tg)
+        await anyio.sleep(0)
+        # Neither error reaches the caller, and close runs although initiate_close failed.
+        assert thread.initiate_shutdown() is True
+        await thread.await_shutdown()
+    assert calls == ["initiate_close", "close"]
+    assert thread.is_running is False

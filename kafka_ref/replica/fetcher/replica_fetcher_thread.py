@@ -20,6 +20,7 @@ from __future__ import annotations
 import structlog
 from typing import TYPE_CHECKING, Any
 
+from kafka_ref.common.fatal import RUN_ENDING
 from kafka_ref.common.requests.fetch import FetchResponse, PartitionData
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.log.fetch_data import LogStartOffsetIncrementReason
@@ -95,16 +96,38 @@ class ReplicaFetcherThread(AbstractFetcherThread):
     # -- lifecycle -------------------------------------------------------------------------
 
     def initiate_shutdown(self) -> bool:
-        """Mirrors ReplicaFetcherThread#initiateShutdown: also stop the leader end point."""
+        """Mirrors ReplicaFetcherThread#initiateShutdown: also stop the leader end point.
+
+        1. Stop the loop; 2. if this call stopped it, start closing the leader end point; an
+        error there is logged, not raised (the end point is closed again after the loop ends).
+        """
+        # 1. Stop the loop.
         just_shutdown = super().initiate_shutdown()
+        # 2. Start closing the end point.
         if just_shutdown:
-            self.leader.initiate_close()
+            try:
+                self.leader.initiate_close()
+            except RUN_ENDING:
+                raise
+            except Exception:
+                log.exception("leader_initiate_close_failed", fetcher=self.name, leader=str(self.leader.broker_end_point()))
         return just_shutdown
 
     async def await_shutdown(self) -> None:
-        """Mirrors ReplicaFetcherThread#awaitShutdown: wait, then close the leader end point."""
+        """Mirrors ReplicaFetcherThread#awaitShutdown.
+
+        1. Wait for the loop to end; 2. close the leader end point, logging (not raising) an
+        error: the thread is done and will not use the end point again.
+        """
+        # 1. Wait.
         await super().await_shutdown()
-        self.leader.close()
+        # 2. Close.
+        try:
+            self.leader.close()
+        except RUN_ENDING:
+            raise
+        except Exception:
+            log.exception("leader_close_failed", fetcher=self.name, leader=str(self.leader.broker_end_point()))
 
     async def do_work(self) -> None:
         """Mirrors ReplicaFetcherThread#doWork: a round, then complete delayed fetches."""
