@@ -305,13 +305,10 @@ def test_is_broker_fenced():
 
 
 def test_get_alive_brokers_with_broker_fenced():
-    """Mirrors MetadataCacheTest#testGetAliveBrokersWithBrokerFenced.
-
-    Kafka names the listener "listener"; kafka_ref's alive broker list holds each broker's
-    PLAINTEXT end point, so the brokers here register on PLAINTEXT.
-    """
+    """Mirrors MetadataCacheTest#testGetAliveBrokersWithBrokerFenced."""
     cache = KRaftMetadataCache(0)
-    endpoints = (BrokerEndpoint(name=PLAINTEXT, host="foo", port=123, security_protocol=PLAINTEXT_ID),)
+    listener = "listener"
+    endpoints = (BrokerEndpoint(name=listener, host="foo", port=123, security_protocol=PLAINTEXT_ID),)
     delta = MetadataDelta(MetadataImage())
     delta.replay(RegisterBrokerRecord(broker_id=0, fenced=False, end_points=endpoints))
     delta.replay(RegisterBrokerRecord(broker_id=1, fenced=False, end_points=endpoints))
@@ -325,7 +322,7 @@ def test_get_alive_brokers_with_broker_fenced():
     assert alive == {0}
     for broker_id, registration in image.cluster.brokers.items():
         assert (broker_id in alive) is (not registration.fenced)
-        assert (cache.get_alive_broker_node(broker_id, PLAINTEXT) is not None) is (broker_id in alive)
+        assert (cache.get_alive_broker_node(broker_id, listener) is not None) is (broker_id in alive)
 
 
 def test_is_broker_in_controlled_shutdown():

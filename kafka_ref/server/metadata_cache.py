@@ -37,6 +37,14 @@ _INITIAL_PARTITION_EPOCH = 0
 
 
 @dataclass(frozen=True, slots=True)
+class BrokerMetadata:
+    """Mirrors org.apache.kafka.admin.BrokerMetadata: a live broker's id and rack."""
+
+    id: int
+    rack: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class MetadataSnapshot:
     """Mirrors kafka.server.metadata.MetadataSnapshot (the parts a full UpdateMetadata reads):
     topic -> partition -> state, and topic name -> id; ``topic_names`` is the reverse map."""
@@ -228,8 +236,13 @@ class MetadataCache:
     def get_alive_broker_node(self, broker_id: int | None) -> BrokerEndPoint | None:
         return self.alive_brokers.get(broker_id) if broker_id is not None else None
 
-    def get_alive_brokers(self) -> list[BrokerEndPoint]:
-        return [self.alive_brokers[b] for b in sorted(self.alive_brokers)]
+    def get_alive_brokers(self) -> list[BrokerMetadata]:
+        """Mirrors kafka.server.metadata.ZkMetadataCache#getAliveBrokers: the live brokers' ids and racks."""
+        return [BrokerMetadata(b, self.alive_broker_racks.get(b)) for b in sorted(self.alive_brokers)]
+
+    def get_alive_broker_nodes(self, listener_name: str = "PLAINTEXT") -> list[Node]:
+        """Mirrors kafka.server.metadata.ZkMetadataCache#getAliveBrokerNodes: each live broker's node on the listener."""
+        return [self.alive_nodes[b][listener_name] for b in sorted(self.alive_nodes) if listener_name in self.alive_nodes[b]]
 
     def contains(self, tp: TopicPartition) -> bool:
         return tp.partition in self.partition_states.get(tp.topic, {})
@@ -327,8 +340,8 @@ class MetadataCache:
                 is_internal=name in INTERNAL_TOPICS, partitions=tuple(partitions),
             ))
         return MetadataResponse(
-            brokers=tuple(MetadataResponseBroker(node_id=b.id, host=b.host, port=b.port, rack=self.alive_broker_racks.get(b.id))
-                          for b in self.get_alive_brokers()),
+            brokers=tuple(MetadataResponseBroker(node_id=n.id, host=n.host, port=n.port, rack=self.alive_broker_racks.get(n.id))
+                          for n in self.get_alive_broker_nodes(listener_name)),
             controller_id=self.controller_id if self.controller_id is not None else -1,
             cluster_id=self.cluster_id,
             topics=tuple(out_topics),

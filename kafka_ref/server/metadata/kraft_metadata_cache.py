@@ -23,6 +23,7 @@ from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.common.uuid import ZERO_UUID, Uuid
 from kafka_ref.image.image import EMPTY_IMAGE, MetadataImage
 from kafka_ref.replica.fetcher.partition_fetch_state import BrokerEndPoint
+from kafka_ref.server.metadata_cache import BrokerMetadata
 
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
 LISTENER = "PLAINTEXT"
@@ -114,13 +115,23 @@ class KRaftMetadataCache:
             return None
         return self._image.cluster.broker(broker_id).node(listener_name)
 
-    def get_alive_brokers(self) -> list[BrokerEndPoint]:
-        """Mirrors KRaftMetadataCache#getAliveBrokers (unfenced brokers' end points)."""
-        return list(self.alive_brokers.values())
+    def get_alive_brokers(self) -> list[BrokerMetadata]:
+        """Mirrors KRaftMetadataCache#getAliveBrokers: the unfenced brokers' ids and racks, whatever their listeners."""
+        return [BrokerMetadata(broker_id, registration.rack)
+                for broker_id, registration in sorted(self._image.cluster.brokers.items()) if not registration.fenced]
+
+    def get_alive_broker_nodes(self, listener_name: str = LISTENER) -> list[BrokerEndPoint]:
+        """Mirrors KRaftMetadataCache#getAliveBrokerNodes: each unfenced broker's end point on the listener."""
+        nodes = []
+        for _, registration in sorted(self._image.cluster.brokers.items()):
+            node = registration.node(listener_name) if not registration.fenced else None
+            if node is not None:
+                nodes.append(node)
+        return nodes
 
     def get_random_alive_broker_id(self) -> int | None:
-        """Mirrors KRaftMetadataCache#getRandomAliveBrokerId (seeded here)."""
-        alive = sorted(self.alive_brokers)
+        """Mirrors KRaftMetadataCache#getRandomAliveBrokerId (seeded here): any unfenced broker."""
+        alive = [b.id for b in self.get_alive_brokers()]
         return self.rng.choice(alive) if alive else None
 
     # -- topics ------------------------------------------------------------------------------
@@ -239,7 +250,7 @@ class KRaftMetadataCache:
         controller = self.get_random_alive_broker_id()
         return MetadataResponse(
             brokers=tuple(MetadataResponseBroker(node_id=b.id, host=b.host, port=b.port, rack=self._image.cluster.broker(b.id).rack)
-                          for b in self.get_alive_brokers()),
+                          for b in self.get_alive_broker_nodes(listener_name)),
             controller_id=controller if controller is not None else -1,
             cluster_id=self.cluster_id,
             topics=tuple(out_topics),
