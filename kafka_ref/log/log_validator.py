@@ -1,11 +1,14 @@
-"""Validation of the batches in an append.
+"""Validation of the batches in an append, and the leader's offset assignment.
 
-Mirrors kafka.log.UnifiedLog#analyzeAndValidateRecords and the batch checks of
-org.apache.kafka.storage.internals.log.LogValidator#validateBatch. UnifiedLog calls these before
-it takes any offset; nothing here changes the log.
+Mirrors kafka.log.UnifiedLog#analyzeAndValidateRecords (every append, before any offset is
+taken) and org.apache.kafka.storage.internals.log.LogValidator (a leader's append: batch and
+record checks, offsets from the log end, the leader epoch, LogAppendTime and recompression).
+Nothing here changes the log; UnifiedLog appends what LogValidator returns.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from kafka_ref.common.errors import (
     CorruptRecordException,
@@ -14,6 +17,7 @@ from kafka_ref.common.errors import (
     RecordTooLargeException,
 )
 from kafka_ref.common.records import MAGIC_VALUE_V2, CompressionType, MemoryRecords, RecordBatch, SimpleRecord, TimestampType
+from kafka_ref.common.time import Time
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.log.exceptions import OffsetsOutOfOrderException
 from kafka_ref.log.fetch_data import NO_TIMESTAMP, UNIFIED_LOG_UNKNOWN_OFFSET, AppendOrigin, LogAppendInfo
@@ -127,6 +131,12 @@ def validate_batch(batch: RecordBatch, topic_partition: TopicPartition, origin: 
     # 2. Clients may not write control batches.
     if getattr(batch, "is_control_batch", False):
         raise InvalidRecordException(f"Clients are not allowed to write control records in partition {tp}")
+    # 3. An idempotent or transactional batch needs a sequence number.
+    if batch.producer_id >= 0 and batch.base_sequence < 0:
+        raise InvalidRecordException(
+            f"Invalid sequence number {batch.base_sequence} in record batch with producerId {batch.producer_id} "
+            f"in topic partition {tp}"
+        )
 
 
 # Long.MAX_VALUE: message.timestamp.before.max.ms / after.max.ms unset (no bound).
@@ -169,11 +179,12 @@ def target_compression(topic_compression_type: str) -> CompressionType | None:
 
 
 def recompress(batch: RecordBatch, target: CompressionType) -> RecordBatch:
-    """Mirrors LogValidator#buildRecordsAndAssignOffsets for a batch whose codec is not the topic's.
+    """The batch's records written again in ``target`` (LogValidator#build_records_and_assign_offsets).
 
-    The records are written again with the target codec, keeping their offsets (the batch's
-    base), timestamps, keys, values and headers, and the batch's producer id, epoch, base
-    sequence, transactional and control flags and leader epoch (LogValidatorTest#checkRecompression).
+    The records are written again with the target codec, at consecutive offsets from the
+    batch's base, keeping their timestamps, keys, values and headers, and the batch's producer
+    id, epoch, base sequence, transactional and control flags and leader epoch
+    (LogValidatorTest#checkRecompression).
     """
     records = [SimpleRecord(r.key, r.value, r.headers, r.timestamp) for r in batch]
     return RecordBatch.build(
@@ -181,3 +192,207 @@ def recompress(batch: RecordBatch, target: CompressionType) -> RecordBatch:
         producer_id=batch.producer_id, producer_epoch=batch.producer_epoch, base_sequence=batch.base_sequence,
         compression=target, is_transactional=batch.is_transactional, is_control=batch.is_control_batch,
     )
+
+
+class LongRef:
+    """Mirrors org.apache.kafka.common.utils.PrimitiveRef.LongRef: the offset counter the validator moves on."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: int) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return f"LongRef({self.value})"
+
+
+@dataclass
+class ValidationResult:
+    """Mirrors org.apache.kafka.storage.internals.log.LogValidator.ValidationResult.
+
+    Kafka's recordValidationStats (conversion counts and times for metrics) is left out.
+    """
+
+    log_append_time_ms: int
+    validated_records: MemoryRecords
+    max_timestamp_ms: int
+    shallow_offset_of_max_timestamp: int
+    message_size_maybe_changed: bool
+
+
+class LogValidator:
+    """Mirrors org.apache.kafka.storage.internals.log.LogValidator (magic v2 only).
+
+    The leader's check and rewrite of an append: each batch is validated, given offsets from
+    the counter and the leader's epoch, stamped with the log append time when the topic asks
+    for it, and written again when the topic's codec differs from the producer's. There is no
+    format conversion (every batch is v2) and no compacted-topic key check.
+
+    Like Kafka, the compressed path reads every record (the codec has to be undone anyway);
+    unlike Kafka, the uncompressed path reads the records only when there is a timestamp
+    rule to check (LogAppendTime, or a before/after bound): the header's max timestamp and
+    record count are used otherwise, which is what the records say for any batch that passed
+    validate_batch.
+    """
+
+    def __init__(
+        self,
+        records: MemoryRecords,
+        topic_partition: TopicPartition,
+        time: Time,
+        source_compression_type: CompressionType | str,
+        target_compression: CompressionType | str,
+        timestamp_type: TimestampType | str,
+        timestamp_before_max_ms: int,
+        timestamp_after_max_ms: int,
+        partition_leader_epoch: int,
+        origin: AppendOrigin | str,
+    ) -> None:
+        self.records = records
+        self.topic_partition = topic_partition
+        self.time = time
+        self.source_compression_type = CompressionType(source_compression_type)
+        self.target_compression = CompressionType(target_compression)
+        # The topic's message.timestamp.type, as LogConfig spells it ("CreateTime" / "LogAppendTime").
+        if timestamp_type in (TimestampType.LOG_APPEND_TIME, "LogAppendTime"):
+            self.timestamp_type = "LogAppendTime"
+        else:
+            self.timestamp_type = "CreateTime"
+        self.timestamp_before_max_ms = timestamp_before_max_ms
+        self.timestamp_after_max_ms = timestamp_after_max_ms
+        self.partition_leader_epoch = partition_leader_epoch
+        self.origin = AppendOrigin(origin)
+
+    @property
+    def _checks_timestamps(self) -> bool:
+        """Whether a record's timestamp can fail LogValidator#validateTimestamp under this config."""
+        return (self.timestamp_type == "LogAppendTime" or self.timestamp_before_max_ms != NO_TIMESTAMP_BOUND
+                or self.timestamp_after_max_ms != NO_TIMESTAMP_BOUND)
+
+    def validate_messages_and_assign_offsets(self, offset_counter: LongRef) -> ValidationResult:
+        """Mirrors org.apache.kafka.storage.internals.log.LogValidator#validateMessagesAndAssignOffsets.
+
+        Uncompressed in and out: the batches are rewritten in place. Any codec on either side:
+        the compressed path, which may write the records again.
+        """
+        if self.source_compression_type is CompressionType.NONE and self.target_compression is CompressionType.NONE:
+            return self.assign_offsets_non_compressed(offset_counter)
+        return self.validate_messages_and_assign_offsets_compressed(offset_counter)
+
+    def _first_batch_and_maybe_validate_no_more_batches(self) -> RecordBatch:
+        """Mirrors org.apache.kafka.storage.internals.log.LogValidator#getFirstBatchAndMaybeValidateNoMoreBatches."""
+        batches = self.records.batches
+        # 1. There must be a batch.
+        if not batches:
+            raise InvalidRecordException("Record batch has no batches at all")
+        # 2. A v2 append carries exactly one batch.
+        if len(batches) > 1:
+            raise InvalidRecordException("Compressed outer record has more than one batch")
+        return batches[0]
+
+    def assign_offsets_non_compressed(self, offset_counter: LongRef) -> ValidationResult:
+        """Mirrors org.apache.kafka.storage.internals.log.LogValidator#assignOffsetsNonCompressed.
+
+        Only headers change: the last offset (so the base offset), the leader epoch and, under
+        LogAppendTime, the timestamp type and max timestamp. The records keep their bytes.
+        """
+        now = self.time.milliseconds()
+        max_timestamp, shallow_offset_of_max_timestamp = NO_TIMESTAMP, -1
+        log_append_time = self.timestamp_type == "LogAppendTime"
+        check_timestamps = self._checks_timestamps
+        # 1. One batch, and only one.
+        self._first_batch_and_maybe_validate_no_more_batches()
+        validated: list[RecordBatch] = []
+        for batch in self.records.batches:
+            # 2. The batch's header (offset range, count, control flag, sequence).
+            validate_batch(batch, self.topic_partition, self.origin)
+            # 3. Its records' timestamps, when a rule could reject one.
+            if check_timestamps:
+                validate_timestamps(batch, self.topic_partition, now, self.timestamp_type,
+                                    self.timestamp_before_max_ms, self.timestamp_after_max_ms)
+            # 4. Offsets run on from the counter; the header's last offset moves with them.
+            offset_counter.value += batch.record_count
+            last_offset = offset_counter.value - 1
+            stamped = batch.with_offset_and_epoch(last_offset - batch.last_offset_delta, self.partition_leader_epoch)
+            # 5. The batch's max timestamp: the leader's clock, or the records' own (the
+            #    type bit becomes CreateTime: a producer's LogAppendTime bit is not kept).
+            if log_append_time:
+                stamped = stamped.with_max_timestamp(TimestampType.LOG_APPEND_TIME, now)
+            else:
+                if stamped.max_timestamp > max_timestamp:
+                    max_timestamp, shallow_offset_of_max_timestamp = stamped.max_timestamp, last_offset
+                stamped = stamped.with_max_timestamp(TimestampType.CREATE_TIME, stamped.max_timestamp)
+            validated.append(stamped)
+        # 6. Under LogAppendTime the append's max timestamp is the clock, at the last offset.
+        if log_append_time:
+            max_timestamp, shallow_offset_of_max_timestamp = now, offset_counter.value - 1
+        return ValidationResult(now, MemoryRecords.of(validated), max_timestamp, shallow_offset_of_max_timestamp, False)
+
+    def validate_messages_and_assign_offsets_compressed(self, offset_counter: LongRef) -> ValidationResult:
+        """Mirrors org.apache.kafka.storage.internals.log.LogValidator#validateMessagesAndAssignOffsetsCompressed.
+
+        Every record is read. The batch keeps its bytes (only the header changes) when the
+        topic's codec is the producer's and the records' offsets run 0, 1, 2, ...; otherwise
+        the records are written again in the topic's codec. An uncompressed control batch is
+        never compressed.
+        """
+        now = self.time.milliseconds()
+        # 1. In place only if the codec stays the same (or an uncompressed control batch).
+        in_place_assignment = self.source_compression_type is self.target_compression
+        first_batch = self._first_batch_and_maybe_validate_no_more_batches()
+        if self.source_compression_type is CompressionType.NONE and first_batch.is_control_batch:
+            in_place_assignment = True
+        max_timestamp = NO_TIMESTAMP
+        validated_records = []
+        expected_inner_offset = 0
+        for batch in self.records.batches:
+            # 2. The batch's header.
+            validate_batch(batch, self.topic_partition, self.origin)
+            # 3. Each record: its timestamp, and whether its offset is the one expected.
+            if self._checks_timestamps:
+                validate_timestamps(batch, self.topic_partition, now, self.timestamp_type,
+                                    self.timestamp_before_max_ms, self.timestamp_after_max_ms)
+            for record in batch:
+                if record.timestamp > max_timestamp:
+                    max_timestamp = record.timestamp
+                if record.offset != expected_inner_offset:
+                    in_place_assignment = False
+                expected_inner_offset += 1
+                validated_records.append(record)
+        # 4. Written again: new offsets, the topic's codec, the leader's epoch.
+        if not in_place_assignment:
+            return self._build_records_and_assign_offsets(offset_counter, now, first_batch, len(validated_records))
+        # 5. In place: the counter moves past the records, and the header is stamped.
+        offset_counter.value += len(validated_records)
+        last_offset = offset_counter.value - 1
+        if self.timestamp_type == "LogAppendTime":
+            max_timestamp = now
+            timestamp_type = TimestampType.LOG_APPEND_TIME
+        else:
+            timestamp_type = TimestampType.CREATE_TIME
+        stamped = first_batch.with_offset_and_epoch(last_offset - first_batch.last_offset_delta,
+                                                    self.partition_leader_epoch)
+        stamped = stamped.with_max_timestamp(timestamp_type, max_timestamp)
+        return ValidationResult(now, MemoryRecords.of((stamped,)), max_timestamp, last_offset, False)
+
+    def _build_records_and_assign_offsets(self, offset_counter: LongRef, log_append_time: int,
+                                          first_batch: RecordBatch, record_count: int) -> ValidationResult:
+        """Mirrors org.apache.kafka.storage.internals.log.LogValidator#buildRecordsAndAssignOffsets.
+
+        One new batch in the topic's codec at offsets from the counter, with the first batch's
+        producer fields and the leader's epoch; the result's max timestamp and its offset are
+        what MemoryRecordsBuilder#info reports for a v2 batch.
+        """
+        # 1. Write the records again at consecutive offsets from the counter.
+        rebuilt = recompress(first_batch, self.target_compression).with_offset_and_epoch(
+            offset_counter.value, self.partition_leader_epoch)
+        offset_counter.value += record_count
+        last_offset = offset_counter.value - 1
+        # 2. LogAppendTime: the clock is the batch's max timestamp, at the last offset.
+        if self.timestamp_type == "LogAppendTime":
+            rebuilt = rebuilt.with_max_timestamp(TimestampType.LOG_APPEND_TIME, log_append_time)
+            return ValidationResult(log_append_time, MemoryRecords.of((rebuilt,)), log_append_time, last_offset, True)
+        # 3. CreateTime: the records' max, at the last offset (none at all: -1, -1).
+        if rebuilt.max_timestamp == NO_TIMESTAMP:
+            return ValidationResult(log_append_time, MemoryRecords.of((rebuilt,)), NO_TIMESTAMP, -1, True)
+        return ValidationResult(log_append_time, MemoryRecords.of((rebuilt,)), rebuilt.max_timestamp, last_offset, True)

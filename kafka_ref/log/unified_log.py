@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING
 
 import structlog
 
-from kafka_ref.common.errors import InconsistentTopicIdException, OffsetOutOfRangeException
-from kafka_ref.common.records import MemoryRecords, RecordBatch, TimestampType
+from kafka_ref.common.errors import InconsistentTopicIdException, OffsetOutOfRangeException, RecordTooLargeException
+from kafka_ref.common.records import CompressionType, MemoryRecords, RecordBatch
 from kafka_ref.common.time import MockTime, Time
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.common.uuid import Uuid
@@ -47,11 +47,10 @@ from kafka_ref.log.local_log import BatchView, LocalLog
 from kafka_ref.log.log_retention import UnifiedLogRetention
 from kafka_ref.log.log_validator import (
     NO_TIMESTAMP_BOUND,
+    LogValidator,
+    LongRef,
     analyze_and_validate_records,
-    recompress,
     target_compression,
-    validate_batch,
-    validate_timestamps,
 )
 from kafka_ref.log.producer_state_manager import ProducerStateManager
 
@@ -536,46 +535,40 @@ class UnifiedLog(UnifiedLogRetention):
                     producers.validate(batches)
                     break
         if validate_and_assign_offsets:
-            # 3a. Leader: the LogValidator checks each batch, then offsets run on from the LEO
-            #     and the leader's epoch is stamped; only the batch header is rewritten. Under
-            #     LogAppendTime each batch's max timestamp becomes the leader's clock, with the
-            #     timestamp-type bit set (LogValidator#assignOffsetsNonCompressed), and the append
-            #     reports that time.
-            offset = self.local_log.log_end_offset
-            append_info.first_offset = offset
-            validated: list[RecordBatch] = []
-            max_timestamp, offset_of_max = NO_TIMESTAMP, -1
-            # (The leader's clock is read once per append, for LogAppendTime and the timestamp bounds.)
-            check_timestamps = (self.message_timestamp_type == "LogAppendTime"
-                                or self.timestamp_before_max_ms != NO_TIMESTAMP_BOUND
-                                or self.timestamp_after_max_ms != NO_TIMESTAMP_BOUND)
-            now = self.time.milliseconds() if check_timestamps else NO_TIMESTAMP
-            log_append_time = now if self.message_timestamp_type == "LogAppendTime" else NO_TIMESTAMP
-            recompress_to = None if self.compression_type == "producer" else target_compression(self.compression_type)
-            for batch in batches:
-                validate_batch(batch, self.topic_partition, origin)
-                if recompress_to is not None and batch.compression_type != recompress_to:
-                    # The topic stores another codec than the producer used (compression.type).
-                    batch = recompress(batch, recompress_to)
-                if check_timestamps:
-                    validate_timestamps(batch, self.topic_partition, now, self.message_timestamp_type,
-                                        self.timestamp_before_max_ms, self.timestamp_after_max_ms)
-                stamped = batch.with_offset_and_epoch(offset, leader_epoch)
-                if log_append_time != NO_TIMESTAMP:
-                    stamped = stamped.with_max_timestamp(TimestampType.LOG_APPEND_TIME, log_append_time)
-                offset = stamped.last_offset + 1
-                if stamped.max_timestamp > max_timestamp:
-                    max_timestamp, offset_of_max = stamped.max_timestamp, stamped.last_offset
-                validated.append(stamped)
-            batches = validated
-            append_info.max_timestamp = max_timestamp
-            append_info.shallow_offset_of_max_timestamp = offset_of_max
-            append_info.log_append_time = log_append_time
-            append_info.last_offset = offset - 1
-            append_info.last_offset_of_first_batch = validated[0].last_offset
+            # 3a. Leader: the LogValidator checks the batch, offsets run on from the LEO and the
+            #     leader's epoch is stamped; under LogAppendTime the batch's max timestamp becomes
+            #     the leader's clock, and a topic codec other than the producer's makes it write
+            #     the records again (BrokerCompressionType#targetCompression: "producer" keeps
+            #     the source codec).
+            offset = LongRef(self.local_log.log_end_offset)
+            append_info.first_offset = offset.value
+            source_compression = CompressionType(append_info.source_compression)
+            target = target_compression(self.compression_type)
+            validator = LogValidator(
+                records, self.topic_partition, self.time, source_compression,
+                source_compression if target is None else target, self.message_timestamp_type,
+                self.timestamp_before_max_ms, self.timestamp_after_max_ms, leader_epoch, origin,
+            )
+            result = validator.validate_messages_and_assign_offsets(offset)
+            batches = result.validated_records.batches
+            append_info.max_timestamp = result.max_timestamp_ms
+            append_info.shallow_offset_of_max_timestamp = result.shallow_offset_of_max_timestamp
+            append_info.last_offset = offset.value - 1
+            if self.message_timestamp_type == "LogAppendTime":
+                append_info.log_append_time = result.log_append_time_ms
+            # 3b. Written again, a batch may have grown past max.message.bytes.
+            if result.message_size_maybe_changed:
+                for batch in batches:
+                    if batch.size_in_bytes > self.max_message_bytes:
+                        raise RecordTooLargeException(
+                            f"Message batch size is {batch.size_in_bytes} bytes in append to partition "
+                            f"{self.topic_partition} which exceeds the maximum configured size of "
+                            f"{self.max_message_bytes}."
+                        )
+            append_info.last_offset_of_first_batch = batches[0].last_offset
             append_info.last_leader_epoch = leader_epoch
         else:
-            # 3b. Follower: the leader's offsets must continue from our end.
+            # 3c. Follower: the leader's offsets must continue from our end.
             log_end_offset = self.local_log.log_end_offset
             if append_info.first_or_last_offset_of_first_batch < log_end_offset:
                 first_offset = append_info.first_offset
