@@ -19,9 +19,11 @@ Not ported:
 - testDownConversionOfTransactionalRecordsNotPermitted, testDownConversionOfIdempotentRecordsNotPermitted:
   a topic message format below v2 (not modelled).
 - testZStdCompressedWithUnavailableIBPVersion: inter.broker.protocol.version below 2.1 is not modelled.
-- testInvalidTimestampExceptionHasBatchIndex, testInvalidRecordExceptionHasBatchIndex,
-  testBatchWithInvalidRecordsAndInvalidTimestamp: per-record errors (RecordValidationException's
-  recordErrors) are not modelled (kafka_ref raises the first error), and the batches are v0/v1.
+- testInvalidTimestampExceptionHasBatchIndex, testInvalidRecordExceptionHasBatchIndex: per-record
+  errors (RecordValidationException's recordErrors) are not modelled (kafka_ref raises the first
+  error), and the batches are v0/v1. testBatchWithInvalidRecordsAndInvalidTimestamp is ported for
+  its rule only (a timestamp error wins over a record error), in a v2 batch whose record error is a
+  missing key on a compacted topic (Kafka's is a v0 record inside a v1 batch).
 - testRecompressionV2: ported in tests/test_recompression.py (through UnifiedLog).
 - testRecordWithPastTimestampIsRejected, testRecordWithFutureTimestampIsRejected: ported in
   tests/test_timestamp_bounds.py.
@@ -68,10 +70,11 @@ def create_records(timestamp: int = NO_TIMESTAMP, codec: str = "none", values=VA
 
 def validate(records: MemoryRecords, source: str, target: str, *, time: MockTime | None = None,
              timestamp_type: TimestampType = TimestampType.CREATE_TIME, before_ms: int = 1000, after_ms: int = 1000,
-             epoch: int = -1, origin: AppendOrigin = AppendOrigin.CLIENT, offset_counter: LongRef | None = None):
+             epoch: int = -1, origin: AppendOrigin = AppendOrigin.CLIENT, offset_counter: LongRef | None = None,
+             compacted: bool = False):
     """``new LogValidator(...).validateMessagesAndAssignOffsets(counter, ...)`` with Kafka's test defaults."""
-    validator = LogValidator(records, TP, time or MockTime(), source, target, timestamp_type, before_ms, after_ms,
-                             epoch, origin)
+    validator = LogValidator(records, TP, time or MockTime(), source, target, compacted, timestamp_type, before_ms,
+                             after_ms, epoch, origin)
     return validator.validate_messages_and_assign_offsets(offset_counter if offset_counter is not None else LongRef(0))
 
 
@@ -367,3 +370,44 @@ def test_idempotent_batch_without_sequence_is_rejected():
     # The same batch from a coordinator is not checked.
     result = validate(bad, "none", "none", origin=AppendOrigin.COORDINATOR, offset_counter=LongRef(5))
     assert result.validated_records.batches[0].base_offset == 5
+
+
+def test_compacted_topic_constraints():
+    """Mirrors UnifiedLogTest#testCompactedTopicConstraints (LogValidator#validateKey, through the leader's append).
+
+    Kafka's RecordValidationException lists each keyless record; kafka_ref raises InvalidRecordException
+    naming the first one's index in its batch.
+    """
+    keyed = SimpleRecord(b"and here it is", b"this message has a key")
+    another_keyed = SimpleRecord(b"another key", b"this message also has a key")
+    unkeyed = SimpleRecord(None, b"this message does not have a key")
+    log = UnifiedLog.create(TP, Disk(0), time=MockTime())
+    log.compact = True
+    for records, index in (
+        (MemoryRecords.with_records([unkeyed, keyed]), 0),
+        (MemoryRecords.with_records([unkeyed]), 0),
+        (MemoryRecords.with_records([keyed, unkeyed], compression="gzip"), 1),
+    ):
+        with pytest.raises(InvalidRecordException,
+                           match=rf"^Compacted topic cannot accept message without key .*\(record {index} of its batch\)"):
+            log.append_as_leader(records, 0)
+    assert log.log_end_offset == 0
+    log.append_as_leader(MemoryRecords.with_records([keyed]), 0)
+    log.append_as_leader(MemoryRecords.with_records([keyed, another_keyed]), 0)
+    log.append_as_leader(MemoryRecords.with_records([keyed], compression="gzip"), 0)
+    assert log.log_end_offset == 4
+
+
+def test_timestamp_error_takes_precedence_over_a_missing_key():
+    """Mirrors LogValidatorTest#testBatchWithInvalidRecordsAndInvalidTimestamp's precedence rule in a v2 batch:
+    a batch with both a record error and a timestamp error is refused for its timestamp."""
+    time = MockTime()
+    now = time.milliseconds()
+    records = MemoryRecords.with_records([SimpleRecord(None, b"no key", (), now),
+                                          SimpleRecord(b"k", b"too old", (), now - 1001)])
+    for codec in ("none", "gzip"):
+        with pytest.raises(InvalidTimestampException):
+            validate(records, codec, codec, time=time, compacted=True)
+    # Without the timestamp bound the missing key is what is refused.
+    with pytest.raises(InvalidRecordException, match="Compacted topic cannot accept message without key"):
+        validate(records, "none", "none", time=time, compacted=True, before_ms=2**63 - 1, after_ms=2**63 - 1)

@@ -106,7 +106,7 @@ class LogManager:
     def _apply_config(self, log: UnifiedLog, topic: str) -> None:
         """Give a log the parts of its topic's config the append and retention paths read
         (what Kafka's UnifiedLog reads from its LogConfig): max.message.bytes, retention.bytes,
-        retention.ms, the cleanup policy, message.timestamp.type, the timestamp bounds and compression.type."""
+        retention.ms, the cleanup policy (delete, compact), message.timestamp.type, the timestamp bounds and compression.type."""
         config = self.fetch_log_config(topic)
         max_bytes = config.max_message_size if config is not None else DEFAULT_MAX_MESSAGE_BYTES
         if self.max_message_bytes is not None and topic not in self.topic_configs:
@@ -115,7 +115,9 @@ class LogManager:
         if config is not None:
             log.retention_bytes = config.get("retention.bytes")
             log.retention_ms = config.get("retention.ms")
-            log.cleanup_policy_delete = "delete" in config.get("cleanup.policy").split(",")
+            policies = config.get("cleanup.policy").split(",")
+            log.cleanup_policy_delete = "delete" in policies
+            log.compact = "compact" in policies
             log.message_timestamp_type = config.get("message.timestamp.type")
             log.compression_type = config.get("compression.type")
             # LogConfig#getMessageTimestampBeforeMaxMs / AfterMaxMs: the deprecated difference

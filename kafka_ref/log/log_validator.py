@@ -170,6 +170,19 @@ def validate_timestamps(batch: RecordBatch, topic_partition: TopicPartition, now
                 "timestamp type to LogAppendTime.")
 
 
+def validate_keys(batch: RecordBatch, topic_partition: TopicPartition) -> None:
+    """Mirrors org.apache.kafka.storage.internals.log.LogValidator#validateKey over one batch's records.
+
+    A compacted topic keeps the latest record per key, so a record without a key is refused
+    (INVALID_RECORD). Raises for the first such record; Kafka lists each in recordErrors.
+    """
+    for index, record in enumerate(batch):
+        if record.key is None:
+            raise InvalidRecordException(
+                f"Compacted topic cannot accept message without key in topic partition {topic_partition} "
+                f"(record {index} of its batch)")
+
+
 def target_compression(topic_compression_type: str) -> CompressionType | None:
     """Mirrors org.apache.kafka.common.record.BrokerCompressionType#targetCompression: the codec a
     topic's compression.type asks the leader to store (None: ``producer``, keep the producer's)."""
@@ -226,13 +239,14 @@ class LogValidator:
     The leader's check and rewrite of an append: each batch is validated, given offsets from
     the counter and the leader's epoch, stamped with the log append time when the topic asks
     for it, and written again when the topic's codec differs from the producer's. There is no
-    format conversion (every batch is v2) and no compacted-topic key check.
+    format conversion (every batch is v2).
 
     Like Kafka, the compressed path reads every record (the codec has to be undone anyway);
-    unlike Kafka, the uncompressed path reads the records only when there is a timestamp
-    rule to check (LogAppendTime, or a before/after bound): the header's max timestamp and
-    record count are used otherwise, which is what the records say for any batch that passed
-    validate_batch.
+    unlike Kafka, the uncompressed path reads the records only when there is a rule a record
+    could break (LogAppendTime, a before/after timestamp bound, a compacted topic's keys): the
+    header's max timestamp and record count are used otherwise, which is what the records say
+    for any batch that passed validate_batch. Timestamp errors are looked for first, as Kafka
+    reports INVALID_TIMESTAMP when a batch has both kinds of error.
     """
 
     def __init__(
@@ -242,6 +256,7 @@ class LogValidator:
         time: Time,
         source_compression_type: CompressionType | str,
         target_compression: CompressionType | str,
+        compacted_topic: bool,
         timestamp_type: TimestampType | str,
         timestamp_before_max_ms: int,
         timestamp_after_max_ms: int,
@@ -253,6 +268,7 @@ class LogValidator:
         self.time = time
         self.source_compression_type = CompressionType(source_compression_type)
         self.target_compression = CompressionType(target_compression)
+        self.compacted_topic = compacted_topic
         # The topic's message.timestamp.type, as LogConfig spells it ("CreateTime" / "LogAppendTime").
         if timestamp_type in (TimestampType.LOG_APPEND_TIME, "LogAppendTime"):
             self.timestamp_type = "LogAppendTime"
@@ -306,10 +322,12 @@ class LogValidator:
         for batch in self.records.batches:
             # 2. The batch's header (offset range, count, control flag, sequence).
             validate_batch(batch, self.topic_partition, self.origin)
-            # 3. Its records' timestamps, when a rule could reject one.
+            # 3. Its records' timestamps, when a rule could reject one, then their keys.
             if check_timestamps:
                 validate_timestamps(batch, self.topic_partition, now, self.timestamp_type,
                                     self.timestamp_before_max_ms, self.timestamp_after_max_ms)
+            if self.compacted_topic:
+                validate_keys(batch, self.topic_partition)
             # 4. Offsets run on from the counter; the header's last offset moves with them.
             offset_counter.value += batch.record_count
             last_offset = offset_counter.value - 1
@@ -348,10 +366,12 @@ class LogValidator:
         for batch in self.records.batches:
             # 2. The batch's header.
             validate_batch(batch, self.topic_partition, self.origin)
-            # 3. Each record: its timestamp, and whether its offset is the one expected.
+            # 3. Each record: its timestamp, its key, and whether its offset is the one expected.
             if self._checks_timestamps:
                 validate_timestamps(batch, self.topic_partition, now, self.timestamp_type,
                                     self.timestamp_before_max_ms, self.timestamp_after_max_ms)
+            if self.compacted_topic:
+                validate_keys(batch, self.topic_partition)
             for record in batch:
                 if record.timestamp > max_timestamp:
                     max_timestamp = record.timestamp

@@ -112,6 +112,8 @@ class UnifiedLog(UnifiedLogRetention):
         # retention.ms and whether cleanup.policy includes "delete" (LogManager keeps them current).
         self.retention_ms = 604800000
         self.cleanup_policy_delete = True
+        # LogConfig#compact: cleanup.policy includes "compact" (the leader then refuses records without a key).
+        self.compact = False
         # 1. The epoch cache reads its checkpoint, which lives with the local log on the disk.
         self.leader_epoch_cache = (
             leader_epoch_cache
@@ -546,7 +548,7 @@ class UnifiedLog(UnifiedLogRetention):
             target = target_compression(self.compression_type)
             validator = LogValidator(
                 records, self.topic_partition, self.time, source_compression,
-                source_compression if target is None else target, self.message_timestamp_type,
+                source_compression if target is None else target, self.compact, self.message_timestamp_type,
                 self.timestamp_before_max_ms, self.timestamp_after_max_ms, leader_epoch, origin,
             )
             result = validator.validate_messages_and_assign_offsets(offset)
