@@ -8,25 +8,33 @@ batches, so only the V2 form of a Kafka test is ported. Kafka's test reads the w
 MockTime stands in, and its ``now`` plays the part of ``System.currentTimeMillis()``.
 
 Not ported:
-- testAllowMultiBatch, testMisMatchMagic, testLogAppendTimeNonCompressedV0/V1,
+- testAllowMultiBatch, testMisMatchMagic, testLogAppendTimeNonCompressedV0, testLogAppendTimeNonCompressedV1,
   testLogAppendTimeWithRecompressionV1, testLogAppendTimeWithoutRecompressionV1,
   testNonCompressedV1, testRecompressionV1, testCompressedV1, testInvalidCreateTimeNonCompressedV1,
   testInvalidCreateTimeCompressedV1, testRelativeOffsetAssignmentNonCompressedV1,
-  testRelativeOffsetAssignmentCompressedV1, testAbsoluteOffsetAssignmentNonCompressed/Compressed:
+  testRelativeOffsetAssignmentCompressedV1, testAbsoluteOffsetAssignmentNonCompressed,
+  testAbsoluteOffsetAssignmentCompressed:
   magic v0/v1 batches, which kafka_ref does not model.
-- testCreateTimeUpConversionV0ToV1/V0ToV2/V1ToV2, testOffsetAssignmentAfterUpConversion* and
-  testOffsetAssignmentAfterDownConversion*: format conversion between magic versions (no v0/v1 here).
+- testCreateTimeUpConversionV0ToV1, testCreateTimeUpConversionV0ToV2, testCreateTimeUpConversionV1ToV2,
+  and the twelve testOffsetAssignmentAfterUpConversion* / testOffsetAssignmentAfterDownConversion*
+  tests (V0ToV1, V0ToV2, V1ToV2, V1ToV0, V2ToV1, V2ToV0, each NonCompressed and Compressed): format
+  conversion between magic versions (no v0/v1 here).
 - testDownConversionOfTransactionalRecordsNotPermitted, testDownConversionOfIdempotentRecordsNotPermitted:
   a topic message format below v2 (not modelled).
 - testZStdCompressedWithUnavailableIBPVersion: inter.broker.protocol.version below 2.1 is not modelled.
 - testInvalidTimestampExceptionHasBatchIndex, testInvalidRecordExceptionHasBatchIndex: per-record
   errors (RecordValidationException's recordErrors) are not modelled (kafka_ref raises the first
-  error), and the batches are v0/v1. testBatchWithInvalidRecordsAndInvalidTimestamp is ported for
+  error), and they ask for magic v1 or carry v0/v1 records. testBatchWithInvalidRecordsAndInvalidTimestamp is ported for
   its rule only (a timestamp error wins over a record error), in a v2 batch whose record error is a
   missing key on a compacted topic (Kafka's is a v0 record inside a v1 batch).
 - testRecompressionV2: ported in tests/test_recompression.py (through UnifiedLog).
 - testRecordWithPastTimestampIsRejected, testRecordWithFutureTimestampIsRejected: ported in
   tests/test_timestamp_bounds.py.
+
+Two tests mirror no Kafka test: they pin Kafka rules no LogValidatorTest case reaches in a v2
+batch (UnifiedLog#append's size re-check after a rewrite; LogValidator#validateBatch's sequence
+rule). test_compacted_topic_constraints mirrors UnifiedLogTest#testCompactedTopicConstraints, the
+one Kafka test of LogValidator#validateKey.
 """
 
 from __future__ import annotations
@@ -342,8 +350,8 @@ def test_different_codec_causes_recompression():
 
 
 def test_recompressed_batch_too_large_is_rejected_by_the_log():
-    """Mirrors UnifiedLog#append's re-check after LogValidator (messageSizeMaybeChanged) as LogValidatorTest's
-    recompression cases reach it: a batch that grows past max.message.bytes when written again is refused."""
+    """No Kafka test: UnifiedLog#append re-checks max.message.bytes after LogValidator wrote a batch again
+    (messageSizeMaybeChanged), so a batch that grows past it is refused."""
     values = tuple(bytes([i]) * 4000 for i in range(3))
     records = create_records(codec="gzip", values=values)
     log = UnifiedLog.create(TP, Disk(0), time=MockTime(), max_message_bytes=records.batches[0].size_in_bytes + 100)
@@ -358,8 +366,8 @@ def test_recompressed_batch_too_large_is_rejected_by_the_log():
 
 
 def test_idempotent_batch_without_sequence_is_rejected():
-    """Mirrors LogValidator#validateBatch's sequence rule as LogValidatorTest reaches it through the client path:
-    a batch with a producer id but no base sequence is an invalid record."""
+    """No Kafka test: LogValidator#validateBatch refuses a client batch with a producer id but no base
+    sequence (INVALID_RECORD); other origins are not checked."""
     records = MemoryRecords.of([RecordBatch.build([SimpleRecord(None, b"v")], producer_id=7, producer_epoch=0,
                                                   base_sequence=0)])
     raw = bytearray(records.batches[0].buffer)
