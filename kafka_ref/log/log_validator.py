@@ -401,7 +401,9 @@ class LogValidator:
 
         One new batch in the topic's codec at offsets from the counter, with the first batch's
         producer fields and the leader's epoch; the result's max timestamp and its offset are
-        what MemoryRecordsBuilder#info reports for a v2 batch.
+        what MemoryRecordsBuilder#info reports for a v2 batch. (A control batch keeps its flag
+        here; Kafka's builder would drop it, but only a compressed control batch could get here
+        and brokers write theirs uncompressed.)
         """
         # 1. Write the records again at consecutive offsets from the counter.
         rebuilt = recompress(first_batch, self.target_compression).with_offset_and_epoch(
