@@ -345,18 +345,20 @@ def test_stop_replica_with_inexistent_partition(delete, io_error, expected):
     #testStopReplicaWithInexistentPartitionAndPartitionsDeleteAndIOException.
 
     A log left over from a topic deleted while the broker was down is deleted although no
-    Partition hosts it.
+    Partition hosts it. When its directory has failed (Kafka replaces it with a file) the
+    rename for deletion fails: KAFKA_STORAGE_ERROR, and the log manager has forgotten the log.
     """
     broker, rm = setup()
-    if not io_error:
-        broker.log_manager.get_or_create_log(TP0)
-    else:
+    broker.log_manager.get_or_create_log(TP0)
+    if io_error:
         broker.disk.mark_offline("test")
     result = rm.stop_replicas(0, 3000, 1, stop_states({TP0: (EPOCH_DURING_DELETE, delete)}))
     assert result == ({TP0: expected}, Errors.NONE)
     if not io_error:
         assert (broker.log_manager.get_log(TP0) is None) is delete
         assert (TP0 in broker.disk.logs) is not delete
+    else:
+        assert broker.log_manager.get_log(TP0) is None
 
 
 @pytest.mark.parametrize("leader_epoch, delete, expected", [

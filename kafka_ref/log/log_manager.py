@@ -12,13 +12,14 @@ scheduler calls them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import structlog
 
 from kafka_ref.common.config import LogConfig
 from kafka_ref.common.errors import InconsistentTopicIdException, KafkaStorageException
+from kafka_ref.common.fatal import RUN_ENDING
 from kafka_ref.common.time import MockTime, Time
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.common.uuid import Uuid
@@ -318,13 +319,16 @@ class LogManager:
             self.checkpoint_log_start_offsets()
         return strays
 
-    def async_delete(self, topic_partition: TopicPartition, is_future: bool = False) -> UnifiedLog | None:
+    def async_delete(self, topic_partition: TopicPartition, is_future: bool = False, checkpoint: bool = True) -> UnifiedLog | None:
         """Mirrors LogManager#asyncDelete.
 
         Forget the log and remove its directory from the disk; returns the removed log, or
         None if there was none. Kafka renames the directory and deletes the files later; the
         data is gone here at once. A missing log is an error only while the directory is
-        offline (the log may be there, unreachable).
+        offline (the log may be there, unreachable). A log on an offline directory is
+        forgotten but its directory cannot be renamed: KafkaStorageException, as Kafka's
+        UnifiedLog#renameDir raises (LocalLog#maybeHandleIOException refuses an offline dir).
+        ``checkpoint`` False leaves the checkpoint files to the caller (the batch overload).
         """
         # 1. Remove it from the manager.
         logs = self.future_logs if is_future else self.current_logs
@@ -336,15 +340,49 @@ class LogManager:
                     f"in one of the offline directories {self.disk.log_dir}"
                 )
             return None
-        # 2. Delete the data and the directory.
-        if not self.disk.offline:
-            removed.delete()
-            self.disk.delete_local_log(topic_partition, is_future)
-            # 3. Rewrite the checkpoints without it.
+        # 2. Rename (here: delete) the directory; an offline directory refuses it.
+        if self.disk.offline:
+            raise KafkaStorageException(
+                f"Error while renaming dir for {topic_partition} in log dir {self.disk.log_dir}: "
+                f"the log dir is already offline due to a previous IO exception."
+            )
+        removed.delete()
+        self.disk.delete_local_log(topic_partition, is_future)
+        # 3. Rewrite the checkpoints without it.
+        if checkpoint:
             self.checkpoint_recovery_offsets()
             self.checkpoint_log_start_offsets()
         _log.info("deleted_log", topic_partition=str(topic_partition), is_future=is_future)
         return removed
+
+    def async_delete_partitions(self, topic_partitions: Iterable[TopicPartition],
+                                error_handler: Callable[[TopicPartition, BaseException], None]) -> None:
+        """Mirrors kafka.log.LogManager#asyncDelete(Iterable, boolean, BiConsumer) (the batch overload; never stray here).
+
+        What ReplicaManager#stopPartitions calls: 1. for each partition, the current log and then
+        the future log, each only if this manager holds one (a partition without a log is not an
+        error), deleted without checkpointing; a failure goes to ``error_handler`` and the next
+        partition is tried; 2. the directory's checkpoints are written once, if any log was
+        there to delete.
+        """
+        touched_dir = False
+        # 1. Delete each partition's logs.
+        for tp in topic_partitions:
+            try:
+                if self.get_log(tp) is not None:
+                    touched_dir = True
+                    self.async_delete(tp, checkpoint=False)
+                if self.get_log(tp, is_future=True) is not None:
+                    touched_dir = True
+                    self.async_delete(tp, is_future=True, checkpoint=False)
+            except RUN_ENDING:
+                raise
+            except Exception as exc:  # Kafka's `case e: Throwable => errorHandler(topicPartition, e)`
+                error_handler(tp, exc)
+        # 2. One checkpoint for the directory.
+        if touched_dir:
+            self.checkpoint_recovery_offsets()
+            self.checkpoint_log_start_offsets()
 
     def delete_log(self, topic_partition: TopicPartition, is_future: bool = False) -> UnifiedLog | None:
         """Delete a log if present (the same as async_delete here)."""

@@ -510,7 +510,7 @@ class ReplicaManager(ReadPath, ApplyDelta, DeleteRecordsPath):
         """Mirrors kafka.server.ReplicaManager#stopPartitions (seed 002 §stopPartitions).
 
         1. remove fetchers; 2. drop deleted partitions from the map; 3. complete their delayed
-        operations; 4. delete the logs.
+        operations; 4. delete the logs (LogManager#asyncDelete, the batch overload).
         """
         partitions_to_stop = list(partitions_to_stop)
         # 1. Fetchers read partitions through us: stop them first.
@@ -527,13 +527,11 @@ class ReplicaManager(ReadPath, ApplyDelta, DeleteRecordsPath):
                 to_delete.append(tp)
             # 3. Anything waiting on us as leader completes now rather than timing out.
             self.complete_delayed_fetch_or_produce_requests(tp)
-        # 4. Delete the logs.
+        # 4. Delete the logs in one batch (one checkpoint); a partition without a log here is
+        #    not an error, a log whose directory fails is.
         errors: dict[TopicPartition, BaseException] = {}
-        for tp in to_delete:
-            try:
-                self.log_manager.async_delete(tp)
-            except KafkaStorageException as exc:
-                errors[tp] = exc
+        if to_delete:
+            self.log_manager.async_delete_partitions(to_delete, errors.__setitem__)
         if to_delete:
             self._log.info("stopped_partitions_deleted", partitions=[str(tp) for tp in to_delete])
         return errors

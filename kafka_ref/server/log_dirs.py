@@ -1,6 +1,6 @@
 """What a broker's log directory holds, for DescribeLogDirs.
 
-Mirrors kafka.server.ReplicaManager#describeLogDirs and #getLogEndOffsetLag (Kafka 3.7), kept
+Mirrors kafka.server.ReplicaManager#describeLogDirs and #getLogEndOffsetLag (Kafka 3.8), kept
 out of kafka_ref/replica/ as functions of a ReplicaManager. A broker here has one log directory,
 its Disk (``Disk.log_dir``, where every log of the broker lives); an in-memory disk has no volume,
 so total and usable bytes are reported unknown (-1), as a v3 response leaves them.
@@ -45,10 +45,11 @@ def describe_log_dirs(replica_manager: Any, partitions: Iterable[TopicPartition]
     """Mirrors kafka.server.ReplicaManager#describeLogDirs.
 
     For the broker's log directory: 1. offline: KAFKA_STORAGE_ERROR and nothing else; 2. its logs
-    grouped by topic (first seen first), each topic listing only the asked-for partitions (a topic
-    with a log here but none asked for appears with no partitions, as in Kafka), each partition
-    with its size in bytes, its offset lag and whether it is a future log; a directory without
-    logs has no topics; 3. total and usable bytes unknown (-1).
+    grouped by topic (first seen first), each topic listing only the asked-for partitions, each
+    partition with its size in bytes, its offset lag and whether it is a future log; 3. a topic
+    with a log here but none of its partitions asked for is dropped (Kafka 3.8.0+, KAFKA-16807;
+    before, it appeared with no partitions); a directory without logs has no topics; 4. total and
+    usable bytes unknown (-1).
     """
     log_manager = replica_manager.log_manager
     log_dir = log_manager.disk.log_dir
@@ -71,7 +72,11 @@ def describe_log_dirs(replica_manager: Any, partitions: Iterable[TopicPartition]
                     is_future_key=log.is_future)
                 for log in logs if log.topic_partition in wanted))
             for topic, logs in by_topic.items())
-        # 3. No volume to measure.
+        # 3. Since Kafka 3.8.0 (KAFKA-16807) a topic none of whose partitions were asked for is
+        #    left out; older brokers list it with no partitions.
+        if replica_manager.config.broker_version.is_at_least("3.8"):
+            topics = tuple(topic for topic in topics if topic.partitions)
+        # 4. No volume to measure.
         return [DescribeLogDirsResult(error_code=Errors.NONE.code, log_dir=log_dir, topics=topics,
                                       total_bytes=UNKNOWN_VOLUME_BYTES, usable_bytes=UNKNOWN_VOLUME_BYTES)]
     except KafkaStorageException as exc:
