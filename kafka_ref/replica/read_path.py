@@ -203,12 +203,12 @@ class ReadPath:
                 last_stable_offset=read_info.last_stable_offset,
             )
         except _EXPECTED_READ_ERRORS as exc:
-            return _error_result(exc, fetch_time_ms)
+            return _error_result(exc)
         except OffsetOutOfRangeException as exc:
             # 4. Out of range: the follower/consumer resolves it (reset or truncate).
             return self._handle_offset_out_of_range_error(tp, params, info, partition, fetch_time_ms, exc)
         except ApiException as exc:
-            return _error_result(exc, fetch_time_ms)
+            return _error_result(exc)
 
     def _follower_read_at_log_end(self, params: FetchParams, tp: TopicPartition, info: Any, fetch_time_ms: int,
                                   update_fetch_state: bool, topic_ids: dict[str, Uuid] | None) -> LogReadResult | None:
@@ -264,7 +264,7 @@ class ReadPath:
             except ApiException as exc:
                 # As in ``_read``: a refused update (KRaft: a fetch from an older incarnation of
                 # the broker) answers the partition with its error.
-                return _error_result(exc, fetch_time_ms)
+                return _error_result(exc)
         return LogReadResult(fetched, None, high_watermark, log_start_offset, leo, info.log_start_offset,
                              fetch_time_ms, last_stable_offset)
 
@@ -307,7 +307,7 @@ class ReadPath:
         tiered storage (always, here) the result is Kafka's createLogReadResult(e): the error
         with unknown (-1) offsets. Followers and consumers then ask ListOffsets where to go.
         """
-        return _error_result(exc, fetch_time_ms)
+        return _error_result(exc)
 
     def fetch_offset_for_timestamp(
         self, tp: TopicPartition, timestamp: int, isolation_level: int | None, current_leader_epoch: int, fetch_only_from_leader: bool
@@ -337,7 +337,9 @@ def _empty() -> Any:
     return MemoryRecords.EMPTY
 
 
-def _error_result(exc: BaseException, fetch_time_ms: int) -> LogReadResult:
+def _error_result(exc: BaseException) -> LogReadResult:
+    """Mirrors kafka.server.ReplicaManager$#createLogReadResult(Throwable): every offset unknown (-1),
+    the fetch time too (-1: no read happened), the error taken from the exception."""
     return LogReadResult(
         info=FetchDataInfo(UNKNOWN_OFFSET_METADATA, _empty()),
         diverging_epoch=None,
@@ -345,7 +347,7 @@ def _error_result(exc: BaseException, fetch_time_ms: int) -> LogReadResult:
         leader_log_start_offset=-1,
         leader_log_end_offset=-1,
         follower_log_start_offset=-1,
-        fetch_time_ms=fetch_time_ms,
+        fetch_time_ms=-1,
         last_stable_offset=-1,
         error=Errors.for_exception(exc),
         exception=exc,
