@@ -28,9 +28,6 @@ Not ported (kafka_ref does not model what they test):
 - testPartitionListener: Partition listeners (maybeAddListener) are not modelled.
 - testBecomeFollowerWhenLeaderIsUnchangedButMissedLeaderUpdate(Ibp26): Kafka checks truncation through
   a mocked log and a running fetcher; test_replica_manager.py covers the initial fetch offset rule.
-- testPartitionMarkedOfflineIfLogCantBeCreated: the Offline partition is covered in test_replica_manager.py;
-  Kafka's check of its topic id relies on a log object created before the directory fails, which an
-  offline in-memory disk never creates.
 - testGetOrCreatePartition*, testApplyDelta*, testDelta*, the KRaft variants: KRaft deltas (another suite).
 """
 
@@ -72,7 +69,7 @@ from kafka_ref.log.disk import Disk
 from kafka_ref.log.fetch_data import FetchIsolation, LogStartOffsetIncrementReason
 from kafka_ref.replica.fetch_params import FetchParams
 from kafka_ref.replica.fetcher.partition_fetch_state import InitialFetchState
-from kafka_ref.replica.replica_manager import EPOCH_DURING_DELETE
+from kafka_ref.replica.replica_manager import EPOCH_DURING_DELETE, OfflinePartition
 from kafka_ref.server.log_dirs import describe_log_dirs
 
 
@@ -488,6 +485,25 @@ def test_partition_metadata_file_not_created():
         assert log is not None and log.topic_id is None
         assert partition_metadata_topic_id(broker, tp) is None
     assert rm.online_partition(foo).get_leader_epoch() == 1
+
+
+@pytest.mark.parametrize("become_leader", [True, False])
+def test_partition_marked_offline_if_log_cant_be_created(become_leader):
+    """Mirrors ReplicaManagerTest#testPartitionMarkedOfflineIfLogCantBeCreated.
+
+    The log directory breaks under the broker (Kafka deletes it; here its
+    replication-offset-checkpoint becomes unreadable): the log is created, but reading its HW
+    from the checkpoint fails, so the partition, to be leader or follower, is answered
+    KAFKA_STORAGE_ERROR and hosted Offline. The Offline marker keeps the Partition, whose
+    topic id is the request's (the log manager still holds the new log).
+    """
+    broker, rm = setup()
+    broker.disk.replication_offset_checkpoint.content = "not a checkpoint\n"
+    response = lai(rm, lai_state(0 if become_leader else 1, 0, [0, 1], [0, 1], controller_epoch=0))
+    assert response.partition_errors({TOPIC_ID: TOPIC}) == {TP0: Errors.KAFKA_STORAGE_ERROR.code}
+    hosted = rm.get_partition(TP0)
+    assert isinstance(hosted, OfflinePartition)
+    assert hosted.partition is not None and hosted.partition.topic_id == TOPIC_ID
 
 
 FOO_UUID = Uuid(0x7C52_41C7_438E_406F, 0xA9E6_93E9_A692_C00A)

@@ -232,3 +232,32 @@ class InMemoryLeaderEpochCheckpoint:
 
     def read(self) -> list[EpochEntry]:
         return list(self._epochs)
+
+
+class LazyOffsetCheckpoints:
+    """Mirrors kafka.server.checkpoints.LazyOffsetCheckpoints: the high watermark checkpoint, read on first use.
+
+    What ReplicaManager hands to Partition#createLog during a LeaderAndIsr (or a KRaft delta):
+    the replication-offset-checkpoint of the log's directory is read only when a partition's
+    log is created and asks for its HW, then kept for the rest of the request. So an
+    unreadable file fails that partition's log creation (KafkaStorageException: the partition
+    goes offline), not the whole request, and a request that creates no log never reads it.
+    A failed read is tried again on the next fetch (Scala's lazy val). One directory here.
+    """
+
+    def __init__(self, checkpoint: OffsetCheckpointFile) -> None:
+        self._checkpoint = checkpoint
+        self._offsets: dict[TopicPartition, int] | None = None
+
+    def fetch(self, topic_partition: TopicPartition) -> int | None:
+        """Mirrors kafka.server.checkpoints.LazyOffsetCheckpoints#fetch (the one log dir implied)."""
+        # 1. Read the directory's file the first time a partition asks.
+        if self._offsets is None:
+            self._offsets = self._checkpoint.read()
+        # 2. The partition's checkpointed HW, if any.
+        return self._offsets.get(topic_partition)
+
+    def get(self, topic_partition: TopicPartition, default: int | None = None) -> int | None:
+        """``fetch`` with a default: the dict-like read Partition#createLog uses (it also accepts a plain dict)."""
+        offset = self.fetch(topic_partition)
+        return default if offset is None else offset

@@ -219,7 +219,9 @@ class Partition(PartitionReads, PartitionDeletes, PartitionIsrUpdates):
         """Mirrors kafka.cluster.Partition#createLog: get or create the log, then seed its HW.
 
         The HW comes from the replication-offset-checkpoint (0 when absent), clamped into the
-        log by ``update_high_watermark``.
+        log by ``update_high_watermark``. ``offset_checkpoints`` is the ReplicaManager's
+        LazyOffsetCheckpoints (or a plain dict): the file is read here, after the log exists,
+        so an unreadable file raises KafkaStorageException with the new log already registered.
         """
         # 1. The log manager opens the existing log or creates an empty one.
         log = self.log_manager.get_or_create_log(self.topic_partition, is_new=is_new, topic_id=topic_id)

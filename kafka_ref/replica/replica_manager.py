@@ -38,6 +38,7 @@ from kafka_ref.common.replica_selector import create_replica_selector
 from kafka_ref.common.state_change import state_change_logger
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.common.uuid import Uuid
+from kafka_ref.log.checkpoints import LazyOffsetCheckpoints
 from kafka_ref.log.fetch_data import FetchIsolation
 from kafka_ref.replica.fetch_params import FetchParams
 from kafka_ref.replica.fetcher.partition_fetch_state import InitialFetchState
@@ -232,9 +233,9 @@ class ReplicaManager(ReadPath, ApplyDelta, DeleteRecordsPath):
             replica_manager=self,
         )
 
-    def high_watermark_checkpoints(self) -> dict[TopicPartition, int]:
-        """The replication-offset-checkpoint as read now (Kafka's LazyOffsetCheckpoints)."""
-        return self.disk.checkpoint_file("replication-offset-checkpoint").read()
+    def high_watermark_checkpoints(self) -> LazyOffsetCheckpoints:
+        """The replication-offset-checkpoint, read when a log is created (``new LazyOffsetCheckpoints(highWatermarkCheckpoints)``)."""
+        return LazyOffsetCheckpoints(self.disk.checkpoint_file("replication-offset-checkpoint"))
 
     # ------------------------------------------------------------------ LeaderAndIsr
 
