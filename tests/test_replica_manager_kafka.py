@@ -28,7 +28,8 @@ Not ported (kafka_ref does not model what they test):
 - testPartitionListener: Partition listeners (maybeAddListener) are not modelled.
 - testBecomeFollowerWhenLeaderIsUnchangedButMissedLeaderUpdate(Ibp26): Kafka checks truncation through
   a mocked log and a running fetcher; test_replica_manager.py covers the initial fetch offset rule.
-- testGetOrCreatePartition*, testApplyDelta*, testDelta*, the KRaft variants: KRaft deltas (another suite).
+- testGetOrCreatePartition*, testApplyDelta*, testDelta*, the KRaft variants: KRaft deltas, in
+  tests/test_replica_manager_kafka_kraft.py and test_apply_delta.py.
 """
 
 from __future__ import annotations
