@@ -485,7 +485,8 @@ class UnifiedLog(UnifiedLogRetention):
         origin: AppendOrigin | str = AppendOrigin.CLIENT,
     ) -> LogAppendInfo:
         """Mirrors kafka.log.UnifiedLog#appendAsLeader: validate, assign offsets from the LEO and stamp the epoch."""
-        origin = AppendOrigin(origin)
+        if origin.__class__ is not AppendOrigin:
+            origin = AppendOrigin(origin)
         validate_and_assign_offsets = origin != AppendOrigin.RAFT_LEADER
         return self._append(records, origin, validate_and_assign_offsets, leader_epoch, ignore_record_size=False)
 
@@ -544,7 +545,9 @@ class UnifiedLog(UnifiedLogRetention):
             #     the source codec).
             offset = LongRef(self.local_log.log_end_offset)
             append_info.first_offset = offset.value
-            source_compression = CompressionType(append_info.source_compression)
+            source_compression = append_info.source_compression
+            if source_compression.__class__ is not CompressionType:
+                source_compression = CompressionType(source_compression)
             target = target_compression(self.compression_type)
             validator = LogValidator(
                 records, self.topic_partition, self.time, source_compression,

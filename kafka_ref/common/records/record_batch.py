@@ -354,7 +354,8 @@ class RecordBatch:
         A copy with a new timestamp type bit and max timestamp (how a leader applies
         LOG_APPEND_TIME). These bytes are CRC-covered, so the CRC is recomputed.
         """
-        timestamp_type = TimestampType(timestamp_type)
+        if timestamp_type.__class__ is not TimestampType:
+            timestamp_type = TimestampType(timestamp_type)
         # 1. Nothing to do if both already match (Kafka skips the CRC work too).
         if self.timestamp_type is timestamp_type and self.max_timestamp == max_timestamp:
             return self
