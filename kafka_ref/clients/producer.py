@@ -1,9 +1,10 @@
 """The producer: records are batched per partition and sent to partition leaders.
 
 Mirrors org.apache.kafka.clients.producer.KafkaProducer (Kafka 3.x); its internals live in
-record_accumulator.py (RecordAccumulator, ProducerBatch, the futures) and sender.py (Sender). No
-idempotence and no transactions (as with ``enable.idempotence=false``: no producer id, no sequence
-numbers, so a retry after a lost response can duplicate a batch, as in Kafka).
+record_accumulator.py (RecordAccumulator, ProducerBatch, the futures), sender.py (Sender) and
+transaction_manager.py (the idempotent producer's id and sequences). Idempotent by default, as
+Kafka 3.x is; with ``enable_idempotence=False`` there is no producer id and no sequence numbers,
+so a retry after a lost response can duplicate a batch, as in Kafka. No transactions.
 
 Flow: ``send_nowait`` finds the topic's partitions in the client metadata, picks a partition
 (``partitioner.py``), and appends the record to the last open batch of that partition in the
@@ -42,6 +43,7 @@ from kafka_ref.clients.record_accumulator import (
     RecordMetadata,
 )
 from kafka_ref.clients.sender import Sender
+from kafka_ref.clients.transaction_manager import TransactionManager
 from kafka_ref.common.errors import (
     ApiException,
     ConfigException,
@@ -89,7 +91,10 @@ class KafkaProducer:
     ``acks`` is -1 ("all"), 1 or 0. ``partitioner`` is ``"round_robin"`` (default: keyed
     records hash, unkeyed ones go round robin over partitions with a leader — Kafka's
     DefaultPartitioner up to 2.3) or ``"sticky"`` (Kafka 3.3+'s BuiltInPartitioner); see
-    partitioner.py. ``compression_type`` is the producer's compression.type (none, gzip,
+    partitioner.py. ``enable_idempotence`` is enable.idempotence: on unless set False or unset
+    beside acks other than all, retries 0 or more than 5 in flight (Kafka's rule); an idempotent
+    producer gets a producer id first and numbers its batches, so a retried batch is never
+    written twice (transaction_manager.py). ``compression_type`` is the producer's compression.type (none, gzip,
     snappy, lz4, zstd): each batch is written in that codec, and a topic whose own
     compression.type is "producer" (the default) keeps it.
     """
@@ -113,6 +118,7 @@ class KafkaProducer:
         metadata_max_age_ms: int = 300000,
         partitioner: str = "round_robin",
         compression_type: str = "none",
+        enable_idempotence: bool | None = None,
         rng: random.Random | None = None,
         time: Time | None = None,
     ) -> None:
@@ -136,6 +142,21 @@ class KafkaProducer:
             raise ConfigException("compression.type", compression_type,
                                   "String must be one of: " + ", ".join(CompressionType))
         self.compression_type = CompressionType(compression_type)
+        # Idempotence (ProducerConfig#postProcessAndValidateIdempotenceConfigs, Kafka 3.2+): on
+        # unless turned off; left unset, a setting it cannot work with turns it off; asked for,
+        # such a setting is a ConfigException.
+        conflicts = []
+        if max_in_flight > 5:
+            conflicts.append(("max.in.flight.requests.per.connection", max_in_flight,
+                              "Must set max.in.flight.requests.per.connection to at most 5 when using the idempotent producer."))
+        if retries == 0:
+            conflicts.append(("retries", retries, "Must set retries to non-zero when using the idempotent producer."))
+        if acks != -1:
+            conflicts.append(("acks", acks, "Must set acks to all in order to use the idempotent producer. "
+                                            "Otherwise we cannot guarantee idempotence."))
+        if enable_idempotence and conflicts:
+            raise ConfigException(*conflicts[0])
+        self.enable_idempotence = not conflicts if enable_idempotence is None else bool(enable_idempotence)
         self.client_id = client_id
         self.acks = acks
         self.linger_ms = linger_ms
@@ -156,6 +177,8 @@ class KafkaProducer:
             DefaultPartitioner() if partitioner == "round_robin" else BuiltInPartitioner(max(batch_size, 1), rng))
         self.accumulator = RecordAccumulator(batch_size, linger_ms, retry_backoff_ms, delivery_timeout_ms,
                                              self.compression_type)
+        self.transaction_manager = TransactionManager(client_id) if self.enable_idempotence else None
+        self.accumulator.transaction_manager = self.transaction_manager
         self.sender = Sender(self)
         self._awaiting_metadata: dict[str, deque[_AwaitingRecord]] = {}
         self._task_group: anyio.abc.TaskGroup | None = None

@@ -155,6 +155,10 @@ class ProducerBatch:
         self.topic_partition = tp
         self.write_limit = write_limit
         self.compression = compression
+        # The idempotent producer's stamp (ProducerBatch#setProducerState), set when first drained.
+        self.producer_id = -1
+        self.producer_epoch = -1
+        self.base_sequence = -1
         self.created_ms = now_ms
         self.last_attempt_ms = now_ms
         self.last_append_time = now_ms
@@ -200,8 +204,18 @@ class ProducerBatch:
         """Mirrors org.apache.kafka.clients.producer.internals.ProducerBatch#records (built once)."""
         if self._built is None:
             self.closed_for_appends = True
-            self._built = MemoryRecords.with_records(self.records, compression=self.compression)
+            self._built = MemoryRecords.with_records(self.records, compression=self.compression,
+                                                     producer_id=self.producer_id, producer_epoch=self.producer_epoch,
+                                                     base_sequence=self.base_sequence)
         return self._built
+
+    def set_producer_state(self, producer_id: int, producer_epoch: int, base_sequence: int) -> None:
+        """Mirrors org.apache.kafka.clients.producer.internals.ProducerBatch#setProducerState (idempotence)."""
+        self.producer_id, self.producer_epoch, self.base_sequence = producer_id, producer_epoch, base_sequence
+
+    def has_sequence(self) -> bool:
+        """Mirrors org.apache.kafka.clients.producer.internals.ProducerBatch#hasSequence."""
+        return self.base_sequence != -1
 
     @property
     def record_count(self) -> int:
@@ -283,6 +297,8 @@ class RecordAccumulator:
                  compression: CompressionType = CompressionType.NONE) -> None:
         self.batch_size = batch_size
         self.compression = compression
+        # The idempotent producer's TransactionManager (None: idempotence off).
+        self.transaction_manager = None
         self.linger_ms = linger_ms
         self.retry_backoff_ms = retry_backoff_ms
         self.delivery_timeout_ms = delivery_timeout_ms
@@ -373,6 +389,12 @@ class RecordAccumulator:
                 # 2. Stop before the request grows past max_size (but send at least one batch).
                 if size + first.estimated_size > max_size and ready:
                     break
+                # 3. An idempotent producer stamps a batch with its id, epoch and the partition's
+                #    next sequence when it first leaves (a retried batch keeps its stamp).
+                tm = self.transaction_manager
+                if tm is not None and not first.has_sequence():
+                    first.set_producer_state(tm.producer_id, tm.producer_epoch, tm.sequence_number(tp))
+                    tm.increment_sequence_number(tp, first.record_count)
                 dq.popleft()
                 first.records_for_request()
                 size += first.estimated_size

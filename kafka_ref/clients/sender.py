@@ -1,7 +1,8 @@
 """The producer's I/O task: turn ready batches into ProduceRequests and complete them.
 
-Mirrors org.apache.kafka.clients.producer.internals.Sender (Kafka 3.x, no idempotence or
-transactions). Each round finds ready leaders, drains their batches, fails batches past
+Mirrors org.apache.kafka.clients.producer.internals.Sender (Kafka 3.x: idempotence through the
+TransactionManager, no transactions). An idempotent producer first gets its producer id with
+InitProducerId (nothing is drained before). Each round finds ready leaders, drains their batches, fails batches past
 ``delivery_timeout_ms``, sends one ProduceRequest per leader and refreshes metadata when due.
 A response completes each batch: success sets the offsets; a retriable error puts the batch
 back at the head of its partition queue (and asks for fresh metadata when the error means the
@@ -51,7 +52,11 @@ class Sender:
         self.metadata = producer.metadata
         self.accumulator = producer.accumulator
         self.time = producer.time
-        self.guarantee_message_order = producer.max_in_flight == 1
+        self.transaction_manager = producer.transaction_manager
+        # One batch in flight per partition when ordering must hold: max.in.flight 1, or an
+        # idempotent producer (kafka_ref keeps its sequences in order this way; Kafka allows up
+        # to five in flight and re-orders retried batches by sequence).
+        self.guarantee_message_order = producer.max_in_flight == 1 or self.transaction_manager is not None
         self.running = True
         self.forced_close = False
         self.in_flight_requests: dict[int, int] = {}
@@ -96,8 +101,15 @@ class Sender:
     async def run_once(self, task_group: anyio.abc.TaskGroup) -> None:
         """Mirrors org.apache.kafka.clients.producer.internals.Sender#runOnce (with NetworkClient#poll's metadata step)."""
         now = self.time.milliseconds()
-        # 1. Send what is ready.
-        poll_timeout = self.send_producer_data(now, task_group)
+        # 1. An idempotent producer needs its producer id first (a requested epoch bump forgets
+        #    it); until then nothing is drained. Then send what is ready.
+        tm = self.transaction_manager
+        if tm is not None:
+            tm.bump_idempotent_epoch_and_reset_id_if_needed()
+        if tm is not None and not tm.has_producer_id():
+            poll_timeout = await self.maybe_send_and_poll_init_producer_id(now)
+        else:
+            poll_timeout = self.send_producer_data(now, task_group)
         # 2. Metadata: refresh when due (in its own task; it wakes us when done).
         if not self.client.metadata_fetch_in_progress:
             due_in = self.metadata.time_to_next_update(now)
@@ -107,6 +119,38 @@ class Sender:
                 poll_timeout = min(poll_timeout, due_in)
         # 3. Sleep until woken (append, response, metadata) or the next deadline.
         await self._poll(poll_timeout)
+
+    async def maybe_send_and_poll_init_producer_id(self, now: int) -> float:
+        """Mirrors Sender#maybeSendAndPollTransactionalRequest for an idempotent producer's InitProducerId.
+
+        1. Ask the least loaded broker for a producer id and wait for the answer (the Sender's
+        round waits, as Kafka's poll does). 2. An id ends the wait; a lost connection, a
+        timeout or a retriable error tries again after ``retry.backoff.ms``; any other error
+        fails every batch waiting to be sent and is tried again too. Returns the poll timeout.
+        """
+        from kafka_ref.common.requests.init_producer_id import InitProducerIdRequest
+
+        backoff = self.producer.retry_backoff_ms
+        # 1. A broker to ask.
+        node = self.client.least_loaded_node(now)
+        if node is None:
+            self.metadata.request_update()
+            return backoff
+        try:
+            response = await self.client.send(node, InitProducerIdRequest(transactional_id=None,
+                                                                            transaction_timeout_ms=60000))
+        except (NetworkException, TimeoutException):
+            return backoff
+        # 2. The answer.
+        error = Errors.for_code(response.error_code)
+        if error is Errors.NONE:
+            self.transaction_manager.set_producer_id_and_epoch(response.producer_id, response.producer_epoch)
+            return 0
+        exc = error.exception()
+        if not isinstance(exc, RetriableException):
+            self._log.error("init_producer_id_failed", node=node, error=error.name)
+            self.accumulator.abort_incomplete_batches(exc)
+        return backoff
 
     def send_producer_data(self, now: int, task_group: anyio.abc.TaskGroup) -> float:
         """Mirrors org.apache.kafka.clients.producer.internals.Sender#sendProducerData; returns the poll timeout."""
@@ -229,8 +273,10 @@ class Sender:
             if isinstance(exc, InvalidMetadataException):
                 self.metadata.request_update()
         else:
-            # 4. Success.
+            # 4. Success (an idempotent producer records the acknowledged sequence).
             self._remove_in_flight(batch)
+            if self.transaction_manager is not None and batch.has_sequence():
+                self.transaction_manager.handle_completed_batch(tp, batch.base_sequence, batch.record_count)
             if batch.done(base_offset, log_append_time, None):
                 self.accumulator.deallocate(batch)
         # 5. The partition may send its next batch.
@@ -245,8 +291,10 @@ class Sender:
                 and isinstance(exc, RetriableException))
 
     def fail_batch(self, batch: ProducerBatch, exc: BaseException) -> None:
-        """Mirrors org.apache.kafka.clients.producer.internals.Sender#failBatch."""
+        """Mirrors org.apache.kafka.clients.producer.internals.Sender#failBatch (the TransactionManager hears of it)."""
         self._remove_in_flight(batch)
+        if self.transaction_manager is not None:
+            self.transaction_manager.handle_failed_batch(batch.topic_partition, exc)
         if batch.done(-1, -1, exc):
             self.accumulator.deallocate(batch)
 

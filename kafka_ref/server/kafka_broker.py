@@ -110,6 +110,10 @@ class KafkaBroker:
         from kafka_ref.coordinator.group.group_apis import install_group_coordinator
 
         self.group_coordinator = install_group_coordinator(self)
+        # Transaction coordinator: InitProducerId for idempotent producers (no transactions).
+        from kafka_ref.coordinator.transaction.transaction_coordinator import install_transaction_coordinator
+
+        install_transaction_coordinator(self)
 
     # ------------------------------------------------------------------ hooks for other components
 

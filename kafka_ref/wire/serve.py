@@ -24,8 +24,6 @@ import anyio
 from anyio.abc import SocketAttribute
 
 from kafka_ref.common.requests.api_versions import ApiVersionsRequest
-from kafka_ref.common.requests.init_producer_id import InitProducerIdRequest
-from kafka_ref.coordinator.transaction.transaction_coordinator import TransactionCoordinator
 from kafka_ref.common.state_change import state_change_logger
 from kafka_ref.wire.apis import Addresses, handle_api_versions_request
 from kafka_ref.wire.socket_server import SocketServer
@@ -115,14 +113,13 @@ class WireServer:
                     self._log.info("wire_listener_closed", broker_id=broker_id, port=port)
                 await anyio.sleep(WATCH_INTERVAL_S)
                 continue
-            # 2. Broker up: listen (again, on the same port); its KafkaApis answers ApiVersions and
-            #    InitProducerId (a coordinator per broker incarnation) too.
+            # 2. Broker up: listen (again, on the same port); its KafkaApis answers ApiVersions too
+            #    (InitProducerId: every broker registers it, see install_transaction_coordinator).
             if listener is None:
                 listener = await _bind(host, port)
                 self._log.info("wire_listener_reopened", broker_id=broker_id, port=port)
             self.listeners[broker_id] = listener
             broker.apis.register(ApiVersionsRequest, handle_api_versions_request)
-            broker.apis.register(InitProducerIdRequest, TransactionCoordinator(broker).handle_init_producer_id_request)
             server = SocketServer(self.cluster.network, broker_id, self.addresses)
             self.servers[broker_id] = server
             async with anyio.create_task_group() as tg:

@@ -81,3 +81,22 @@ class TransactionCoordinator:
         producer_id = self.producer_id_manager.generate_producer_id()
         self._log.info("producer_id_allocated", producer_id=producer_id)
         envelope.respond(InitProducerIdResponse(error_code=Errors.NONE.code, producer_id=producer_id, producer_epoch=0))
+
+
+def install_transaction_coordinator(broker: Any) -> None:
+    """Register InitProducerId with the broker's KafkaApis (KafkaServer#startup's transaction
+    coordinator, for idempotent producers only).
+
+    The coordinator is made on the first request, once the broker is registered: its producer
+    id block comes from the broker epoch, which is known only then (ZooKeeper czxid, KRaft
+    registration offset).
+    """
+    coordinators: dict[int, TransactionCoordinator] = {}
+
+    def handle(envelope: Any) -> None:
+        coordinator = coordinators.get(broker.broker_epoch)
+        if coordinator is None:
+            coordinator = coordinators[broker.broker_epoch] = TransactionCoordinator(broker)
+        coordinator.handle_init_producer_id_request(envelope)
+
+    broker.apis.register(InitProducerIdRequest, handle)
