@@ -302,12 +302,18 @@ class ClusterControlManager:
         return registration is not None and not registration.fenced
 
     def usable_brokers(self) -> list[UsableBroker]:
-        """Mirrors ClusterControlManager#usableBrokers: every broker not shutting down, fenced or not."""
+        """Mirrors ClusterControlManager#usableBrokers (BrokerHeartbeatManager#usableBrokers).
+
+        The heartbeat manager decides: every broker it tracks that is not shutting down by its
+        heartbeats, fenced or not as it last saw it. A registration marked in controlled
+        shutdown whose heartbeats have not said so (as on a newly activated controller) stays
+        usable; the ISR of what is placed on it is still only the active brokers.
+        """
         out = []
-        for broker_id in sorted(self.broker_registrations):
-            registration = self.broker_registrations[broker_id]
-            state = self.heartbeat_manager.brokers.get(broker_id)
-            if registration.in_controlled_shutdown or (state is not None and state.shutting_down):
+        for broker_id in sorted(self.heartbeat_manager.brokers):
+            state = self.heartbeat_manager.brokers[broker_id]
+            if state.shutting_down:
                 continue
-            out.append(UsableBroker(broker_id, registration.rack, registration.fenced))
+            registration = self.broker_registrations.get(broker_id)
+            out.append(UsableBroker(broker_id, registration.rack if registration is not None else None, state.fenced))
         return out

@@ -1,6 +1,6 @@
 """Turns a wished-for partition state into the PartitionChangeRecord that gets there.
 
-Mirrors org.apache.kafka.controller.PartitionChangeBuilder (Kafka 3.4–3.5): given the current
+Mirrors org.apache.kafka.controller.PartitionChangeBuilder (Kafka 3.8, without ELR and log directories): given the current
 registration, a target ISR / replica set, and which brokers may lead, it elects a leader
 (clean from the target ISR, or — with unclean election allowed — any acceptable replica, which
 then becomes the ISR alone and RECOVERING), bumps the leader epoch where needed, and returns
@@ -136,17 +136,39 @@ class PartitionChangeBuilder:
                 if self.partition.leader_recovery_state != LeaderRecoveryState.RECOVERING and self.is_leader_recovery_supported:
                     record["leader_recovery_state"] = int(LeaderRecoveryState.RECOVERING)
 
-    def _trigger_leader_epoch_bump_if_needed(self, record: dict) -> None:
-        """Mirrors PartitionChangeBuilder#triggerLeaderEpochBumpIfNeeded.
+    def trigger_leader_epoch_bump_for_replica_reassignment_if_needed(self, record: dict) -> None:
+        """Mirrors PartitionChangeBuilder#triggerLeaderEpochBumpForReplicaReassignmentIfNeeded.
 
-        A replica removed from the assignment always bumps the leader epoch (same leader);
-        an ISR shrink does so only before metadata.version 3.6.
+        1. A leader change already bumps the epoch; 2. else a replica that leaves the
+        assignment forces a bump (the same leader is written again).
         """
+        # 1. Already changing.
         if record.get("leader", NO_LEADER_CHANGE) != NO_LEADER_CHANGE:
             return
+        # 2. Some old replica is gone from the target assignment.
         if not set(self.partition.replicas) <= set(self.target_replicas):
             record["leader"] = self.partition.leader
-        elif self.bump_leader_epoch_on_isr_shrink and not set(self.partition.isr) <= set(self.target_isr):
+
+    def trigger_leader_epoch_bump_for_isr_shrink_if_needed(self, record: dict) -> None:
+        """Mirrors PartitionChangeBuilder#triggerLeaderEpochBumpForIsrShrinkIfNeeded.
+
+        Runs after the record's ISR is set. 1. Only before metadata.version 3.6 (KAFKA-15021;
+        kafka_ref models no ZooKeeper migration, the other case Kafka bumps in); 2. a leader
+        change already bumps; 3. no ISR in the record, nothing shrinks (an empty target ISR is
+        never written, so it bumps nothing: KAFKA-16624); 4. a member gone from the ISR bumps.
+        """
+        # 1. Metadata version.
+        if not self.bump_leader_epoch_on_isr_shrink:
+            return
+        # 2. Already changing.
+        if record.get("leader", NO_LEADER_CHANGE) != NO_LEADER_CHANGE:
+            return
+        # 3. The ISR is not changing.
+        new_isr = record.get("isr")
+        if new_isr is None:
+            return
+        # 4. A shrink.
+        if not set(self.partition.isr) <= set(new_isr):
             record["leader"] = self.partition.leader
 
     def _complete_reassignment_if_needed(self) -> None:
@@ -163,30 +185,46 @@ class PartitionChangeBuilder:
     def build(self) -> PartitionChangeRecord | None:
         """Mirrors PartitionChangeBuilder#build: the change record, or None when nothing changes.
 
-        0. complete a reassignment the target ISR allows; 1. elect; 2. bump the leader epoch if
-        the change needs it; 3. set the new ISR unless the election set it or it would be empty
-        (the last ISR member stays in the ISR); 4. the assignment and recovery state; 5. no-op check.
+        0. complete a reassignment the target ISR allows; 1. elect; 2. bump the leader epoch
+        if a replica leaves; 3. set the new ISR unless the election set it or it would be
+        empty (without ELR the last member stays in the ISR); 4. bump the leader epoch on an
+        ISR shrink where the metadata version needs it; 5. the assignment; 6. the target
+        recovery state, where it differs from the current one; 7. no-op check.
         """
         record: dict = {}
         # 0. Reassignment completion.
         self._complete_reassignment_if_needed()
         # 1. Election.
         self._try_election(record)
-        # 2. Leader epoch bump.
-        self._trigger_leader_epoch_bump_if_needed(record)
+        # 2. Leader epoch bump for a replica that leaves.
+        self.trigger_leader_epoch_bump_for_replica_reassignment_if_needed(record)
         # 3. ISR: never written empty.
         if "isr" not in record and self.target_isr and list(self.target_isr) != list(self.partition.isr):
             record["isr"] = tuple(self.target_isr)
-        # 4. Replica set and recovery state.
-        if list(self.target_replicas) != list(self.partition.replicas):
+        # 4. Leader epoch bump for an ISR shrink (before 3.6).
+        self.trigger_leader_epoch_bump_for_isr_shrink_if_needed(record)
+        # 5. The assignment (Kafka's setAssignmentChanges: replicas only when some are targeted).
+        if self.target_replicas and list(self.target_replicas) != list(self.partition.replicas):
             record["replicas"] = tuple(self.target_replicas)
         if list(self.target_removing) != list(self.partition.removing_replicas):
             record["removing_replicas"] = tuple(self.target_removing)
         if list(self.target_adding) != list(self.partition.adding_replicas):
             record["adding_replicas"] = tuple(self.target_adding)
-        if "leader_recovery_state" not in record and self.target_leader_recovery_state != self.partition.leader_recovery_state:
+        # 6. Recovery state: a target that differs from the current state wins.
+        if self.target_leader_recovery_state != self.partition.leader_recovery_state:
             record["leader_recovery_state"] = int(self.target_leader_recovery_state)
-        # 5. Nothing to say: no record.
-        if not record:
+        # 7. Nothing to say: no record.
+        change = PartitionChangeRecord(partition_id=self.partition_id, topic_id=self.topic_id, **record)
+        if change_record_is_no_op(change):
             return None
-        return PartitionChangeRecord(partition_id=self.partition_id, topic_id=self.topic_id, **record)
+        return change
+
+
+def change_record_is_no_op(record: PartitionChangeRecord) -> bool:
+    """Mirrors PartitionChangeBuilder#changeRecordIsNoOp: no field of the record asks for a change.
+
+    kafka_ref's PartitionChangeRecord has no ELR, last-known-ELR or directories fields.
+    """
+    return (record.isr is None and record.leader == NO_LEADER_CHANGE and record.replicas is None
+            and record.removing_replicas is None and record.adding_replicas is None
+            and record.leader_recovery_state == LeaderRecoveryState.NO_CHANGE)
