@@ -125,8 +125,22 @@ class ReplicationControlManager:
     # ------------------------------------------------------------------ replay
 
     def replay_topic(self, record: TopicRecord) -> None:
-        """Mirrors ReplicationControlManager#replay(TopicRecord)."""
+        """Mirrors ReplicationControlManager#replay(TopicRecord).
+
+        1. The name now maps to the record's id; 2. a name already present (no RemoveTopicRecord
+        in between) is a corrupt log: fail, saying whether the id is the same or a new one
+        (as in Kafka, the name map was already overwritten); 3. the new topic, no partitions yet.
+        """
+        # 1. Name to id.
+        existing = self.topics_by_name.get(record.name)
         self.topics_by_name[record.name] = record.topic_id
+        # 2. Duplicates.
+        if existing is not None:
+            if existing == record.topic_id:
+                raise RuntimeError(f"Found duplicate TopicRecord for {record.name} with topic ID {record.topic_id}")
+            raise RuntimeError(f"Found duplicate TopicRecord for {record.name} with a different ID than before. "
+                               f"Previous ID was {existing} and new ID is {record.topic_id}")
+        # 3. The topic.
         self.topics[record.topic_id] = TopicControlInfo(record.name, record.topic_id)
 
     def replay_partition(self, record: PartitionRecord) -> None:
@@ -193,9 +207,10 @@ class ReplicationControlManager:
     def create_topics(self, request: CreateTopicsRequest) -> tuple[list[Any], CreateTopicsResponse]:
         """Mirrors ReplicationControlManager#createTopics: one atomic batch for every topic created.
 
-        1. names must be valid and new; 2. configs must not be null and must validate; 3. each
-        topic gets its partitions (manual assignment or the striped placer) with the ISR = the
-        active replicas and the leader = the first of them; 4. the response per topic.
+        1. names must be valid and new; 2. configs must not be null; 3. topic by topic, its
+        configs must validate, then it gets its partitions (manual assignment or the striped
+        placer) with the ISR = the active replicas and the leader = the first of them, written as
+        TopicRecord, its ConfigRecords, its PartitionRecords; 4. the response per topic.
         """
         errors: dict[str, ApiException] = {}
         # At most MAX_RECORDS_PER_USER_OP records for the whole request (KAFKA-14996): past that
@@ -216,8 +231,8 @@ class ReplicationControlManager:
                 if colliding:
                     errors[topic.name] = Errors.INVALID_TOPIC_EXCEPTION.exception(
                         f"Topic '{topic.name}' collides with existing topic: {colliding[0]}")
-        # 2. Configs.
-        changes: dict[ConfigResource, dict[str, str]] = {}
+        # 2. Configs: null values fail the topic (ReplicationControlManager#computeConfigChanges).
+        changes: dict[str, dict[str, str]] = {}
         for topic in request.topics:
             if topic.name in errors:
                 continue
@@ -225,18 +240,23 @@ class ReplicationControlManager:
             if nulls:
                 errors[topic.name] = Errors.INVALID_CONFIG.exception(f"Null value not supported for topic configs: {','.join(nulls)}")
             elif topic.configs:
-                changes[ConfigResource(ConfigResourceType.TOPIC, topic.name)] = {c.name: c.value for c in topic.configs}
-        config_records, config_errors = self.configuration_control.incremental_alter_configs(changes)
-        for resource, exc in config_errors.items():
-            errors[resource.name] = exc
-        records.extend(r for r in config_records if r.resource_name not in errors)
-        # 3. Partitions.
+                changes[topic.name] = {c.name: c.value for c in topic.configs}
+        # 3. Topic by topic: its config records (a bad config fails it), then the topic itself,
+        #    which writes TopicRecord, those config records and its PartitionRecords, or nothing.
         successes: dict[str, CreatableTopicResult] = {}
         for topic in request.topics:
             if topic.name in errors:
                 continue
+            config_records: list[Any] = []
+            if topic.name in changes:
+                resource = ConfigResource(ConfigResourceType.TOPIC, topic.name)
+                config_records, config_errors = self.configuration_control.incremental_alter_configs(
+                    {resource: changes[topic.name]})
+                if resource in config_errors:
+                    errors[topic.name] = config_errors[resource]
+                    continue
             try:
-                successes[topic.name] = self._create_topic(topic, records)
+                successes[topic.name] = self._create_topic(topic, records, config_records)
             except ApiException as exc:
                 errors[topic.name] = exc
         # 4. Answer.
@@ -252,8 +272,8 @@ class ReplicationControlManager:
             return [], CreateTopicsResponse(topics=tuple(results))
         return records, CreateTopicsResponse(topics=tuple(results))
 
-    def _create_topic(self, topic: Any, records: list[Any]) -> CreatableTopicResult:
-        """Mirrors ReplicationControlManager#createTopic."""
+    def _create_topic(self, topic: Any, records: list[Any], config_records: list[Any] = ()) -> CreatableTopicResult:
+        """Mirrors ReplicationControlManager#createTopic: nothing is written unless the topic is created."""
         new_parts: dict[int, PartitionRegistration] = {}
         if topic.assignments:
             # 1. A manual assignment: -1/-1 required, consecutive partitions, registered brokers.
@@ -305,6 +325,7 @@ class ReplicationControlManager:
         # 3. A fresh topic id, the TopicRecord, then one PartitionRecord per partition.
         topic_id = Uuid.random_uuid(self.rng)
         records.append(TopicRecord(name=topic.name, topic_id=topic_id))
+        records.extend(config_records)
         for partition_id in sorted(new_parts):
             records.append(new_parts[partition_id].to_record(topic_id, partition_id))
         return CreatableTopicResult(
@@ -614,10 +635,13 @@ class ReplicationControlManager:
         if partition.leader_recovery_state == LeaderRecoveryState.RECOVERED and data.leader_recovery_state == LeaderRecoveryState.RECOVERING:
             return Errors.INVALID_REQUEST
         # Every proposed member must be registered, unfenced, not shutting down (and at the epoch the leader saw).
+        # Below version 3 the request carries no broker epochs (Kafka's alterPartition rebuilds the
+        # list from NewIsr with epoch -1), so none is checked.
         for state in data.new_isr_with_epochs:
             registration = self.cluster_control.registration(state.broker_id)
+            broker_epoch = state.broker_epoch if request_version >= 3 else -1
             if (registration is None or registration.in_controlled_shutdown or registration.fenced
-                    or (state.broker_epoch != -1 and registration.epoch != state.broker_epoch)):
+                    or (broker_epoch != -1 and registration.epoch != broker_epoch)):
                 self._log.info("alter_partition_ineligible_replica", topic=topic.name, partition=partition_id,
                                replica=state.broker_id)
                 # KIP-841: the error code depends on the request version.
