@@ -48,6 +48,14 @@ from kafka_ref.common.requests.alter_partition import (
     AlterPartitionTopicData,
     BrokerState,
 )
+from kafka_ref.common.requests.alter_partition_reassignments import (
+    AlterPartitionReassignmentsRequest,
+    AlterPartitionReassignmentsResponse,
+    ReassignablePartition,
+    ReassignablePartitionResponse,
+    ReassignableTopic,
+    ReassignableTopicResponse,
+)
 from kafka_ref.common.requests.broker_requests import BrokerHeartbeatRequest
 from kafka_ref.common.requests.create_partitions import CreatePartitionsAssignment, CreatePartitionsTopic
 from kafka_ref.common.requests.create_topics import (
@@ -58,6 +66,11 @@ from kafka_ref.common.requests.create_topics import (
     CreateTopicsRequest,
 )
 from kafka_ref.common.requests.elect_leaders import ElectionType, ElectLeadersRequest, TopicPartitions
+from kafka_ref.common.requests.list_partition_reassignments import (
+    ListPartitionReassignmentsTopics,
+    OngoingPartitionReassignment,
+    OngoingTopicReassignment,
+)
 from kafka_ref.common.time import MockTime
 from kafka_ref.common.uuid import ZERO_UUID, Uuid
 from kafka_ref.controller.quorum.cluster_control_manager import ClusterControlManager
@@ -819,3 +832,261 @@ def test_duplicate_topic_id_replay():
         rc.replay_topic(TopicRecord(name="foo", topic_id=second))
     assert str(info.value) == ("Found duplicate TopicRecord for foo with a different ID than before. "
                                "Previous ID was Ktv3YkMQRe-MId4VkkrMyw and new ID is 8auUWq8zQqe_99H_m2LAmw")
+
+
+# ------------------------------------------------------------------------------ CreatePartitions
+
+
+def test_create_partitions():
+    """Mirrors ReplicationControlManagerTest#testCreatePartitions (without the log directories check)."""
+    ctx = ReplicationControlTestContext()
+    rc = ctx.replication_control
+    request = CreateTopicsRequest(topics=(
+        CreatableTopic(name="foo", num_partitions=3, replication_factor=2),
+        CreatableTopic(name="bar", num_partitions=4, replication_factor=2),
+        CreatableTopic(name="quux", num_partitions=2, replication_factor=2),
+        CreatableTopic(name="foo2", num_partitions=2, replication_factor=2)))
+    ctx.register_brokers(0, 1, 3)
+    ctx.unfence_brokers(0, 1, 3)
+    records, response = rc.create_topics(request)
+    assert [t.error_code for t in response.topics] == [0, 0, 0, 0]
+    ctx.replay(records)
+    # 1. Placed by the striped placer.
+    records, results = rc.create_partitions([
+        CreatePartitionsTopic(name="foo", count=5, assignments=None),
+        CreatePartitionsTopic(name="bar", count=3, assignments=None),
+        CreatePartitionsTopic(name="baz", count=3, assignments=None),
+        CreatePartitionsTopic(name="quux", count=2, assignments=None)])
+    assert [(r.name, Errors.for_code(r.error_code), r.error_message) for r in results] == [
+        ("foo", Errors.NONE, None),
+        ("bar", Errors.INVALID_PARTITIONS, "The topic bar currently has 4 partition(s); 3 would not be an increase."),
+        ("baz", Errors.UNKNOWN_TOPIC_OR_PARTITION, None),
+        ("quux", Errors.INVALID_PARTITIONS, "Topic already has 2 partition(s).")]
+    assert [(type(r), r.partition_id) for r in records] == [(PartitionRecord, 3), (PartitionRecord, 4)]
+    ctx.replay(records)
+    # 2. Given assignments.
+    records, results = rc.create_partitions([
+        CreatePartitionsTopic(name="foo", count=6, assignments=(CreatePartitionsAssignment(broker_ids=(1, 3)),)),
+        CreatePartitionsTopic(name="bar", count=5, assignments=(CreatePartitionsAssignment(broker_ids=(1,)),)),
+        CreatePartitionsTopic(name="quux", count=4, assignments=(CreatePartitionsAssignment(broker_ids=(1, 0)),)),
+        CreatePartitionsTopic(name="foo2", count=3, assignments=(CreatePartitionsAssignment(broker_ids=(2, 0)),))])
+    assert [(r.name, Errors.for_code(r.error_code), r.error_message) for r in results] == [
+        ("foo", Errors.NONE, None),
+        ("bar", Errors.INVALID_REPLICA_ASSIGNMENT, "The manual partition assignment includes a partition with 1 "
+                                                   "replica(s), but this is not consistent with previous partitions, "
+                                                   "which have 2 replica(s)."),
+        ("quux", Errors.INVALID_REPLICA_ASSIGNMENT,
+         "Attempted to add 2 additional partition(s), but only 1 assignment(s) were specified."),
+        ("foo2", Errors.INVALID_REPLICA_ASSIGNMENT,
+         "The manual partition assignment includes broker 2, but no such broker is registered.")]
+    ctx.replay(records)
+    foo_id = rc.get_topic_id("foo")
+    assert rc.get_partition(foo_id, 5) == registration([1, 3], [1, 3], 1)
+    assert len(rc.topics[foo_id].parts) == 6
+
+
+def test_create_partitions_fails_when_all_brokers_are_fenced_or_in_controlled_shutdown():
+    """Mirrors ReplicationControlManagerTest#testCreatePartitionsFailsWhenAllBrokersAreFencedOrInControlledShutdown."""
+    ctx = ReplicationControlTestContext()
+    rc = ctx.replication_control
+    ctx.register_brokers(0, 1)
+    ctx.unfence_brokers(0, 1)
+    records, _response = rc.create_topics(CreateTopicsRequest(topics=(
+        CreatableTopic(name="foo", num_partitions=1, replication_factor=2),)))
+    ctx.replay(records)
+    ctx.register_brokers(0, 1)
+    ctx.unfence_brokers(0)
+    ctx.in_controlled_shutdown_brokers(0)
+    records, results = rc.create_partitions([CreatePartitionsTopic(name="foo", count=2, assignments=None)])
+    assert [(r.name, Errors.for_code(r.error_code), r.error_message) for r in results] == [
+        ("foo", Errors.INVALID_REPLICATION_FACTOR,
+         "Unable to replicate the partition 2 time(s): All brokers are currently fenced or in controlled shutdown.")]
+    assert list(records) == []
+
+
+def test_create_partitions_isr_invariants():
+    """Mirrors ReplicationControlManagerTest#testCreatePartitionsISRInvariants."""
+    ctx = ReplicationControlTestContext()
+    rc = ctx.replication_control
+    ctx.register_brokers(0, 1, 2)
+    ctx.unfence_brokers(0, 1)
+    ctx.in_controlled_shutdown_brokers(1)
+    records, _response = rc.create_topics(CreateTopicsRequest(topics=(
+        CreatableTopic(name="foo", num_partitions=1, replication_factor=3),)))
+    ctx.replay(records)
+    topic_id = records[0].topic_id
+    more, _results = rc.create_partitions([CreatePartitionsTopic(name="foo", count=2, assignments=None)])
+    ctx.replay(more)
+    # Broker 2 is fenced and broker 1 in controlled shutdown: only 0 is in the ISR.
+    assert rc.get_partition(topic_id, 1) == registration([0, 1, 2], [0], 0)
+
+
+# ------------------------------------------------------------------------------ reassignment
+
+
+def reassign(ctx, topics: dict[str, dict[int, tuple[int, ...] | None]]):
+    request = AlterPartitionReassignmentsRequest(topics=tuple(
+        ReassignableTopic(name=name, partitions=tuple(
+            ReassignablePartition(partition_index=p, replicas=r) for p, r in parts.items()))
+        for name, parts in topics.items()))
+    return ctx.replication_control.alter_partition_reassignments(request)
+
+
+def reassign_response(topics: dict[str, list[tuple[int, Errors, str | None]]]) -> AlterPartitionReassignmentsResponse:
+    return AlterPartitionReassignmentsResponse(responses=tuple(
+        ReassignableTopicResponse(name=name, partitions=tuple(
+            ReassignablePartitionResponse(partition_index=p, error_code=e.code, error_message=m) for p, e, m in parts))
+        for name, parts in topics.items()))
+
+
+def reassigning(ctx, topics=None) -> tuple:
+    return ctx.replication_control.list_partition_reassignments(topics).topics
+
+
+@pytest.mark.parametrize("version", [0, 1, 2, 3])
+def test_reassign_partitions(version):
+    """Mirrors ReplicationControlManagerTest#testReassignPartitions."""
+    ctx = ReplicationControlTestContext()
+    rc = ctx.replication_control
+    ctx.register_brokers(0, 1, 2, 3)
+    ctx.unfence_brokers(0, 1, 2, 3)
+    foo_id = ctx.create_test_topic("foo", [[1, 2, 3], [3, 2, 1]]).topic_id
+    ctx.create_test_topic("bar", [[1, 2, 3]])
+    assert reassigning(ctx) == ()
+    records, response = reassign(ctx, {"foo": {0: (3, 2, 1), 1: (0, 2, 1), 2: (0, 2, 1)}, "bar": {}})
+    assert response == reassign_response({"foo": [(0, Errors.NONE, None), (1, Errors.NONE, None),
+                                                  (2, Errors.UNKNOWN_TOPIC_OR_PARTITION, "Unable to find partition foo:2.")],
+                                          "bar": []})
+    ctx.replay(records)
+    # Partition 0 was only reordered; partition 1 is moving 3 out and 0 in.
+    current = (OngoingTopicReassignment(name="foo", partitions=(OngoingPartitionReassignment(
+        partition_index=1, removing_replicas=(3,), adding_replicas=(0,), replicas=(0, 2, 1, 3)),)),)
+    assert reassigning(ctx) == current
+    assert reassigning(ctx, (ListPartitionReassignmentsTopics(name="bar", partition_indexes=(0, 1, 2)),)) == ()
+    assert reassigning(ctx, (ListPartitionReassignmentsTopics(name="foo", partition_indexes=(0, 1, 2)),)) == current
+    # Cancelling (not replayed): only partition 1 had something to cancel.
+    records, response = reassign(ctx, {"foo": {0: None, 1: None, 2: None}, "bar": {0: None}})
+    assert records == [PartitionChangeRecord(topic_id=foo_id, partition_id=1, replicas=(2, 1, 3), leader=3,
+                                             removing_replicas=(), adding_replicas=())]
+    assert response == reassign_response({
+        "foo": [(0, Errors.NO_REASSIGNMENT_IN_PROGRESS, None), (1, Errors.NONE, None),
+                (2, Errors.UNKNOWN_TOPIC_OR_PARTITION, "Unable to find partition foo:2.")],
+        "bar": [(0, Errors.NO_REASSIGNMENT_IN_PROGRESS, None)]})
+    # Leader 3 brings 0 into the ISR: the move completes and 3, leaving, stops leading.
+    request = AlterPartitionRequest(broker_id=3, broker_epoch=103, version=version, topics=(AlterPartitionTopicData(
+        topic_name="foo" if version <= 1 else "", topic_id=foo_id if version > 1 else ZERO_UUID,
+        partitions=(AlterPartitionPartitionData(partition_index=1, partition_epoch=1, leader_epoch=0,
+                                                new_isr_with_epochs=isr_with_default_epoch(3, 0, 2, 1)),)),))
+    records, response = rc.alter_partition(request)
+    expected = Errors.NEW_LEADER_ELECTED if version > 1 else Errors.FENCED_LEADER_EPOCH
+    assert response == AlterPartitionResponse(topics=(AlterPartitionResponseTopicData(
+        topic_name="foo" if version <= 1 else "", topic_id=foo_id if version > 1 else ZERO_UUID,
+        partitions=(AlterPartitionResponsePartitionData(partition_index=1, error_code=expected.code),)),))
+    ctx.replay(records)
+    assert reassigning(ctx) == ()
+    assert rc.get_partition(foo_id, 1) == registration([0, 2, 1], [0, 2, 1], 0, leader_epoch=1, partition_epoch=2)
+
+
+def test_cancel_reassign_partitions():
+    """Mirrors ReplicationControlManagerTest#testCancelReassignPartitions."""
+    ctx = ReplicationControlTestContext()
+    rc = ctx.replication_control
+    ctx.register_brokers(0, 1, 2, 3, 4)
+    ctx.unfence_brokers(0, 1, 2, 3, 4)
+    foo_id = ctx.create_test_topic("foo", [[1, 2, 3, 4], [0, 1, 2, 3], [4, 3, 1, 0], [2, 3, 4, 1]]).topic_id
+    bar_id = ctx.create_test_topic("bar", [[4, 3, 2]]).topic_id
+    assert reassigning(ctx) == ()
+    records: list = []
+    rc.handle_broker_fenced(3, records)
+    ctx.replay(records)
+    assert rc.get_partition(foo_id, 0) == registration([1, 2, 3, 4], [1, 2, 4], 1, partition_epoch=1)
+    records, response = reassign(ctx, {"foo": {0: (1, 2, 4), 1: (1, 2, 3, 0), 2: (5, 6, 7), 3: ()},
+                                       "bar": {0: (1, 2, 3, 4, 0)}})
+    assert response == reassign_response({
+        "foo": [(0, Errors.NONE, None), (1, Errors.NONE, None),
+                (2, Errors.INVALID_REPLICA_ASSIGNMENT,
+                 "The manual partition assignment includes broker 5, but no such broker is registered."),
+                (3, Errors.INVALID_REPLICA_ASSIGNMENT, "The manual partition assignment includes an empty replica list.")],
+        "bar": [(0, Errors.NONE, None)]})
+    ctx.replay(records)
+    # foo-0 completed at once (3, fenced, was out of the ISR); foo-1 was a reordering; bar-0 waits for 0 and 1.
+    assert rc.get_partition(foo_id, 0) == registration([1, 2, 4], [1, 2, 4], 1, leader_epoch=1, partition_epoch=2)
+    assert rc.get_partition(foo_id, 1) == registration([1, 2, 3, 0], [0, 1, 2], 0, partition_epoch=2)
+    bar = rc.get_partition(bar_id, 0)
+    assert (bar.replicas, bar.isr, bar.adding_replicas, bar.removing_replicas, bar.leader, bar.leader_epoch,
+            bar.partition_epoch) == ((1, 2, 3, 4, 0), (4, 2), (0, 1), (), 4, 0, 2)
+    current = (OngoingTopicReassignment(name="bar", partitions=(OngoingPartitionReassignment(
+        partition_index=0, removing_replicas=(), adding_replicas=(0, 1), replicas=(1, 2, 3, 4, 0)),)),)
+    assert reassigning(ctx) == current
+    assert reassigning(ctx, (ListPartitionReassignmentsTopics(name="foo", partition_indexes=(0, 1, 2)),)) == ()
+    assert reassigning(ctx, (ListPartitionReassignmentsTopics(name="bar", partition_indexes=(0, 1, 2)),)) == current
+    # The ISR grows (3 still missing, so nothing completes); the answer is not replayed.
+    _records, response = rc.alter_partition(AlterPartitionRequest(broker_id=4, broker_epoch=104, topics=(
+        AlterPartitionTopicData(topic_id=bar_id, partitions=(AlterPartitionPartitionData(
+            partition_index=0, partition_epoch=2, leader_epoch=0,
+            new_isr_with_epochs=isr_with_default_epoch(4, 1, 2, 0)),)),)))
+    assert response == AlterPartitionResponse(topics=(AlterPartitionResponseTopicData(topic_id=bar_id, partitions=(
+        AlterPartitionResponsePartitionData(partition_index=0, leader_id=4, leader_epoch=0, isr=(4, 1, 2, 0),
+                                            partition_epoch=3, error_code=0),)),))
+    # Cancel: bar goes back to [2, 3, 4]; 0 and 1 leave, so the leader epoch is bumped.
+    records, response = reassign(ctx, {"foo": {0: None}, "bar": {0: None}})
+    assert records == [PartitionChangeRecord(topic_id=bar_id, partition_id=0, leader=4, replicas=(2, 3, 4),
+                                             adding_replicas=())]
+    assert response == reassign_response({"foo": [(0, Errors.NO_REASSIGNMENT_IN_PROGRESS, None)],
+                                          "bar": [(0, Errors.NONE, None)]})
+    ctx.replay(records)
+    assert reassigning(ctx) == ()
+    assert rc.get_partition(bar_id, 0) == registration([2, 3, 4], [4, 2], 4, leader_epoch=1, partition_epoch=3)
+
+
+def test_reassign_partitions_handles_new_reassignment_that_removes_previously_adding_replicas():
+    """Mirrors ReplicationControlManagerTest#testReassignPartitionsHandlesNewReassignmentThatRemovesPreviouslyAddingReplicas."""
+    ctx = ReplicationControlTestContext()
+    rc = ctx.replication_control
+    ctx.register_brokers(0, 1, 2, 3, 4, 5)
+    ctx.unfence_brokers(0, 1, 2, 3, 4, 5)
+    topic = "topic-1"
+    topic_id = ctx.create_test_topic(topic, [[0, 1]]).topic_id
+    assert reassigning(ctx) == ()
+    # 1. [0, 1] -> [2, 3].
+    records, response = reassign(ctx, {topic: {0: (2, 3)}})
+    assert response == reassign_response({topic: [(0, Errors.NONE, None)]})
+    ctx.replay(records)
+    assert reassigning(ctx) == (OngoingTopicReassignment(name=topic, partitions=(OngoingPartitionReassignment(
+        partition_index=0, removing_replicas=(0, 1), adding_replicas=(2, 3), replicas=(2, 3, 0, 1)),)),)
+    # 2. Replica 2 joins the ISR.
+    partition = rc.get_partition(topic_id, 0)
+    records, response = rc.alter_partition(AlterPartitionRequest(
+        broker_id=partition.leader, broker_epoch=ctx.current_broker_epoch(partition.leader), topics=(
+            AlterPartitionTopicData(topic_id=topic_id, partitions=(AlterPartitionPartitionData(
+                partition_index=0, partition_epoch=partition.partition_epoch, leader_epoch=partition.leader_epoch,
+                new_isr_with_epochs=isr_with_default_epoch(0, 1, 2)),)),)))
+    assert response == AlterPartitionResponse(topics=(AlterPartitionResponseTopicData(topic_id=topic_id, partitions=(
+        AlterPartitionResponsePartitionData(partition_index=0, leader_id=0, leader_epoch=0, isr=(0, 1, 2),
+                                            partition_epoch=partition.partition_epoch + 1, error_code=0),)),))
+    ctx.replay(records)
+    # 3. Preferred election makes 2, first in the replica list, the leader.
+    records, response, answers = elect(ctx, ElectionType.PREFERRED, {topic: [0]})
+    assert answers == {(topic, 0): Errors.NONE}
+    assert response.error_code == 0
+    ctx.replay(records)
+    assert rc.get_partition(topic_id, 0).leader == 2
+    # 4. A new target [4, 5]: every old and adding replica is now being removed, 2 still leads.
+    records, response = reassign(ctx, {topic: {0: (4, 5)}})
+    assert response == reassign_response({topic: [(0, Errors.NONE, None)]})
+    ctx.replay(records)
+    assert reassigning(ctx) == (OngoingTopicReassignment(name=topic, partitions=(OngoingPartitionReassignment(
+        partition_index=0, removing_replicas=(0, 1, 2, 3), adding_replicas=(4, 5), replicas=(4, 5, 0, 1, 2, 3)),)),)
+    partition = rc.get_partition(topic_id, 0)
+    assert partition.leader == 2 and 2 in partition.replicas
+    # 5. Everybody in the ISR completes the move; 4 takes over and the sender hears NEW_LEADER_ELECTED.
+    records, response = rc.alter_partition(AlterPartitionRequest(
+        broker_id=2, broker_epoch=ctx.current_broker_epoch(2), topics=(
+            AlterPartitionTopicData(topic_id=topic_id, partitions=(AlterPartitionPartitionData(
+                partition_index=0, partition_epoch=partition.partition_epoch, leader_epoch=partition.leader_epoch,
+                new_isr_with_epochs=isr_with_default_epoch(0, 1, 2, 3, 4, 5)),)),)))
+    assert response == AlterPartitionResponse(topics=(AlterPartitionResponseTopicData(topic_id=topic_id, partitions=(
+        AlterPartitionResponsePartitionData(partition_index=0, error_code=Errors.NEW_LEADER_ELECTED.code),)),))
+    ctx.replay(records)
+    assert rc.get_partition(topic_id, 0).leader == 4
+    assert reassigning(ctx) == ()

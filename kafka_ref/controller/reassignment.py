@@ -67,6 +67,21 @@ class ApiError:
     error: Errors
     message: str | None = None
 
+    @classmethod
+    def from_throwable(cls, exc: BaseException) -> "ApiError":
+        """Mirrors org.apache.kafka.common.requests.ApiError#fromThrowable.
+
+        1. The code of the exception; 2. its message, unless that is the code's default text
+        (nothing worth sending) or the code is UNKNOWN_SERVER_ERROR (nothing to leak).
+        """
+        # 1. The code.
+        error = Errors.for_exception(exc)
+        # 2. The message, only when it says more than the code does.
+        message = str(exc) if exc.args else None
+        if error is Errors.UNKNOWN_SERVER_ERROR or message == error.message:
+            message = None
+        return cls(error, message)
+
 
 API_ERROR_NONE = ApiError(Errors.NONE)
 

@@ -60,6 +60,7 @@ from kafka_ref.controller.quorum.cluster_control_manager import BrokerControlSta
 from kafka_ref.controller.quorum.configuration_control_manager import ConfigurationControlManager, FeatureControlManager
 from kafka_ref.controller.quorum.partition_change_builder import Election, PartitionChangeBuilder
 from kafka_ref.controller.quorum.partition_reassignment import PartitionReassignmentReplicas, PartitionReassignmentRevert
+from kafka_ref.controller.reassignment import ApiError
 from kafka_ref.image.records import (
     NO_LEADER,
     NO_LEADER_CHANGE,
@@ -264,7 +265,9 @@ class ReplicationControlManager:
         for topic in request.topics:
             exc = errors.get(topic.name)
             if exc is not None:
-                results.append(CreatableTopicResult(name=topic.name, error_code=Errors.for_exception(exc).code, error_message=str(exc)))
+                api_error = ApiError.from_throwable(exc)
+                results.append(CreatableTopicResult(name=topic.name, error_code=api_error.error.code,
+                                                    error_message=api_error.message))
             else:
                 results.append(successes[topic.name])
         self._log.info("create_topics_result", topics={t.name: Errors.for_code(r.error_code).name for t, r in zip(request.topics, results)})
@@ -366,8 +369,9 @@ class ReplicationControlManager:
                 self._create_partitions(topic, records)
                 results.append(CreatePartitionsTopicResult(name=topic.name))
             except ApiException as exc:
-                results.append(CreatePartitionsTopicResult(name=topic.name, error_code=Errors.for_exception(exc).code,
-                                                           error_message=str(exc) or None))
+                api_error = ApiError.from_throwable(exc)
+                results.append(CreatePartitionsTopicResult(name=topic.name, error_code=api_error.error.code,
+                                                           error_message=api_error.message))
         return records, results
 
     def _create_partitions(self, topic: CreatePartitionsTopic, records: BoundedList) -> None:
@@ -383,7 +387,7 @@ class ReplicationControlManager:
         topic_id = self.topics_by_name.get(topic.name)
         info = self.topics.get(topic_id) if topic_id is not None else None
         if info is None:
-            raise UnknownTopicOrPartitionException("This server does not host this topic-partition.")
+            raise UnknownTopicOrPartitionException()
         current = len(info.parts)
         if topic.count == current:
             raise Errors.INVALID_PARTITIONS.exception(f"Topic already has {current} partition(s).")
@@ -437,7 +441,8 @@ class ReplicationControlManager:
                     self.alter_partition_reassignment(topic.name, target.partition_index, target.replicas, records)
                     error, message = Errors.NONE, None
                 except ApiException as exc:
-                    error, message = Errors.for_exception(exc), str(exc)
+                    api_error = ApiError.from_throwable(exc)
+                    error, message = api_error.error, api_error.message
                 partitions_out.append(ReassignablePartitionResponse(
                     partition_index=target.partition_index, error_code=error.code, error_message=message))
             topics_out.append(ReassignableTopicResponse(name=topic.name, partitions=tuple(partitions_out)))
@@ -599,8 +604,11 @@ class ReplicationControlManager:
                     records.append(change)
                     partition = partition.merge(change)
                     if change.leader not in (request.broker_id, NO_LEADER_CHANGE):
+                        # A completed reassignment moved the leadership: the sender must refresh its
+                        # metadata. Versions 0-1 know no NEW_LEADER_ELECTED and get FENCED_LEADER_EPOCH.
+                        error = Errors.NEW_LEADER_ELECTED if request.request_version() > 1 else Errors.FENCED_LEADER_EPOCH
                         partitions_out.append(AlterPartitionResponsePartitionData(
-                            partition_index=data.partition_index, error_code=Errors.NEW_LEADER_ELECTED.code))
+                            partition_index=data.partition_index, error_code=error.code))
                         continue
                 # 5. The committed state goes back to the leader.
                 partitions_out.append(AlterPartitionResponsePartitionData(
