@@ -12,23 +12,14 @@ Not ported:
   testDeleteTopicsWithMutationQuotaExceeded, testCreatePartitionsWithMutationQuotaExceeded:
   controller mutation quotas (KIP-599) are not modelled.
 - testCreateTopicsWithPolicy: no CreateTopicPolicy plugin.
-- testValidateNewTopicNames, testTopicNameCollision: kafka_ref validates names inside
-  createTopics, there is no static validateNewTopicNames with a collision map to call (the same
-  answers are checked through createTopics in testCreateTopicWithCollisionChars' port).
-- testEligibleLeaderReplicas_*: KIP-966 eligible leader replicas are not modelled.
+- testEligibleLeaderReplicas_* (ShrinkAndExpandIsr, BrokerFence, DeleteTopic, EffectiveMinIsr,
+  CleanElection, UncleanShutdown): KIP-966 eligible leader replicas are not modelled.
 - testDeleteTopics' findTopicNames / findTopicIds half: no such lookups on the manager.
-- testBalancePartitionLeaders: no leader imbalance scheduling in kafka_ref's controller.
-- testKRaftClusterDescriber, testHandleAssignReplicasToDirs*, testHandleDirectoriesOffline: no
-  ClusterDescriber / KIP-858 log directories.
-- testProcessBrokerHeartbeatInControlledShutdown, testProcessExpiredBrokerHeartbeat: no
-  processExpiredBrokerHeartbeat, and heartbeats are covered at the QuorumController level in
-  tests/test_kraft_cluster.py.
-- testCreatePartitions, testCreatePartitionsISRInvariants, testCreatePartitionsFailsWhenAllBrokers*,
-  testReassignPartitions, testCancelReassignPartitions,
-  testReassignPartitionsHandlesNewReassignmentThatRemovesPreviouslyAddingReplicas,
-  testAlterPartitionHandleUnknownTopicIdOrName: not ported in this pass (time); reassignment and
-  AlterPartition topic lookup are covered by tests/test_kraft_reassignment.py,
-  tests/test_list_reassignments.py and tests/test_controller_alter_partition.py.
+- testBalancePartitionLeaders: no leader-imbalance bookkeeping or scheduled rebalancing.
+- testKRaftClusterDescriber, testHandleAssignReplicasToDirsFailsOnOlderMv,
+  testHandleAssignReplicasToDirs, testHandleDirectoriesOffline: no KIP-858 log directories.
+- testProcessExpiredBrokerHeartbeat: kafka_ref's controller event queue has no deadlines, so there
+  is no processExpiredBrokerHeartbeat.
 """
 
 from __future__ import annotations
@@ -76,6 +67,7 @@ from kafka_ref.common.uuid import ZERO_UUID, Uuid
 from kafka_ref.controller.quorum.cluster_control_manager import ClusterControlManager
 from kafka_ref.controller.quorum.configuration_control_manager import ConfigurationControlManager, FeatureControlManager
 from kafka_ref.controller.quorum.replication_control_manager import BrokerHeartbeatReply, ReplicationControlManager
+from kafka_ref.controller.reassignment import ApiError
 from kafka_ref.image.records import (
     NO_LEADER,
     BrokerEndpoint,
@@ -685,9 +677,22 @@ def elect(ctx, election_type: ElectionType, partitions: dict[str, list[int]] | N
     request = ElectLeadersRequest(election_type=int(election_type), topic_partitions=None if partitions is None else tuple(
         TopicPartitions(topic=t, partitions=tuple(ps)) for t, ps in partitions.items()))
     records, response = ctx.replication_control.elect_leaders(request)
+    assert response.error_code == Errors.NONE.code
     answers = {(r.topic, p.partition_id): Errors.for_code(p.error_code)
                for r in response.replica_election_results for p in r.partition_result}
+    # ApiError(Errors) carries the code's default text; ApiError.NONE carries none.
+    for r in response.replica_election_results:
+        for p in r.partition_result:
+            error = Errors.for_code(p.error_code)
+            if error is Errors.NONE:
+                assert p.error_message is None
+            elif error is not Errors.UNKNOWN_TOPIC_OR_PARTITION:
+                assert p.error_message == error.message
     return records, response, answers
+
+
+def election_messages(response) -> dict:
+    return {(r.topic, p.partition_id): p.error_message for r in response.replica_election_results for p in r.partition_result}
 
 
 def assert_leader_and_isr(ctx, topic_id: Uuid, partition_id: int, leader: int, isr: tuple[int, ...]) -> None:
@@ -749,8 +754,7 @@ def test_preferred_election_does_not_trigger_unclean_election():
 
 
 def test_elect_preferred_leaders():
-    """Mirrors ReplicationControlManagerTest#testElectPreferredLeaders (error codes; kafka_ref's answer
-    carries no "No such topic" message)."""
+    """Mirrors ReplicationControlManagerTest#testElectPreferredLeaders."""
     ctx = ReplicationControlTestContext()
     rc = ctx.replication_control
     ctx.register_brokers(0, 1, 2, 3, 4)
@@ -762,6 +766,8 @@ def test_elect_preferred_leaders():
     assert answers == {("foo", 0): Errors.PREFERRED_LEADER_NOT_AVAILABLE, ("foo", 1): Errors.ELECTION_NOT_NEEDED,
                        ("foo", 2): Errors.PREFERRED_LEADER_NOT_AVAILABLE,
                        ("bar", 0): Errors.UNKNOWN_TOPIC_OR_PARTITION, ("bar", 1): Errors.UNKNOWN_TOPIC_OR_PARTITION}
+    messages = election_messages(_response)
+    assert (messages[("bar", 0)], messages[("bar", 1)]) == ("No such topic as bar", "No such topic as bar")
     assert records == []
     # Broker 1 registers again (leaving controlled shutdown); 0 and 1 are unfenced.
     ctx.register_brokers(1)
@@ -1090,3 +1096,80 @@ def test_reassign_partitions_handles_new_reassignment_that_removes_previously_ad
     ctx.replay(records)
     assert rc.get_partition(topic_id, 0).leader == 4
     assert reassigning(ctx) == ()
+
+
+# ------------------------------------------------------------------------------ more
+
+
+def test_validate_new_topic_names():
+    """Mirrors ReplicationControlManagerTest#testValidateNewTopicNames."""
+    topic_errors: dict = {}
+    topics = [CreatableTopic(name=""), CreatableTopic(name="woo"), CreatableTopic(name=".")]
+    ReplicationControlManager.validate_new_topic_names(topic_errors, topics, {})
+    assert topic_errors == {
+        "": ApiError(Errors.INVALID_TOPIC_EXCEPTION, "Topic name is invalid: the empty string is not allowed"),
+        ".": ApiError(Errors.INVALID_TOPIC_EXCEPTION, "Topic name is invalid: '.' is not allowed"),
+    }
+
+
+def test_topic_name_collision():
+    """Mirrors ReplicationControlManagerTest#testTopicNameCollision."""
+    topic_errors: dict = {}
+    topics = [CreatableTopic(name="foo.bar"), CreatableTopic(name="woo.bar_foo")]
+    collision_map = {"foo_bar": {"foo_bar"}, "woo_bar_foo": {"woo.bar.foo", "woo_bar.foo"}}
+    ReplicationControlManager.validate_new_topic_names(topic_errors, topics, collision_map)
+    assert topic_errors == {
+        "foo.bar": ApiError(Errors.INVALID_TOPIC_EXCEPTION, "Topic 'foo.bar' collides with existing topic: foo_bar"),
+        "woo.bar_foo": ApiError(Errors.INVALID_TOPIC_EXCEPTION,
+                                "Topic 'woo.bar_foo' collides with existing topic: woo.bar.foo"),
+    }
+
+
+def test_collision_index_follows_replay():
+    """ReplicationControlManager#topicsWithCollisionChars as replay keeps it (kafka_ref's own check,
+    behind testCreateTopicWithCollisionChars): added by TopicRecord, dropped by RemoveTopicRecord."""
+    ctx = ReplicationControlTestContext()
+    rc = ctx.replication_control
+    first, second = Uuid(1, 1), Uuid(2, 2)
+    ctx.replay([TopicRecord(name="a.b", topic_id=first), TopicRecord(name="plain", topic_id=second)])
+    assert rc.topics_with_collision_chars == {"a_b": {"a.b"}}
+    ctx.replay([RemoveTopicRecord(topic_id=first)])
+    assert rc.topics_with_collision_chars == {}
+
+
+@pytest.mark.parametrize("version", [0, 1, 2, 3])
+def test_alter_partition_handle_unknown_topic_id_or_name(version):
+    """Mirrors ReplicationControlManagerTest#testAlterPartitionHandleUnknownTopicIdOrName."""
+    ctx = ReplicationControlTestContext()
+    ctx.register_brokers(0, 1, 2)
+    ctx.unfence_brokers(0, 1, 2)
+    topic_id = Uuid(12345, 67890)
+    request = AlterPartitionRequest(broker_id=0, broker_epoch=100, version=version, topics=(AlterPartitionTopicData(
+        topic_name="foo" if version <= 1 else "", topic_id=topic_id if version > 1 else ZERO_UUID,
+        partitions=(AlterPartitionPartitionData(partition_index=0),)),))
+    records, response = ctx.replication_control.alter_partition(request)
+    expected = Errors.UNKNOWN_TOPIC_ID if version > 1 else Errors.UNKNOWN_TOPIC_OR_PARTITION
+    assert response == AlterPartitionResponse(topics=(AlterPartitionResponseTopicData(
+        topic_name="foo" if version <= 1 else "", topic_id=topic_id if version > 1 else ZERO_UUID,
+        partitions=(AlterPartitionResponsePartitionData(partition_index=0, error_code=expected.code),)),))
+    assert records == []
+
+
+@pytest.mark.parametrize("metadata_version", ["3.2-IV0", "3.3-IV3"])
+def test_process_broker_heartbeat_in_controlled_shutdown(metadata_version):
+    """Mirrors ReplicationControlManagerTest#testProcessBrokerHeartbeatInControlledShutdown. Kafka runs
+    3.3-IV2 and 3.3-IV3; kafka_ref's metadata.version steps by release, so 3.2-IV0 stands for the
+    version before the in-controlled-shutdown registration state."""
+    ctx = ReplicationControlTestContext(metadata_version)
+    ctx.register_brokers(0, 1, 2)
+    ctx.unfence_brokers(0, 1, 2)
+    topic_id = ctx.create_test_topic("foo", [[0, 1, 2]]).topic_id
+    records, _reply = ctx.replication_control.process_broker_heartbeat(BrokerHeartbeatRequest(
+        broker_id=0, broker_epoch=100, current_metadata_offset=0, want_fence=False, want_shut_down=True), 0)
+    expected: list = []
+    if metadata_version == "3.3-IV3":
+        expected.append(BrokerRegistrationChangeRecord(
+            broker_id=0, broker_epoch=100,
+            in_controlled_shutdown=BrokerRegistrationInControlledShutdownChange.IN_CONTROLLED_SHUTDOWN))
+    expected.append(PartitionChangeRecord(partition_id=0, topic_id=topic_id, isr=(1, 2), leader=1))
+    assert records == expected

@@ -163,18 +163,32 @@ def has_collision(topic_a: str, topic_b: str) -> bool:
     return topic_a.replace(".", "_") == topic_b.replace(".", "_")
 
 
+def unify_collision_chars(topic: str) -> str:
+    """Mirrors org.apache.kafka.common.internals.Topic#unifyCollisionChars: every '.' read as '_'."""
+    return topic.replace(".", "_")
+
+
+def detect_invalid_topic(name: str) -> str | None:
+    """Mirrors org.apache.kafka.common.internals.Topic#detectInvalidTopic (Kafka 3.4+): why the name is
+    not allowed, or None."""
+    if not name:
+        return "the empty string is not allowed"
+    if name == ".":
+        return "'.' is not allowed"
+    if name == "..":
+        return "'..' is not allowed"
+    if len(name) > MAX_TOPIC_NAME_LENGTH:
+        return f"the length of '{name}' is longer than the max allowed length {MAX_TOPIC_NAME_LENGTH}"
+    if not _LEGAL_TOPIC.match(name):
+        return f"'{name}' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"
+    return None
+
+
 def validate_topic_name(topic: str) -> None:
-    """Mirrors org.apache.kafka.common.internals.Topic#validate."""
-    if not topic:
-        raise InvalidTopicException("Topic name is illegal, it can't be empty")
-    if topic in (".", ".."):
-        raise InvalidTopicException("Topic name cannot be \".\" or \"..\"")
-    if len(topic) > MAX_TOPIC_NAME_LENGTH:
-        raise InvalidTopicException(f"Topic name is illegal, it can't be longer than {MAX_TOPIC_NAME_LENGTH} characters")
-    if not _LEGAL_TOPIC.match(topic):
-        raise InvalidTopicException(
-            f"Topic name \"{topic}\" is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'"
-        )
+    """Mirrors org.apache.kafka.common.internals.Topic#validate (Kafka 3.4+ wording)."""
+    reason = detect_invalid_topic(topic)
+    if reason is not None:
+        raise InvalidTopicException(f"Topic name is invalid: {reason}")
 
 
 class AdminZkClient:

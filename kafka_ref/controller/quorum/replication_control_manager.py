@@ -78,7 +78,7 @@ from kafka_ref.image.records import (
     UnfenceBrokerRecord,
 )
 from kafka_ref.image.registrations import PartitionRegistration
-from kafka_ref.zk.admin_zk_client import has_collision, has_collision_chars, validate_topic_name
+from kafka_ref.zk.admin_zk_client import has_collision_chars, unify_collision_chars, validate_topic_name
 
 
 @dataclass(slots=True)
@@ -120,6 +120,9 @@ class ReplicationControlManager:
         self.default_replication_factor = default_replication_factor
         self.delete_topic_enable = delete_topic_enable
         self.topics_by_name: dict[str, Uuid] = {}
+        # Mirrors ReplicationControlManager#topicsWithCollisionChars: for each name with a '.' or '_',
+        # read with '.' as '_', the existing topics that read so.
+        self.topics_with_collision_chars: dict[str, set[str]] = {}
         self.topics: dict[Uuid, TopicControlInfo] = {}
         self._log = state_change_logger(controller_id=controller_id)
 
@@ -141,7 +144,9 @@ class ReplicationControlManager:
                 raise RuntimeError(f"Found duplicate TopicRecord for {record.name} with topic ID {record.topic_id}")
             raise RuntimeError(f"Found duplicate TopicRecord for {record.name} with a different ID than before. "
                                f"Previous ID was {existing} and new ID is {record.topic_id}")
-        # 3. The topic.
+        # 3. The topic, indexed for collisions when its name has a '.' or '_'.
+        if has_collision_chars(record.name):
+            self.topics_with_collision_chars.setdefault(unify_collision_chars(record.name), set()).add(record.name)
         self.topics[record.topic_id] = TopicControlInfo(record.name, record.topic_id)
 
     def replay_partition(self, record: PartitionRecord) -> None:
@@ -165,6 +170,13 @@ class ReplicationControlManager:
         if topic is None:
             raise UnknownTopicIdException(f"Can't find topic with ID {record.topic_id} to remove.")
         self.topics_by_name.pop(topic.name, None)
+        if has_collision_chars(topic.name):
+            normalized = unify_collision_chars(topic.name)
+            colliding = self.topics_with_collision_chars.get(normalized)
+            if colliding is not None:
+                colliding.discard(topic.name)
+                if not colliding:
+                    del self.topics_with_collision_chars[normalized]
         self.configuration_control.delete_topic_configs(topic.name)
 
     # ------------------------------------------------------------------ the BrokersToIsrs questions
@@ -213,25 +225,15 @@ class ReplicationControlManager:
         placer) with the ISR = the active replicas and the leader = the first of them, written as
         TopicRecord, its ConfigRecords, its PartitionRecords; 4. the response per topic.
         """
-        errors: dict[str, ApiException] = {}
+        errors: dict[str, ApiError] = {}
         # At most MAX_RECORDS_PER_USER_OP records for the whole request (KAFKA-14996): past that
         # BoundedListTooLongException fails the request, POLICY_VIOLATION for every topic.
         records: BoundedList = BoundedList(MAX_RECORDS_PER_USER_OP)
-        # 1. Names.
+        # 1. Names: valid and not colliding, then not existing (which overrides a name error).
+        self.validate_new_topic_names(errors, request.topics, self.topics_with_collision_chars)
         for topic in request.topics:
-            try:
-                validate_topic_name(topic.name)
-            except InvalidTopicException as exc:
-                errors[topic.name] = exc
-                continue
             if topic.name in self.topics_by_name:
-                errors[topic.name] = Errors.TOPIC_ALREADY_EXISTS.exception(f"Topic '{topic.name}' already exists.")
-            elif has_collision_chars(topic.name):
-                # ReplicationControlManager#validateNewTopicNames: '.' and '_' name the same metrics.
-                colliding = sorted(t for t in self.topics_by_name if has_collision(topic.name, t))
-                if colliding:
-                    errors[topic.name] = Errors.INVALID_TOPIC_EXCEPTION.exception(
-                        f"Topic '{topic.name}' collides with existing topic: {colliding[0]}")
+                errors[topic.name] = ApiError(Errors.TOPIC_ALREADY_EXISTS, f"Topic '{topic.name}' already exists.")
         # 2. Configs: null values fail the topic (ReplicationControlManager#computeConfigChanges).
         changes: dict[str, dict[str, str]] = {}
         for topic in request.topics:
@@ -239,7 +241,7 @@ class ReplicationControlManager:
                 continue
             nulls = [c.name for c in topic.configs if c.value is None]
             if nulls:
-                errors[topic.name] = Errors.INVALID_CONFIG.exception(f"Null value not supported for topic configs: {','.join(nulls)}")
+                errors[topic.name] = ApiError(Errors.INVALID_CONFIG, f"Null value not supported for topic configs: {','.join(nulls)}")
             elif topic.configs:
                 changes[topic.name] = {c.name: c.value for c in topic.configs}
         # 3. Topic by topic: its config records (a bad config fails it), then the topic itself,
@@ -254,26 +256,50 @@ class ReplicationControlManager:
                 config_records, config_errors = self.configuration_control.incremental_alter_configs(
                     {resource: changes[topic.name]})
                 if resource in config_errors:
-                    errors[topic.name] = config_errors[resource]
+                    errors[topic.name] = ApiError.from_throwable(config_errors[resource])
                     continue
             try:
                 successes[topic.name] = self._create_topic(topic, records, config_records)
             except ApiException as exc:
-                errors[topic.name] = exc
+                errors[topic.name] = ApiError.from_throwable(exc)
         # 4. Answer.
         results = []
         for topic in request.topics:
-            exc = errors.get(topic.name)
-            if exc is not None:
-                api_error = ApiError.from_throwable(exc)
-                results.append(CreatableTopicResult(name=topic.name, error_code=api_error.error.code,
-                                                    error_message=api_error.message))
+            error = errors.get(topic.name)
+            if error is not None:
+                results.append(CreatableTopicResult(name=topic.name, error_code=error.error.code, error_message=error.message))
             else:
                 results.append(successes[topic.name])
         self._log.info("create_topics_result", topics={t.name: Errors.for_code(r.error_code).name for t, r in zip(request.topics, results)})
         if request.validate_only:
             return [], CreateTopicsResponse(topics=tuple(results))
         return records, CreateTopicsResponse(topics=tuple(results))
+
+    @staticmethod
+    def validate_new_topic_names(topic_errors: dict[str, ApiError], topics: Any,
+                                 topics_with_collision_chars: dict[str, set[str]]) -> None:
+        """Mirrors ReplicationControlManager#validateNewTopicNames.
+
+        For each topic not already failed: 1. an invalid name is INVALID_TOPIC_EXCEPTION with
+        Topic#validate's text; 2. a name that reads like an existing one once '.' is taken as
+        '_' (both would name the same metrics) is INVALID_TOPIC_EXCEPTION naming the first such
+        topic in name order.
+        """
+        for topic in topics:
+            if topic.name in topic_errors:
+                continue
+            # 1. Topic#validate.
+            try:
+                validate_topic_name(topic.name)
+            except InvalidTopicException as exc:
+                topic_errors[topic.name] = ApiError(Errors.INVALID_TOPIC_EXCEPTION, str(exc))
+            # 2. Collisions.
+            if has_collision_chars(topic.name):
+                colliding = topics_with_collision_chars.get(unify_collision_chars(topic.name))
+                if colliding:
+                    topic_errors[topic.name] = ApiError(
+                        Errors.INVALID_TOPIC_EXCEPTION,
+                        f"Topic '{topic.name}' collides with existing topic: {sorted(colliding)[0]}")
 
     def _create_topic(self, topic: Any, records: list[Any], config_records: list[Any] = ()) -> CreatableTopicResult:
         """Mirrors ReplicationControlManager#createTopic: nothing is written unless the topic is created."""
@@ -785,29 +811,48 @@ class ReplicationControlManager:
                 answered = []
                 for partition_id in sorted(topic.parts) if topic is not None else ():
                     error = self.elect_leader(name, partition_id, election, records)
-                    if error is not Errors.ELECTION_NOT_NEEDED:
-                        answered.append(PartitionResult(partition_id=partition_id, error_code=error.code))
+                    if error.error is not Errors.ELECTION_NOT_NEEDED:
+                        answered.append(PartitionResult(partition_id=partition_id, error_code=error.error.code,
+                                                        error_message=error.message))
                 results.append(ReplicaElectionResult(topic=name, partition_result=tuple(answered)))
         else:
             # 3. The named partitions.
             for topic in request.topic_partitions:
-                answered = [PartitionResult(partition_id=p, error_code=self.elect_leader(topic.topic, p, election, records).code)
-                            for p in topic.partitions]
+                answered = []
+                for partition_id in topic.partitions:
+                    error = self.elect_leader(topic.topic, partition_id, election, records)
+                    answered.append(PartitionResult(partition_id=partition_id, error_code=error.error.code,
+                                                    error_message=error.message))
                 results.append(ReplicaElectionResult(topic=topic.topic, partition_result=tuple(answered)))
         return records, ElectLeadersResponse(replica_election_results=tuple(results))
 
-    def elect_leader(self, topic_name: str, partition_id: int, election: Election, records: list[Any]) -> Errors:
-        """Mirrors ReplicationControlManager#electLeader (PREFERRED or UNCLEAN)."""
+    def elect_leader(self, topic_name: str, partition_id: int, election: Election, records: list[Any]) -> ApiError:
+        """Mirrors ReplicationControlManager#electLeader (PREFERRED or UNCLEAN).
+
+        1. The topic and partition must exist (UNKNOWN_TOPIC_OR_PARTITION, saying which is
+        missing); 2. a partition that already has what the election wants needs none; 3. build
+        the change: none possible is PREFERRED_LEADER_NOT_AVAILABLE or ELIGIBLE_LEADERS_NOT_AVAILABLE.
+        Errors made from a code alone carry its default text, as Kafka's ApiError(Errors) does.
+        """
+        # 1. Existence.
         topic_id = self.topics_by_name.get(topic_name)
-        partition = self.get_partition(topic_id, partition_id) if topic_id is not None else None
+        if topic_id is None:
+            return ApiError(Errors.UNKNOWN_TOPIC_OR_PARTITION, f"No such topic as {topic_name}")
+        topic = self.topics.get(topic_id)
+        if topic is None:
+            return ApiError(Errors.UNKNOWN_TOPIC_OR_PARTITION, f"No such topic id as {topic_id}")
+        partition = topic.parts.get(partition_id)
         if partition is None:
-            return Errors.UNKNOWN_TOPIC_OR_PARTITION
+            return ApiError(Errors.UNKNOWN_TOPIC_OR_PARTITION, f"No such partition as {topic_name}-{partition_id}")
+        # 2. Nothing to do.
         if (election is Election.PREFERRED and partition.has_preferred_leader()) or (
                 election is Election.UNCLEAN and partition.has_leader()):
-            return Errors.ELECTION_NOT_NEEDED
+            return ApiError(Errors.ELECTION_NOT_NEEDED, Errors.ELECTION_NOT_NEEDED.message)
+        # 3. The change.
         builder = self._builder(partition, topic_id, partition_id, self.cluster_control.is_active).set_election(election)
         change = builder.build()
         if change is None:
-            return Errors.PREFERRED_LEADER_NOT_AVAILABLE if election is Election.PREFERRED else Errors.ELIGIBLE_LEADERS_NOT_AVAILABLE
+            error = Errors.PREFERRED_LEADER_NOT_AVAILABLE if election is Election.PREFERRED else Errors.ELIGIBLE_LEADERS_NOT_AVAILABLE
+            return ApiError(error, error.message)
         records.append(change)
-        return Errors.NONE
+        return ApiError(Errors.NONE)
