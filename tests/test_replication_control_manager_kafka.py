@@ -14,7 +14,6 @@ Not ported:
 - testCreateTopicsWithPolicy: no CreateTopicPolicy plugin.
 - testEligibleLeaderReplicas_* (ShrinkAndExpandIsr, BrokerFence, DeleteTopic, EffectiveMinIsr,
   CleanElection, UncleanShutdown): KIP-966 eligible leader replicas are not modelled.
-- testDeleteTopics' findTopicNames / findTopicIds half: no such lookups on the manager.
 - testBalancePartitionLeaders: no leader-imbalance bookkeeping or scheduled rebalancing.
 - testKRaftClusterDescriber, testHandleAssignReplicasToDirsFailsOnOlderMv,
   testHandleAssignReplicasToDirs, testHandleDirectoriesOffline: no KIP-858 log directories.
@@ -795,8 +794,8 @@ def test_elect_preferred_leaders():
 
 
 def test_delete_topics():
-    """Mirrors ReplicationControlManagerTest#testDeleteTopics (without findTopicNames/findTopicIds;
-    retention.ms stands in for min.cleanable.dirty.ratio, a key kafka_ref's LogConfig lacks)."""
+    """Mirrors ReplicationControlManagerTest#testDeleteTopics (retention.ms stands in for
+    min.cleanable.dirty.ratio, a key kafka_ref's LogConfig lacks)."""
     ctx = ReplicationControlTestContext()
     rc = ctx.replication_control
     configs = (CreateableTopicConfig(name="cleanup.policy", value="compact"),
@@ -814,14 +813,21 @@ def test_delete_topics():
     ctx.replay(records)
     assert [rc.get_partition(topic_id, p) is not None for p in range(4)] == [True, True, True, False]
     assert ctx.configuration_control.topic_configs("foo") == {"cleanup.policy": "compact", "retention.ms": "100000"}
+    assert rc.find_topic_names([topic_id]) == {topic_id: "foo"}
+    assert rc.find_topic_ids(["foo"]) == {"foo": topic_id}
     invalid_id = Uuid(topic_id.most_significant_bits + 1, topic_id.least_significant_bits)
+    assert rc.find_topic_names([invalid_id]) == {invalid_id: ApiError(Errors.UNKNOWN_TOPIC_ID, Errors.UNKNOWN_TOPIC_ID.message)}
+    assert rc.find_topic_ids(["bar"]) == {
+        "bar": ApiError(Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.UNKNOWN_TOPIC_OR_PARTITION.message)}
     records, results = rc.delete_topics([invalid_id])
     assert (records, results) == ([], {invalid_id: Errors.UNKNOWN_TOPIC_ID})
     records, results = rc.delete_topics([topic_id])
     assert (records, results) == ([RemoveTopicRecord(topic_id=topic_id)], {topic_id: Errors.NONE})
     ctx.replay(records)
     assert [rc.get_partition(topic_id, p) for p in range(4)] == [None] * 4
-    assert rc.get_topic_id("foo") is None
+    assert rc.find_topic_names([topic_id]) == {topic_id: ApiError(Errors.UNKNOWN_TOPIC_ID, Errors.UNKNOWN_TOPIC_ID.message)}
+    assert rc.find_topic_ids(["foo"]) == {
+        "foo": ApiError(Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.UNKNOWN_TOPIC_OR_PARTITION.message)}
     assert ctx.configuration_control.topic_configs("foo") == {}
 
 
@@ -1173,3 +1179,25 @@ def test_process_broker_heartbeat_in_controlled_shutdown(metadata_version):
             in_controlled_shutdown=BrokerRegistrationInControlledShutdownChange.IN_CONTROLLED_SHUTDOWN))
     expected.append(PartitionChangeRecord(partition_id=0, topic_id=topic_id, isr=(1, 2), leader=1))
     assert records == expected
+
+
+def test_delete_topics_through_the_controller_answers_api_error_texts():
+    """ControllerApis#deleteTopics over findTopicNames/findTopicIds (kafka_ref's own check, behind
+    testDeleteTopics): an unknown id or name carries its code's default text, as ApiError(Errors)
+    does; a deleted topic carries none."""
+    from test_kraft_cluster import FakeEnvelope, controller_with_topic
+
+    from kafka_ref.common.requests.delete_topics import DeleteTopicsRequest, DeleteTopicState
+
+    controller, _time, _epochs, topic_id = controller_with_topic()
+    missing = Uuid(4242, 4242)
+    env = FakeEnvelope(DeleteTopicsRequest(topics=(
+        DeleteTopicState(topic_id=missing), DeleteTopicState(name="nope"), DeleteTopicState(name="t")), timeout_ms=1000))
+    controller.handle(env)
+    answers = {(r.name, r.topic_id): (Errors.for_code(r.error_code), r.error_message) for r in env.response.responses}
+    assert answers == {
+        (None, missing): (Errors.UNKNOWN_TOPIC_ID, Errors.UNKNOWN_TOPIC_ID.message),
+        ("nope", ZERO_UUID): (Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.UNKNOWN_TOPIC_OR_PARTITION.message),
+        ("t", topic_id): (Errors.NONE, None),
+    }
+    assert controller.replication_control.get_topic_id("t") is None

@@ -65,6 +65,7 @@ from kafka_ref.common.requests.vote import VoteRequest
 from kafka_ref.raft.kafka_raft_client import KafkaRaftClient, NotLeaderException
 from kafka_ref.raft.raft_client import BatchReader
 from kafka_ref.image.records import MetadataRecordType
+from kafka_ref.controller.reassignment import ApiError
 from kafka_ref.controller.quorum.replication_control_manager import MAX_RECORDS_PER_USER_OP, ReplicationControlManager  # noqa: F401
 from kafka_ref.network.network import Envelope
 from kafka_ref.server.authorizer import Authorizer
@@ -662,6 +663,10 @@ class QuorumController:
         responses: list[DeletableTopicResult] = []
 
         def answer(name: str | None, topic_id: Uuid, error: Errors, message: str | None = None) -> None:
+            # ControllerApis#appendResponse sends ApiError#message: an error made from its code alone
+            # (ApiError(Errors)) carries the code's default text.
+            if message is None and error is not Errors.NONE:
+                message = error.message
             responses.append(DeletableTopicResult(name=name, topic_id=topic_id, error_code=error.code,
                                                   error_message=message))
 
@@ -687,12 +692,11 @@ class QuorumController:
         ids = [i for i in dict.fromkeys(ids) if i not in duplicate_ids]
         # 3. Resolve, authorize.
         id_to_name: dict[Uuid, str] = {}
-        for topic_id in ids:
-            info = rc.topics.get(topic_id)
-            if info is None:
-                answer(None, topic_id, Errors.UNKNOWN_TOPIC_ID)
+        for topic_id, name_or_error in rc.find_topic_names(ids).items():
+            if isinstance(name_or_error, ApiError):
+                answer(None, topic_id, name_or_error.error, name_or_error.message)
             else:
-                id_to_name[topic_id] = info.name
+                id_to_name[topic_id] = name_or_error
         cluster_delete = self.authorizer.authorize_cluster(principal, "DELETE")
 
         def may(operation: str, name: str) -> bool:
@@ -702,12 +706,12 @@ class QuorumController:
             if not may("DELETE", name):
                 answer(name if may("DESCRIBE", name) else None, topic_id, Errors.TOPIC_AUTHORIZATION_FAILED)
                 del id_to_name[topic_id]
-        for name in names:
-            topic_id = rc.get_topic_id(name)
+        for name, id_or_error in rc.find_topic_ids(names).items():
+            topic_id = None if isinstance(id_or_error, ApiError) else id_or_error
             if not may("DESCRIBE", name):
                 answer(name, ZERO_UUID, Errors.TOPIC_AUTHORIZATION_FAILED)
-            elif topic_id is None:
-                answer(name, ZERO_UUID, Errors.UNKNOWN_TOPIC_OR_PARTITION)
+            elif isinstance(id_or_error, ApiError):
+                answer(name, ZERO_UUID, id_or_error.error, id_or_error.message)
             elif not may("DELETE", name):
                 answer(name, ZERO_UUID, Errors.TOPIC_AUTHORIZATION_FAILED)
             elif topic_id in id_to_name:
@@ -718,7 +722,8 @@ class QuorumController:
         # 4. Remove the rest.
         records, by_id = rc.delete_topics(list(id_to_name))
         for topic_id, name in id_to_name.items():
-            answer(name, topic_id, by_id[topic_id])
+            # ReplicationControlManager#deleteTopics answers through ApiError#fromThrowable: no text.
+            responses.append(DeletableTopicResult(name=name, topic_id=topic_id, error_code=by_id[topic_id].code))
         self._write("deleteTopics", ControllerResult(records, DeleteTopicsResponse(responses=tuple(responses))),
                     envelope.respond, request=envelope.request)
 

@@ -569,6 +569,34 @@ class ReplicationControlManager:
 
     # ------------------------------------------------------------------ DeleteTopics
 
+    def find_topic_ids(self, names: Any) -> dict[str | None, "Uuid | ApiError"]:
+        """Mirrors ReplicationControlManager#findTopicIds: each name's id, or why there is none.
+
+        kafka_ref reads the latest state (Kafka reads at the last committed offset; the
+        controller answers from the same state it then writes against).
+        """
+        results: dict[str | None, Uuid | ApiError] = {}
+        for name in names:
+            if name is None:
+                results[None] = ApiError(Errors.INVALID_REQUEST, "Invalid null topic name.")
+                continue
+            topic_id = self.topics_by_name.get(name)
+            results[name] = topic_id if topic_id is not None else ApiError(
+                Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.UNKNOWN_TOPIC_OR_PARTITION.message)
+        return results
+
+    def find_topic_names(self, topic_ids: Any) -> dict[Uuid | None, "str | ApiError"]:
+        """Mirrors ReplicationControlManager#findTopicNames: each id's topic name, or why there is none."""
+        results: dict[Uuid | None, str | ApiError] = {}
+        for topic_id in topic_ids:
+            if topic_id is None or topic_id == ZERO_UUID:
+                results[topic_id] = ApiError(Errors.INVALID_REQUEST, f"Attempt to find topic with invalid topicId {topic_id}")
+                continue
+            topic = self.topics.get(topic_id)
+            results[topic_id] = topic.name if topic is not None else ApiError(
+                Errors.UNKNOWN_TOPIC_ID, Errors.UNKNOWN_TOPIC_ID.message)
+        return results
+
     def delete_topics(self, topic_ids: list[Uuid]) -> tuple[list[Any], dict[Uuid, Errors]]:
         """Mirrors ReplicationControlManager#deleteTopics: one RemoveTopicRecord per known topic."""
         records: list[Any] = []
