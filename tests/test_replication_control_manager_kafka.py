@@ -1201,3 +1201,151 @@ def test_delete_topics_through_the_controller_answers_api_error_texts():
         ("t", topic_id): (Errors.NONE, None),
     }
     assert controller.replication_control.get_topic_id("t") is None
+
+
+# ------------------------------------------------------------------------------ leader balancing
+
+
+def test_balance_partition_leaders():
+    """Mirrors ReplicationControlManagerTest#testBalancePartitionLeaders."""
+    ctx = ReplicationControlTestContext()
+    rc = ctx.replication_control
+    ctx.register_brokers(0, 1, 2, 3, 4)
+    ctx.unfence_brokers(2, 3, 4)
+    foo_id = ctx.create_test_topic("foo", [[1, 2, 3], [2, 3, 4], [0, 2, 1]]).topic_id
+    # Partitions 0 and 2 are led by 2, not by their fenced preferred replicas.
+    assert rc.are_partition_leaders_imbalanced() is True
+    assert set(rc.imbalanced_partitions) == {(foo_id, 0), (foo_id, 2)}
+
+    def expand(partition_id: int, isr: tuple[int, ...]) -> None:
+        records, response = rc.alter_partition(AlterPartitionRequest(broker_id=2, broker_epoch=102, topics=(
+            AlterPartitionTopicData(topic_id=foo_id, partitions=(AlterPartitionPartitionData(
+                partition_index=partition_id, partition_epoch=0, leader_epoch=0,
+                new_isr_with_epochs=isr_with_default_epoch(*isr)),)),)))
+        assert response == AlterPartitionResponse(topics=(AlterPartitionResponseTopicData(topic_id=foo_id, partitions=(
+            AlterPartitionResponsePartitionData(partition_index=partition_id, leader_id=2, leader_epoch=0, isr=isr,
+                                                partition_epoch=1, error_code=0),)),))
+        ctx.replay(records)
+
+    # 1. Broker 1 back and in partition 0's ISR: only partition 0 can be balanced.
+    ctx.unfence_brokers(1)
+    expand(0, (1, 2, 3))
+    records, reschedule_immediately = rc.maybe_balance_partition_leaders()
+    ctx.replay(records)
+    assert records == [PartitionChangeRecord(partition_id=0, topic_id=foo_id, leader=1)]
+    assert rc.are_partition_leaders_imbalanced() is True
+    assert reschedule_immediately is False
+    # 2. Broker 0 back and in partition 2's ISR: balanced.
+    ctx.unfence_brokers(0)
+    expand(2, (0, 2, 1))
+    records, reschedule_immediately = rc.maybe_balance_partition_leaders()
+    ctx.replay(records)
+    assert records == [PartitionChangeRecord(partition_id=2, topic_id=foo_id, leader=0)]
+    assert rc.are_partition_leaders_imbalanced() is False
+    assert reschedule_immediately is False
+
+
+def test_balance_partition_leaders_stops_at_its_bound():
+    """ReplicationControlManager#maybeBalancePartitionLeaders with maxElectionsPerImbalance reached
+    (kafka_ref's own check): the run stops and asks to be rescheduled at once; deleting a topic
+    drops its partitions from the imbalance set."""
+    ctx = ReplicationControlTestContext()
+    rc = ctx.replication_control
+    rc.max_elections_per_imbalance = 1
+    ctx.register_brokers(0, 1)
+    ctx.unfence_brokers(1)
+    foo_id = ctx.create_test_topic("foo", [[0, 1], [0, 1]]).topic_id
+    assert set(rc.imbalanced_partitions) == {(foo_id, 0), (foo_id, 1)}
+    ctx.unfence_brokers(0)
+    for partition_id in (0, 1):
+        ctx.alter_partition(foo_id, partition_id, 1, isr_with_default_epoch(1, 0))
+    records, reschedule_immediately = rc.maybe_balance_partition_leaders()
+    assert (records, reschedule_immediately) == ([PartitionChangeRecord(partition_id=0, topic_id=foo_id, leader=0)], True)
+    ctx.replay(records)
+    records, reschedule_immediately = rc.maybe_balance_partition_leaders()
+    assert (records, reschedule_immediately) == ([PartitionChangeRecord(partition_id=1, topic_id=foo_id, leader=0)], False)
+    ctx.replay(records)
+    assert rc.are_partition_leaders_imbalanced() is False
+    bar_id = ctx.create_test_topic("bar", [[0, 1]]).topic_id
+    records: list = []
+    rc.handle_broker_fenced(0, records)
+    ctx.replay(records)
+    assert (bar_id, 0) in rc.imbalanced_partitions
+    ctx.delete_topic(bar_id)
+    assert (bar_id, 0) not in rc.imbalanced_partitions
+
+
+def test_quorum_controller_schedules_leader_balancing():
+    """QuorumController#maybeScheduleNextBalancePartitionLeaders (kafka_ref's own check): after a write
+    that leaves a leader off its preferred replica, a run is scheduled a check interval later;
+    the run writes the preferred elections; with auto.leader.rebalance.enable off nothing is scheduled."""
+    from test_kraft_cluster import controller_with_topic
+
+    from kafka_ref.controller.quorum.quorum_controller import ImbalanceSchedule
+
+    controller, time, epochs, topic_id = controller_with_topic(**{"leader.imbalance.check.interval.seconds": 30})
+    assert controller.imbalanced_scheduled is ImbalanceSchedule.DEFERRED
+    # Broker 0 (leader of t-0) is fenced: 1 leads, 0 is out of the ISR.
+    records: list = []
+    controller.replication_control.handle_broker_fenced(0, records)
+    controller._write("fence", ControllerResultForTest(records), lambda _r: None)
+    assert controller.partition_state("t", 0)["leader"] == 1
+    assert controller.imbalanced_scheduled is ImbalanceSchedule.SCHEDULED
+    assert controller._balance_deadline_ns == time.nanoseconds() + 30 * 1_000_000_000
+    # 0 returns to the ISR; the run elects it back.
+    records = []
+    controller.replication_control.handle_broker_unfenced(0, epochs[0], records)
+    controller._write("unfence", ControllerResultForTest(records), lambda _r: None)
+    state = controller.partition_state("t", 0)
+    alter_records, _response = controller.replication_control.alter_partition(AlterPartitionRequest(
+        broker_id=1, broker_epoch=epochs[1], topics=(AlterPartitionTopicData(topic_id=topic_id, partitions=(
+            AlterPartitionPartitionData(partition_index=0, leader_epoch=state["leader_epoch"],
+                                        partition_epoch=state["partition_epoch"],
+                                        new_isr_with_epochs=tuple(BrokerState(broker_id=b) for b in (1, 2, 0))),)),)))
+    controller._write("alter", ControllerResultForTest(alter_records), lambda _r: None)
+    controller.maybe_balance_partition_leaders()
+    assert controller.partition_state("t", 0)["leader"] == 0
+    assert controller.replication_control.are_partition_leaders_imbalanced() is False
+    assert controller.imbalanced_scheduled is ImbalanceSchedule.DEFERRED
+    # Disabled: never scheduled.
+    off, _time, _epochs, _tid = controller_with_topic(**{"auto.leader.rebalance.enable": False})
+    records = []
+    off.replication_control.handle_broker_fenced(0, records)
+    off._write("fence", ControllerResultForTest(records), lambda _r: None)
+    assert off.replication_control.are_partition_leaders_imbalanced() is True
+    assert off.imbalanced_scheduled is ImbalanceSchedule.DEFERRED and off._balance_deadline_ns is None
+
+
+def ControllerResultForTest(records):  # noqa: N802
+    from kafka_ref.controller.quorum.quorum_controller import ControllerResult
+
+    return ControllerResult(records, None)
+
+
+@pytest.mark.anyio
+async def test_kraft_cluster_rebalances_leaders_back_to_the_preferred_replica():
+    """QuorumController's leader balancing end to end (kafka_ref's own check, after
+    testBalancePartitionLeaders): the preferred replica is bounced, comes back into the ISR, and a
+    balancing run within one check interval makes it the leader again, one leader epoch later."""
+    import anyio
+
+    from test_preferred_election import bounce
+
+    from kafka_ref.cluster import Cluster
+    from kafka_ref.common.topic_partition import TopicPartition
+
+    config = {"leader.imbalance.check.interval.seconds": 10}
+    async with Cluster(brokers=3, metadata_mode="kraft", config=config, seed=41) as cluster:
+        await cluster.create_topic("t", replica_assignment={0: [0, 1, 2], 1: [0, 2, 1]})
+        tps = [TopicPartition("t", 0), TopicPartition("t", 1)]
+        await bounce(cluster, 0, tps)
+        back_in_isr = anyio.current_time()
+        assert [cluster.leader_for("t", p) for p in range(2)] == [1, 2]
+        isrs = [cluster.partition_state("t", p)["isr"] for p in range(2)]
+        assert [sorted(isr) for isr in isrs] == [[0, 1, 2], [0, 1, 2]]
+        await cluster.wait_until(lambda: all(cluster.leader_for("t", p) == 0 for p in range(2)),
+                                 timeout_ms=20000, poll_ms=1, message="leadership rebalanced")
+        assert anyio.current_time() - back_in_isr <= 10.5
+        assert [cluster.partition_state("t", p)["leader_epoch"] for p in range(2)] == [2, 2]
+        # The election changes the leader only.
+        assert [cluster.partition_state("t", p)["isr"] for p in range(2)] == isrs

@@ -22,6 +22,7 @@ every heartbeat and registration.
 from __future__ import annotations
 
 import dataclasses
+import enum
 
 import random
 from dataclasses import dataclass
@@ -102,6 +103,14 @@ def _error_response(request: Any, error: Errors, message: str | None) -> Any:
     return request.get_error_response(error.code)
 
 
+class ImbalanceSchedule(enum.Enum):
+    """Mirrors QuorumController.ImbalanceSchedule: where the next leader-balancing run stands."""
+
+    SCHEDULED = "scheduled"  # a run is waiting for its deadline
+    DEFERRED = "deferred"  # the next run waits a whole check interval
+    IMMEDIATELY = "immediately"  # the last run stopped at its election bound: the next goes at once
+
+
 class QuorumController:
     """Mirrors org.apache.kafka.controller.QuorumController (active on the Raft leader, standby elsewhere)."""
 
@@ -121,6 +130,14 @@ class QuorumController:
         self.cur_claim_epoch = -1
         self.deferred: list[tuple[int, Callable[[], None], Callable[[], None]]] = []
         self._fence_check: anyio.Event | None = None
+        # QuorumController#leaderImbalanceCheckIntervalNs (ControllerServer: set only with
+        # auto.leader.rebalance.enable) and the balancing schedule.
+        self.leader_imbalance_check_interval_ns: int | None = (
+            config.get("leader.imbalance.check.interval.seconds") * 1_000_000_000
+            if config.get("auto.leader.rebalance.enable") else None)
+        self.imbalanced_scheduled = ImbalanceSchedule.DEFERRED
+        self._balance_deadline_ns: int | None = None
+        self._balance_check: anyio.Event | None = None
         self._log = state_change_logger(controller_id=node_id)
         self.raft_client.register(QuorumMetaLogListener(self))
         # A restarted (or new) voter replays what its log already holds as committed; a lone voter leads at once.
@@ -153,7 +170,14 @@ class QuorumController:
     async def run(self, *, task_status: anyio.abc.TaskStatus = anyio.TASK_STATUS_IGNORED) -> None:
         """Run the controller's background work: the fencing timer (active only)."""
         task_status.started(self)
-        await self._maybe_fence_replicas_loop()
+        if self.leader_imbalance_check_interval_ns is None:
+            await self._maybe_fence_replicas_loop()
+            return
+        # Leader balancing runs beside the fencing timer (only when it is enabled, so a run
+        # without it schedules exactly the tasks it did before).
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._maybe_balance_partition_leaders_loop)
+            await self._maybe_fence_replicas_loop()
 
     async def _maybe_fence_replicas_loop(self) -> None:
         """Mirrors QuorumController#rescheduleMaybeFenceStaleBrokers and its MAYBE_FENCE_REPLICAS event.
@@ -184,6 +208,60 @@ class QuorumController:
     def _reschedule_maybe_fence_stale_brokers(self) -> None:
         if self._fence_check is not None:
             self._fence_check.set()
+
+    def _maybe_schedule_next_balance_partition_leaders(self) -> None:
+        """Mirrors QuorumController#maybeScheduleNextBalancePartitionLeaders.
+
+        On the active controller, with balancing enabled and some leader not its partition's
+        preferred replica, and no run already waiting: a run a check interval from now
+        (DEFERRED), or 10 ms from now when the last one stopped at its bound (IMMEDIATELY).
+        """
+        if (self.imbalanced_scheduled is ImbalanceSchedule.SCHEDULED or self.leader_imbalance_check_interval_ns is None
+                or not self.is_active or not self.replication_control.are_partition_leaders_imbalanced()):
+            return
+        delay_ns = (self.leader_imbalance_check_interval_ns if self.imbalanced_scheduled is ImbalanceSchedule.DEFERRED
+                    else 10_000_000)
+        self._balance_deadline_ns = self.time.nanoseconds() + delay_ns
+        self.imbalanced_scheduled = ImbalanceSchedule.SCHEDULED
+        if self._balance_check is not None:
+            self._balance_check.set()
+
+    def _cancel_maybe_balance_partition_leaders(self) -> None:
+        """Mirrors QuorumController#cancelMaybeBalancePartitionLeaders."""
+        self.imbalanced_scheduled = ImbalanceSchedule.DEFERRED
+        self._balance_deadline_ns = None
+        if self._balance_check is not None:
+            self._balance_check.set()
+
+    async def _maybe_balance_partition_leaders_loop(self) -> None:
+        """The deferred MAYBE_BALANCE_PARTITION_LEADERS event: wait for the scheduled deadline, then run it."""
+        while True:
+            self._balance_check = anyio.Event()
+            deadline_ns = self._balance_deadline_ns
+            if deadline_ns is None or not self.is_active:
+                await self._balance_check.wait()
+                continue
+            delay_ns = deadline_ns - self.time.nanoseconds()
+            if delay_ns > 0:
+                with anyio.move_on_after(delay_ns / 1e9):
+                    await self._balance_check.wait()
+                continue
+            self._balance_deadline_ns = None
+            self.maybe_balance_partition_leaders()
+
+    def maybe_balance_partition_leaders(self) -> None:
+        """The MAYBE_BALANCE_PARTITION_LEADERS write event (QuorumController#maybeScheduleNextBalancePartitionLeaders).
+
+        1. Preferred elections for the imbalanced partitions; 2. the next run goes at once if
+        this one stopped at its bound, else a check interval later; 3. written like any other
+        write, which schedules that next run if some leader is still not preferred.
+        """
+        # 1. The elections.
+        records, reschedule_immediately = self.replication_control.maybe_balance_partition_leaders()
+        # 2. The next run's pace.
+        self.imbalanced_scheduled = ImbalanceSchedule.IMMEDIATELY if reschedule_immediately else ImbalanceSchedule.DEFERRED
+        # 3. The write.
+        self._write("maybeBalancePartitionLeaders", ControllerResult(records, reschedule_immediately), lambda _r: None)
 
     # ------------------------------------------------------------------ writes
 
@@ -226,6 +304,8 @@ class QuorumController:
             # 4. Nothing written: answer once everything written so far is committed.
             self.deferred.append((offset, lambda: respond(result.response), fail))
             self._complete_deferred()
+        # 5. After every write, a leader-balancing run if some leader is not its preferred replica.
+        self._maybe_schedule_next_balance_partition_leaders()
 
     def _complete_deferred(self) -> None:
         """Mirrors ControllerPurgatory#completeUpTo: answer every write at or below the committed offset."""
@@ -276,6 +356,8 @@ class QuorumController:
         if not self._bootstrapped():
             self._write("bootstrap", ControllerResult(list(self.feature_control.bootstrap_records()), None), lambda _r: None)
         self._reschedule_maybe_fence_stale_brokers()
+        # CompleteActivationEvent#processBatchEndOffset: the periodic tasks start on the active controller.
+        self._maybe_schedule_next_balance_partition_leaders()
 
     def _bootstrapped(self) -> bool:
         """Whether the log already holds the bootstrap records (a data record anywhere before our epoch)."""
@@ -305,8 +387,9 @@ class QuorumController:
         self.write_offset = -1
         self._log.info("controller_renounced", epoch=epoch, last_committed_offset=self.last_committed_offset,
                        failed_writes=len(waiting))
-        # 4. The fencing loop sees we are no longer active.
+        # 4. The fencing loop sees we are no longer active; no leader balancing either.
         self._reschedule_maybe_fence_stale_brokers()
+        self._cancel_maybe_balance_partition_leaders()
 
     def handle_commit(self, reader: BatchReader) -> None:
         """Mirrors QuorumController.QuorumMetaLogListener#handleCommit.

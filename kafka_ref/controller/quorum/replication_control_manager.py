@@ -103,6 +103,9 @@ class BrokerHeartbeatReply:
 # Mirrors QuorumController.MAX_RECORDS_PER_USER_OP (= MAX_RECORDS_PER_BATCH, Kafka 3.5.0+): the most
 # records one user operation may write in its atomic batch.
 MAX_RECORDS_PER_USER_OP = 10000
+# Mirrors ReplicationControlManager.MAX_ELECTIONS_PER_IMBALANCE: the most preferred-leader
+# elections one maybeBalancePartitionLeaders run writes.
+MAX_ELECTIONS_PER_IMBALANCE = 1000
 
 
 class ReplicationControlManager:
@@ -111,7 +114,8 @@ class ReplicationControlManager:
     def __init__(self, cluster_control: ClusterControlManager, configuration_control: ConfigurationControlManager,
                  feature_control: FeatureControlManager, rng: random.Random, controller_id: int,
                  default_num_partitions: int = 1, default_replication_factor: int = 1,
-                 delete_topic_enable: bool = True) -> None:
+                 delete_topic_enable: bool = True,
+                 max_elections_per_imbalance: int = MAX_ELECTIONS_PER_IMBALANCE) -> None:
         self.cluster_control = cluster_control
         self.configuration_control = configuration_control
         self.feature_control = feature_control
@@ -124,6 +128,10 @@ class ReplicationControlManager:
         # read with '.' as '_', the existing topics that read so.
         self.topics_with_collision_chars: dict[str, set[str]] = {}
         self.topics: dict[Uuid, TopicControlInfo] = {}
+        self.max_elections_per_imbalance = max_elections_per_imbalance
+        # Mirrors ReplicationControlManager#imbalancedPartitions: partitions whose leader is not their
+        # preferred (first) replica, kept by replay (a dict used as an insertion-ordered set).
+        self.imbalanced_partitions: dict[tuple[Uuid, int], None] = {}
         self._log = state_change_logger(controller_id=controller_id)
 
     # ------------------------------------------------------------------ replay
@@ -154,7 +162,9 @@ class ReplicationControlManager:
         topic = self.topics.get(record.topic_id)
         if topic is None:
             raise RuntimeError(f"Tried to create partition {record.topic_id}:{record.partition_id}, but no topic with that ID was found.")
-        topic.parts[record.partition_id] = PartitionRegistration.from_record(record)
+        registration = PartitionRegistration.from_record(record)
+        topic.parts[record.partition_id] = registration
+        self._update_imbalance(record.topic_id, record.partition_id, registration)
 
     def replay_partition_change(self, record: PartitionChangeRecord) -> None:
         """Mirrors ReplicationControlManager#replay(PartitionChangeRecord)."""
@@ -162,7 +172,16 @@ class ReplicationControlManager:
         previous = topic.parts.get(record.partition_id) if topic is not None else None
         if previous is None:
             raise RuntimeError(f"Tried to change partition {record.topic_id}:{record.partition_id}, but it was not found.")
-        topic.parts[record.partition_id] = previous.merge(record)
+        registration = previous.merge(record)
+        topic.parts[record.partition_id] = registration
+        self._update_imbalance(record.topic_id, record.partition_id, registration)
+
+    def _update_imbalance(self, topic_id: Uuid, partition_id: int, registration: PartitionRegistration) -> None:
+        """The imbalancedPartitions step of replay(PartitionRecord / PartitionChangeRecord)."""
+        if registration.has_preferred_leader():
+            self.imbalanced_partitions.pop((topic_id, partition_id), None)
+        else:
+            self.imbalanced_partitions[(topic_id, partition_id)] = None
 
     def replay_remove_topic(self, record: RemoveTopicRecord) -> None:
         """Mirrors ReplicationControlManager#replay(RemoveTopicRecord): the topic and its configs go."""
@@ -170,6 +189,8 @@ class ReplicationControlManager:
         if topic is None:
             raise UnknownTopicIdException(f"Can't find topic with ID {record.topic_id} to remove.")
         self.topics_by_name.pop(topic.name, None)
+        for partition_id in topic.parts:
+            self.imbalanced_partitions.pop((record.topic_id, partition_id), None)
         if has_collision_chars(topic.name):
             normalized = unify_collision_chars(topic.name)
             colliding = self.topics_with_collision_chars.get(normalized)
@@ -816,6 +837,34 @@ class ReplicationControlManager:
             self.handle_broker_fenced(broker_id, records)
             heartbeat_manager.fence(broker_id)
         return records
+
+    def are_partition_leaders_imbalanced(self) -> bool:
+        """Mirrors ReplicationControlManager#arePartitionLeadersImbalanced."""
+        return bool(self.imbalanced_partitions)
+
+    def maybe_balance_partition_leaders(self) -> tuple[list[Any], bool]:
+        """Mirrors ReplicationControlManager#maybeBalancePartitionLeaders: (records, reschedule at once).
+
+        A preferred election for each imbalanced partition, at most max_elections_per_imbalance
+        records; True when it stopped there with partitions left to try.
+        """
+        records: list[Any] = []
+        reschedule_immediately = False
+        for topic_id, partition_id in list(self.imbalanced_partitions):
+            # 1. The bound.
+            if len(records) >= self.max_elections_per_imbalance:
+                reschedule_immediately = True
+                break
+            # 2. A partition that is gone is skipped.
+            partition = self.get_partition(topic_id, partition_id)
+            if partition is None:
+                continue
+            # 3. The preferred election, if the preferred replica can lead.
+            change = self._builder(partition, topic_id, partition_id, self.cluster_control.is_active).set_election(
+                Election.PREFERRED).build()
+            if change is not None:
+                records.append(change)
+        return records, reschedule_immediately
 
     def elect_leaders(self, request: ElectLeadersRequest) -> tuple[list[Any], ElectLeadersResponse]:
         """Mirrors ReplicationControlManager#electLeaders.
