@@ -1,8 +1,8 @@
 """Mirrors org.apache.kafka.controller.ReplicationControlManagerTest (Kafka 3.8.0).
 
 The managers run alone, as in Kafka's ReplicationControlTestContext: a FeatureControlManager, a
-ConfigurationControlManager, a ClusterControlManager on a MockTime with a 1 s broker session, and
-a ReplicationControlManager (default replication factor 3, one partition). Records the managers
+ConfigurationControlManager, a ClusterControlManager on a MockTime (with Kafka's context's
+effective session timeout of 0, see SESSION_TIMEOUT_MS_IN_CONTEXT), and a ReplicationControlManager (default replication factor 3, one partition). Records the managers
 return are replayed by hand. Brokers register at epoch 100 + id; the striped placer draws from a
 copy of Kafka's MockRandom (a java.util.Random with MockRandom's generator), so placements are
 Kafka's.
@@ -14,7 +14,6 @@ Not ported:
 - testCreateTopicsWithPolicy: no CreateTopicPolicy plugin.
 - testEligibleLeaderReplicas_* (ShrinkAndExpandIsr, BrokerFence, DeleteTopic, EffectiveMinIsr,
   CleanElection, UncleanShutdown): KIP-966 eligible leader replicas are not modelled.
-- testBalancePartitionLeaders: no leader-imbalance bookkeeping or scheduled rebalancing.
 - testKRaftClusterDescriber, testHandleAssignReplicasToDirsFailsOnOlderMv,
   testHandleAssignReplicasToDirs, testHandleDirectoriesOffline: no KIP-858 log directories.
 - testProcessExpiredBrokerHeartbeat: kafka_ref's controller event queue has no deadlines, so there
@@ -65,6 +64,7 @@ from kafka_ref.common.time import MockTime
 from kafka_ref.common.uuid import ZERO_UUID, Uuid
 from kafka_ref.controller.quorum.cluster_control_manager import ClusterControlManager
 from kafka_ref.controller.quorum.configuration_control_manager import ConfigurationControlManager, FeatureControlManager
+from kafka_ref.controller.quorum.quorum_controller import ControllerResult
 from kafka_ref.controller.quorum.replication_control_manager import BrokerHeartbeatReply, ReplicationControlManager
 from kafka_ref.controller.reassignment import ApiError
 from kafka_ref.image.records import (
@@ -1288,21 +1288,21 @@ def test_quorum_controller_schedules_leader_balancing():
     # Broker 0 (leader of t-0) is fenced: 1 leads, 0 is out of the ISR.
     records: list = []
     controller.replication_control.handle_broker_fenced(0, records)
-    controller._write("fence", ControllerResultForTest(records), lambda _r: None)
+    controller._write("fence", ControllerResult(records, None), lambda _r: None)
     assert controller.partition_state("t", 0)["leader"] == 1
     assert controller.imbalanced_scheduled is ImbalanceSchedule.SCHEDULED
     assert controller._balance_deadline_ns == time.nanoseconds() + 30 * 1_000_000_000
     # 0 returns to the ISR; the run elects it back.
     records = []
     controller.replication_control.handle_broker_unfenced(0, epochs[0], records)
-    controller._write("unfence", ControllerResultForTest(records), lambda _r: None)
+    controller._write("unfence", ControllerResult(records, None), lambda _r: None)
     state = controller.partition_state("t", 0)
     alter_records, _response = controller.replication_control.alter_partition(AlterPartitionRequest(
         broker_id=1, broker_epoch=epochs[1], topics=(AlterPartitionTopicData(topic_id=topic_id, partitions=(
             AlterPartitionPartitionData(partition_index=0, leader_epoch=state["leader_epoch"],
                                         partition_epoch=state["partition_epoch"],
                                         new_isr_with_epochs=tuple(BrokerState(broker_id=b) for b in (1, 2, 0))),)),)))
-    controller._write("alter", ControllerResultForTest(alter_records), lambda _r: None)
+    controller._write("alter", ControllerResult(alter_records, None), lambda _r: None)
     controller.maybe_balance_partition_leaders()
     assert controller.partition_state("t", 0)["leader"] == 0
     assert controller.replication_control.are_partition_leaders_imbalanced() is False
@@ -1311,15 +1311,9 @@ def test_quorum_controller_schedules_leader_balancing():
     off, _time, _epochs, _tid = controller_with_topic(**{"auto.leader.rebalance.enable": False})
     records = []
     off.replication_control.handle_broker_fenced(0, records)
-    off._write("fence", ControllerResultForTest(records), lambda _r: None)
+    off._write("fence", ControllerResult(records, None), lambda _r: None)
     assert off.replication_control.are_partition_leaders_imbalanced() is True
     assert off.imbalanced_scheduled is ImbalanceSchedule.DEFERRED and off._balance_deadline_ns is None
-
-
-def ControllerResultForTest(records):  # noqa: N802
-    from kafka_ref.controller.quorum.quorum_controller import ControllerResult
-
-    return ControllerResult(records, None)
 
 
 @pytest.mark.anyio
