@@ -2,7 +2,8 @@
 
 The managers run alone, as in Kafka's ReplicationControlTestContext: a FeatureControlManager, a
 ConfigurationControlManager, a ClusterControlManager on a MockTime (with Kafka's context's
-effective session timeout of 0, see SESSION_TIMEOUT_MS_IN_CONTEXT), and a ReplicationControlManager (default replication factor 3, one partition). Records the managers
+effective session timeout of 0, see SESSION_TIMEOUT_MS_IN_CONTEXT), and a
+ReplicationControlManager (default replication factor 3, one partition). Records the managers
 return are replayed by hand. Brokers register at epoch 100 + id; the striped placer draws from a
 copy of Kafka's MockRandom (a java.util.Random with MockRandom's generator), so placements are
 Kafka's.
