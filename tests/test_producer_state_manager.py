@@ -16,6 +16,7 @@ from kafka_ref.common.time import MockTime
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.log import UnifiedLog
 from kafka_ref.log.disk import Disk
+from kafka_ref.log.fetch_data import AppendOrigin
 from kafka_ref.log.producer_state_manager import INT32_MAX, ProducerStateManager
 
 TP = TopicPartition("t", 0)
@@ -77,12 +78,13 @@ def test_old_epoch_is_refused_and_new_epoch_starts_at_zero():
 def test_unknown_producer_may_start_at_any_sequence_and_sequences_wrap():
     """ProducerStateManagerTest#testProducerSequenceWrapAround (and a producer whose records are gone)."""
     psm = ProducerStateManager(TP)
-    psm.validate([batch(INT32_MAX - 1, 2)])
-    psm.update([batch(INT32_MAX - 1, 2)])
+    info = psm.prepare_update(PID, AppendOrigin.CLIENT)
+    info.append(batch(INT32_MAX - 1, 2))
+    psm.update(info)
     assert psm.last_entry(PID).last_seq == INT32_MAX
-    psm.validate([batch(0)])
+    psm.prepare_update(PID, AppendOrigin.CLIENT).append(batch(0))
     with pytest.raises(OutOfOrderSequenceException):
-        psm.validate([batch(1)])
+        psm.prepare_update(PID, AppendOrigin.CLIENT).append(batch(1))
 
 
 def test_followers_apply_state_so_a_new_leader_detects_duplicates():

@@ -18,7 +18,7 @@ lock for the same sections).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 import structlog
@@ -52,7 +52,12 @@ from kafka_ref.log.log_validator import (
     analyze_and_validate_records,
     target_compression,
 )
-from kafka_ref.log.producer_state_manager import ProducerStateManager
+from kafka_ref.log.producer_state_manager import (
+    BatchMetadata,
+    CompletedTxn,
+    ProducerAppendInfo,
+    ProducerStateManager,
+)
 
 if TYPE_CHECKING:
     from kafka_ref.log.disk import Disk
@@ -141,9 +146,10 @@ class UnifiedLog(UnifiedLogRetention):
         self._update_log_start_offset(local_start)
         # 4. Topic id: the partition.metadata file wins; a different given id is an error.
         self._initialize_topic_id(topic_id)
-        # Idempotent producers' state, rebuilt from the data (LogLoader's producer state load).
-        self.producer_state_manager = ProducerStateManager(topic_partition)
-        self.producer_state_manager.reload(local_log.batches)
+        # Producers' state, rebuilt from the data (LogLoader's producer state load).
+        self.producer_state_manager = ProducerStateManager(topic_partition, time=self.time)
+        rebuild_producer_state(self.producer_state_manager, self.log_start_offset, local_log.log_end_offset,
+                               local_log.batches)
         # 5. Start from the given high watermark, clamped into range.
         self.update_high_watermark(high_watermark)
         self._check_invariants()
@@ -519,24 +525,6 @@ class UnifiedLog(UnifiedLogRetention):
             return append_info
         self.local_log.check_if_memory_mapped_buffer_closed()
         batches: Sequence[RecordBatch] = records.batches
-        if validate_and_assign_offsets and origin == AppendOrigin.CLIENT:
-            # 3. Idempotent producers (analyzeAndValidateProducerState): a retried batch that is
-            #    already written is answered with its offsets and not written again; an old
-            #    epoch or a sequence gap is refused before anything is written.
-            producers = self.producer_state_manager
-            for batch in batches:
-                if batch.producer_id >= 0:
-                    duplicate = producers.find_duplicate(batch)
-                    if duplicate is not None:
-                        # (The duplicate's answer carries the written batch's timestamp as its
-                        #  log append time, whatever the timestamp type, as Kafka's does.)
-                        append_info.first_offset = duplicate.first_offset
-                        append_info.last_offset = duplicate.last_offset
-                        append_info.log_append_time = duplicate.timestamp
-                        append_info.log_start_offset = self.log_start_offset
-                        return append_info
-                    producers.validate(batches)
-                    break
         if validate_and_assign_offsets:
             # 3a. Leader: the LogValidator checks the batch, offsets run on from the LEO and the
             #     leader's epoch is stamped; under LogAppendTime the batch's max timestamp becomes
@@ -586,16 +574,64 @@ class UnifiedLog(UnifiedLogRetention):
                     first_offset,
                     append_info.last_offset,
                 )
-        # 4. Record in the epoch cache the epoch each batch was written under.
+        # 4. Producers (analyzeAndValidateProducerState): a client's retried batch that is already
+        #    written is answered with its offsets and not written again; an old epoch, a
+        #    sequence gap, plain data inside an open transaction or a fenced coordinator's
+        #    marker is refused before anything is written.
+        updated_producers, completed_txns, duplicate = self.analyze_and_validate_producer_state(batches, origin)
+        if duplicate is not None:
+            # (The duplicate's answer carries the written batch's timestamp as its log append
+            #  time, whatever the timestamp type, as Kafka's does.)
+            append_info.first_offset = duplicate.first_offset
+            append_info.last_offset = duplicate.last_offset
+            append_info.log_append_time = duplicate.timestamp
+            append_info.log_start_offset = self.log_start_offset
+            return append_info
+        # 5. Record in the epoch cache the epoch each batch was written under.
         for batch in batches:
             self.maybe_assign_epoch_start_offset(batch.partition_leader_epoch, batch.base_offset)
-        # 5. Append; a HW that sat at the end keeps pointing at the (moved) end.
+        # 6. Append; a HW that sat at the end keeps pointing at the (moved) end.
         self.local_log.append(append_info.last_offset, batches)
-        self.producer_state_manager.update(batches)
         self._update_high_watermark_with_log_end_offset()
+        # 7. Producer state: the validated appends, completed transactions, the map's end.
+        producers = self.producer_state_manager
+        if updated_producers:
+            for producer_append_info in updated_producers.values():
+                producers.update(producer_append_info)
+            for completed_txn in completed_txns:
+                producers.complete_txn(completed_txn)
+        producers.update_map_end_offset(append_info.last_offset + 1)
         append_info.log_start_offset = self.log_start_offset
         self._check_invariants()
         return append_info
+
+    def analyze_and_validate_producer_state(
+        self, batches: Sequence[RecordBatch], origin: AppendOrigin,
+    ) -> tuple[dict[int, ProducerAppendInfo], list[CompletedTxn], BatchMetadata | None]:
+        """Mirrors kafka.log.UnifiedLog#analyzeAndValidateProducerState (no verification guards).
+
+        Returns each producer's validated append, the transactions the markers complete, and
+        for a client the already-written batch a retry repeats (then nothing else counts). The
+        manager itself is unchanged. kafka_ref does not model AddPartitionsToTxn verification, so
+        the "transactional batch without verification" check is left out.
+        """
+        updated: dict[int, ProducerAppendInfo] = {}
+        completed: list[CompletedTxn] = []
+        producers = self.producer_state_manager
+        for batch in batches:
+            if batch.producer_id < 0:
+                continue
+            # 1. A client's retry of one of the producer's last five batches.
+            if origin == AppendOrigin.CLIENT:
+                entry = producers.last_entry(batch.producer_id)
+                duplicate = None if entry is None else entry.find_duplicate_batch(batch)
+                if duplicate is not None:
+                    return updated, completed, duplicate
+            # 2. Validate and accumulate (transactions start at the batch's base offset).
+            completed_txn = update_producers(producers, batch, updated, None, origin)
+            if completed_txn is not None:
+                completed.append(completed_txn)
+        return updated, completed, None
 
     # -- epochs ------------------------------------------------------------------------------
 
@@ -732,8 +768,9 @@ class UnifiedLog(UnifiedLogRetention):
             self.log_start_offset = min(target_offset, self.log_start_offset)
             if self.high_watermark >= self.local_log.log_end_offset:
                 self.update_high_watermark(self.local_log.log_end_offset_metadata)
-            # 5. Producer state as the remaining data leaves it (truncateAndReload).
-            self.producer_state_manager.reload(self.local_log.batches)
+            # 5. Producer state as the remaining data leaves it.
+            rebuild_producer_state(self.producer_state_manager, self.log_start_offset, target_offset,
+                                   self.local_log.batches)
         self._check_invariants()
         return True
 
@@ -743,9 +780,10 @@ class UnifiedLog(UnifiedLogRetention):
         # 1. Empty the local log and the epoch cache.
         self.local_log.truncate_fully_and_start_at(new_offset)
         self.leader_epoch_cache.clear_and_flush()
-        self.producer_state_manager.reload(())
-        # 2. The log start offset and HW follow.
+        self.producer_state_manager.truncate_fully_and_start_at(new_offset)
+        # 2. The log start offset and HW follow (the producer state has nothing to replay).
         self.log_start_offset = new_offset if log_start_offset is None else log_start_offset
+        rebuild_producer_state(self.producer_state_manager, self.log_start_offset, new_offset, ())
         self.update_high_watermark(self.local_log.log_end_offset_metadata)
         self._check_invariants()
 
@@ -779,3 +817,64 @@ class UnifiedLog(UnifiedLogRetention):
             f"lastStableOffset={self.last_stable_offset}, logStartOffset={self.log_start_offset}, "
             f"logEndOffset={self.log_end_offset}, latestEpoch={self.latest_epoch}, batches={len(self.local_log)})"
         )
+
+
+def update_producers(
+    producer_state_manager: ProducerStateManager,
+    batch: RecordBatch,
+    producers: dict[int, ProducerAppendInfo],
+    first_offset_metadata: LogOffsetMetadata | None,
+    origin: AppendOrigin,
+) -> CompletedTxn | None:
+    """Mirrors kafka.log.UnifiedLog$#updateProducers: one batch into its producer's pending append."""
+    # 1. One ProducerAppendInfo per producer and append.
+    producer_id = batch.producer_id
+    append_info = producers.get(producer_id)
+    if append_info is None:
+        append_info = producers[producer_id] = producer_state_manager.prepare_update(producer_id, origin)
+    completed_txn = append_info.append(batch, first_offset_metadata)
+    # 2. Data or marker, a transactional batch ends the producer's verification.
+    if batch.is_transactional:
+        producer_state_manager.clear_verification_state_entry(producer_id)
+    return completed_txn
+
+
+def load_producers_from_records(producer_state_manager: ProducerStateManager, batches: Iterable[RecordBatch]) -> None:
+    """Mirrors kafka.log.UnifiedLog$#loadProducersFromRecords: replay written batches without sequence checks."""
+    loaded: dict[int, ProducerAppendInfo] = {}
+    completed: list[CompletedTxn] = []
+    # 1. Accumulate every producer's batches as replication does.
+    for batch in batches:
+        if batch.producer_id >= 0:
+            completed_txn = update_producers(producer_state_manager, batch, loaded, None, AppendOrigin.REPLICATION)
+            if completed_txn is not None:
+                completed.append(completed_txn)
+    # 2. Apply them, then the completed transactions.
+    for append_info in loaded.values():
+        producer_state_manager.update(append_info)
+    for completed_txn in completed:
+        producer_state_manager.complete_txn(completed_txn)
+
+
+def rebuild_producer_state(
+    producer_state_manager: ProducerStateManager,
+    log_start_offset: int,
+    last_offset: int,
+    batches: Iterable[RecordBatch],
+) -> None:
+    """Mirrors kafka.log.UnifiedLog$#rebuildProducerState without snapshots: the state replayed from the data up to ``last_offset``.
+
+    Kafka starts from the latest snapshot at or below ``last_offset``; kafka_ref keeps none, so
+    a moved end replays every retained batch from the log start.
+    """
+    # 1. Drop what lies past the end (here: everything, unless the map is already at the end).
+    now = producer_state_manager.time.milliseconds() if producer_state_manager.time is not None else 0
+    producer_state_manager.truncate_and_reload(log_start_offset, last_offset, now)
+    # 2. Replay the batches between the map's end and the last offset.
+    if last_offset > producer_state_manager.map_end_offset():
+        start = max(producer_state_manager.map_end_offset(), log_start_offset)
+        load_producers_from_records(
+            producer_state_manager, (b for b in batches if b.last_offset >= start and b.base_offset < last_offset))
+    # 3. The map now ends at the log's end.
+    producer_state_manager.update_map_end_offset(last_offset)
+
