@@ -101,6 +101,8 @@ class UnifiedLog(UnifiedLogRetention):
         self.topic_partition = topic_partition
         self.local_log = local_log
         self.time = time if time is not None else MockTime()
+        # Producers' state (filled from the data below, once the offsets are known).
+        self.producer_state_manager = ProducerStateManager(topic_partition, time=self.time)
         self.max_message_bytes = max_message_bytes
         self.retention_bytes = retention_bytes
         # The topic's message.timestamp.type (LogConfig#messageTimestampType): "LogAppendTime"
@@ -147,7 +149,6 @@ class UnifiedLog(UnifiedLogRetention):
         # 4. Topic id: the partition.metadata file wins; a different given id is an error.
         self._initialize_topic_id(topic_id)
         # Producers' state, rebuilt from the data (LogLoader's producer state load).
-        self.producer_state_manager = ProducerStateManager(topic_partition, time=self.time)
         rebuild_producer_state(self.producer_state_manager, self.log_start_offset, local_log.log_end_offset,
                                local_log.batches)
         # 5. Start from the given high watermark, clamped into range.
@@ -412,6 +413,10 @@ class UnifiedLog(UnifiedLogRetention):
             )
         self._high_watermark_metadata = new
         self.high_watermark = self.last_stable_offset = new.message_offset
+        # 3. Completed transactions whose markers are now below the HW are replicated (the last
+        #    stable offset itself stays the HW: kafka_ref's brokers serve no transactions).
+        if self.producer_state_manager.unreplicated_txns:
+            self.producer_state_manager.on_high_watermark_updated(new.message_offset)
 
     def _update_high_watermark_with_log_end_offset(self) -> None:
         """Mirrors kafka.log.UnifiedLog#updateHighWatermarkWithLogEndOffset: HW at the end moves with it."""
@@ -762,15 +767,15 @@ class UnifiedLog(UnifiedLogRetention):
         if self.local_log.first_segment_base_offset > target_offset:
             self.truncate_fully_and_start_at(target_offset)
         else:
-            # 4. Cut the data and the epoch cache; the log start and HW follow.
+            # 4. Cut the data and the epoch cache; the log start follows.
             self.local_log.truncate_to(target_offset)
             self.leader_epoch_cache.truncate_from_end(target_offset)
             self.log_start_offset = min(target_offset, self.log_start_offset)
-            if self.high_watermark >= self.local_log.log_end_offset:
-                self.update_high_watermark(self.local_log.log_end_offset_metadata)
-            # 5. Producer state as the remaining data leaves it.
+            # 5. Producer state as the remaining data leaves it, then the HW.
             rebuild_producer_state(self.producer_state_manager, self.log_start_offset, target_offset,
                                    self.local_log.batches)
+            if self.high_watermark >= self.local_log.log_end_offset:
+                self.update_high_watermark(self.local_log.log_end_offset_metadata)
         self._check_invariants()
         return True
 
