@@ -1,8 +1,7 @@
 """Idempotent producers in the log: epochs, sequences, duplicates, state after truncation and reload.
 
-Mirror cases of Kafka's ProducerStateManagerTest (testBasicIdMapping, testProducerSequenceWrapAround,
-testNoValidationOnFirstEntryWhenLoadingLog, testTruncateAndReloadRemovesOutOfRangeSnapshots in
-spirit) and UnifiedLogTest (testDuplicateAppends, testOldProducerEpoch,
+Log-level cases in the spirit of Kafka's ProducerStateManagerTest (whose port is
+tests/test_producer_state_manager_kafka.py) and UnifiedLogTest (testDuplicateAppends, testOldProducerEpoch,
 testNonSequentialAppend, testProducerIdMapTruncateTo).
 """
 
