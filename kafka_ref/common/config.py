@@ -73,6 +73,10 @@ class MetadataVersion:
     def __lt__(self, other: "MetadataVersion") -> bool:
         return self.release < other.release
 
+    def is_topic_ids_supported(self) -> bool:
+        """Mirrors MetadataVersion#isTopicIdsSupported: topics carry ids from IBP 2.8 (KIP-516)."""
+        return self.is_at_least("2.8")
+
     def fetch_request_version(self) -> int:
         """Mirrors MetadataVersion#fetchRequestVersion: the Fetch version a follower sends at this
         IBP (by release; the IV steps within 3.5 are not told apart). Topic ids from 13 (3.1)."""
@@ -362,6 +366,11 @@ class KafkaConfig(_Typed):
         and HW rule, the coordinator's load bound) follow this, not the IBP.
         """
         return self._values["kafka_ref.broker.version"]
+
+    @property
+    def uses_topic_id(self) -> bool:
+        """Mirrors KafkaConfig#usesTopicId: the IBP supports topic ids (2.8 and later)."""
+        return self.inter_broker_protocol_version.is_topic_ids_supported()
 
     @property
     def replica_lag_time_max_ms(self) -> int:

@@ -46,6 +46,21 @@ ZkPartitionReassignment = _event("ZkPartitionReassignment", "process_zk_partitio
 ReplicaLeaderElection = _event("ReplicaLeaderElection", "process_replica_leader_election")
 
 
+class MockEvent(ControllerEvent):
+    """Mirrors kafka.controller.MockEvent: an event used only in tests.
+
+    KafkaController#process calls its ``process()`` without the controller. Kafka's tests make
+    it block the event thread on a latch; here ``process()`` may return an awaitable, and the
+    event thread waits for it before taking the next event (nothing else in the controller
+    runs meanwhile, as in Kafka).
+    """
+
+    name = "MockEvent"
+
+    def process(self, controller: Any = None) -> Any:
+        return None
+
+
 @dataclass
 class AlterPartitionReceived(ControllerEvent):
     """Mirrors kafka.controller.AlterPartitionReceived."""
@@ -118,6 +133,10 @@ class TopicUncleanLeaderElectionEnable(ControllerEvent):
         controller.process_topic_unclean_leader_election_enable(self.topic)
 
 
+# Mirrors ControllerState.Idle: the event thread waits for the next event.
+IDLE = "Idle"
+
+
 class ControllerEventManager:
     """Mirrors kafka.controller.ControllerEventManager: a queue and the thread that drains it."""
 
@@ -127,6 +146,8 @@ class ControllerEventManager:
         self.send_stream, self.receive_stream = anyio.create_memory_object_stream(math.inf)
         self.processed: list[str] = []
         self.failed_events: list[tuple[str, str]] = []
+        # Mirrors ControllerEventManager#state: the event being processed, or IDLE.
+        self.state: str = IDLE
         self._log = state_change_logger(controller_id=controller_id)
 
     def put(self, event: ControllerEvent) -> None:
@@ -144,19 +165,28 @@ class ControllerEventManager:
     async def run(self) -> None:
         """Mirrors ControllerEventThread#doWork: process events one by one, never dying on an error.
 
-        Kafka catches any Throwable from ``process``, logs it and counts it in a metric; the
-        thread goes on to the next event. Here the handler counts the failure in
-        ``failed_events`` and logs it; the log call names the event ``controller_event`` (a
-        structlog logger reserves ``event`` for the message itself), and even a failing log
-        call cannot end the loop.
+        1. ``state`` names the event being processed (Kafka's ControllerState; "Idle" between
+        events). 2. The processor's ``process(event)`` (KafkaController#process) handles it, or,
+        for a processor without one, the event itself; an awaitable it returns (a test's
+        MockEvent holding the thread) is waited for. 3. Kafka catches any Throwable, logs it and
+        counts it in a metric; the thread goes on to the next event. Here the handler counts the
+        failure in ``failed_events`` and logs it; the log call names the event
+        ``controller_event`` (a structlog logger reserves ``event`` for the message itself), and
+        even a failing log call cannot end the loop.
         """
+        process = getattr(self.processor, "process", None)
         async for event in self.receive_stream:
+            # 1. Busy with this event.
             self.processed.append(event.name)
+            self.state = event.name
             try:
-                event.process(self.processor)
+                # 2. Handle it.
+                pending = process(event) if process is not None else event.process(self.processor)
+                if pending is not None:
+                    await pending
             except RUN_ENDING:
                 raise
-            except Exception as exc:  # the controller logs and keeps going, as Kafka's does
+            except Exception as exc:  # 3. the controller logs and keeps going, as Kafka's does
                 self.failed_events.append((event.name, repr(exc)))
                 try:
                     self._log.error("controller_event_failed", controller_event=event.name, error=repr(exc))
@@ -164,4 +194,5 @@ class ControllerEventManager:
                     raise
                 except Exception:  # the error path itself must not take the controller down
                     pass
+            self.state = IDLE
             await anyio.lowlevel.checkpoint()

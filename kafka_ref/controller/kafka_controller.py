@@ -45,7 +45,9 @@ from kafka_ref.controller.replica_state_machine import (
     ZkReplicaStateMachine,
 )
 from kafka_ref.zk.kafka_zk_client import KafkaZkClient
-from kafka_ref.zk.zk_data import ConfigType, LeaderAndIsr, LeaderRecoveryState, TopicPartitionsZNode, TopicZNode
+from kafka_ref.zk.zk_data import (
+    ConfigType, LeaderAndIsr, LeaderRecoveryState, TopicIdReplicaAssignment, TopicPartitionsZNode, TopicZNode,
+)
 from kafka_ref.zk.zookeeper_client import StateChangeHandler, ZNodeChangeHandler, ZNodeChildChangeHandler
 
 CONTROLLER_PATH = "/controller"
@@ -275,6 +277,28 @@ class KafkaController:
         if was_active and not self.is_active:
             self.on_controller_resignation()
 
+    def process(self, event: ev.ControllerEvent) -> Any:
+        """Mirrors KafkaController#process: handle one event from the event thread.
+
+        1. A MockEvent (used only by tests) runs its own ``process()``; what it returns (an
+        awaitable, where Kafka's tests block the event thread on a latch) goes back to the event
+        thread, which waits for it. 2. Every other event dispatches to this controller.
+        3. A ControllerMovedException means another broker holds /controller now (a fenced
+        write failed): logged at INFO, then maybe_resign(). Any other error propagates to the
+        event thread, which logs and counts it and goes on.
+        """
+        try:
+            # 1. Test events.
+            if isinstance(event, ev.MockEvent):
+                return event.process()
+            # 2. The controller's own events.
+            event.process(self)
+        except ControllerMovedException as exc:
+            # 3. Someone else is controller: give up what this one holds.
+            self._log.info("controller_moved", controller_event=event.name, error=repr(exc))
+            self.maybe_resign()
+        return None
+
     def process_controller_change(self) -> None:
         self.maybe_resign()
 
@@ -310,9 +334,9 @@ class KafkaController:
         topics = self.zk_client.get_all_topics_in_cluster(register_watch=True)
         ctx.set_all_topics(topics)
         self.register_partition_modifications_handlers(sorted(topics))
-        for item in self.zk_client.get_replica_assignment_and_topic_id_for_topics(topics):
-            if item.topic_id is not None:
-                ctx.add_topic_id(item.topic, item.topic_id)
+        items = self.zk_client.get_replica_assignment_and_topic_id_for_topics(topics)
+        self.process_topic_ids(items)
+        for item in items:
             for tp, assignment in item.assignment.items():
                 ctx.update_partition_full_replica_assignment(tp, assignment)
         ctx.clear_partition_leadership_info()
@@ -430,15 +454,34 @@ class KafkaController:
         added = self.zk_client.get_replica_assignment_and_topic_id_for_topics(new_topics)
         for topic in deleted_topics:
             ctx.remove_topic(topic)
+        self.process_topic_ids(added)
         new_partitions: list[TopicPartition] = []
         for item in added:
-            if item.topic_id is not None:
-                ctx.add_topic_id(item.topic, item.topic_id)
             for tp, assignment in item.assignment.items():
                 ctx.update_partition_full_replica_assignment(tp, assignment)
                 new_partitions.append(tp)
         if new_partitions:
             self.on_new_partition_creation(sorted(new_partitions, key=_tp_key))
+
+    def process_topic_ids(self, topic_id_assignments: list[TopicIdReplicaAssignment]) -> None:
+        """Mirrors KafkaController#processTopicIds (KIP-516).
+
+        1. With an IBP that supports topic ids (2.8+), topics whose znode has no id get one
+        now, written back to ZooKeeper (fenced by our controller epoch); below 2.8 the znodes
+        stay as they are. 2. Every id known, new or kept from an earlier IBP, goes into the
+        context, so a downgraded controller does not lose the ids topics already have.
+        """
+        # 1. Ids for the id-less topics, when this IBP uses ids.
+        updated = list(topic_id_assignments)
+        if self.config.uses_topic_id:
+            with_ids = [item for item in updated if item.topic_id is not None]
+            without_ids = [item for item in updated if item.topic_id is None]
+            updated = with_ids + self.zk_client.set_topic_ids(without_ids, self.controller_context.epoch_zk_version,
+                                                              self.broker.rng)
+        # 2. The context learns every id.
+        for item in updated:
+            if item.topic_id is not None:
+                self.controller_context.add_topic_id(item.topic, item.topic_id)
 
     def register_partition_modifications_handlers(self, topics: list[str]) -> None:
         """Mirrors KafkaController#registerPartitionModificationsHandlers: a data watch per topic znode.

@@ -121,8 +121,11 @@ class ZkAdminManager:
                 if request.validate_only:
                     results[topic.name] = result
                     continue
-                topic_id = self.admin_zk_client.create_topic_with_assignment(topic.name, configs, assignment)
-                if include_configs_and_metadata is None or topic.name in include_configs_and_metadata:
+                topic_id = self.admin_zk_client.create_topic_with_assignment(topic.name, configs, assignment,
+                                                                             uses_topic_id=config.uses_topic_id)
+                # Kafka's populateIds: the id goes into the answer when the topic has one.
+                if topic_id is not None and (include_configs_and_metadata is None
+                                             or topic.name in include_configs_and_metadata):
                     result = dataclasses.replace(result, topic_id=topic_id)
                 results[topic.name] = result
                 waiting[topic.name] = len(assignment)

@@ -203,12 +203,13 @@ class AdminZkClient:
         return {info.broker_id: info.rack for info in self.zk_client.get_all_brokers_in_cluster()}
 
     def create_topic(
-        self, topic: str, partitions: int, replication_factor: int, topic_config: Mapping[str, str] | None = None
+        self, topic: str, partitions: int, replication_factor: int, topic_config: Mapping[str, str] | None = None,
+        uses_topic_id: bool = False,
     ) -> dict[int, list[int]]:
         """Mirrors kafka.zk.AdminZkClient#createTopic: assign replicas, then write the topic."""
         brokers = self.get_broker_metadatas()
         assignment = assign_replicas_to_brokers(sorted(brokers), partitions, replication_factor, self.rng, racks=brokers)
-        self.create_topic_with_assignment(topic, topic_config or {}, assignment)
+        self.create_topic_with_assignment(topic, topic_config or {}, assignment, uses_topic_id=uses_topic_id)
         return assignment
 
     def validate_topic_create(self, topic: str, assignment: Mapping[int, Sequence[int]], config: Mapping[str, str]) -> None:
@@ -244,14 +245,21 @@ class AdminZkClient:
 
     def create_topic_with_assignment(
         self, topic: str, config: Mapping[str, str], partition_replica_assignment: Mapping[int, Sequence[int]],
-        topic_id: Uuid | None = None,
-    ) -> Uuid:
-        """Mirrors kafka.zk.AdminZkClient#createTopicWithAssignment: config znode first, then the topic."""
+        topic_id: Uuid | None = None, uses_topic_id: bool = False,
+    ) -> Uuid | None:
+        """Mirrors kafka.zk.AdminZkClient#createTopicWithAssignment: config znode first, then the topic.
+
+        ``uses_topic_id`` (Kafka's parameter, false by default; ZkAdminManager passes the
+        broker's ``usesTopicId``) writes a fresh topic id into the znode (``topic_id`` when
+        given); without it the topic znode has no id and a controller on IBP 2.8+ adds one
+        (KafkaController#processTopicIds). Returns the id written, or None.
+        """
         self.validate_topic_create(topic, partition_replica_assignment, config)
         # 1. Topic configs go first so the controller sees them when the topic appears.
         self.zk_client.set_or_create_entity_configs(ConfigType.TOPIC, topic, {k: str(v) for k, v in config.items()})
-        # 2. Then the assignment (with a fresh topic id), which fires the controller's TopicChange.
-        topic_id = topic_id or Uuid.random_uuid(self.rng)
+        # 2. Then the assignment (with a fresh topic id when asked), which fires the controller's TopicChange.
+        if uses_topic_id:
+            topic_id = topic_id or Uuid.random_uuid(self.rng)
         self.zk_client.create_topic_assignment(
             topic, topic_id, {TopicPartition(topic, p): list(r) for p, r in partition_replica_assignment.items()}
         )

@@ -13,6 +13,7 @@ process, so Kafka's "retry until connected" loops reduce to one round.
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
@@ -276,6 +277,28 @@ class KafkaZkClient:
         self._retry_request_until_connected(
             SetDataRequest(TopicZNode.path(topic), TopicZNode.encode(topic_id, assignment), ZkVersion.MATCH_ANY_VERSION),
             expected_controller_epoch_zk_version).maybe_throw()
+
+    def set_topic_ids(self, topic_id_replica_assignments: Iterable[TopicIdReplicaAssignment],
+                      expected_controller_epoch_zk_version: int, rng: random.Random) -> list[TopicIdReplicaAssignment]:
+        """Mirrors kafka.zk.KafkaZkClient#setTopicIds: give id-less topics a fresh id in their znode.
+
+        1. Each assignment must lack an id (one that has one is an IllegalArgumentException);
+        a random id is drawn for it (``rng`` stands for Kafka's Uuid.randomUuid). 2. Every topic
+        znode is rewritten with its id, fenced by the controller epoch. Returns the assignments
+        with their new ids.
+        """
+        # 1. A new id for each.
+        updated = []
+        for item in topic_id_replica_assignments:
+            if item.topic_id is not None:
+                raise ValueError(f"TopicIdReplicaAssignment for {item.topic} already contains a topic ID.")
+            updated.append(TopicIdReplicaAssignment(item.topic, Uuid.random_uuid(rng), item.assignment))
+        # 2. Written back, fenced.
+        requests = [SetDataRequest(TopicZNode.path(item.topic), TopicZNode.encode(item.topic_id, item.assignment),
+                                   ZkVersion.MATCH_ANY_VERSION) for item in updated]
+        if requests:
+            self._retry_requests_until_connected(requests, expected_controller_epoch_zk_version)
+        return updated
 
     def get_replica_assignment_and_topic_id_for_topics(self, topics: Iterable[str]) -> list[TopicIdReplicaAssignment]:
         """Mirrors kafka.zk.KafkaZkClient#getReplicaAssignmentAndTopicIdForTopics."""
