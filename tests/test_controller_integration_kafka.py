@@ -29,9 +29,6 @@ Not ported:
 - testControllerFeatureZNodeSetup* (six tests): the /feature znode (KIP-584 feature versioning) is not modelled.
 - testPreemptionOnControllerShutdown, testPreemptionWithCallbacks: event preemption on controller
   shutdown (ControllerEvent#preempt) is not modelled; the event task ends with the broker.
-- testAlterPartitionVersion2KeepWorkingWhenControllerDowngradeToPre28IBP and
-  testTopicIdCreatedOnUpgradeMultiBrokerScenario: need brokers of one cluster on different IBPs at
-  once (Cluster gives every broker the same configuration).
 - The metric assertions of the reassignment tests (ControllerStats timers are not modelled).
 """
 
@@ -734,6 +731,33 @@ async def test_alter_partition(ibp, version):
                                              current.partition_epoch, list(current.isr), int(current.leader_recovery_state))
 
 
+async def test_alter_partition_version2_keep_working_when_controller_downgrade_to_pre28_ibp():
+    """Mirrors ControllerIntegrationTest#testAlterPartitionVersion2KeepWorkingWhenControllerDowngradeToPre28IBP:
+    a controller downgraded to IBP 2.7 gives no new topic ids but keeps those topics have, so an
+    AlterPartition naming the topic by id (the latest version) still works."""
+    async with zk_cluster(1, seed=33, ibp=LATEST_IBP) as (cluster, zk):
+        controller_id = cluster.controller_id()
+        await create_topic(cluster, zk, "t", {0: [controller_id]})
+        await cluster.shutdown_broker(0)
+        cluster.base_config["inter.broker.protocol.version"] = OLD_IBP
+        await cluster.restart_broker(0)
+        await cluster.wait_until(lambda: cluster.active_controller() is not None, message="a controller")
+        controller = cluster.active_controller()
+        assert controller.config.inter_broker_protocol_version.text == OLD_IBP
+        current = partition_state(zk, TP).leader_and_isr
+        topic_id = controller.controller_context.topic_ids.get("t", ZERO_UUID)
+        assert topic_id != ZERO_UUID and topic_id == zk.get_topic_id("t")
+        response = await alter_partition(controller, alter_partition_request(
+            controller_id, controller.controller_context.live_broker_id_and_epochs[controller_id], 3, TP, topic_id,
+            current.leader_epoch, current.partition_epoch, list(current.isr), int(current.leader_recovery_state)))
+        [topic] = response.topics
+        [p] = topic.partitions
+        assert (response.error_code, topic.topic_id) == (Errors.NONE.code, topic_id)
+        assert (p.partition_index, p.error_code, p.leader_id, p.leader_epoch, p.partition_epoch, list(p.isr),
+                p.leader_recovery_state) == (0, Errors.NONE.code, controller_id, current.leader_epoch,
+                                             current.partition_epoch, list(current.isr), int(current.leader_recovery_state))
+
+
 async def test_idempotent_alter_partition():
     """Mirrors ControllerIntegrationTest#testIdempotentAlterPartition: the first proposal bumps
     the partition epoch; the same ISR proposed again, with an older, equal or newer partition
@@ -996,6 +1020,58 @@ async def test_topic_id_created_on_upgrade():
         admin(zk).delete_topic("t")
         await cluster.wait_until(lambda: "t" not in ctx.all_topics,
                                  message="topic should have been removed from controller context after deletion")
+
+
+class MixedIbpCluster(Cluster):
+    """A cluster whose broker 0 runs IBP 2.7 while the others run the latest IBP (an upgrade in progress)."""
+
+    def broker_config(self, broker_id: int) -> Any:
+        config = super().broker_config(broker_id)
+        return config.copy_with({"inter.broker.protocol.version": OLD_IBP}) if broker_id == 0 else config
+
+
+async def test_topic_id_created_on_upgrade_multi_broker_scenario():
+    """Mirrors ControllerIntegrationTest#testTopicIdCreatedOnUpgradeMultiBrokerScenario: the
+    controller (broker 0) is still on IBP 2.7 while brokers 1-3 run the latest IBP; the topic on
+    1-3 has no id and neither have its logs. Once broker 0 bounces, an upgraded broker becomes
+    controller, gives the topic an id, and every log takes it."""
+    async with MixedIbpCluster(brokers=4, metadata_mode="zk", config=broker_configs(), seed=34) as cluster:
+        zk = KafkaZkClient(cluster.zookeeper, name="test-harness")
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(zk.run)
+            assert cluster.controller_id() == 0
+            controller = cluster.active_controller()
+            assert controller.config.inter_broker_protocol_version.text == OLD_IBP
+            remaining = [1, 2, 3]
+            await create_topic(cluster, zk, "t", {0: remaining})
+            await wait_for_partition_state(cluster, zk, TP, FIRST_CONTROLLER_EPOCH, remaining[0], INITIAL_LEADER_EPOCH,
+                                           "failed to get expected partition state upon topic creation")
+            assert zk.get_topic_id("t") is None
+            assert controller.controller_context.topic_ids.get("t") is None
+            for b in remaining:
+                await cluster.wait_until(lambda: cluster.broker(b).log_manager.get_log(TP) is not None,
+                                         message=f"log created on broker {b}")
+                assert cluster.broker(b).log_manager.get_log(TP).topic_id is None
+
+            await cluster.shutdown_broker(0)
+            await cluster.restart_broker(0)
+            await cluster.wait_until(lambda: cluster.controller_id() is not None and cluster.active_controller() is not None,
+                                     message="a controller")
+            await cluster.wait_until(lambda: zk.get_topic_id("t") is not None, message="a topic id in ZooKeeper")
+            topic_id = zk.get_topic_id("t")
+            new_controller = cluster.active_controller()
+            assert new_controller.broker_id in remaining
+            assert new_controller.controller_context.topic_ids["t"] == topic_id
+            assert new_controller.controller_context.topic_names[topic_id] == "t"
+            for b in remaining:
+                await cluster.wait_until(lambda: cluster.broker(b).log_manager.get_log(TP).topic_id == topic_id,
+                                         message=f"broker {b}'s log has the topic id")
+
+            admin(zk).delete_topic("t")
+            await cluster.wait_until(lambda: "t" not in new_controller.controller_context.all_topics,
+                                     message="topic should have been removed from controller context after deletion")
+            tg.cancel_scope.cancel()
+        zk.close()
 
 
 async def test_topic_id_upgrade_after_reassigning_partitions():
