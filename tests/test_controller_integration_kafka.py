@@ -27,8 +27,6 @@ Not ported:
   metrics are not modelled (one in-process network, no per-listener metrics).
 - testPartitionReassignmentToBrokerWithOfflineLogDir: needs JBOD log directories (one Disk per broker).
 - testControllerFeatureZNodeSetup* (six tests): the /feature znode (KIP-584 feature versioning) is not modelled.
-- testPreemptionOnControllerShutdown, testPreemptionWithCallbacks: event preemption on controller
-  shutdown (ControllerEvent#preempt) is not modelled; the event task ends with the broker.
 - The metric assertions of the reassignment tests (ControllerStats timers are not modelled).
 """
 
@@ -672,6 +670,79 @@ async def test_controller_detects_bounced_brokers():
                                  and len(new_broker.metadata_cache.alive_brokers) == 2,
                                  message="broker initialised after restart")
         assert controller.controller_context.live_broker_id_and_epochs[other] == new_broker.broker_epoch
+
+
+# ------------------------------------------------------------------------------ preemption on controller shutdown
+
+
+class CountingEvent(ev.MockEvent):
+    """A MockEvent that records whether it was processed or preempted."""
+
+    name = "CountingEvent"
+
+    def __init__(self, seen: list[str]) -> None:
+        self.seen = seen
+
+    def process(self, controller: Any = None) -> Any:
+        self.seen.append("processed")
+        return None
+
+    def preempt(self) -> None:
+        self.seen.append("preempted")
+
+
+async def test_preemption_on_controller_shutdown():
+    """Mirrors ControllerIntegrationTest#testPreemptionOnControllerShutdown: with the event thread
+    busy, two queued events are preempted by the controller's shutdown and never processed."""
+    async with zk_cluster(1, seed=35, controlled_shutdown=False) as (cluster, zk):
+        controller = cluster.active_controller()
+        hold = await hold_event_thread(cluster)
+        seen: list[str] = []
+        controller.event_manager.put(CountingEvent(seen))
+        controller.event_manager.put(CountingEvent(seen))
+        controller.shutdown()
+        assert seen == ["preempted", "preempted"]
+        assert not controller.is_active
+        hold.release.set()
+        await cluster.wait_until(lambda: controller.event_manager.state == ev.IDLE, message="the held event done")
+        await anyio.sleep(1)
+        assert seen == ["preempted", "preempted"]
+
+
+async def test_preemption_with_callbacks():
+    """Mirrors ControllerIntegrationTest#testPreemptionWithCallbacks: events that carry a callback
+    answer it when preempted: NOT_CONTROLLER for an election (per partition), a reassignment
+    and a reassignment listing; the controlled shutdown fails with ControllerMovedException
+    (its error, STALE_CONTROLLER_EPOCH)."""
+    from kafka_ref.common.requests.elect_leaders import ElectionType
+    from kafka_ref.controller.admin_requests import ListPartitionReassignments
+    from kafka_ref.controller.preferred_election import AdminReplicaLeaderElection
+    from kafka_ref.controller.reassignment import ApiError, ApiPartitionReassignment
+
+    async with zk_cluster(1, seed=36, controlled_shutdown=False) as (cluster, zk):
+        controller = cluster.active_controller()
+        tp0, tp1 = TopicPartition("t", 0), TopicPartition("t", 1)
+        answers: dict[str, Any] = {}
+        hold = await hold_event_thread(cluster)
+        controller.event_manager.put(AdminReplicaLeaderElection(
+            controller.preferred_replica_election, {tp0, tp1}, ElectionType.PREFERRED,
+            lambda results: answers.__setitem__("election", results)))
+        controller.event_manager.put(ev.ControlledShutdown(0, 0, lambda result: answers.__setitem__("shutdown", result)))
+        controller.event_manager.put(ApiPartitionReassignment(
+            controller.partition_reassignment, {tp0: None, tp1: None},
+            lambda result: answers.__setitem__("reassignment", result)))
+        controller.event_manager.put(ListPartitionReassignments(
+            [tp0, tp1], lambda result: answers.__setitem__("listing", result)))
+        controller.shutdown()
+        assert answers == {
+            "election": {tp0: ApiError(Errors.NOT_CONTROLLER), tp1: ApiError(Errors.NOT_CONTROLLER)},
+            "shutdown": Errors.STALE_CONTROLLER_EPOCH,
+            "reassignment": ApiError(Errors.NOT_CONTROLLER),
+            "listing": ApiError(Errors.NOT_CONTROLLER),
+        }
+        hold.release.set()
+        await anyio.sleep(1)
+        assert len(answers) == 4
 
 
 # ------------------------------------------------------------------------------ AlterPartition

@@ -187,6 +187,10 @@ class ListPartitionReassignments(ev.ControllerEvent):
         # 2. The reassignments in progress.
         self.callback(controller.partition_reassignment.list_partition_reassignments(controller, self.partitions))
 
+    def preempt(self) -> None:
+        """Mirrors ListPartitionReassignments#preempt: NOT_CONTROLLER."""
+        self.callback(ApiError(Errors.NOT_CONTROLLER))
+
 
 def list_partition_reassignments(c: "KafkaController", partitions: list[TopicPartition] | None,
                                  callback: ListReassignmentsCallback) -> None:

@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 import anyio
 
+from kafka_ref.common.errors import ControllerMovedException, Errors
 from kafka_ref.common.fatal import RUN_ENDING
 from kafka_ref.common.state_change import state_change_logger
 
@@ -24,6 +25,10 @@ class ControllerEvent:
 
     def process(self, controller: Any) -> None:
         raise TypeError(f"{type(self).__name__} must override process()")
+
+    def preempt(self) -> None:
+        """Mirrors ControllerEvent#preempt: the event is dropped unprocessed (the queue was cleared
+        at session expiry or controller shutdown); events with a callback answer it here."""
 
 
 def _event(name: str, method: str) -> type[ControllerEvent]:
@@ -60,6 +65,9 @@ class MockEvent(ControllerEvent):
     def process(self, controller: Any = None) -> Any:
         return None
 
+    def preempt(self) -> None:
+        return None
+
 
 @dataclass
 class AlterPartitionReceived(ControllerEvent):
@@ -84,6 +92,10 @@ class ControlledShutdown(ControllerEvent):
 
     def process(self, controller: Any) -> None:
         controller.process_controlled_shutdown(self.broker_id, self.broker_epoch, self.callback)
+
+    def preempt(self) -> None:
+        """Mirrors ControlledShutdown#preempt: the callback fails with ControllerMovedException."""
+        self.callback(Errors.for_exception(ControllerMovedException("Controller moved to another broker")))
 
 
 @dataclass
@@ -148,19 +160,33 @@ class ControllerEventManager:
         self.failed_events: list[tuple[str, str]] = []
         # Mirrors ControllerEventManager#state: the event being processed, or IDLE.
         self.state: str = IDLE
+        # Set by close(): the thread takes no further event (Kafka's ShutdownableThread#initiateShutdown).
+        self.closed = False
         self._log = state_change_logger(controller_id=controller_id)
 
     def put(self, event: ControllerEvent) -> None:
         self.send_stream.send_nowait(event)
 
     def clear_and_put(self, event: ControllerEvent) -> None:
-        """Mirrors ControllerEventManager#clearAndPut: drop queued events (session expiry)."""
+        """Mirrors ControllerEventManager#clearAndPut: drop the queued events, each preempted (its
+        callback, if any, answered with an error), then queue ``event`` (session expiry)."""
+        self._preempt_queued()
+        self.put(event)
+
+    def _preempt_queued(self) -> None:
+        # The queue drained in order; each dropped event is preempted (ControllerEvent#preempt).
         while True:
             try:
-                self.receive_stream.receive_nowait()
+                dropped = self.receive_stream.receive_nowait()
             except (anyio.WouldBlock, anyio.EndOfStream):
                 break
-        self.put(event)
+            dropped.preempt()
+
+    def close(self) -> None:
+        """Mirrors ControllerEventManager#close: the event thread stops after the event in hand,
+        and every queued event is preempted (Kafka's clearAndPut(ShutdownEventThread))."""
+        self.closed = True
+        self._preempt_queued()
 
     async def run(self) -> None:
         """Mirrors ControllerEventThread#doWork: process events one by one, never dying on an error.
@@ -176,6 +202,9 @@ class ControllerEventManager:
         """
         process = getattr(self.processor, "process", None)
         async for event in self.receive_stream:
+            if self.closed:
+                # Queued after close(): never processed, as Kafka's stopped thread leaves it.
+                continue
             # 1. Busy with this event.
             self.processed.append(event.name)
             self.state = event.name

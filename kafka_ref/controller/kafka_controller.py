@@ -318,7 +318,15 @@ class KafkaController:
         self.process_reelect()
 
     def shutdown(self) -> None:
-        """Mirrors KafkaController#shutdown: resign if active (the event task dies with the broker)."""
+        """Mirrors KafkaController#shutdown.
+
+        1. Close the event manager: the event in hand is the last one processed, every queued
+        event is preempted (a callback waiting in one is answered with an error). 2. Resign if
+        active (the event task dies with the broker).
+        """
+        # 1. No more events; the queued ones are preempted.
+        self.event_manager.close()
+        # 2. Give up the controller's state.
         if self.is_active:
             self.active_controller_id = -1
             self.on_controller_resignation()

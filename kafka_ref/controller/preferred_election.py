@@ -66,6 +66,10 @@ class AdminReplicaLeaderElection(ev.ControllerEvent):
             controller, self.partitions, self.election_type, ElectionTrigger.AdminClientTriggered)
         self.callback(results or {})
 
+    def preempt(self) -> None:
+        """Mirrors ReplicaLeaderElection#preempt: NOT_CONTROLLER for every partition asked for."""
+        self.callback({tp: ApiError(Errors.NOT_CONTROLLER) for tp in self.partitions})
+
 
 def _log(c: "KafkaController") -> Any:
     return c.state_change_logger.bind(controller_epoch=c.controller_context.epoch)

@@ -100,6 +100,10 @@ class ApiPartitionReassignment(ev.ControllerEvent):
     def process(self, controller: Any) -> None:
         self.flow.process_api_partition_reassignment(controller, self.reassignments, self.callback)
 
+    def preempt(self) -> None:
+        """Mirrors ApiPartitionReassignment#preempt: NOT_CONTROLLER."""
+        self.callback(ApiError(Errors.NOT_CONTROLLER))
+
 
 def _log(c: "KafkaController") -> Any:
     return c.state_change_logger.bind(controller_epoch=c.controller_context.epoch)
