@@ -562,6 +562,8 @@ async def test_controlled_shutdown():
         assert remaining == set()
         info = cluster.broker(active[0]).metadata_cache.get_partition_info(tp)
         assert (info.leader, list(info.isr)) == (0, [0, 1])
+        # The follower left the ISR through OfflineReplica, which bumps the leader epoch.
+        assert is_expected_partition_state(partition_state(zk, tp), FIRST_CONTROLLER_EPOCH, 0, INITIAL_LEADER_EPOCH + 1)
 
         remaining = await controlled_shutdown(controller, 1, cluster.broker(1).broker_epoch)
         assert remaining == set()
@@ -569,13 +571,16 @@ async def test_controlled_shutdown():
                                  message="the second ISR shrink reached broker 0")
         assert cluster.broker(0).metadata_cache.get_partition_info(tp).leader == 0
         assert all(cluster.broker(b).metadata_cache.get_partition_info(tp).leader == 0 for b in range(3))
+        assert is_expected_partition_state(partition_state(zk, tp), FIRST_CONTROLLER_EPOCH, 0, INITIAL_LEADER_EPOCH + 2)
 
         remaining = await controlled_shutdown(controller, 0, cluster.broker(0).broker_epoch)
         assert remaining == {tp}
         # The leader does not change: every replica is shutting down.
         assert all(cluster.broker(b).metadata_cache.get_partition_info(tp).leader == 0 for b in range(3))
+        # The controlled-shutdown election found no candidate: nothing was written.
         state = partition_state(zk, tp)
         assert (state.leader_and_isr.leader, list(state.leader_and_isr.isr)) == (0, [0])
+        assert is_expected_partition_state(state, FIRST_CONTROLLER_EPOCH, 0, INITIAL_LEADER_EPOCH + 2)
         assert controller.controller_context.shutting_down_broker_ids == {0, 1, 2}
 
 
