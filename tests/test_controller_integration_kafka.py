@@ -776,8 +776,9 @@ async def alter_partition(controller: Any, request: AlterPartitionRequest) -> An
     return responses[0]
 
 
-def response_topic_key(topic: Any, version: int) -> Any:
-    return topic.topic_id if version > 1 else topic.topic_name
+def response_topic_key(topic: Any) -> tuple[str, Any]:
+    """How a response names its topic: (name, id); versions 2+ give the id only, 0-1 the name only."""
+    return topic.topic_name, topic.topic_id
 
 
 @pytest.mark.parametrize("ibp, version", [(OLD_IBP, 0), (OLD_IBP, 1), (LATEST_IBP, 0), (LATEST_IBP, 1),
@@ -800,7 +801,7 @@ async def test_alter_partition(ibp, version):
             list(current.isr), int(current.leader_recovery_state)))
         assert response.error_code == Errors.NONE.code
         [topic] = response.topics
-        assert response_topic_key(topic, version) == (topic_id if version > 1 else "t")
+        assert response_topic_key(topic) == (("", topic_id) if version > 1 else ("t", ZERO_UUID))
         [p] = topic.partitions
         assert (p.partition_index, p.error_code, p.leader_id, p.leader_epoch, p.partition_epoch, list(p.isr),
                 p.leader_recovery_state) == (0, Errors.NONE.code, controller_id, current.leader_epoch,
@@ -828,7 +829,7 @@ async def test_alter_partition_version2_keep_working_when_controller_downgrade_t
             current.leader_epoch, current.partition_epoch, list(current.isr), int(current.leader_recovery_state)))
         [topic] = response.topics
         [p] = topic.partitions
-        assert (response.error_code, topic.topic_id) == (Errors.NONE.code, topic_id)
+        assert (response.error_code, response_topic_key(topic)) == (Errors.NONE.code, ("", topic_id))
         assert (p.partition_index, p.error_code, p.leader_id, p.leader_epoch, p.partition_epoch, list(p.isr),
                 p.leader_recovery_state) == (0, Errors.NONE.code, controller_id, current.leader_epoch,
                                              current.partition_epoch, list(current.isr), int(current.leader_recovery_state))
@@ -855,7 +856,7 @@ async def test_idempotent_alter_partition():
                 int(old.leader_recovery_state)))
             [topic] = response.topics
             [p] = topic.partitions
-            assert (response.error_code, topic.topic_id) == (Errors.NONE.code, topic_id)
+            assert (response.error_code, response_topic_key(topic)) == (Errors.NONE.code, ("", topic_id))
             assert (p.partition_index, p.error_code, p.leader_id, p.leader_epoch, p.partition_epoch, list(p.isr),
                     p.leader_recovery_state) == (0, Errors.NONE.code, other, old.leader_epoch, new_partition_epoch,
                                                  new_isr, int(old.leader_recovery_state))
@@ -888,7 +889,7 @@ async def test_shutdown_broker_not_added_to_isr(version):
         expected = Errors.INELIGIBLE_REPLICA if version > 1 else Errors.OPERATION_NOT_ATTEMPTED
         [topic] = response.topics
         [p] = topic.partitions
-        assert response_topic_key(topic, version) == (topic_id if version > 1 else "t")
+        assert response_topic_key(topic) == (("", topic_id) if version > 1 else ("t", ZERO_UUID))
         assert (response.error_code, p.partition_index, p.error_code) == (Errors.NONE.code, 0, expected.code)
         assert list(controller.controller_context.partition_leadership_info[TP].leader_and_isr.isr) == [controller_id]
 
@@ -945,8 +946,8 @@ async def test_alter_partition_errors_after_unclean_election():
                 return
             [topic] = response.topics
             [p] = topic.partitions
-            assert (response.error_code, topic.topic_id, p.partition_index, p.error_code) == (
-                Errors.NONE.code, topic_id, 0, partition_error.code)
+            assert (response.error_code, response_topic_key(topic), p.partition_index, p.error_code) == (
+                Errors.NONE.code, ("", topic_id), 0, partition_error.code)
 
         await assert_alter_partition(Errors.STALE_BROKER_EPOCH, broker_epoch=leader_broker_epoch - 1)
         await assert_alter_partition(Errors.STALE_BROKER_EPOCH, leader_id=99)

@@ -743,8 +743,10 @@ def _alter_partition_response(responses: dict[TopicPartition, Any], topic_ids: d
                 isr=tuple(r.isr), leader_recovery_state=r.leader_recovery_state, partition_epoch=r.partition_epoch,
             )
         by_topic.setdefault(tp.topic, []).append(data)
+    # Versions 2+ name a topic by id only (KafkaController#tryProcessAlterPartition sets no name then).
     return AlterPartitionResponse(topics=tuple(
-        AlterPartitionResponseTopicData(topic_name=t, topic_id=(topic_ids[TopicPartition(t, ps[0].partition_index)]
+        AlterPartitionResponseTopicData(topic_name=t if topic_ids is None else "",
+                                        topic_id=(topic_ids[TopicPartition(t, ps[0].partition_index)]
                                                                 if topic_ids is not None else ZERO_UUID), partitions=tuple(ps))
         for t, ps in by_topic.items()
     ))

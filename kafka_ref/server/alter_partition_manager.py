@@ -26,7 +26,7 @@ from kafka_ref.common.state_change import state_change_logger
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.common.uuid import ZERO_UUID, Uuid
 from kafka_ref.network.network import DisconnectException, NetworkTimeoutException
-from kafka_ref.zk.zk_data import LeaderAndIsr
+from kafka_ref.zk.zk_data import LeaderAndIsr, LeaderRecoveryState
 
 Callback = Callable[[LeaderAndIsr | None, Errors | None], None]
 RETRY_BACKOFF_MS = 50
@@ -55,8 +55,11 @@ class AlterPartitionManager:
         controller_node_provider: Callable[[], Hashable | None],
         broker_epoch_supplier: Callable[[], int],
         request_timeout_ms: int = 30000,
+        metadata_version_supplier: Callable[[], Any] | None = None,
     ) -> None:
         self.broker_id = broker_id
+        # The broker's IBP (Kafka's metadataVersionSupplier); None: the latest.
+        self.metadata_version_supplier = metadata_version_supplier
         self.network = network
         self.controller_node_provider = controller_node_provider
         self.broker_epoch_supplier = broker_epoch_supplier
@@ -101,7 +104,14 @@ class AlterPartitionManager:
         self._task_group.start_soon(self._send_request, items)
 
     def build_request(self, items: list[AlterPartitionItem]) -> AlterPartitionRequest:
-        """Mirrors kafka.server.DefaultAlterPartitionManager#buildRequest."""
+        """Mirrors kafka.server.DefaultAlterPartitionManager#buildRequest.
+
+        Both the name and the id of each topic go in; the version then names topics by id only
+        when the IBP supports topic ids (2.8+) and every topic has one, else version 1 by name
+        (AlterPartitionRequest.Builder's canUseTopicIds).
+        """
+        metadata_version = self.metadata_version_supplier() if self.metadata_version_supplier is not None else None
+        can_use_topic_ids = metadata_version is None or metadata_version.is_topic_ids_supported()
         by_topic: dict[str, list[AlterPartitionItem]] = {}
         for item in items:
             by_topic.setdefault(item.topic_partition.topic, []).append(item)
@@ -122,7 +132,8 @@ class AlterPartitionManager:
                     for i in topic_items
                 ),
             ))
-        return AlterPartitionRequest(broker_id=self.broker_id, broker_epoch=self.broker_epoch_supplier(), topics=tuple(topics))
+        return AlterPartitionRequest(broker_id=self.broker_id, broker_epoch=self.broker_epoch_supplier(), topics=tuple(topics),
+                                     version=None if can_use_topic_ids else AlterPartitionRequest.TOPIC_ID_VERSION - 1)
 
     def _isr_with_epochs(self, item: AlterPartitionItem) -> tuple[BrokerState, ...]:
         """The proposal's ISR as BrokerStates, as DefaultAlterPartitionManager#buildRequest puts it in the
@@ -145,9 +156,11 @@ class AlterPartitionManager:
             if controller is None:
                 raise DisconnectException("no controller known")
             self.requests_sent += 1
-            response = await self.network.send(self.broker_id, controller, self.build_request(items), self.request_timeout_ms)
+            request = self.build_request(items)
+            topic_names_by_ids = {t.topic_id: t.topic_name for t in request.topics}
+            response = await self.network.send(self.broker_id, controller, request, self.request_timeout_ms)
             error = Errors.for_code(response.error_code)
-            answered = self.handle_alter_partition_response(response)
+            answered = self.handle_alter_partition_response(response, request.request_version(), topic_names_by_ids)
         except (DisconnectException, NetworkTimeoutException) as exc:
             self._log.info("alter_partition_no_response_retrying", reason=str(exc))
             error = Errors.NETWORK_EXCEPTION
@@ -167,9 +180,17 @@ class AlterPartitionManager:
         self.maybe_propagate_isr_changes()
 
     def handle_alter_partition_response(
-        self, response: AlterPartitionResponse
+        self, response: AlterPartitionResponse, api_version: int, topic_names_by_ids: dict[Uuid, str],
     ) -> dict[TopicPartition, tuple[LeaderAndIsr | None, Errors | None]]:
-        """Mirrors kafka.server.DefaultAlterPartitionManager#handleAlterPartitionResponse."""
+        """Mirrors kafka.server.DefaultAlterPartitionManager#handleAlterPartitionResponse.
+
+        1. A top-level error answers nothing (the items are retried). 2. From version 2 the
+        response names topics by id only: the names come from the ids this request sent
+        (``topic_names_by_ids``); a topic it cannot name is logged and skipped. 3. Each
+        partition's new LeaderAndIsr, or its error; a leader recovery state the broker does not
+        know is UNKNOWN_SERVER_ERROR.
+        """
+        # 1. Top-level error.
         error = Errors.for_code(response.error_code)
         if error is not Errors.NONE:
             # STALE_BROKER_EPOCH, NOT_CONTROLLER, CLUSTER_AUTHORIZATION_FAILED...: nothing answered; retry.
@@ -177,11 +198,21 @@ class AlterPartitionManager:
             return {}
         out: dict[TopicPartition, tuple[LeaderAndIsr | None, Errors | None]] = {}
         for topic in response.topics:
+            # 2. The topic's name, by id from version 2.
+            name = topic_names_by_ids.get(topic.topic_id) if api_version > 1 else topic.topic_name
+            if not name:
+                self._log.error("alter_partition_unexpected_topic", topic_id=str(topic.topic_id), topic=topic.topic_name)
+                continue
+            # 3. Per partition.
             for p in topic.partitions:
-                tp = TopicPartition(topic.topic_name, p.partition_index)
+                tp = TopicPartition(name, p.partition_index)
                 perr = Errors.for_code(p.error_code)
-                if perr is Errors.NONE:
-                    out[tp] = (LeaderAndIsr(p.leader_id, p.leader_epoch, tuple(p.isr), p.leader_recovery_state, p.partition_epoch), None)
-                else:
+                if perr is not Errors.NONE:
                     out[tp] = (None, perr)
+                elif p.leader_recovery_state not in (LeaderRecoveryState.RECOVERED, LeaderRecoveryState.RECOVERING):
+                    self._log.error("alter_partition_invalid_leader_recovery_state", topic_partition=str(tp),
+                                    leader_recovery_state=p.leader_recovery_state)
+                    out[tp] = (None, Errors.UNKNOWN_SERVER_ERROR)
+                else:
+                    out[tp] = (LeaderAndIsr(p.leader_id, p.leader_epoch, tuple(p.isr), p.leader_recovery_state, p.partition_epoch), None)
         return out

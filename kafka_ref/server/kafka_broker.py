@@ -85,6 +85,7 @@ class KafkaBroker:
             controller_node_provider or (lambda: self.metadata_cache.controller_id),
             lambda: self.broker_epoch,
             request_timeout_ms=self.config.get("request.timeout.ms"),
+            metadata_version_supplier=lambda: self.config.inter_broker_protocol_version,
         )
         self.replica_manager = ReplicaManager(
             config=self.config,
