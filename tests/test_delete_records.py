@@ -29,7 +29,8 @@ MESSAGES = 10
 async def _topic_with_records(cluster: Cluster, config: dict[str, str] | None = None) -> int:
     """Topic-1 on brokers 0 (leader), 1, 2 with ten records every replica holds; returns the leader."""
     await cluster.create_topic(TOPIC, replica_assignment={0: [0, 1, 2]}, config=config)
-    result = await cluster.produce(0, TOPIC, 0, [b"value %d" % i for i in range(MESSAGES)], acks=-1)
+    # (Keyed: a compacted topic refuses records without a key, LogValidator#validateKey.)
+    result = await cluster.produce(0, TOPIC, 0, [(b"key %d" % i, b"value %d" % i) for i in range(MESSAGES)], acks=-1)
     assert result.error is Errors.NONE
     await cluster.wait_until(lambda: all(cluster.replica_state(b, TOPIC, 0).high_watermark == MESSAGES for b in (0, 1, 2)),
                              message="every replica has the HW")
