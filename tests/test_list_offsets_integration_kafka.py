@@ -131,54 +131,29 @@ async def test_list_max_timestamp_with_empty_log(mode: str):
         assert (answer.offset, answer.timestamp) == (-1, -1)
 
 
+# (Kafka's four tests below differ only in codec and batching: one parametrised body, each case named.)
 @MODES
-async def test_three_compressed_records_in_one_batch(mode: str):
-    """Mirrors ListOffsetsIntegrationTest#testThreeCompressedRecordsInOneBatch."""
+@pytest.mark.parametrize("kafka_test, codec, one_batch, log_append_time_offset", [
+    ("testThreeCompressedRecordsInOneBatch", "gzip", True, 0),
+    ("testThreeNonCompressedRecordsInOneBatch", "none", True, 0),
+    ("testThreeNonCompressedRecordsInSeparateBatch", "none", False, 2),
+    ("testThreeCompressedRecordsInSeparateBatch", "gzip", False, 2),
+], ids=lambda v: v if isinstance(v, str) and v.startswith("test") else None)
+async def test_three_records(mode: str, kafka_test: str, codec: str, one_batch: bool, log_append_time_offset: int):
+    """Mirrors ListOffsetsIntegrationTest#testThreeCompressedRecordsInOneBatch,
+    #testThreeNonCompressedRecordsInOneBatch, #testThreeNonCompressedRecordsInSeparateBatch and
+    #testThreeCompressedRecordsInSeparateBatch: CreateTime answers offset 1 (timestamp 999); a
+    LogAppendTime topic answers the first offset of one batch, the last of three batches appended
+    100 ms apart."""
+    produce = _produce_in_one_batch if one_batch else _produce_in_separate_batches
     async with _cluster(mode) as cluster:
         await _setup(cluster)
-        await _produce_in_one_batch(cluster, TOPIC, "gzip")
-        assert _codecs(cluster, TOPIC) == ["gzip"]   # the producer's compression.type, kept by the topic
+        await produce(cluster, TOPIC, codec)
+        assert _codecs(cluster, TOPIC) == [codec] * (1 if one_batch else 3)   # the producer's codec, kept by the topic
         await _verify_list_offsets(cluster)
         await _log_append_time_topic(cluster)
-        await _produce_in_one_batch(cluster, CUSTOM, "gzip")
-        await _verify_list_offsets(cluster, CUSTOM, 0)
-
-
-@MODES
-async def test_three_non_compressed_records_in_one_batch(mode: str):
-    """Mirrors ListOffsetsIntegrationTest#testThreeNonCompressedRecordsInOneBatch."""
-    async with _cluster(mode) as cluster:
-        await _setup(cluster)
-        await _produce_in_one_batch(cluster, TOPIC, "none")
-        await _verify_list_offsets(cluster)
-        await _log_append_time_topic(cluster)
-        await _produce_in_one_batch(cluster, CUSTOM, "none")
-        await _verify_list_offsets(cluster, CUSTOM, 0)
-
-
-@MODES
-async def test_three_non_compressed_records_in_separate_batch(mode: str):
-    """Mirrors ListOffsetsIntegrationTest#testThreeNonCompressedRecordsInSeparateBatch."""
-    async with _cluster(mode) as cluster:
-        await _setup(cluster)
-        await _produce_in_separate_batches(cluster, TOPIC, "none")
-        await _verify_list_offsets(cluster)
-        await _log_append_time_topic(cluster)
-        await _produce_in_separate_batches(cluster, CUSTOM, "none")
-        await _verify_list_offsets(cluster, CUSTOM, 2)
-
-
-@MODES
-async def test_three_compressed_records_in_separate_batch(mode: str):
-    """Mirrors ListOffsetsIntegrationTest#testThreeCompressedRecordsInSeparateBatch."""
-    async with _cluster(mode) as cluster:
-        await _setup(cluster)
-        await _produce_in_separate_batches(cluster, TOPIC, "gzip")
-        assert _codecs(cluster, TOPIC) == ["gzip"] * 3
-        await _verify_list_offsets(cluster)
-        await _log_append_time_topic(cluster)
-        await _produce_in_separate_batches(cluster, CUSTOM, "gzip")
-        await _verify_list_offsets(cluster, CUSTOM, 2)
+        await produce(cluster, CUSTOM, codec)
+        await _verify_list_offsets(cluster, CUSTOM, log_append_time_offset)
 
 
 @MODES
