@@ -88,7 +88,8 @@ class KafkaProducer:
 
     Use as ``async with Producer(network, [0, 1, 2]) as producer:``; the Sender runs as a
     task of the block and ``close()`` (called on exit) sends what is buffered first.
-    ``acks`` is -1 ("all"), 1 or 0. ``partitioner`` is ``"round_robin"`` (default: keyed
+    ``acks`` is -1 ("all", the default), 1 or 0; ``max_in_flight`` (5 by default, as in Kafka)
+    bounds the requests in flight per broker. ``partitioner`` is ``"round_robin"`` (default: keyed
     records hash, unkeyed ones go round robin over partitions with a leader — Kafka's
     DefaultPartitioner up to 2.3) or ``"sticky"`` (Kafka 3.3+'s BuiltInPartitioner); see
     partitioner.py. ``enable_idempotence`` is enable.idempotence: on unless set False or unset
@@ -112,7 +113,7 @@ class KafkaProducer:
         retries: int = 2**31 - 1,
         retry_backoff_ms: int = 100,
         delivery_timeout_ms: int = 120000,
-        max_in_flight: int = 1,
+        max_in_flight: int = 5,
         max_block_ms: int = 60000,
         max_request_size: int = 1048576,
         metadata_max_age_ms: int = 300000,

@@ -148,9 +148,10 @@ class ClientWorkload:
         producer = Producer(network, bootstrap, client_id="sim-producer", acks="all",
                             request_timeout_ms=REQUEST_TIMEOUT_MS, delivery_timeout_ms=DELIVERY_TIMEOUT_MS,
                             max_block_ms=MAX_BLOCK_MS,
-                            # Recorded seeds predate the idempotent producer (Kafka's default):
-                            # without it they replay as they were recorded.
-                            enable_idempotence=False)
+                            # Recorded seeds predate the idempotent producer and the five
+                            # requests in flight (Kafka's defaults): without them they replay
+                            # as they were recorded.
+                            enable_idempotence=False, max_in_flight=1)
         consumer = Consumer(network, bootstrap, client_id="sim-consumer", group_id=GROUP_ID,
                             request_timeout_ms=REQUEST_TIMEOUT_MS, default_api_timeout_ms=API_TIMEOUT_MS,
                             session_timeout_ms=SESSION_TIMEOUT_MS, heartbeat_interval_ms=HEARTBEAT_INTERVAL_MS,
