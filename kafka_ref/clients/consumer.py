@@ -83,8 +83,10 @@ class KafkaConsumer:
     """Mirrors org.apache.kafka.clients.consumer.KafkaConsumer (classic protocol, manual assignment).
 
     No background task: network work happens inside ``poll``, ``position`` and the offset
-    lookups, as in Kafka's single-threaded consumer. ``auto_offset_reset`` is "earliest",
-    "latest" or "none"; ``isolation_level`` 0 is read_uncommitted, 1 read_committed.
+    lookups, as in Kafka's single-threaded consumer. ``auto_offset_reset`` is "earliest" (the
+    default here, so a test reads what it wrote first; Kafka's default is "latest"), "latest" or
+    "none"; ``isolation_level`` 0 is read_uncommitted, 1 read_committed. Offsets are committed
+    only by ``commit_sync`` (no enable.auto.commit task, no commitAsync).
     """
 
     def __init__(
