@@ -433,10 +433,17 @@ class ControllerContext:
 
     # ---- topic deletion ---------------------------------------------------------------------
     def queue_topic_deletion(self, topics: Iterable[str]) -> None:
-        """Mirrors ControllerContext#queueTopicDeletion."""
-        topics = set(topics)
-        self.topics_to_be_deleted.update(topics)
-        for topic in sorted(topics):
+        """Mirrors ControllerContext#queueTopicDeletion.
+
+        1. Only topics not queued already count as new: a second deletion requested while the first
+        is in progress queues both again, and the imbalance count must lose each topic's
+        partitions once. 2. Queue them; 3. drop them from the imbalance count.
+        """
+        # 1. The newly queued topics.
+        new_topics = set(topics) - self.topics_to_be_deleted
+        # 2. Queue. 3. Their partitions stop counting.
+        self.topics_to_be_deleted.update(new_topics)
+        for topic in sorted(new_topics):
             self._clean_preferred_replica_imbalance_metric(topic)
 
     def begin_topic_deletion(self, topics: Iterable[str]) -> None:
