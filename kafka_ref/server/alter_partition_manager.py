@@ -108,10 +108,14 @@ class AlterPartitionManager:
 
         Both the name and the id of each topic go in; the version then names topics by id only
         when the IBP supports topic ids (2.8+) and every topic has one, else version 1 by name
-        (AlterPartitionRequest.Builder's canUseTopicIds).
+        (AlterPartitionRequest.Builder's canUseTopicIds). The leader recovery state goes in from
+        IBP 3.2 (KIP-704); before, every proposal says RECOVERED.
         """
         metadata_version = self.metadata_version_supplier() if self.metadata_version_supplier is not None else None
         can_use_topic_ids = metadata_version is None or metadata_version.is_topic_ids_supported()
+        # MetadataVersion#isLeaderRecoverySupported (3.2, KIP-704): before it the field is left
+        # at its default, RECOVERED, whatever the proposal says.
+        sends_recovery_state = metadata_version is None or metadata_version.is_at_least("3.2")
         by_topic: dict[str, list[AlterPartitionItem]] = {}
         for item in items:
             by_topic.setdefault(item.topic_partition.topic, []).append(item)
@@ -126,7 +130,8 @@ class AlterPartitionManager:
                         partition_index=i.topic_partition.partition,
                         leader_epoch=i.leader_and_isr.leader_epoch,
                         new_isr_with_epochs=self._isr_with_epochs(i),
-                        leader_recovery_state=i.leader_and_isr.leader_recovery_state,
+                        leader_recovery_state=(i.leader_and_isr.leader_recovery_state if sends_recovery_state
+                                               else LeaderRecoveryState.RECOVERED),
                         partition_epoch=i.leader_and_isr.partition_epoch,
                     )
                     for i in topic_items
