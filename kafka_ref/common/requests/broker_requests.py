@@ -97,7 +97,7 @@ class BrokerHeartbeatRequest(AbstractRequest):
     broker_id: int = 0
     broker_epoch: int = -1
     current_metadata_offset: int = -1
-    want_fence: bool = True
+    want_fence: bool = False   # (the schema default)
     want_shut_down: bool = False
 
     def get_error_response(self, error_code: int, throttle_time_ms: int = 0) -> BrokerHeartbeatResponse:
