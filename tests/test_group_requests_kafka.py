@@ -477,3 +477,19 @@ async def test_leave_group(mode: str):
                 await client.leave("grp-2", [""], version=version, group_instance_ids=["group-instance-id"],
                                    expected_member_errors=[Errors.NONE])
                 assert await client.describe_state("grp-2") == "Empty"
+
+
+@pytest.mark.parametrize("version", [5, 6, 7, 9])
+async def test_join_group_static_member_refused_below_ibp_2_3(version: int):
+    """Mirrors KafkaApisTest#rejectJoinGroupRequestWhenStaticMembershipNotSupported, over the wire
+    at the versions that carry a group instance id: the whole answer is JoinGroupRequest's error
+    response (no member id, generation or leader; the protocol name "" before v7, null from v7)."""
+    config = {**CONFIG, "inter.broker.protocol.version": "2.2"}
+    async with Cluster(brokers=1, metadata_mode="zk", config=config, clock="wall") as cluster, \
+            cluster.serve() as bootstrap:
+        await _setup(cluster)
+        client = GroupClient(bootstrap)
+        refused = await client.join("test", version, member_id="test", group_instance_id="instanceId",
+                                    metadata=METADATA)
+        assert _join_view(refused, version) == _expected_join(
+            version, error=Errors.UNSUPPORTED_VERSION, protocol_name=_no_protocol(version))

@@ -226,23 +226,26 @@ class GroupApis:
         coordinator loading the group would drop the instance ids); v4+ dynamic members must
         first obtain a member id (MEMBER_ID_REQUIRED, GroupCoordinatorAdapter#joinGroup); v9+
         lets a static leader skip assigning; a missing rebalance timeout (v0) is the session
-        timeout. Before v7 the protocol name is not nullable: a missing one is answered as ""
-        (JoinGroupResponse(data, version), GroupCoordinator.NoProtocol).
+        timeout. The version's shape of the protocol name ("" before v7, null from v7) is
+        JoinGroupResponse(data, version)'s, applied where the version is known: on the wire
+        (kafka_ref.wire.apis).
+
+        1. A static member below IBP 2.3: JoinGroupRequest's error response (no member id,
+        generation, protocol or leader); 2. otherwise the coordinator answers.
         """
         request: JoinGroupRequest = envelope.request
 
         def send_response(result: JoinGroupResult) -> None:
-            protocol_name = result.protocol_name
-            if protocol_name is None and not _at_least(envelope, 7):
-                protocol_name = ""
             envelope.respond(JoinGroupResponse(
                 error_code=result.error.code, generation_id=result.generation_id, protocol_type=result.protocol_type,
-                protocol_name=protocol_name, leader=result.leader_id, skip_assignment=result.skip_assignment,
+                protocol_name=result.protocol_name, leader=result.leader_id, skip_assignment=result.skip_assignment,
                 member_id=result.member_id, members=result.members))
 
+        # 1. Static membership needs IBP 2.3.
         if not self._supports_static_member(request.group_instance_id):
-            send_response(JoinGroupResult.of_error(request.member_id, Errors.UNSUPPORTED_VERSION))
+            envelope.respond(request.get_error_response(Errors.UNSUPPORTED_VERSION.code))
             return
+        # 2. The coordinator.
         rebalance_timeout_ms = request.session_timeout_ms if request.rebalance_timeout_ms == -1 else request.rebalance_timeout_ms
         self.coordinator.handle_join_group(
             request.group_id, request.member_id, request.group_instance_id,
