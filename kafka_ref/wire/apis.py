@@ -213,9 +213,13 @@ def _leave_group_in(wire: Any, version: int, request: LeaveGroupRequest) -> Leav
 
 
 def _leave_group_out(response: LeaveGroupResponse, version: int, wire: Any, addresses: Addresses) -> None:
-    """Mirrors org.apache.kafka.common.requests.LeaveGroupResponse at versions before 3: only the top-level error."""
+    """Mirrors the constructor LeaveGroupResponse(data, version) before v3: only a top-level error, the
+    group's if it failed, else its one member's (the request named exactly one)."""
     if version < 3:
-        wire.error_code = response.top_level_error()
+        if response.error_code != 0 or len(response.members) != 1:
+            wire.error_code = response.error_code
+        else:
+            wire.error_code = response.members[0].error_code
 
 
 def _offset_fetch_in(wire: Any, version: int, request: OffsetFetchRequest) -> OffsetFetchRequest:

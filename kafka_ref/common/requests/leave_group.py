@@ -35,7 +35,11 @@ class LeaveGroupResponse(AbstractResponse):
     members: tuple[MemberResponse, ...] = ()
 
     def top_level_error(self) -> int:
-        """Mirrors org.apache.kafka.common.requests.LeaveGroupResponse#topLevelError.
+        """Mirrors org.apache.kafka.common.requests.LeaveGroupResponse#topLevelError: the group-level error alone."""
+        return self.error_code
+
+    def error(self) -> int:
+        """Mirrors org.apache.kafka.common.requests.LeaveGroupResponse#error (its getError).
 
         The group error if there is one, else the first member error, else NONE.
         """
