@@ -10,15 +10,18 @@ whose last contact is older than ``broker.session.timeout.ms`` is fenced.
 from __future__ import annotations
 
 import enum
+import random
 from dataclasses import dataclass
 from typing import Any, Callable
 
 from kafka_ref.common.errors import (
     DuplicateBrokerRegistrationException,
+    InconsistentClusterIdException,
     StaleBrokerEpochException,
 )
 from kafka_ref.common.state_change import state_change_logger
 from kafka_ref.common.time import Time
+from kafka_ref.common.uuid import Uuid
 from kafka_ref.image.records import (
     BrokerEndpoint,
     BrokerRegistrationChangeRecord,
@@ -190,8 +193,12 @@ class BrokerHeartbeatManager:
 class ClusterControlManager:
     """Mirrors org.apache.kafka.controller.ClusterControlManager."""
 
-    def __init__(self, time: Time, session_timeout_ms: int, rng: Any, feature_control: Any, controller_id: int) -> None:
+    def __init__(self, time: Time, session_timeout_ms: int, rng: Any, feature_control: Any, controller_id: int,
+                 cluster_id: str | None = None) -> None:
         self.time = time
+        # ClusterControlManager.Builder#build: a random cluster id when none is given (drawn from a
+        # generator of its own, so the placer's draws from ``rng`` stay what they were).
+        self.cluster_id = cluster_id if cluster_id is not None else str(Uuid.random_uuid(random.Random(controller_id)))
         self.feature_control = feature_control
         self.broker_registrations: dict[int, BrokerRegistration] = {}
         self.register_broker_record_offsets: dict[int, int] = {}
@@ -206,26 +213,36 @@ class ClusterControlManager:
 
         A broker id already registered by another incarnation is refused while that
         incarnation's session is still valid (DUPLICATE_BROKER_REGISTRATION); once it expired
-        (or was fenced) the old session is dropped and the new incarnation registers.
+        (or was fenced) the old session is dropped and the new incarnation registers. The same
+        incarnation registering again amends its registration: the record keeps the fenced and
+        in-controlled-shutdown states the registration has.
         """
+        # 1. The cluster id must be ours (kafka_ref's liberty: a request without one is let through,
+        # as the hand-built requests of its tests carry none).
+        if request.cluster_id and request.cluster_id != self.cluster_id:
+            raise InconsistentClusterIdException(
+                f"Expected cluster ID {self.cluster_id}, but got cluster ID {request.cluster_id}")
         broker_id = request.broker_id
         existing = self.broker_registrations.get(broker_id)
-        # 1. Another live incarnation owns this id.
+        # 2. Another live incarnation owns this id; an expired one loses its session.
         if existing is not None and existing.incarnation_id != request.incarnation_id:
             if self.heartbeat_manager.has_valid_session(broker_id):
                 raise DuplicateBrokerRegistrationException(
                     f"Another broker is registered with that broker id ({broker_id}).")
             self.heartbeat_manager.remove(broker_id)
-            existing = None
-        # 2. The record; the broker epoch is its offset.
+        # 3. The record; the broker epoch is its offset. A new incarnation starts fenced; the
+        # same incarnation keeps its states.
+        fenced, in_controlled_shutdown = True, False
+        if existing is not None and existing.incarnation_id == request.incarnation_id:
+            fenced, in_controlled_shutdown = existing.fenced, existing.in_controlled_shutdown
         record = RegisterBrokerRecord(
             broker_id=broker_id, incarnation_id=request.incarnation_id, broker_epoch=broker_epoch,
             end_points=tuple(BrokerEndpoint(name=l.name, host=l.host, port=l.port, security_protocol=l.security_protocol)
                              for l in request.listeners),
-            rack=request.rack, fenced=True,
+            rack=request.rack, fenced=fenced, in_controlled_shutdown=in_controlled_shutdown,
         )
-        # 3. Start its session now (fenced until it asks to be unfenced and has caught up).
-        self.heartbeat_manager.register(broker_id, True if existing is None else existing.fenced)
+        # 4. Start its session now (fenced until it asks to be unfenced and has caught up).
+        self.heartbeat_manager.register(broker_id, record.fenced)
         self._log.info("broker_registration_accepted", registering_broker=broker_id, broker_epoch=broker_epoch,
                        incarnation_id=str(request.incarnation_id))
         return [record], broker_epoch
@@ -248,16 +265,35 @@ class ClusterControlManager:
     # -- replay ------------------------------------------------------------------------------
 
     def replay_register(self, record: RegisterBrokerRecord, offset: int) -> None:
-        """Mirrors ClusterControlManager#replay(RegisterBrokerRecord, offset)."""
-        self.broker_registrations[record.broker_id] = BrokerRegistration.from_record(record)
+        """Mirrors ClusterControlManager#replay(RegisterBrokerRecord, offset).
+
+        1. Note the record's offset; 2. the registration replaces any earlier one; 3. a broker
+        registered before gets a fresh heartbeat session (its last contact, reported offset and
+        controlled-shutdown offset start over).
+        """
+        # 1. Where the record is.
         self.register_broker_record_offsets[record.broker_id] = offset
+        # 2. The registration.
+        previous = self.broker_registrations.get(record.broker_id)
+        self.broker_registrations[record.broker_id] = BrokerRegistration.from_record(record)
+        # 3. The session.
+        if previous is not None:
+            self.heartbeat_manager.remove(record.broker_id)
         self.heartbeat_manager.register(record.broker_id, record.fenced)
 
     def replay_unregister(self, record: UnregisterBrokerRecord) -> None:
-        """Mirrors ClusterControlManager#replay(UnregisterBrokerRecord)."""
-        self.broker_registrations.pop(record.broker_id, None)
+        """Mirrors ClusterControlManager#replay(UnregisterBrokerRecord): the registration must exist at that epoch."""
+        # 1. Forget the record's offset.
         self.register_broker_record_offsets.pop(record.broker_id, None)
+        # 2. Only the registration the record names can go.
+        registration = self.broker_registrations.get(record.broker_id)
+        if registration is None:
+            raise RuntimeError(f"Unable to replay {record}: no broker registration found for that id")
+        if registration.epoch != record.broker_epoch:
+            raise RuntimeError(f"Unable to replay {record}: no broker registration with that epoch found")
+        # 3. Its session and registration go.
         self.heartbeat_manager.remove(record.broker_id)
+        del self.broker_registrations[record.broker_id]
 
     def replay_fencing(self, record: FenceBrokerRecord | UnfenceBrokerRecord | BrokerRegistrationChangeRecord) -> None:
         """Mirrors ClusterControlManager#replayRegistrationChange (Fence/Unfence/BrokerRegistrationChange)."""
@@ -297,7 +333,12 @@ class ClusterControlManager:
         registration = self.broker_registrations.get(broker_id)
         return registration is not None and registration.in_controlled_shutdown
 
-    def unfenced(self, broker_id: int) -> bool:
+    def register_broker_record_offset(self, broker_id: int) -> int | None:
+        """Mirrors ClusterControlManager#registerBrokerRecordOffset (None: not registered)."""
+        return self.register_broker_record_offsets.get(broker_id)
+
+    def is_unfenced(self, broker_id: int) -> bool:
+        """Mirrors ClusterControlManager#isUnfenced: registered and not fenced."""
         registration = self.broker_registrations.get(broker_id)
         return registration is not None and not registration.fenced
 

@@ -151,7 +151,7 @@ class QuorumController:
         self.feature_control = FeatureControlManager(config.inter_broker_protocol_version)
         self.configuration_control = ConfigurationControlManager(config)
         self.cluster_control = ClusterControlManager(self.time, config.get("broker.session.timeout.ms"), self.rng,
-                                                     self.feature_control, node_id)
+                                                     self.feature_control, node_id, cluster_id=self.cluster_id)
         self.replication_control = ReplicationControlManager(
             self.cluster_control, self.configuration_control, self.feature_control, self.rng, node_id,
             default_num_partitions=config.get("num.partitions"),
@@ -479,15 +479,22 @@ class QuorumController:
     def handle_broker_registration(self, envelope: Envelope) -> None:
         """Mirrors QuorumController#registerBroker: the broker epoch is the offset of its RegisterBrokerRecord."""
         request: BrokerRegistrationRequest = envelope.request
-        # 1. The cluster id must match.
-        if request.cluster_id and request.cluster_id != self.cluster_id:
-            envelope.respond(request.get_error_response(Errors.INCONSISTENT_CLUSTER_ID.code))
-            return
-        # 2. The record goes at the next offset.
+        # 1. The record goes at the next offset (ClusterControlManager#registerBroker checks the
+        # cluster id: InconsistentClusterIdException answers INCONSISTENT_CLUSTER_ID).
         records, epoch = self.cluster_control.register_broker(request, self.write_offset + 1)
         self._reschedule_maybe_fence_stale_brokers()
         self._write("registerBroker", ControllerResult(records, BrokerRegistrationResponse(broker_epoch=epoch)),
                     envelope.respond, request=envelope.request)
+
+    def unregister_broker(self, broker_id: int, respond: Callable[[Any], None]) -> None:
+        """Mirrors QuorumController#unregisterBroker: ReplicationControlManager#unregisterBroker, written.
+
+        kafka_ref's brokers never send UnregisterBroker (KIP-500 decommissioning); the
+        operation is here for the controller's own use and its tests. ``respond`` gets None
+        once the records are committed.
+        """
+        self._write("unregisterBroker", ControllerResult(self.replication_control.unregister_broker(broker_id), None),
+                    respond)
 
     def handle_broker_heartbeat(self, envelope: Envelope) -> None:
         """Mirrors QuorumController#processBrokerHeartbeat (and ControllerApis' reply)."""

@@ -18,6 +18,7 @@ from typing import Any, Iterator
 from kafka_ref.server.bounded_list import BoundedList
 from kafka_ref.common.errors import (
     ApiException,
+    BrokerIdNotRegisteredException,
     Errors,
     InvalidReplicaAssignmentException,
     InvalidReplicationFactorException,
@@ -65,6 +66,7 @@ from kafka_ref.image.records import (
     NO_LEADER,
     NO_LEADER_CHANGE,
     BrokerRegistrationChangeRecord,
+    UnregisterBrokerRecord,
     BrokerRegistrationFencingChange,
     BrokerRegistrationInControlledShutdownChange,
     ConfigResource,
@@ -757,6 +759,23 @@ class ReplicationControlManager:
                 records.append(change)
         if len(records) != before:
             self._log.info("leader_and_isr_updates", context=context, partitions_changed=len(records) - before)
+
+    def unregister_broker(self, broker_id: int) -> list[Any]:
+        """Mirrors ReplicationControlManager#unregisterBroker: the records that remove a registered broker."""
+        # 1. Only a registered broker can be unregistered.
+        registration = self.cluster_control.registration(broker_id)
+        if registration is None:
+            raise BrokerIdNotRegisteredException(f"Broker ID {broker_id} is not currently registered")
+        # 2. Leave every ISR and leadership, then the registration goes.
+        records: list[Any] = []
+        self.handle_broker_unregistered(broker_id, registration.epoch, records)
+        return records
+
+    def handle_broker_unregistered(self, broker_id: int, broker_epoch: int, records: list[Any]) -> None:
+        """Mirrors ReplicationControlManager#handleBrokerUnregistered (no ELR: kafka_ref does not model KIP-966)."""
+        self.generate_leader_and_isr_updates("handleBrokerUnregistered", broker_id, NO_LEADER, records,
+                                             self.partitions_with_broker_in_isr(broker_id))
+        records.append(UnregisterBrokerRecord(broker_id=broker_id, broker_epoch=broker_epoch))
 
     def handle_broker_fenced(self, broker_id: int, records: list[Any]) -> None:
         """Mirrors ReplicationControlManager#handleBrokerFenced: leave every ISR (but a last one), lose leaderships, fence."""
