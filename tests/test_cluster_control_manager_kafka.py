@@ -6,9 +6,6 @@ the placer on a copy of Kafka's MockRandom. Records are replayed by hand at the 
 tests give.
 
 Not ported:
-- testRegisterBrokerRecordVersion, testRegistrationWithUnsupportedMetadataVersion: the broker's
-  supported features (RegisterBrokerRecord.features, processRegistrationFeature) and log
-  directories are not modelled; kafka_ref's registration request carries neither.
 - testRegistrationsToRecords: there is no BrokerRegistration#toRecord (no image writer / snapshots).
 - testRegisterControlWithOlderMetadataVersion: controller registrations (KIP-919) are not modelled.
 - testRegisterWithDuplicateDirectoryId, testHasOnlineDir, testDefaultDir: no KIP-858 log
@@ -20,14 +17,23 @@ from __future__ import annotations
 import pytest
 
 from kafka_ref.common.config import MetadataVersion
-from kafka_ref.common.errors import InconsistentClusterIdException, StaleBrokerEpochException
-from kafka_ref.common.requests.broker_requests import BrokerRegistrationRequest
+from kafka_ref.common.errors import (
+    InconsistentClusterIdException,
+    StaleBrokerEpochException,
+    UnsupportedVersionException,
+)
+from kafka_ref.common.requests.broker_requests import (
+    SUPPORTED_METADATA_VERSION_FEATURE,
+    BrokerRegistrationRequest,
+    Feature,
+)
 from kafka_ref.common.time import MockTime
 from kafka_ref.common.uuid import Uuid
 from kafka_ref.controller.quorum.cluster_control_manager import ClusterControlManager
-from kafka_ref.controller.quorum.configuration_control_manager import FeatureControlManager
+from kafka_ref.controller.quorum.configuration_control_manager import _FEATURE_LEVELS, FeatureControlManager
 from kafka_ref.image.records import (
     BrokerEndpoint,
+    BrokerFeature,
     BrokerRegistrationChangeRecord,
     BrokerRegistrationFencingChange,
     BrokerRegistrationInControlledShutdownChange,
@@ -139,6 +145,48 @@ def test_registration_with_incorrect_cluster_id():
     assert cluster_control.heartbeat_manager.brokers == {}
 
 
+@pytest.mark.parametrize("metadata_version", ["3.3", "3.7", "3.8"])
+def test_register_broker_record_version(metadata_version):
+    """Mirrors ClusterControlManagerTest#testRegisterBrokerRecordVersion, without what kafka_ref does
+    not model: the record's version (kafka_ref's records carry none) and log directories (3.7-IV2+).
+    A broker that lists no features, against no finalized feature, is taken to support
+    metadata.version 1 only; the record is fenced and not in controlled shutdown."""
+    cluster_control = new_cluster_control(CLUSTER_ID, metadata_version)
+    cluster_control.activate()
+    incarnation = Uuid.from_string("0H4fUu1xQEKXFYwB1aBjhg")
+    records, epoch = cluster_control.register_broker(BrokerRegistrationRequest(
+        cluster_id=CLUSTER_ID, broker_id=0, rack=None, incarnation_id=incarnation, features=()), 123, {})
+    assert epoch == 123
+    assert records == [RegisterBrokerRecord(
+        broker_epoch=123, broker_id=0, rack=None, incarnation_id=incarnation, fenced=True,
+        features=(BrokerFeature(name="metadata.version", min_supported_version=1, max_supported_version=1),),
+        in_controlled_shutdown=False)]
+
+
+def test_registration_with_unsupported_metadata_version():
+    """Mirrors ClusterControlManagerTest#testRegistrationWithUnsupportedMetadataVersion. Kafka finalizes
+    3.3-IV0 (level 4); kafka_ref's metadata.version steps by release (3.3 is level 7, which the
+    second broker supports), so 3.2 (level 3) stands in: both brokers are refused, by the same texts."""
+    cluster_control = new_cluster_control(CLUSTER_ID, "3.2")
+    cluster_control.activate()
+    finalized = cluster_control.feature_control.finalized_features()
+    assert finalized == {"metadata.version": 3}
+    incarnation = Uuid.from_string("0H4fUu1xQEKXFYwB1aBjhg")
+    with pytest.raises(UnsupportedVersionException) as exc:
+        cluster_control.register_broker(BrokerRegistrationRequest(
+            cluster_id=CLUSTER_ID, broker_id=0, rack=None, incarnation_id=incarnation, features=()), 123, finalized)
+    assert str(exc.value) == ("Unable to register because the broker does not support version 3 of "
+                              "metadata.version. It wants a version between 1 and 1, inclusive.")
+    with pytest.raises(UnsupportedVersionException) as exc:
+        cluster_control.register_broker(BrokerRegistrationRequest(
+            cluster_id=CLUSTER_ID, broker_id=0, rack=None, incarnation_id=incarnation,
+            features=(Feature(name="metadata.version", min_supported_version=7, max_supported_version=7),)),
+            123, finalized)
+    assert str(exc.value) == ("Unable to register because the broker does not support version 3 of "
+                              "metadata.version. It wants a version between 7 and 7, inclusive.")
+    assert cluster_control.heartbeat_manager.brokers == {}
+
+
 def test_unregister():
     """Mirrors ClusterControlManagerTest#testUnregister."""
     incarnation = Uuid.from_string("fPZv1VBsRFmnlRvmGcOW9w")
@@ -183,6 +231,21 @@ def test_place_replicas(num_usable_brokers):
 # ------------------------------------------------------------------------------ kafka_ref's own checks
 
 
+BROKER_FEATURES = (BrokerFeature(name="metadata.version", min_supported_version=1, max_supported_version=20),)
+
+
+def test_a_broker_supports_every_metadata_version_kafka_ref_models():
+    """BrokerFeatures#defaultSupportedFeatures as kafka_ref's brokers send it: metadata.version from
+    1 (3.0-IV1) to the latest level kafka_ref knows, so a broker registers whatever the cluster runs."""
+    assert (SUPPORTED_METADATA_VERSION_FEATURE.min_supported_version,
+            SUPPORTED_METADATA_VERSION_FEATURE.max_supported_version) == (1, max(_FEATURE_LEVELS.values()))
+    for release in ("3.0", "3.3", "3.8"):
+        cluster_control = new_cluster_control(CLUSTER_ID, release)
+        cluster_control.activate()
+        records, _epoch = cluster_control.register_broker(registration_request(Uuid(1, 1)), 5)
+        assert records[0].features == BROKER_FEATURES
+
+
 def registration_request(incarnation: Uuid, broker_id: int = 0) -> BrokerRegistrationRequest:
     return BrokerRegistrationRequest(cluster_id=CLUSTER_ID, broker_id=broker_id, incarnation_id=incarnation)
 
@@ -196,7 +259,8 @@ def test_same_incarnation_registering_again_keeps_its_states():
     incarnation = Uuid.from_string("0H4fUu1xQEKXFYwB1aBjhg")
     records, epoch = cluster_control.register_broker(registration_request(incarnation), 123)
     assert (records, epoch) == ([RegisterBrokerRecord(broker_id=0, incarnation_id=incarnation, broker_epoch=123,
-                                                      fenced=True, in_controlled_shutdown=False)], 123)
+                                                      features=BROKER_FEATURES, fenced=True,
+                                                      in_controlled_shutdown=False)], 123)
     cluster_control.replay_register(records[0], 123)
     cluster_control.replay_fencing(BrokerRegistrationChangeRecord(
         broker_id=0, broker_epoch=123, fenced=BrokerRegistrationFencingChange.UNFENCE,
@@ -204,7 +268,7 @@ def test_same_incarnation_registering_again_keeps_its_states():
     # The same incarnation again: unfenced and in controlled shutdown, as registered.
     records, _epoch = cluster_control.register_broker(registration_request(incarnation), 130)
     assert records == [RegisterBrokerRecord(broker_id=0, incarnation_id=incarnation, broker_epoch=130,
-                                            fenced=False, in_controlled_shutdown=True)]
+                                            features=BROKER_FEATURES, fenced=False, in_controlled_shutdown=True)]
     cluster_control.replay_register(records[0], 130)
     assert (cluster_control.is_unfenced(0), cluster_control.in_controlled_shutdown(0)) == (True, True)
     # Another incarnation once the session lapsed: fenced, not shutting down.
@@ -212,7 +276,7 @@ def test_same_incarnation_registering_again_keeps_its_states():
     other = Uuid.from_string("kxAT73dKQsitIedpiPtwBA")
     records, _epoch = cluster_control.register_broker(registration_request(other), 140)
     assert records == [RegisterBrokerRecord(broker_id=0, incarnation_id=other, broker_epoch=140,
-                                            fenced=True, in_controlled_shutdown=False)]
+                                            features=BROKER_FEATURES, fenced=True, in_controlled_shutdown=False)]
 
 
 def test_replayed_registration_starts_a_fresh_heartbeat_session():

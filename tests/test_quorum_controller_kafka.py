@@ -288,3 +288,21 @@ async def test_early_controller_results():
     assert (Errors.for_code(reassign.error_code), reassign.responses) == (Errors.NONE, ())
     # Nothing was written past the bootstrap.
     assert controller.write_offset == 1
+
+
+async def test_registration_errors_reach_the_broker():
+    """QuorumController#registerBroker's refusals as the broker hears them (kafka_ref's own check, after
+    ClusterControlManagerTest#testRegistrationWithIncorrectClusterId and
+    #testRegistrationWithUnsupportedMetadataVersion): INCONSISTENT_CLUSTER_ID, UNSUPPORTED_VERSION for a
+    broker that lists no metadata.version range (version 1 only) under 3.8, and nothing written."""
+    controller = new_controller()
+    incarnation = Uuid.from_string("kxAT73dKQsitIedpiPtwBA")
+    wrong_cluster = call(controller, BrokerRegistrationRequest(
+        broker_id=0, cluster_id="WIjw3grwRZmR2uOpdpVXbg", incarnation_id=incarnation, listeners=LISTENERS))
+    assert (Errors.for_code(wrong_cluster.error_code), wrong_cluster.broker_epoch) == (Errors.INCONSISTENT_CLUSTER_ID, -1)
+    too_old = call(controller, BrokerRegistrationRequest(
+        broker_id=0, cluster_id=controller.cluster_id, incarnation_id=incarnation, listeners=LISTENERS, features=()))
+    assert (Errors.for_code(too_old.error_code), too_old.broker_epoch) == (Errors.UNSUPPORTED_VERSION, -1)
+    assert controller.write_offset == 1
+    assert controller.cluster_control.broker_registrations == {}
+    assert register_broker(controller, 0, incarnation) == 2

@@ -41,6 +41,21 @@ class Listener:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Feature:
+    """Mirrors org.apache.kafka.common.message.BrokerRegistrationRequestData.Feature: a feature version range the broker supports."""
+
+    name: str
+    min_supported_version: int
+    max_supported_version: int
+
+
+# The metadata.version range a kafka_ref broker supports (BrokerFeatures#defaultSupportedFeatures):
+# from 3.0-IV1 (level 1, MetadataVersion.MINIMUM_KRAFT_VERSION) to 3.8-IV0 (level 20), the latest
+# kafka_ref models. The other features Kafka 3.8 brokers list are not modelled.
+SUPPORTED_METADATA_VERSION_FEATURE = Feature(name="metadata.version", min_supported_version=1, max_supported_version=20)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class BrokerRegistrationRequest(AbstractRequest):
     """Mirrors org.apache.kafka.common.requests.BrokerRegistrationRequest.
 
@@ -57,6 +72,9 @@ class BrokerRegistrationRequest(AbstractRequest):
     listeners: tuple[Listener, ...] = ()
     rack: str | None = None
     is_migrating_zk_broker: bool = False
+    # What BrokerLifecycleManager sends (kafka_ref's default, so hand-built requests register);
+    # an empty tuple is a broker that lists no features (the controller assumes metadata.version 1 only).
+    features: tuple[Feature, ...] = (SUPPORTED_METADATA_VERSION_FEATURE,)
 
     def get_error_response(self, error_code: int, throttle_time_ms: int = 0) -> BrokerRegistrationResponse:
         """Mirrors AbstractRequest#getErrorResponse: the whole request answered with one error."""

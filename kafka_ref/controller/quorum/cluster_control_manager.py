@@ -18,12 +18,14 @@ from kafka_ref.common.errors import (
     DuplicateBrokerRegistrationException,
     InconsistentClusterIdException,
     StaleBrokerEpochException,
+    UnsupportedVersionException,
 )
 from kafka_ref.common.state_change import state_change_logger
 from kafka_ref.common.time import Time
 from kafka_ref.common.uuid import Uuid
 from kafka_ref.image.records import (
     BrokerEndpoint,
+    BrokerFeature,
     BrokerRegistrationChangeRecord,
     FenceBrokerRecord,
     RegisterBrokerRecord,
@@ -32,6 +34,11 @@ from kafka_ref.image.records import (
 )
 from kafka_ref.image.registrations import BrokerRegistration
 from kafka_ref.controller.quorum.replica_placer import StripedReplicaPlacer, UsableBroker
+
+
+METADATA_VERSION_FEATURE = "metadata.version"
+# MetadataVersion.MINIMUM_KRAFT_VERSION (3.0-IV1) as a feature level.
+MINIMUM_KRAFT_METADATA_VERSION_LEVEL = 1
 
 
 class BrokerControlState(enum.Enum):
@@ -208,15 +215,20 @@ class ClusterControlManager:
 
     # -- registration ------------------------------------------------------------------------
 
-    def register_broker(self, request: Any, broker_epoch: int) -> tuple[list[Any], int]:
+    def register_broker(self, request: Any, broker_epoch: int,
+                        finalized_features: dict[str, int] | None = None) -> tuple[list[Any], int]:
         """Mirrors ClusterControlManager#registerBroker; returns (records, broker epoch).
 
         A broker id already registered by another incarnation is refused while that
         incarnation's session is still valid (DUPLICATE_BROKER_REGISTRATION); once it expired
         (or was fenced) the old session is dropped and the new incarnation registers. The same
         incarnation registering again amends its registration: the record keeps the fenced and
-        in-controlled-shutdown states the registration has.
+        in-controlled-shutdown states the registration has. ``finalized_features`` (feature name
+        → level) is what the broker's feature ranges are checked against; None: the controller's
+        own (FeatureControlManager#finalizedFeatures, as QuorumController#registerBroker passes).
         """
+        if finalized_features is None:
+            finalized_features = self.feature_control.finalized_features()
         # 1. The cluster id must be ours (kafka_ref's liberty: a request without one is let through,
         # as the hand-built requests of its tests carry none).
         if request.cluster_id and request.cluster_id != self.cluster_id:
@@ -235,17 +247,43 @@ class ClusterControlManager:
         fenced, in_controlled_shutdown = True, False
         if existing is not None and existing.incarnation_id == request.incarnation_id:
             fenced, in_controlled_shutdown = existing.fenced, existing.in_controlled_shutdown
+        # 4. Every feature the broker lists must accept the finalized version; a broker that lists
+        # no metadata.version is taken to support only the first one.
+        features = [self.process_registration_feature(broker_id, finalized_features, f.name, f.min_supported_version,
+                                                      f.max_supported_version) for f in request.features]
+        if not any(f.name == METADATA_VERSION_FEATURE for f in request.features):
+            features.append(self.process_registration_feature(
+                broker_id, finalized_features, METADATA_VERSION_FEATURE, MINIMUM_KRAFT_METADATA_VERSION_LEVEL,
+                MINIMUM_KRAFT_METADATA_VERSION_LEVEL))
         record = RegisterBrokerRecord(
             broker_id=broker_id, incarnation_id=request.incarnation_id, broker_epoch=broker_epoch,
             end_points=tuple(BrokerEndpoint(name=l.name, host=l.host, port=l.port, security_protocol=l.security_protocol)
                              for l in request.listeners),
-            rack=request.rack, fenced=fenced, in_controlled_shutdown=in_controlled_shutdown,
+            features=tuple(features), rack=request.rack, fenced=fenced, in_controlled_shutdown=in_controlled_shutdown,
         )
-        # 4. Start its session now (fenced until it asks to be unfenced and has caught up).
+        # 5. Start its session now (fenced until it asks to be unfenced and has caught up).
         self.heartbeat_manager.register(broker_id, record.fenced)
         self._log.info("broker_registration_accepted", registering_broker=broker_id, broker_epoch=broker_epoch,
                        incarnation_id=str(request.incarnation_id))
         return [record], broker_epoch
+
+    def process_registration_feature(self, broker_id: int, finalized_features: dict[str, int], name: str,
+                                     min_supported_version: int, max_supported_version: int) -> BrokerFeature:
+        """Mirrors ClusterControlManager#processRegistrationFeature: the broker's range must hold the finalized version."""
+        # 1. The finalized version (FinalizedControllerFeatures#versionOrDefault: metadata.version
+        # defaults to 1, any other feature to 0).
+        finalized = finalized_features.get(name, 1 if name == METADATA_VERSION_FEATURE else 0)
+        # 2. Out of the broker's range: refused.
+        if not min_supported_version <= finalized <= max_supported_version:
+            raise UnsupportedVersionException(
+                f"Unable to register because the broker does not support version {finalized} of {name}. "
+                f"It wants a version between {min_supported_version} and {max_supported_version}, inclusive.")
+        # 3. A feature the controller does not know is logged and kept (Kafka 3.8's list of
+        # production feature names is empty, so it logs metadata.version too; kafka_ref does not).
+        if name != METADATA_VERSION_FEATURE:
+            self._log.warning("broker_registered_unknown_feature", registering_broker=broker_id, feature=name)
+        return BrokerFeature(name=name, min_supported_version=min_supported_version,
+                             max_supported_version=max_supported_version)
 
     def activate(self) -> None:
         """Mirrors ClusterControlManager#activate: a fresh BrokerHeartbeatManager, every broker's session starting now."""

@@ -66,6 +66,10 @@ class FeatureControlManager:
         """Mirrors FeatureControlManager#metadataVersion (as a feature level)."""
         return self.finalized_versions.get(METADATA_VERSION_FEATURE, self.bootstrap_level)
 
+    def finalized_features(self) -> dict[str, int]:
+        """Mirrors FeatureControlManager#finalizedFeatures: every finalized feature level, metadata.version included."""
+        return {**self.finalized_versions, METADATA_VERSION_FEATURE: self.metadata_version_level}
+
     # MetadataVersion#is*Supported switches, by feature level.
     def is_leader_recovery_supported(self) -> bool:
         """Mirrors MetadataVersion#isLeaderRecoverySupported (3.2-IV0)."""
