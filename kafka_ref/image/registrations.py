@@ -8,6 +8,7 @@ lets a MetadataImage share unchanged parts with the image before it.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Callable
 
 from kafka_ref.common.requests.leader_and_isr import LeaderAndIsrPartitionState
 from kafka_ref.common.topic_partition import TopicPartition
@@ -16,6 +17,7 @@ from kafka_ref.image.records import (
     NO_LEADER,
     NO_LEADER_CHANGE,
     BrokerEndpoint,
+    BrokerFeature,
     BrokerRegistrationFencingChange,
     BrokerRegistrationInControlledShutdownChange,
     LeaderRecoveryState,
@@ -131,6 +133,7 @@ class BrokerRegistration:
     rack: str | None = None
     fenced: bool = True
     in_controlled_shutdown: bool = False
+    supported_features: tuple[BrokerFeature, ...] = ()
 
     @classmethod
     def from_record(cls, record: RegisterBrokerRecord) -> "BrokerRegistration":
@@ -138,7 +141,28 @@ class BrokerRegistration:
         return cls(
             id=record.broker_id, epoch=record.broker_epoch, incarnation_id=record.incarnation_id,
             listeners=tuple(record.end_points), rack=record.rack, fenced=record.fenced,
-            in_controlled_shutdown=record.in_controlled_shutdown,
+            in_controlled_shutdown=record.in_controlled_shutdown, supported_features=tuple(record.features),
+        )
+
+    def to_record(self, metadata_version_level: int, handle_loss: Callable[[str], None]) -> RegisterBrokerRecord:
+        """Mirrors BrokerRegistration#toRecord(ImageWriterOptions): the registration as a record for ``metadata_version_level``.
+
+        1. Identity, rack, epoch, incarnation, fenced state; 2. the in-controlled-shutdown state
+        only where the metadata.version has it (3.3-IV3, level 7; else ``handle_loss`` is told);
+        3. listeners and supported features.
+        """
+        # 2. A state the older metadata.version cannot carry is lost.
+        in_controlled_shutdown = False
+        if self.in_controlled_shutdown:
+            if metadata_version_level >= 7:  # MetadataVersion#isInControlledShutdownStateSupported
+                in_controlled_shutdown = True
+            else:
+                handle_loss("the inControlledShutdown state of one or more brokers")
+        # 1, 3. The rest as registered.
+        return RegisterBrokerRecord(
+            broker_id=self.id, rack=self.rack, broker_epoch=self.epoch, incarnation_id=self.incarnation_id,
+            fenced=self.fenced, in_controlled_shutdown=in_controlled_shutdown, end_points=self.listeners,
+            features=self.supported_features,
         )
 
     def node(self, listener_name: str = "PLAINTEXT") -> BrokerEndPoint | None:
