@@ -345,3 +345,31 @@ def test_replay_unregister_needs_the_registration_at_its_epoch():
     with pytest.raises(RuntimeError, match="no broker registration with that epoch found"):
         cluster_control.replay_unregister(UnregisterBrokerRecord(broker_id=1, broker_epoch=99))
     assert cluster_control.registration(1).epoch == 100
+
+
+def test_registration_change_registers_the_heartbeat_state_again():
+    """ClusterControlManager#replayRegistrationChange → BrokerHeartbeatManager#register, every time:
+    contact is now; the reported offset survives a flip of the fenced state and is dropped when
+    the fenced state stays (here: only the in-controlled-shutdown state changes). A change for an
+    unknown id or another epoch is an error."""
+    cluster_control = new_cluster_control(CLUSTER_ID)
+    cluster_control.activate()
+    time = cluster_control.time
+    heartbeats = cluster_control.heartbeat_manager
+    cluster_control.replay_register(RegisterBrokerRecord(broker_id=0, broker_epoch=100), 100)
+    heartbeats.touch(0, True, 120)
+    time.advance(3)
+    cluster_control.replay_fencing(BrokerRegistrationChangeRecord(
+        broker_id=0, broker_epoch=100, fenced=BrokerRegistrationFencingChange.UNFENCE))
+    state = heartbeats.brokers[0]
+    assert (state.fenced, state.metadata_offset, state.last_contact_ns) == (False, 120, time.nanoseconds())
+    time.advance(3)
+    cluster_control.replay_fencing(BrokerRegistrationChangeRecord(
+        broker_id=0, broker_epoch=100,
+        in_controlled_shutdown=BrokerRegistrationInControlledShutdownChange.IN_CONTROLLED_SHUTDOWN))
+    state = heartbeats.brokers[0]
+    assert (state.fenced, state.metadata_offset, state.last_contact_ns) == (False, -1, time.nanoseconds())
+    with pytest.raises(RuntimeError, match="no broker registration found for that id"):
+        cluster_control.replay_fencing(FenceBrokerRecord(id=1, epoch=100))
+    with pytest.raises(RuntimeError, match="no broker registration with that epoch found"):
+        cluster_control.replay_fencing(FenceBrokerRecord(id=0, epoch=99))

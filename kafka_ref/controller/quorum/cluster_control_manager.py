@@ -334,7 +334,13 @@ class ClusterControlManager:
         del self.broker_registrations[record.broker_id]
 
     def replay_fencing(self, record: FenceBrokerRecord | UnfenceBrokerRecord | BrokerRegistrationChangeRecord) -> None:
-        """Mirrors ClusterControlManager#replayRegistrationChange (Fence/Unfence/BrokerRegistrationChange)."""
+        """Mirrors ClusterControlManager#replayRegistrationChange (Fence/Unfence/BrokerRegistrationChange).
+
+        1. The registration must exist at the record's epoch; 2. the change applies; 3. the
+        broker's heartbeat state is registered again with its fenced state, changed or not
+        (BrokerHeartbeatManager#register: contact now; the reported offset kept only when the
+        fenced state flipped).
+        """
         from kafka_ref.image.records import BrokerRegistrationFencingChange as F
         from kafka_ref.image.records import BrokerRegistrationInControlledShutdownChange as C
 
@@ -344,13 +350,17 @@ class ClusterControlManager:
             broker_id, epoch, fencing, shutdown = record.id, record.epoch, F.UNFENCE, C.NONE
         else:
             broker_id, epoch, fencing, shutdown = record.broker_id, record.broker_epoch, record.fenced, record.in_controlled_shutdown
+        # 1. The registration the record names.
         registration = self.broker_registrations.get(broker_id)
-        if registration is None or registration.epoch != epoch:
-            raise RuntimeError(f"Registration change for broker {broker_id} at epoch {epoch} does not match")
+        if registration is None:
+            raise RuntimeError(f"Unable to replay {record}: no broker registration found for that id")
+        if registration.epoch != epoch:
+            raise RuntimeError(f"Unable to replay {record}: no broker registration with that epoch found")
+        # 2. The change.
         changed = registration.clone_with(fencing, shutdown)
         self.broker_registrations[broker_id] = changed
-        if changed.fenced != registration.fenced:
-            self.heartbeat_manager.register(broker_id, changed.fenced)
+        # 3. The heartbeat state follows, whether or not the fenced state moved.
+        self.heartbeat_manager.register(broker_id, changed.fenced)
 
     # -- queries -----------------------------------------------------------------------------
 
