@@ -50,7 +50,8 @@ class WireClient:
     """A client connection as a node of the in-process network (the envelope's ``src``).
 
     Carries what Kafka's RequestContext knows about the caller: the client id of its first
-    request and its address (``/host:port``), which the group coordinator records per member.
+    request and its address as Java's InetAddress#toString prints it (``/127.0.0.1``, no port:
+    RequestContext#clientAddress), which the group coordinator records per member.
     """
 
     broker_id: int
@@ -93,7 +94,7 @@ class SocketServer:
         connection_id = next(_connection_ids)
         try:
             peer = stream.extra(anyio.abc.SocketAttribute.remote_address)
-            client_host = f"/{peer[0]}:{peer[1]}"
+            client_host = f"/{peer[0]}"
         except RUN_ENDING:
             raise
         except Exception:
