@@ -242,9 +242,9 @@ async def test_list_groups_includes_stable_and_rebalancing_groups():
         f = await started(tg)
         joined = await f.dynamic_join()
         assert joined.error is Errors.NONE
-        assert f.coordinator.handle_list_groups(set()) == (Errors.NONE, [(GROUP, "consumer", "CompletingRebalance")])
+        assert f.coordinator.handle_list_groups(set()) == (Errors.NONE, [(GROUP, "consumer", "CompletingRebalance", "classic")])
         assert (await f.sync_leader(joined.member_id, joined.generation_id, {joined.member_id: b""})).error is Errors.NONE
-        assert f.coordinator.handle_list_groups(set()) == (Errors.NONE, [(GROUP, "consumer", "Stable")])
+        assert f.coordinator.handle_list_groups(set()) == (Errors.NONE, [(GROUP, "consumer", "Stable", "classic")])
         tg.cancel_scope.cancel()
 
 

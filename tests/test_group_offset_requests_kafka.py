@@ -45,7 +45,7 @@ BOTH = pytest.mark.parametrize("mode", ["zk", "kraft"])
 # Kafka 3.8.0's version ranges for the APIs under test (ApiKeys#latestVersion, no unstable APIs).
 OFFSET_COMMIT_VERSIONS = range(2, 9)
 OFFSET_FETCH_VERSIONS = range(1, 9)
-LIST_GROUPS_VERSIONS = range(0, 5)
+LIST_GROUPS_VERSIONS = range(0, 6)
 DESCRIBE_GROUPS_VERSIONS = range(0, 6)
 DELETE_GROUPS_VERSIONS = range(0, 3)
 JOIN_GROUP_VERSION, SYNC_GROUP_VERSION, LEAVE_GROUP_VERSION = 9, 5, 5
@@ -367,11 +367,16 @@ async def test_list_groups_with_old_consumer_group_protocol_and_old_group_coordi
                     assert set(await client.list_groups(["Stable", "Empty", "Empty"], [], version)) == \
                         {group_1, group_3}
                     assert await client.list_groups(["Assigning"], [], version) == []
+                    # (Beyond Kafka's test: GroupMetadata#isInStates compares lower-case names.)
+                    assert await client.list_groups(["sTABLE"], [], version) == [group_1]
                 # 4. Type filters (v5+): every group of the classic coordinator is "classic".
                 if version >= 5:
                     assert await client.list_groups(["Stable"], ["consumer"], version) == []
                     assert await client.list_groups([], ["consumer"], version) == []
                     assert set(await client.list_groups([], ["classic"], version)) == {group_1, group_2, group_3}
+                    # (Beyond Kafka's test: Group.GroupType#parse ignores case; an unknown type lists nothing.)
+                    assert set(await client.list_groups([], ["Classic", "bogus"], version)) == {group_1, group_2, group_3}
+                    assert await client.list_groups([], ["bogus"], version) == []
                 # 5. Both members leave, all three groups are deleted: nothing is listed.
                 await client.leave_group("grp-1", member_1)
                 await client.leave_group("grp-2", member_2)

@@ -212,7 +212,8 @@ async def test_admin_lists_and_describes_groups_and_configs():
         return listed, described, (configs, broker, remaining)
 
     listed, described, (configs, broker, remaining) = await run_with_cluster(client)
-    assert listed == [{"group_id": "g", "protocol_type": "consumer", "group_state": "Stable"}]
+    # ListGroups v5 (Kafka 3.8): the group type too; every classic coordinator group is "classic".
+    assert listed == [{"group_id": "g", "protocol_type": "consumer", "group_state": "Stable", "group_type": "classic"}]
     g = described["g"]
     assert (g["group_state"], g["protocol_type"], g["protocol_data"], g["error"]) == ("Stable", "consumer", "range", None)
     (member,) = g["members"]

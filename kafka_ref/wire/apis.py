@@ -285,7 +285,7 @@ WIRE_APIS: dict[int, WireApi] = {api.key: api for api in (
             _delete_topics_in),
     WireApi(ApiKeys.OFFSET_FOR_LEADER_EPOCH, KOffsetForLeaderEpochRequest, KOffsetForLeaderEpochResponse,
             OffsetForLeaderEpochRequest, 2, 4),
-    WireApi(ApiKeys.LIST_GROUPS, KListGroupsRequest, KListGroupsResponse, ListGroupsRequest, 0, 4),
+    WireApi(ApiKeys.LIST_GROUPS, KListGroupsRequest, KListGroupsResponse, ListGroupsRequest, 0, 5),
     WireApi(ApiKeys.DESCRIBE_GROUPS, KDescribeGroupsRequest, KDescribeGroupsResponse, DescribeGroupsRequest, 0, 5),
     WireApi(ApiKeys.DESCRIBE_CONFIGS, KDescribeConfigsRequest, KDescribeConfigsResponse, DescribeConfigsRequest, 0, 4,
             None, _describe_configs_out),

@@ -1,8 +1,8 @@
 """ListGroups: which consumer groups does this broker coordinate?
 
 Mirrors org.apache.kafka.common.requests.ListGroupsRequest / ListGroupsResponse and the message
-schemas ListGroupsRequest.json / ListGroupsResponse.json at version 4 (Kafka 3.8's classic
-groups). Each broker answers only for the groups whose ``__consumer_offsets`` partition it leads;
+schemas ListGroupsRequest.json / ListGroupsResponse.json at version 5 (states filter from v4,
+types filter and group type from v5; Kafka 3.8's classic groups are all of type "classic"). Each broker answers only for the groups whose ``__consumer_offsets`` partition it leads;
 admin clients ask every broker.
 """
 
@@ -22,6 +22,7 @@ class ListedGroup:
     group_id: str = ""
     protocol_type: str = ""
     group_state: str = ""
+    group_type: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -42,13 +43,14 @@ class ListGroupsResponse(AbstractResponse):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ListGroupsRequest(AbstractRequest):
-    """Mirrors org.apache.kafka.common.requests.ListGroupsRequest (``states_filter`` empty: all states)."""
+    """Mirrors org.apache.kafka.common.requests.ListGroupsRequest (a filter left empty: no filter)."""
 
     API_KEY: ClassVar[ApiKeys] = ApiKeys.LIST_GROUPS
     API_NAME: ClassVar[str] = ApiKeys.LIST_GROUPS.api_name
     RESPONSE_TYPE: ClassVar[type[ListGroupsResponse]] = ListGroupsResponse
 
     states_filter: tuple[str, ...] = ()
+    types_filter: tuple[str, ...] = ()
 
     def get_error_response(self, error_code: int, throttle_time_ms: int = 0) -> ListGroupsResponse:
         """Mirrors org.apache.kafka.common.requests.ListGroupsRequest#getErrorResponse."""

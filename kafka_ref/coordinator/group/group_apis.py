@@ -344,11 +344,16 @@ class GroupApis:
                                                request.generation_id_or_member_epoch, authorized, send_response)
 
     def handle_list_groups_request(self, envelope: Envelope) -> None:
-        """Mirrors kafka.server.KafkaApis#handleListGroupsRequest (every group is listed: no ACLs on groups here)."""
+        """Mirrors kafka.server.KafkaApis#handleListGroupsRequest (every group is listed: no ACLs on groups here).
+
+        The states (v4+) and types (v5+) filters go to the coordinator as GroupCoordinatorAdapter#listGroups
+        passes them; older versions carry neither (empty: no filter) and drop the state and type
+        from the answer on the wire.
+        """
         request: ListGroupsRequest = envelope.request
-        error, overviews = self.coordinator.handle_list_groups(request.states_filter)
+        error, overviews = self.coordinator.handle_list_groups(request.states_filter, request.types_filter)
         envelope.respond(ListGroupsResponse(error_code=error.code, groups=tuple(
-            ListedGroup(group_id=g, protocol_type=t, group_state=s) for g, t, s in overviews)))
+            ListedGroup(group_id=g, protocol_type=t, group_state=s, group_type=k) for g, t, s, k in overviews)))
 
     def handle_delete_groups_request(self, envelope: Envelope) -> None:
         """Mirrors kafka.server.KafkaApis#handleDeleteGroupsRequest (no ACLs on groups here): one result per group."""

@@ -41,6 +41,7 @@ from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.coordinator.group.delayed_heartbeat import MemberKey
 from kafka_ref.coordinator.group.delayed_join import GroupJoinKey
 from kafka_ref.coordinator.group.group_metadata import (
+    CLASSIC_GROUP_TYPE,
     CompletingRebalance,
     Dead,
     Empty,
@@ -49,6 +50,7 @@ from kafka_ref.coordinator.group.group_metadata import (
     OffsetAndMetadata,
     PreparingRebalance,
     Stable,
+    parse_group_type,
 )
 from kafka_ref.coordinator.group.group_metadata_manager import GROUP_METADATA_TOPIC_NAME, GroupMetadataManager
 from kafka_ref.coordinator.group.member_metadata import plain_protocol_set
@@ -654,20 +656,26 @@ class GroupCoordinator(GroupRebalance):
         self._log.info("group_coordinator_resigned", partition=offset_topic_partition_id, coordinator_epoch=coordinator_epoch)
         self.group_manager.remove_groups_for_partition(offset_topic_partition_id, coordinator_epoch, self.on_group_unloaded)
 
-    def handle_list_groups(self, states: Iterable[str] = ()) -> tuple[Errors, list[tuple[str, str, str]]]:
+    def handle_list_groups(self, states: Iterable[str] = (),
+                           group_types: Iterable[str] = ()) -> tuple[Errors, list[tuple[str, str, str, str]]]:
         """Mirrors kafka.coordinator.group.GroupCoordinator#handleListGroups.
 
         1. Not started: COORDINATOR_NOT_AVAILABLE and no groups; 2. the groups this broker
-        coordinates (only the given states, when any), with COORDINATOR_LOAD_IN_PROGRESS while
-        some partition is still loading.
+        coordinates, with COORDINATOR_LOAD_IN_PROGRESS while some partition is still loading:
+        only the given states when any (compared in lower case), and, when types are given, all
+        groups if "classic" is among them (in any case) and none otherwise (every group here is a
+        classic group).
         """
         # 1. Not active.
         if not self.is_active:
             return Errors.COORDINATOR_NOT_AVAILABLE, []
-        # 2. Local groups, filtered by state.
+        # 2. Local groups, filtered by state and type.
         error = Errors.COORDINATOR_LOAD_IN_PROGRESS if self.group_manager.is_loading() else Errors.NONE
-        wanted = set(states)
-        groups = [g for g in self.group_manager.current_groups() if not wanted or str(g.current_state) in wanted]
+        wanted_states = {s.lower() for s in states}
+        wanted_types = {parse_group_type(t) for t in group_types}
+        groups = [g for g in self.group_manager.current_groups()
+                  if (not wanted_states or g.is_in_states(wanted_states))
+                  and (not wanted_types or CLASSIC_GROUP_TYPE in wanted_types)]
         return error, [g.overview() for g in groups]
 
     def handle_delete_groups(self, group_ids: Iterable[str]) -> dict[str, Errors]:

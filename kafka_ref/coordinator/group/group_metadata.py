@@ -52,6 +52,19 @@ class GroupState(enum.Enum):
         return self.value
 
 
+# Mirrors org.apache.kafka.coordinator.group.Group.GroupType: the classic coordinator's groups
+# are all "classic"; "consumer" groups belong to KIP-848's coordinator (not modelled).
+CLASSIC_GROUP_TYPE = "classic"
+CONSUMER_GROUP_TYPE = "consumer"
+UNKNOWN_GROUP_TYPE = "unknown"
+
+
+def parse_group_type(name: str | None) -> str:
+    """Mirrors org.apache.kafka.coordinator.group.Group.GroupType#parse: case-insensitive, else "unknown"."""
+    lowered = None if name is None else name.lower()
+    return lowered if lowered in (CLASSIC_GROUP_TYPE, CONSUMER_GROUP_TYPE) else UNKNOWN_GROUP_TYPE
+
+
 Empty = GroupState.EMPTY
 PreparingRebalance = GroupState.PREPARING_REBALANCE
 CompletingRebalance = GroupState.COMPLETING_REBALANCE
@@ -148,9 +161,16 @@ class GroupMetadata:
         # 2. Otherwise no protocol and members without metadata.
         return str(self.state), self.protocol_type or "", "", [m.summary_no_metadata() for m in self.members.values()]
 
-    def overview(self) -> tuple[str, str, str]:
-        """Mirrors kafka.coordinator.group.GroupMetadata#overview: (group id, protocol type, state)."""
-        return self.group_id, self.protocol_type or "", str(self.state)
+    def overview(self) -> tuple[str, str, str, str]:
+        """Mirrors kafka.coordinator.group.GroupMetadata#overview: (group id, protocol type, state, type).
+
+        Every group of this coordinator is a classic group (Group.GroupType.CLASSIC, "classic").
+        """
+        return self.group_id, self.protocol_type or "", str(self.state), CLASSIC_GROUP_TYPE
+
+    def is_in_states(self, states: Iterable[str]) -> bool:
+        """Mirrors kafka.coordinator.group.GroupMetadata#isInStates: ``states`` are lower-case names."""
+        return str(self.state).lower() in states
 
     def is_(self, state: GroupState) -> bool:
         """Mirrors kafka.coordinator.group.GroupMetadata#is (``is`` is a Python keyword)."""
