@@ -36,6 +36,7 @@ from kafka.protocol.consumer import SyncGroupRequest as KSyncGroupRequest
 
 from kafka_ref.cluster import Cluster
 from kafka_ref.common.errors import Errors
+from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.wire.apis import WIRE_APIS
 from test_wire_protocol import _connect, _receive_exactly
 
@@ -43,8 +44,8 @@ pytestmark = pytest.mark.anyio
 BOTH = pytest.mark.parametrize("mode", ["zk", "kraft"])
 
 # Kafka 3.8.0's version ranges for the APIs under test (ApiKeys#latestVersion, no unstable APIs).
-OFFSET_COMMIT_VERSIONS = range(2, 9)
-OFFSET_FETCH_VERSIONS = range(1, 9)
+OFFSET_COMMIT_VERSIONS = range(1, 10)
+OFFSET_FETCH_VERSIONS = range(1, 10)
 LIST_GROUPS_VERSIONS = range(0, 6)
 DESCRIBE_GROUPS_VERSIONS = range(0, 6)
 DELETE_GROUPS_VERSIONS = range(0, 3)
@@ -433,3 +434,46 @@ async def test_delete_groups_with_old_consumer_group_protocol_and_old_group_coor
                 # 4. grp is gone: described as Dead.
                 assert await client.describe_groups(["grp"], DESCRIBE_GROUPS_VERSIONS[-1]) == \
                     [(0, "grp", "Dead", "", "", [], NO_AUTHORIZED_OPERATIONS)]
+
+
+# ------------------------------------------------------------------ GroupCoordinatorAdapterTest
+
+
+@pytest.mark.parametrize("version", [1, 2, 3, 4, 5, 8, 9])
+async def test_commit_offsets_timestamps_by_version(version: int):
+    """Mirrors GroupCoordinatorAdapterTest#testCommitOffsets (the OffsetAndMetadata handed to the coordinator).
+
+    Kafka's test sets a commit timestamp and a retention of 1000 ms on the request data at every
+    version; on the wire each lives only where its version carries it: v1's explicit commit
+    timestamp is kept as sent, v2-4's retention makes the expire timestamp now + 1000, later
+    versions are stamped now without an expire timestamp. Checked in the group's stored offsets.
+    """
+    async with _cluster("kraft") as cluster, cluster.serve() as bootstrap:
+        await _setup(cluster)
+        broker = cluster.broker(0)
+        async with await _connect(bootstrap) as stream:
+            client = WireClient(stream)
+            topic_cls = KOffsetCommitRequest.OffsetCommitRequestTopic
+            explicit_timestamp = 1_234_567
+            request = KOffsetCommitRequest(
+                group_id="group", member_id="", generation_id_or_member_epoch=-1,
+                retention_time_ms=1000 if 2 <= version <= 4 else -1,
+                topics=[topic_cls(name="foo", partitions=[topic_cls.OffsetCommitRequestPartition(
+                    partition_index=0, committed_offset=100, committed_leader_epoch=1,
+                    commit_timestamp=explicit_timestamp if version == 1 else -1)])])
+            before = broker.time.milliseconds()
+            response = await client.send(request, version)
+            after = broker.time.milliseconds()
+        assert [(t.name, [(p.partition_index, p.error_code) for p in t.partitions]) for t in response.topics] == \
+            [("foo", [(0, 0)])]
+        stored = broker.group_coordinator.group_manager.get_group("group").offset(TopicPartition("foo", 0))
+        # (The leader epoch is on the wire from v6.)
+        assert (stored.offset, stored.leader_epoch, stored.metadata) == (100, 1 if version >= 6 else None, "")
+        if version == 1:
+            assert (stored.commit_timestamp, stored.expire_timestamp) == (explicit_timestamp, None)
+        elif version <= 4:
+            assert before <= stored.commit_timestamp <= after
+            assert stored.expire_timestamp == stored.commit_timestamp + 1000
+        else:
+            assert before <= stored.commit_timestamp <= after
+            assert stored.expire_timestamp is None

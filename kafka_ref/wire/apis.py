@@ -12,8 +12,10 @@ common version:
 - Produce from v3 and Fetch from v4: our logs hold only v2 (magic 2) record batches and we do not
   down-convert, as Kafka 4.0 stopped doing; Produce up to v9 and Fetch up to v12 (topic names;
   v13+ address topics by id).
-- ListOffsets from v1 and OffsetFetch from v1, OffsetCommit from v2: v0 of each has semantics
-  (multiple offsets, ZooKeeper-stored offsets) this broker does not model.
+- ListOffsets, OffsetFetch and OffsetCommit from v1: v0 of each has semantics (multiple offsets,
+  ZooKeeper-stored offsets) this broker does not model. OffsetCommit and OffsetFetch go up to v9
+  (Kafka 3.8's newest), which the classic coordinator answers as it does v8 (the member epoch
+  field is the generation).
 - InitProducerId up to v4 for idempotent producers (the logs check producer epochs and
   sequences, kafka_ref/log/producer_state_manager.py); the transactional APIs are not
   advertised and a transactional id is answered UNSUPPORTED_VERSION.
@@ -267,8 +269,8 @@ WIRE_APIS: dict[int, WireApi] = {api.key: api for api in (
     WireApi(ApiKeys.LIST_OFFSETS, KListOffsetsRequest, KListOffsetsResponse, ListOffsetsRequest, 1, 7),
     WireApi(ApiKeys.METADATA, KMetadataRequest, KMetadataResponse, MetadataRequest, 0, 12,
             _metadata_in, _metadata_out),
-    WireApi(ApiKeys.OFFSET_COMMIT, KOffsetCommitRequest, KOffsetCommitResponse, OffsetCommitRequest, 2, 8),
-    WireApi(ApiKeys.OFFSET_FETCH, KOffsetFetchRequest, KOffsetFetchResponse, OffsetFetchRequest, 1, 8,
+    WireApi(ApiKeys.OFFSET_COMMIT, KOffsetCommitRequest, KOffsetCommitResponse, OffsetCommitRequest, 1, 9),
+    WireApi(ApiKeys.OFFSET_FETCH, KOffsetFetchRequest, KOffsetFetchResponse, OffsetFetchRequest, 1, 9,
             _offset_fetch_in, _offset_fetch_out),
     WireApi(ApiKeys.FIND_COORDINATOR, KFindCoordinatorRequest, KFindCoordinatorResponse, FindCoordinatorRequest,
             0, 4, _find_coordinator_in, _find_coordinator_out),

@@ -34,7 +34,12 @@ from kafka_ref.common.requests.find_coordinator import (
 from kafka_ref.common.requests.heartbeat import HeartbeatRequest, HeartbeatResponse
 from kafka_ref.common.requests.join_group import JoinGroupRequest, JoinGroupResponse
 from kafka_ref.common.requests.leave_group import LeaveGroupRequest, LeaveGroupResponse
-from kafka_ref.common.requests.offset_commit import OffsetCommitRequest, OffsetCommitResponse
+from kafka_ref.common.requests.offset_commit import (
+    DEFAULT_RETENTION_TIME,
+    DEFAULT_TIMESTAMP,
+    OffsetCommitRequest,
+    OffsetCommitResponse,
+)
 from kafka_ref.common.requests.offset_delete import OffsetDeleteRequest, OffsetDeleteResponse
 from kafka_ref.common.requests.offset_fetch import (
     INVALID_OFFSET,
@@ -303,11 +308,14 @@ class GroupApis:
     # -- OffsetCommit / OffsetFetch ------------------------------------------------------------
 
     def handle_offset_commit_request(self, envelope: Envelope) -> None:
-        """Mirrors kafka.server.KafkaApis#handleOffsetCommitRequest (v5+: the broker stamps the commit time; a
-        group instance id needs IBP 2.3).
+        """Mirrors kafka.server.KafkaApis#handleOffsetCommitRequest (a group instance id needs IBP 2.3).
 
         Partitions of topics the principal may not read get TOPIC_AUTHORIZATION_FAILED,
-        unknown ones UNKNOWN_TOPIC_OR_PARTITION; the rest go to the coordinator.
+        unknown ones UNKNOWN_TOPIC_OR_PARTITION; the rest go to the coordinator with the
+        offsets GroupCoordinatorAdapter#commitOffsets builds: the commit time is the broker's now
+        unless the request names one (v1's per-partition commit timestamp), and a retention time
+        (v2-4) sets an expire timestamp of now plus that retention (otherwise none: the broker's
+        offsets.retention.minutes applies).
         """
         request: OffsetCommitRequest = envelope.request
         if not self._supports_static_member(request.group_instance_id):
@@ -315,7 +323,9 @@ class GroupApis:
             return
         errors: dict[TopicPartition, int] = {}
         authorized: dict[TopicPartition, OffsetAndMetadata] = {}
-        commit_timestamp = self.broker.time.milliseconds()
+        current_time_ms = self.broker.time.milliseconds()
+        expire_timestamp = (None if request.retention_time_ms == DEFAULT_RETENTION_TIME
+                            else current_time_ms + request.retention_time_ms)
         # 1. Per-partition checks.
         for topic in request.topics:
             for p in topic.partitions:
@@ -329,7 +339,9 @@ class GroupApis:
                         offset=p.committed_offset,
                         leader_epoch=None if p.committed_leader_epoch < 0 else p.committed_leader_epoch,
                         metadata="" if p.committed_metadata is None else p.committed_metadata,
-                        commit_timestamp=commit_timestamp)
+                        commit_timestamp=current_time_ms if p.commit_timestamp == DEFAULT_TIMESTAMP
+                        else p.commit_timestamp,
+                        expire_timestamp=expire_timestamp)
 
         def send_response(results: dict[TopicPartition, Errors]) -> None:
             merged = dict(errors)
