@@ -7,16 +7,22 @@ runs in ZooKeeper and KRaft mode: here ``zk`` and ``kraft``. Every request is a 
 built with kafka-python's protocol classes at the version under test and sent to
 ``kafka-ref serve``'s listener, so the version really reaches the broker (the wire adapters,
 the version-gated fields, the handlers' version rules). The broker runs with one
-``__consumer_offsets`` partition, replication factor 1 and no initial rebalance delay (Kafka's
-test brokers set ``group.initial.rebalance.delay.ms`` to 0), and the test creates the offsets
-topic itself, as Kafka's does.
+``__consumer_offsets`` partition, replication factor 1 and no initial rebalance delay (as
+TestUtils#createBrokerConfig sets it; the delay changes only how long a first join takes), and
+the test creates the offsets topic itself, as Kafka's does. Versions are Kafka 3.8.0's: OffsetCommit v1-9, OffsetFetch v1-9
+(all partitions from v2, several groups from v8), ListGroups v0-5 (states filter from v4, types
+filter and group type from v5), DescribeGroups v0-5, DeleteGroups v0-2. One more test checks,
+over the wire, the commit and expire timestamps GroupCoordinatorAdapterTest#testCommitOffsets
+checks on the adapter (v1's explicit commit timestamp, v2-4's retention time).
 
 Not ported:
 - the "new consumer group protocol" and "new group coordinator" variants (KIP-848's
   ConsumerGroupHeartbeat and the group-coordinator module): kafka_ref models the classic
   GroupCoordinator only;
 - OffsetCommit v0 and OffsetFetch v0 (offsets stored in ZooKeeper): Kafka's tests start at v1
-  too.
+  too;
+- the unknown-member and stale-member-epoch OffsetFetch cases: they run only in the new-protocol
+  variants (the classic coordinator ignores OffsetFetch v9's member id and epoch).
 """
 
 from __future__ import annotations
