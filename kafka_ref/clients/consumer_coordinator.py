@@ -613,10 +613,11 @@ class ConsumerCoordinator:
 
     @staticmethod
     def consumed_offsets(consumer: Any) -> dict[TopicPartition, OffsetAndMetadata]:
-        """Mirrors SubscriptionState#allConsumed: the position of every assigned partition that has one."""
+        """Mirrors SubscriptionState#allConsumed: the position of every assigned partition in a valid
+        (FETCHING) state; one awaiting a reset or a validation is left out."""
         out = {}
         for tp in sorted(consumer.assignment()):
-            position = consumer.subscriptions.assigned_state(tp).position
-            if position is not None:
-                out[tp] = OffsetAndMetadata(position.offset, position.offset_epoch)
+            state = consumer.subscriptions.assigned_state(tp)
+            if state.has_valid_position():
+                out[tp] = OffsetAndMetadata(state.position.offset, state.position.offset_epoch)
         return out

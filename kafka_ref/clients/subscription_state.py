@@ -126,6 +126,10 @@ class SubscriptionState:
         (validated first if it carries epochs, see ``validate_position``)."""
         self.assigned_state(tp).validate_position(position)
 
+    def seek(self, tp: TopicPartition, offset: int) -> None:
+        """Mirrors SubscriptionState#seek(TopicPartition, long): a validated position with no epochs."""
+        self.seek_validated(tp, FetchPosition(offset))
+
     def seek_validated(self, tp: TopicPartition, position: FetchPosition) -> None:
         """Mirrors SubscriptionState.TopicPartitionState#seekValidated: fetch from here, no check."""
         state = self.assigned_state(tp)
@@ -149,11 +153,115 @@ class SubscriptionState:
         return self.assigned_state(tp).position
 
     def request_offset_reset(self, tp: TopicPartition, strategy: str | None = None) -> None:
-        """Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState#requestOffsetReset."""
+        """Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState#requestOffsetReset.
+
+        (TopicPartitionState#reset: AWAIT_RESET needs no position, so the position is dropped.)
+        """
         state = self.assigned_state(tp)
+        # 1. Enter AWAIT_RESET with the strategy and no retry backoff.
         state.reset_strategy = strategy or self.default_reset_strategy
         state.next_retry_time_ms = 0
         state.awaiting_validation = False
+        # 2. A state that requires no position clears it (TopicPartitionState#transitionState).
+        state.position = None
+
+    def request_offset_reset_if_partition_assigned(self, tp: TopicPartition) -> None:
+        """Mirrors SubscriptionState#requestOffsetResetIfPartitionAssigned (the default strategy)."""
+        if tp in self.assignment:
+            self.request_offset_reset(tp)
+
+    def is_offset_reset_needed(self, tp: TopicPartition) -> bool:
+        """Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState#isOffsetResetNeeded."""
+        return self.assigned_state(tp).awaiting_reset()
+
+    def reset_strategy(self, tp: TopicPartition) -> str | None:
+        """Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState#resetStrategy."""
+        return self.assigned_state(tp).reset_strategy
+
+    def has_valid_position(self, tp: TopicPartition) -> bool:
+        """Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState#hasValidPosition."""
+        return self.assigned_state(tp).has_valid_position()
+
+    def awaiting_validation(self, tp: TopicPartition) -> bool:
+        """Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState#awaitingValidation."""
+        return self.assigned_state(tp).awaiting_validation
+
+    def complete_validation(self, tp: TopicPartition) -> None:
+        """Mirrors SubscriptionState#completeValidation (TopicPartitionState#completeValidation):
+        a partition with a position stops awaiting validation and fetches."""
+        state = self.assigned_state(tp)
+        if state.position is not None:
+            state.awaiting_validation = False
+            state.next_retry_time_ms = 0
+
+    def is_fetchable(self, tp: TopicPartition) -> bool:
+        """Mirrors SubscriptionState#isFetchable: assigned, not paused, with a valid position."""
+        state = self.assignment.get(tp)
+        return state is not None and not state.paused and state.has_valid_position()
+
+    def has_all_fetch_positions(self) -> bool:
+        """Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState#hasAllFetchPositions."""
+        return all(state.has_valid_position() for state in self.assignment.values())
+
+    def num_assigned_partitions(self) -> int:
+        """Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState#numAssignedPartitions."""
+        return len(self.assignment)
+
+    def position_or_null(self, tp: TopicPartition) -> FetchPosition | None:
+        """Mirrors SubscriptionState#positionOrNull: None for an unassigned partition."""
+        state = self.assignment.get(tp)
+        return None if state is None else state.position
+
+    def partition_end_offset(self, tp: TopicPartition, isolation_level: int) -> int | None:
+        """Mirrors SubscriptionState#partitionEndOffset: the HW (read_uncommitted) or LSO (read_committed)."""
+        state = self.assigned_state(tp)
+        return state.high_watermark if isolation_level == 0 else state.last_stable_offset
+
+    def partition_lag(self, tp: TopicPartition, isolation_level: int) -> int | None:
+        """Mirrors SubscriptionState#partitionLag: end offset minus position (None without either)."""
+        state = self.assigned_state(tp)
+        end = self.partition_end_offset(tp, isolation_level)
+        if state.position is None or end is None:
+            return None
+        return end - state.position.offset
+
+    def partition_lead(self, tp: TopicPartition) -> int | None:
+        """Mirrors SubscriptionState#partitionLead: position minus log start offset (None without it)."""
+        state = self.assigned_state(tp)
+        if state.log_start_offset is None or state.position is None:
+            return None
+        return state.position.offset - state.log_start_offset
+
+    def try_updating_high_watermark(self, tp: TopicPartition, high_watermark: int) -> bool:
+        """Mirrors SubscriptionState#tryUpdatingHighWatermark: False when ``tp`` is not assigned."""
+        state = self.assignment.get(tp)
+        if state is None:
+            return False
+        state.high_watermark = high_watermark
+        return True
+
+    def try_updating_log_start_offset(self, tp: TopicPartition, log_start_offset: int) -> bool:
+        """Mirrors SubscriptionState#tryUpdatingLogStartOffset: False when ``tp`` is not assigned."""
+        state = self.assignment.get(tp)
+        if state is None:
+            return False
+        state.log_start_offset = log_start_offset
+        return True
+
+    def try_updating_last_stable_offset(self, tp: TopicPartition, last_stable_offset: int) -> bool:
+        """Mirrors SubscriptionState#tryUpdatingLastStableOffset: False when ``tp`` is not assigned."""
+        state = self.assignment.get(tp)
+        if state is None:
+            return False
+        state.last_stable_offset = last_stable_offset
+        return True
+
+    def try_updating_preferred_read_replica(self, tp: TopicPartition, replica_id: int, expire_time_ms: int) -> bool:
+        """Mirrors SubscriptionState#tryUpdatingPreferredReadReplica: False when ``tp`` is not assigned."""
+        if tp not in self.assignment:
+            return False
+        self.update_preferred_read_replica(tp, replica_id, expire_time_ms)
+        return True
 
     def reset_initializing_positions(self) -> list[TopicPartition]:
         """Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState#resetInitializingPositions.
@@ -185,9 +293,13 @@ class SubscriptionState:
         return state.preferred_read_replica
 
     def update_preferred_read_replica(self, tp: TopicPartition, replica_id: int, expire_time_ms: int) -> None:
-        """Mirrors SubscriptionState#updatePreferredReadReplica."""
+        """Mirrors SubscriptionState#updatePreferredReadReplica (TopicPartitionState#updatePreferredReadReplica).
+
+        The lease starts when the replica is set or changes; the same replica named again
+        does not extend it.
+        """
         state = self.assignment.get(tp)
-        if state is not None:
+        if state is not None and state.preferred_read_replica != replica_id:
             state.preferred_read_replica = replica_id
             state.preferred_read_replica_expire_time_ms = expire_time_ms
 
