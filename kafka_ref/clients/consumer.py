@@ -34,7 +34,6 @@ would space the retries; here they would spin without letting virtual time advan
 
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass
 from typing import Any, Iterable
 
@@ -186,8 +185,7 @@ class KafkaConsumer:
             if not isinstance(tp, TopicPartition) or not tp.topic:
                 raise KafkaException(f"Topic partitions to assign to cannot have null or empty topic: {tp!r}")
         # 1. Drop buffered data of partitions no longer assigned.
-        keep = set(partitions)
-        self.fetcher.completed_fetches = deque(cf for cf in self.fetcher.completed_fetches if cf.topic_partition in keep)
+        self.fetcher.clear_buffered_data_for_unassigned_partitions(set(partitions))
         # 2. Metadata for the new topics, then the assignment itself.
         self.metadata.add_topics({tp.topic for tp in partitions})
         self.subscriptions.assign_from_user(partitions)
@@ -360,8 +358,7 @@ class KafkaConsumer:
         self.metadata.maybe_throw_any_exception()
         # (OffsetFetcher#validatePositionsOnMetadataChange: a new leader or epoch means the
         #  position is checked against the new leader's log first, KIP-320.)
-        for tp in self.subscriptions.assignment:
-            self.subscriptions.maybe_validate_position_for_current_leader(tp, self.metadata.current_leader(tp))
+        self.offset_fetcher.validate_positions_on_metadata_change()
         await self.offset_fetcher.validate_positions_if_needed()
         # 2. Partitions without a position take the reset strategy (or fail with "none").
         undefined = self.subscriptions.reset_initializing_positions()

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from kafka_ref.clients.subscription_state import FetchPosition
+from kafka_ref.common.fatal import RUN_ENDING
 from kafka_ref.common.errors import (
     Errors,
     KafkaException,
@@ -156,6 +157,20 @@ class Fetcher:
         """Mirrors org.apache.kafka.clients.consumer.internals.FetchBuffer#bufferedPartitions."""
         return {cf.topic_partition for cf in self.completed_fetches}
 
+    def has_completed_fetches(self) -> bool:
+        """Mirrors org.apache.kafka.clients.consumer.internals.AbstractFetch#hasCompletedFetches."""
+        return bool(self.completed_fetches)
+
+    def has_available_fetches(self) -> bool:
+        """Mirrors org.apache.kafka.clients.consumer.internals.Fetcher#hasAvailableFetches: a buffered
+        answer for a partition that is fetchable (assigned, valid position, not paused)."""
+        return any(self.subscriptions.is_fetchable(cf.topic_partition) for cf in self.completed_fetches)
+
+    def clear_buffered_data_for_unassigned_partitions(self, assigned: set[TopicPartition]) -> None:
+        """Mirrors AbstractFetch#clearBufferedDataForUnassignedPartitions: drop answers of partitions
+        not in ``assigned``."""
+        self.completed_fetches = deque(cf for cf in self.completed_fetches if cf.topic_partition in assigned)
+
     def prepare_fetch_requests(self, now: int) -> dict[int, dict[TopicPartition, FetchPartition]]:
         """Mirrors org.apache.kafka.clients.consumer.internals.AbstractFetch#prepareFetchRequests."""
         c = self.consumer
@@ -248,22 +263,37 @@ class Fetcher:
         try:
             response = await self.client.wait(pending.envelope, remaining)
         except (NetworkException, TimeoutException) as exc:
-            # 1. Lost connection or timeout (AbstractFetch#handleFetchFailure): refresh metadata, refetch.
+            # 1. Lost connection or timeout (AbstractFetch#handleFetchFailure): the partitions of the
+            #    request forget their preferred read replica (back to the leader); refresh metadata, refetch.
             self._log.debug("fetch_failed", node=node, error=repr(exc))
             del self.pending[node]
-            self.metadata.request_update()
+            self.handle_fetch_failure(pending)
         else:
             # 2. An answer: buffer it (AbstractFetch#handleFetchSuccess).
             del self.pending[node]
             self.handle_fetch_success(response, pending)
         first_done.set()
 
+    def handle_fetch_failure(self, pending: _PendingFetch) -> None:
+        """Mirrors org.apache.kafka.clients.consumer.internals.AbstractFetch#handleFetchFailure.
+
+        1. Every partition of the failed request that is still assigned forgets its preferred read
+        replica (Kafka clears the session's partitions; here a request's partitions are its session);
+        2. metadata is refreshed (Kafka's NetworkClient asks for it on the disconnection).
+        """
+        for tp in pending.fetch_offsets:
+            self.subscriptions.clear_preferred_read_replica(tp)
+        self.metadata.request_update()
+
     def handle_fetch_success(self, response: FetchResponse, pending: _PendingFetch) -> None:
         """Mirrors org.apache.kafka.clients.consumer.internals.AbstractFetch#handleFetchSuccess."""
-        # 1. A top-level error (fetch sessions only) fails the whole request.
+        # 1. A top-level error (fetch sessions only) fails the whole request; only an unknown topic
+        #    id in the session calls for fresh metadata (FetchSessionHandler#handleResponse).
         if response.error_code != Errors.NONE.code:
-            self._log.info("fetch_error", error=Errors.for_code(response.error_code).name)
-            self.metadata.request_update()
+            error = Errors.for_code(response.error_code)
+            self._log.info("fetch_error", error=error.name)
+            if error is Errors.FETCH_SESSION_TOPIC_ID_ERROR:
+                self.metadata.request_update()
             return
         # 2. Buffer each partition's answer for the collector.
         names = {tid: name for name, tid in self.metadata.fetch().topic_ids.items()}
@@ -276,25 +306,42 @@ class Fetcher:
         """Mirrors org.apache.kafka.clients.consumer.internals.FetchCollector#collectFetch."""
         records: list[ConsumerRecord] = []
         paused: list[CompletedFetch] = []
-        while self.completed_fetches and len(records) < max_records:
-            completed = self.completed_fetches[0]
-            # 1. First look at a partition's answer: handle its error, drop it if stale.
-            if not completed.initialized:
-                if not self.initialize_completed_fetch(completed):
-                    self.completed_fetches.popleft()
+        try:
+            while self.completed_fetches and len(records) < max_records:
+                completed = self.completed_fetches[0]
+                # 1. First look at a partition's answer: handle its error, drop it if stale. An
+                #    answer whose error raises stays buffered (and raises again next time) unless it
+                #    carries no records and nothing was collected before it.
+                if not completed.initialized:
+                    try:
+                        usable = self.initialize_completed_fetch(completed)
+                    except RUN_ENDING:
+                        raise
+                    except Exception:
+                        if not records and FetchResponse.records_size(completed.data) == 0:
+                            self.completed_fetches.popleft()
+                        raise
+                    if not usable:
+                        self.completed_fetches.popleft()
+                        continue
+                    completed.initialized = True
+                # 2. A paused partition's records are kept back, not handed out (they come out on a
+                #    later poll if it is resumed by then).
+                if self.subscriptions.is_paused(completed.topic_partition):
+                    paused.append(self.completed_fetches.popleft())
                     continue
-                completed.initialized = True
-            # 2. A paused partition's records are kept back, not handed out (they come out on a
-            #    later poll if it is resumed by then).
-            if self.subscriptions.is_paused(completed.topic_partition):
-                paused.append(self.completed_fetches.popleft())
-                continue
-            # 3. Hand out records from the position on, and move the position.
-            records.extend(self.fetch_records(completed, max_records - len(records)))
-            if completed.is_consumed:
-                self.completed_fetches.popleft()
-        # 4. The paused partitions' fetches go back in the buffer for the next poll.
-        self.completed_fetches.extend(paused)
+                # 3. Hand out records from the position on, and move the position.
+                records.extend(self.fetch_records(completed, max_records - len(records)))
+                if completed.is_consumed:
+                    self.completed_fetches.popleft()
+        except KafkaException:
+            # 4. Records already collected are returned (their positions moved); the error comes
+            #    out on the next call.
+            if not records:
+                raise
+        finally:
+            # 5. The paused partitions' fetches go back in the buffer for the next poll.
+            self.completed_fetches.extend(paused)
         return records
 
     def fetch_records(self, completed: CompletedFetch, max_records: int) -> list[ConsumerRecord]:
@@ -320,8 +367,12 @@ class Fetcher:
         data = completed.data
         error = Errors.for_code(data.error_code)
         state = self.subscriptions.assignment.get(tp)
-        # 1. Stale: unassigned, or the position moved since the request.
-        if state is None or not state.has_valid_position() or state.position.offset != completed.next_fetch_offset:
+        fetch_offset = completed.next_fetch_offset
+        # 1. Stale: unassigned, or no valid position any more (a rebalance or reset meanwhile); for
+        #    data also a position moved since the request (errors are handled regardless).
+        if state is None or not state.has_valid_position():
+            return False
+        if error is Errors.NONE and state.position.offset != fetch_offset:
             return False
         now = self.time.milliseconds()
         if error is Errors.NONE:
@@ -349,17 +400,27 @@ class Fetcher:
         elif error is Errors.OFFSET_OUT_OF_RANGE and self.subscriptions.clear_preferred_read_replica(tp) is not None:
             # Out of range on a follower (it may lag the leader): back to the leader, no reset.
             self._log.debug("preferred_read_replica_cleared", topic_partition=str(tp), error=error.name)
+        elif error is Errors.OFFSET_OUT_OF_RANGE and state.position.offset != fetch_offset:
+            # Out of range for an offset we have moved away from since (a seek): ignore it.
+            self._log.debug("stale_offset_out_of_range", topic_partition=str(tp), fetch_offset=fetch_offset)
+            return False
         elif error is Errors.OFFSET_OUT_OF_RANGE:
             if self.subscriptions.default_reset_strategy == "none":
-                raise OffsetOutOfRangeException(
+                exc = OffsetOutOfRangeException(
                     f"Fetch position {state.position.offset} is out of range for partition {tp}")
+                # (org.apache.kafka.clients.consumer.OffsetOutOfRangeException#offsetOutOfRangePartitions)
+                exc.offset_out_of_range_partitions = {tp: state.position.offset}
+                raise exc
             self._log.info("fetch_offset_out_of_range", topic_partition=str(tp), offset=state.position.offset)
-            self.subscriptions.request_offset_reset(tp)
+            self.subscriptions.request_offset_reset_if_partition_assigned(tp)
             backoff_until = 0
         elif error is Errors.TOPIC_AUTHORIZATION_FAILED:
             raise TopicAuthorizationException(f"Not authorized to access topics: [{tp.topic}]")
         elif error is Errors.UNKNOWN_SERVER_ERROR:
             self._log.warning("fetch_unknown_server_error", topic_partition=str(tp))
+        elif error is Errors.CORRUPT_MESSAGE:
+            raise KafkaException(f"Encountered corrupt message when fetching offset {fetch_offset} "
+                                 f"for topic-partition {tp}")
         else:
             raise KafkaException(f"Unexpected error code {error.code} ({error.name}) while fetching at offset "
                                  f"{completed.next_fetch_offset} from topic-partition {tp}")
@@ -388,6 +449,16 @@ class OffsetFetcher:
         self.metadata = consumer.metadata
         self.subscriptions = consumer.subscriptions
         self.time = consumer.time
+        self._log = consumer._log
+
+    def validate_positions_on_metadata_change(self) -> None:
+        """Mirrors org.apache.kafka.clients.consumer.internals.OffsetFetcher#validatePositionsOnMetadataChange.
+
+        Every assigned position takes the leader the metadata names now; a new leader or epoch
+        puts a position that knows its record's epoch into validation (KIP-320).
+        """
+        for tp in self.subscriptions.assignment:
+            self.subscriptions.maybe_validate_position_for_current_leader(tp, self.metadata.current_leader(tp))
 
     async def reset_positions_if_needed(self) -> None:
         """Mirrors org.apache.kafka.clients.consumer.internals.OffsetFetcher#resetPositionsIfNeeded.
