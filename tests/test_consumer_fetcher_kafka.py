@@ -29,10 +29,11 @@ Not ported:
   built valid by kafka_ref's record classes (no byte-level corruption of a response).
 - testFetchRequestWhenRecordTooLarge, testFetchRequestInternalError, testCompletedFetchRemoval:
   a truncated (partial) batch cannot be put in a kafka_ref MemoryRecords.
-- testFetchDuringEagerRebalance, testFetchDuringCooperativeRebalance: group assignment lives in
-  the ConsumerCoordinator, not in SubscriptionState#assignFromSubscribed.
 - testQuotaMetrics, testFetcherMetrics, testFetcherLeadMetric, testReadCommittedLagMetric,
   testFetchResponseMetrics*, testFetcherMetricsTemplates: no client metrics.
+- testFetchDuringEagerRebalance and testFetchDuringCooperativeRebalance are ported with user
+  assignment standing in for SubscriptionState#assignFromSubscribed (group assignment lives in
+  the ConsumerCoordinator); what they check, positions kept or cleared, is the same.
 - testSkippingAbortedTransactions, testReturnCommittedTransactions,
   testReadCommittedWithCommittedAndAbortedTransactions, testMultipleAbortMarkers,
   testReadCommittedAbortMarkerWithNoData, testReadCommittedWithCompactedTopic,
@@ -42,9 +43,7 @@ Not ported:
 - testFetcherConcurrency: no background network thread.
 - testTruncationDetected: the OffsetFetcher's validation round trip is covered by
   tests/test_consumer_validation.py against brokers.
-- testFetchSkipsBlackedOutNodes, testFetchCompletedBeforeHandlerAdded: MockClient#backoff and
-  wakeup hooks have no counterpart (a node's reconnect backoff here comes from a real refused
-  connection, with jitter).
+- testFetchCompletedBeforeHandlerAdded: MockClient wakeup hooks have no counterpart.
 - testWhenFetchResponseReturnsALeaderShipChangeError* (KIP-951): the consumer's Metadata does not
   take new leaders from fetch responses (no Metadata#updatePartitionLeadership).
 """
@@ -70,7 +69,7 @@ from kafka_ref.common.records.end_transaction_marker import (
 )
 from kafka_ref.common.records.memory_records import MemoryRecords
 from kafka_ref.common.records.record import SimpleRecord
-from kafka_ref.common.records.record_batch import RecordBatch
+from kafka_ref.common.records.record_batch import RecordBatch, TimestampType
 from kafka_ref.common.requests.fetch import FetchRequest, FetchResponse, PartitionData
 from kafka_ref.common.requests.metadata import (
     MetadataResponse,
@@ -830,3 +829,69 @@ async def test_corrupt_message_error() -> None:
     assert client.fetcher.has_completed_fetches() is True
     with pytest.raises(KafkaException, match="Encountered corrupt message when fetching offset 0 for topic-partition test-0"):
         client.fetch_records()
+
+
+async def test_fetch_skips_blacked_out_nodes() -> None:
+    """Mirrors FetcherTest#testFetchSkipsBlackedOutNodes: no fetch to a leader in reconnect backoff.
+
+    (Kafka's MockClient#backoff stands for a refused connection; here broker 0 refuses one.)
+    """
+    client = MockClient()
+    client.assign_from_user({TP0})
+    client.subscriptions.seek(TP0, 0)
+    network_client = client.consumer.client
+    client.network.unregister(0)
+    assert network_client.ready(0) is False
+    client.inboxes[0] = client.network.register(0)
+    assert client.send_fetches() == 0
+    await client.time.sleep(network_client.connection_delay(0, client.time.milliseconds()))
+    assert client.send_fetches() == 1
+    assert [e.dst for e in client.requests()] == [0]
+
+
+async def test_fetch_during_eager_rebalance() -> None:
+    """Mirrors FetcherTest#testFetchDuringEagerRebalance: the partition is revoked and reassigned
+    while its fetch is in flight; the position is gone, so the answer is ignored."""
+    client = MockClient()
+    client.assign_from_user({TP0})
+    client.subscriptions.seek(TP0, 0)
+    assert client.send_fetches() == 1
+    client.subscriptions.assign_from_user([])
+    client.subscriptions.assign_from_user([TP0])
+    client.respond(full_fetch_response(TP0, RECORDS))
+    await client.poll()
+    assert client.fetch_records() == {}
+
+
+async def test_fetch_during_cooperative_rebalance() -> None:
+    """Mirrors FetcherTest#testFetchDuringCooperativeRebalance: a partition kept through the
+    rebalance keeps its position, so the answer in flight is used."""
+    client = MockClient()
+    client.assign_from_user({TP0})
+    client.subscriptions.seek(TP0, 0)
+    assert client.send_fetches() == 1
+    client.subscriptions.assign_from_user([TP0])
+    client.respond(full_fetch_response(TP0, RECORDS))
+    await client.poll()
+    fetched = client.fetch_records()
+    assert list(fetched) == [TP0]
+    assert len(fetched[TP0]) == 3
+
+
+async def test_update_position_on_empty_batch() -> None:
+    """Mirrors FetcherTest#testUpdatePositionOnEmptyBatch: a batch emptied by compaction (37-54,
+    no records) moves the position past it without returning records."""
+    client = MockClient()
+    buffer = bytearray(RecordBatch.build([]).buffer)
+    write_header(buffer, base_offset=37, last_offset_delta=54 - 37, compression=CompressionType.NONE,
+                 timestamp_type=TimestampType.CREATE_TIME, first_timestamp=client.time.milliseconds(),
+                 max_timestamp=client.time.milliseconds(), producer_id=1, producer_epoch=0, base_sequence=1,
+                 is_transactional=False, is_control_batch=False, partition_leader_epoch=7, num_records=0)
+    empty_batch = RecordBatch(bytes(buffer))
+    assert (empty_batch.base_offset, empty_batch.last_offset, empty_batch.record_count) == (37, 54, 0)
+    client.assign_from_user({TP0})
+    client.subscriptions.seek(TP0, 0)
+    await fetched_once(client, TP0, full_fetch_response(TP0, MemoryRecords.of([empty_batch])))
+    assert client.fetcher.has_completed_fetches() is True
+    assert client.fetch_records() == {}
+    assert client.subscriptions.position(TP0).offset == 55
