@@ -27,7 +27,7 @@ the position moves it back to the divergence point (or raises LogTruncationExcep
 ``auto_offset_reset="none"``). Not modelled: fetch sessions (KIP-227; every fetch here is a full,
 sessionless fetch) and aborted-transaction filtering for read_committed. Follower fetching (KIP-392): with ``client_rack`` set, a leader whose broker has
 a replica selector may name a preferred read replica; the consumer then fetches from it until the
-metadata would expire or it answers an error. Because the in-process network answers in zero time, a partition
+metadata would expire, it answers an error, or a fetch to it fails (then back to the leader). Because the in-process network answers in zero time, a partition
 that got an error is not fetched again for ``retry_backoff_ms`` (a real network's round trip
 would space the retries; here they would spin without letting virtual time advance).
 """
