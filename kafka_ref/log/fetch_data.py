@@ -110,34 +110,40 @@ class LogOffsetMetadata:
 
     def on_older_segment(self, that: "LogOffsetMetadata") -> bool:
         """Mirrors org.apache.kafka.storage.internals.log.LogOffsetMetadata#onOlderSegment."""
-        # 1. Without a segment we cannot say.
-        if self.message_offset_only():
-            raise KafkaException(f"{self} cannot compare its segment info with {that} since it only has message offset info")
+        # 1. Without a segment on either side we cannot say it is older (Kafka 3.8, KAFKA-16452:
+        #    no longer an exception, as a HW may now be held as a bare offset).
+        if self.message_offset_only() or that.message_offset_only():
+            return False
         # 2. Older means a smaller segment base offset.
         return self.segment_base_offset < that.segment_base_offset
 
     def on_same_segment(self, that: "LogOffsetMetadata") -> bool:
         """Mirrors org.apache.kafka.storage.internals.log.LogOffsetMetadata#onSameSegment."""
+        # 1. A bare offset is on no known segment.
+        if self.message_offset_only() or that.message_offset_only():
+            return False
+        # 2. Same base offset, same segment.
         return self.segment_base_offset == that.segment_base_offset
 
     def position_diff(self, that: "LogOffsetMetadata") -> int:
         """Mirrors org.apache.kafka.storage.internals.log.LogOffsetMetadata#positionDiff: bytes between two offsets of one segment."""
         # 1. Both must have positions, in the same segment.
-        if self.message_offset_only():
+        if self.message_offset_only() or that.message_offset_only():
             raise KafkaException(f"{self} cannot compare its segment position with {that} since it only has message offset info")
         if not self.on_same_segment(that):
-            raise ValueError(f"{self} cannot compare its segment position with {that} since they are not on the same segment")
+            raise KafkaException(f"{self} cannot compare its segment position with {that} since they are not on the same segment")
         # 2. The difference of the two relative positions.
         return self.relative_position_in_segment - that.relative_position_in_segment
 
     def __str__(self) -> str:
         return (
-            f"(offset={self.message_offset}segment=[{self.segment_base_offset}:"
+            f"(offset={self.message_offset}, segment=[{self.segment_base_offset}:"
             f"{self.relative_position_in_segment}])"
         )
 
 
-UNKNOWN_OFFSET_METADATA = LogOffsetMetadata(-1, 0, 0)
+# Kafka 3.8 (KAFKA-16452): a bare offset, no segment and no position.
+UNKNOWN_OFFSET_METADATA = LogOffsetMetadata(-1, UNIFIED_LOG_UNKNOWN_OFFSET, UNKNOWN_FILE_POSITION)
 
 
 @dataclass(slots=True, unsafe_hash=True)  # a hot-path value: never mutated, not frozen (docs/DESIGN.md)

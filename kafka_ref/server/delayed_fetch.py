@@ -128,15 +128,27 @@ class DelayedFetch(DelayedOperation):
             end = snapshot.last_stable_offset
         available = 0
         # Equal offsets go straight to case G (a roll can leave the bound on an old segment).
-        if end.message_offset != fetch_offset.message_offset:
-            if end.on_older_segment(fetch_offset):
-                # Case F: the fetch is on a later segment than the bound (a truncated leader).
+        fetch_message_offset = fetch_offset.message_offset
+        end_message_offset = end.message_offset
+        if fetch_message_offset > end_message_offset:
+            # Case F: the fetch is past the bound: a truncated leader (the bound on an older
+            # segment), or either offset known only as a bare number (Kafka 3.8, KAFKA-16452).
+            # Deviation: Kafka 3.8 also answers at once when the bound is on the fetch's own
+            # segment, i.e. a consumer reading just above a new leader's lagging HW; that
+            # consumer then fetches again straight away until the HW catches up. On the
+            # simulator's zero-latency network such a loop never lets virtual time advance (the
+            # followers' fetches that would move the HW never come), so that case keeps waiting
+            # for bytes or max wait, as before Kafka 3.8.
+            if not fetch_offset.on_same_segment(end):
                 return True, 0
+        elif fetch_message_offset < end_message_offset:
             if fetch_offset.on_older_segment(end):
                 # Case F: the fetch is behind the bound's segment (or the log just rolled).
+                # (Kafka holds back a follower its replication quota throttles: no quotas here.)
                 return True, 0
-            if fetch_offset.message_offset < end.message_offset:
-                # Case G accumulation: bytes available, capped by the partition's max.
+            if fetch_offset.on_same_segment(end):
+                # Case G accumulation: bytes available, capped by the partition's max. (Either
+                # side a bare offset: no position to count from, nothing accumulates.)
                 available = min(end.position_diff(fetch_offset), status.fetch_info.partition_max_bytes)
         # Case H: truncation while waiting made the epochs diverge.
         last_fetched_epoch = status.fetch_info.last_fetched_epoch

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Generic, Hashable, Iterable, TypeVar
+from typing import Callable, Generic, Hashable, Iterable, TypeVar
 
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.server.timer import SystemTimer, TimerTask
@@ -72,6 +72,19 @@ class DelayedOperation(TimerTask):
 
     def on_expiration(self) -> None:
         """Called after a completion forced by the timeout."""
+
+    def safe_try_complete_or_else(self, f: Callable[[], None]) -> bool:
+        """Mirrors kafka.server.DelayedOperation#safeTryCompleteOrElse (no lock needed on one loop).
+
+        1. Try to complete; 2. if that fails run ``f``; 3. then try once more.
+        """
+        # 1. A first attempt.
+        if self.try_complete():
+            return True
+        # 2. The fallback (the purgatory watches the operation here).
+        f()
+        # 3. The last completion check.
+        return self.try_complete()
 
     def safe_try_complete(self) -> bool:
         """Mirrors kafka.server.DelayedOperation#safeTryComplete (no lock needed on one loop)."""
@@ -163,12 +176,17 @@ class DelayedOperationPurgatory(Generic[T]):
         return sum(len(ops) for ops in self._watchers.values())
 
     def num_delayed(self) -> int:
-        """Mirrors kafka.server.DelayedOperationPurgatory#numDelayed."""
+        """Mirrors kafka.server.DelayedOperationPurgatory#numDelayed: the operations still armed in
+        the timer. (The broker's timer is shared by its purgatories, so they are counted from the
+        watch lists: a pending operation is on at least one; completion, expiry and cancelForKey
+        all cancel its timer task.)"""
         if not self._watchers:
             return 0
-        return len({id(op) for ops in self._watchers.values() for op in ops if not op.is_completed})
+        return len({id(op) for ops in self._watchers.values() for op in ops if not op.cancelled})
 
     def cancel_for_key(self, key: Hashable) -> list[T]:
+        """Mirrors kafka.server.DelayedOperationPurgatory#cancelForKey: stop watching ``key``; its
+        operations leave the timer without completing; returns them."""
         ops = self._watchers.pop(key, [])
         for op in ops:
             op.cancel()
