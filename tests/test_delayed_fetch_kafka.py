@@ -8,6 +8,10 @@ stubs, and record readFromLog), and, where a real broker can reach the same stat
 a real broker's ReplicaManager and Partition (the ``_real_broker`` tests): MockTime, nothing
 running, as tests/test_replica_manager_kafka.py wires it.
 
+The positions DelayedFetch compares are LogOffsetMetadata's; its Kafka 3.8 rules (KAFKA-16452: a
+bare offset is on no known segment) come from org.apache.kafka.storage.internals.log.LogOffsetMetadataTest,
+ported at the end.
+
 Not ported: nothing. (Kafka's stubs for ReplicaManager#isAddingReplica answer false and its
 ReplicaQuota is a bare mock; kafka_ref has no replication quotas, and DelayedFetch#onComplete
 hands the LogReadResults on as they are, the reassignment flag being added by the caller.)
@@ -31,7 +35,7 @@ from helpers_replica import (
     um_request,
     um_state,
 )
-from kafka_ref.common.errors import Errors, FencedLeaderEpochException, NotLeaderOrFollowerException
+from kafka_ref.common.errors import Errors, FencedLeaderEpochException, KafkaException, NotLeaderOrFollowerException
 from kafka_ref.common.records import MemoryRecords
 from kafka_ref.common.requests.offsets_for_leader_epoch import EpochEndOffset as OffsetForLeaderEpochEndOffset
 from kafka_ref.common.topic_partition import TopicPartition
@@ -319,3 +323,56 @@ def test_consumer_above_a_lagging_high_watermark_waits_real_broker():
     assert (result.error, result.high_watermark) == (Errors.NONE, 5)
     assert [(b.base_offset, b.last_offset) for b in result.info.records] == [(4, 4)]
 
+
+
+# ------------------------------------------------------------------------------ LogOffsetMetadataTest
+
+
+def test_on_older_segment():
+    """Mirrors LogOffsetMetadataTest#testOnOlderSegment."""
+    metadata1 = LogOffsetMetadata(1, 0, 1)
+    metadata2 = LogOffsetMetadata(5, 4, 2)
+    message_only_metadata = LogOffsetMetadata(1)
+    assert UNKNOWN_OFFSET_METADATA.on_older_segment(UNKNOWN_OFFSET_METADATA) is False
+    assert metadata1.on_older_segment(message_only_metadata) is False
+    assert message_only_metadata.on_older_segment(metadata1) is False
+    assert metadata1.on_older_segment(metadata1) is False
+    assert metadata2.on_older_segment(metadata1) is False
+    assert metadata1.on_older_segment(metadata2) is True
+
+
+def test_position_diff():
+    """Mirrors LogOffsetMetadataTest#testPositionDiff."""
+    metadata1 = LogOffsetMetadata(1)
+    metadata2 = LogOffsetMetadata(5, 0, 5)
+    with pytest.raises(KafkaException) as info:
+        metadata1.position_diff(metadata2)
+    assert str(info.value).endswith("since it only has message offset info")
+    with pytest.raises(KafkaException) as info:
+        metadata2.position_diff(metadata1)
+    assert str(info.value).endswith("since it only has message offset info")
+    metadata3 = LogOffsetMetadata(15, 10, 5)
+    with pytest.raises(KafkaException) as info:
+        metadata3.position_diff(metadata2)
+    assert str(info.value).endswith("since they are not on the same segment")
+    metadata4 = LogOffsetMetadata(40, 10, 100)
+    assert metadata4.position_diff(metadata3) == 95
+
+
+def test_message_offset_only():
+    """Mirrors LogOffsetMetadataTest#testMessageOffsetOnly."""
+    assert UNKNOWN_OFFSET_METADATA.message_offset_only() is True
+    assert LogOffsetMetadata(1, 0, 1).message_offset_only() is False
+    assert LogOffsetMetadata(1).message_offset_only() is True
+    assert (UNKNOWN_OFFSET_METADATA.message_offset, UNKNOWN_OFFSET_METADATA.segment_base_offset,
+            UNKNOWN_OFFSET_METADATA.relative_position_in_segment) == (-1, -1, -1)
+
+
+def test_on_same_segment():
+    """Mirrors LogOffsetMetadataTest#testOnSameSegment."""
+    metadata1 = LogOffsetMetadata(1, 0, 1)
+    metadata2 = LogOffsetMetadata(5, 4, 2)
+    metadata3 = LogOffsetMetadata(10, 4, 200)
+    assert metadata1.on_same_segment(metadata2) is False
+    assert metadata2.on_same_segment(metadata3) is True
+    assert LogOffsetMetadata(50).on_same_segment(LogOffsetMetadata(100)) is False
