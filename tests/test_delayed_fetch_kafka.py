@@ -35,15 +35,23 @@ from helpers_replica import (
     um_request,
     um_state,
 )
-from kafka_ref.common.errors import Errors, FencedLeaderEpochException, KafkaException, NotLeaderOrFollowerException
+from kafka_ref.common.errors import (
+    Errors,
+    FencedLeaderEpochException,
+    KafkaException,
+    NotLeaderOrFollowerException,
+    UnknownLeaderEpochException,
+)
 from kafka_ref.common.records import MemoryRecords
+from kafka_ref.common.time import MockTime
 from kafka_ref.common.requests.offsets_for_leader_epoch import EpochEndOffset as OffsetForLeaderEpochEndOffset
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.log.fetch_data import UNKNOWN_OFFSET_METADATA, FetchDataInfo, FetchIsolation, LogOffsetMetadata, LogOffsetSnapshot
 from kafka_ref.replica.fetch_params import FetchParams
 from kafka_ref.replica.read_info import LogReadResult
 from kafka_ref.server.delayed_fetch import DelayedFetch, FetchPartitionStatus
-from kafka_ref.server.delayed_operation import TopicPartitionOperationKey
+from kafka_ref.server.delayed_operation import DelayedOperationPurgatory, TopicPartitionOperationKey
+from kafka_ref.server.timer import SystemTimer
 
 MAX_BYTES = 1024
 TOPIC_PARTITION = TopicPartition("topic", 0)
@@ -376,3 +384,26 @@ def test_on_same_segment():
     assert metadata1.on_same_segment(metadata2) is False
     assert metadata2.on_same_segment(metadata3) is True
     assert LogOffsetMetadata(50).on_same_segment(LogOffsetMetadata(100)) is False
+
+
+def test_unknown_leader_epoch_is_not_a_reason_to_complete():
+    """Mirrors DelayedFetch#tryComplete's catch list (cases A–E): UnknownLeaderEpochException is not
+    in it. A parked fetch whose epoch (10) the partition does not know yet stays parked; on expiry
+    it answers whatever the read then gives."""
+    partition = MockPartition(snapshot_error=UnknownLeaderEpochException("epoch 10 is newer than the leader's"))
+    rm = MockReplicaManager(partition)
+    op, params, status, callback = delayed_fetch(rm, 500)
+    rm.expect_read_from_replica(Errors.UNKNOWN_LEADER_EPOCH)
+    time = MockTime()
+    timer = SystemTimer(time)
+    purgatory = DelayedOperationPurgatory("Fetch", timer)
+    key = TopicPartitionOperationKey.of(TOPIC_PARTITION)
+    assert purgatory.try_complete_else_watch(op, [key]) is False
+    assert purgatory.check_and_complete(key) == 0
+    assert (op.is_completed, callback.done, rm.reads) == (False, False, [])
+    time.advance(499)
+    assert timer.advance_clock() == 0
+    time.advance(1)
+    assert timer.advance_clock() == 1
+    assert single_result(callback).error is Errors.UNKNOWN_LEADER_EPOCH
+    assert rm.reads == [(params, [(TOPIC_PARTITION, status.fetch_info)], True)]

@@ -100,9 +100,15 @@ class DelayedFetch(DelayedOperation):
                     continue
                 force, available = self._check_partition(partition, status)
             except (NotLeaderOrFollowerException, UnknownTopicOrPartitionException, KafkaStorageException,
-                    UnknownLeaderEpochException, FencedLeaderEpochException):
+                    FencedLeaderEpochException):
                 # Cases A–E: leadership or the partition changed: answer now.
                 return self.force_complete()
+            except UnknownLeaderEpochException:
+                # Not among Kafka's cases: the fetch's epoch is newer than the partition's (only
+                # possible here if the partition came back with a lower epoch). Kafka lets the
+                # exception out of tryComplete, so the check that ran it fails and the fetch stays
+                # parked until another check or its expiry answers it; here the check just ends.
+                return False
             if force:
                 return self.force_complete()
             accumulated += available
