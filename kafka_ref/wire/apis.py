@@ -108,7 +108,7 @@ from kafka_ref.common.requests.fetch import FetchRequest
 from kafka_ref.common.requests.find_coordinator import FindCoordinatorRequest, FindCoordinatorResponse
 from kafka_ref.common.requests.heartbeat import HeartbeatRequest
 from kafka_ref.common.requests.init_producer_id import InitProducerIdRequest
-from kafka_ref.common.requests.join_group import JoinGroupRequest, JoinGroupResponse
+from kafka_ref.common.requests.join_group import JoinGroupRequest
 from kafka_ref.common.requests.leave_group import LeaveGroupRequest, LeaveGroupResponse, MemberIdentity
 from kafka_ref.common.requests.list_offsets import ListOffsetsRequest
 from kafka_ref.common.requests.metadata import MetadataRequest, MetadataResponse
@@ -198,15 +198,6 @@ def _find_coordinator_out(response: FindCoordinatorResponse, version: int, wire:
         wire.host, wire.port = addresses.get(first.node_id, (first.host, first.port))
 
 
-def _join_group_out(response: JoinGroupResponse, version: int, wire: Any, addresses: Addresses) -> None:
-    """Mirrors the constructor JoinGroupResponse(data, version): the protocol name is not nullable
-    before v7 (a missing one is ""), and from v7 an empty one is sent as null."""
-    if version < 7 and wire.protocol_name is None:
-        wire.protocol_name = ""
-    elif version >= 7 and wire.protocol_name == "":
-        wire.protocol_name = None
-
-
 def _leave_group_in(wire: Any, version: int, request: LeaveGroupRequest) -> LeaveGroupRequest:
     """Mirrors org.apache.kafka.common.requests.LeaveGroupRequest at versions before 3: one ``member_id``, not a member list."""
     if version < 3:
@@ -274,8 +265,7 @@ WIRE_APIS: dict[int, WireApi] = {api.key: api for api in (
             _offset_fetch_in, _offset_fetch_out),
     WireApi(ApiKeys.FIND_COORDINATOR, KFindCoordinatorRequest, KFindCoordinatorResponse, FindCoordinatorRequest,
             0, 4, _find_coordinator_in, _find_coordinator_out),
-    WireApi(ApiKeys.JOIN_GROUP, KJoinGroupRequest, KJoinGroupResponse, JoinGroupRequest, 0, 9,
-            None, _join_group_out),
+    WireApi(ApiKeys.JOIN_GROUP, KJoinGroupRequest, KJoinGroupResponse, JoinGroupRequest, 0, 9),
     WireApi(ApiKeys.HEARTBEAT, KHeartbeatRequest, KHeartbeatResponse, HeartbeatRequest, 0, 4),
     WireApi(ApiKeys.LEAVE_GROUP, KLeaveGroupRequest, KLeaveGroupResponse, LeaveGroupRequest, 0, 5,
             _leave_group_in, _leave_group_out),

@@ -14,6 +14,8 @@ KafkaBroker through its extension points (``apis.register``, ``leadership_listen
 
 from __future__ import annotations
 
+import dataclasses
+
 from typing import Any, Iterable
 
 from kafka_ref.common.errors import Errors
@@ -231,24 +233,31 @@ class GroupApis:
         coordinator loading the group would drop the instance ids); v4+ dynamic members must
         first obtain a member id (MEMBER_ID_REQUIRED, GroupCoordinatorAdapter#joinGroup); v9+
         lets a static leader skip assigning; a missing rebalance timeout (v0) is the session
-        timeout. The version's shape of the protocol name ("" before v7, null from v7) is
-        JoinGroupResponse(data, version)'s, applied where the version is known: on the wire
-        (kafka_ref.wire.apis).
+        timeout. Every answer takes the version's shape of the protocol name ("" before v7,
+        null from v7), as the constructor JoinGroupResponse(data, version) gives it.
 
         1. A static member below IBP 2.3: JoinGroupRequest's error response (no member id,
         generation, protocol or leader); 2. otherwise the coordinator answers.
         """
         request: JoinGroupRequest = envelope.request
 
+        def respond(response: JoinGroupResponse) -> None:
+            # JoinGroupResponse(data, version): not nullable before v7, "" means none from v7.
+            if not _at_least(envelope, 7) and response.protocol_name is None:
+                response = dataclasses.replace(response, protocol_name="")
+            elif _at_least(envelope, 7) and response.protocol_name == "":
+                response = dataclasses.replace(response, protocol_name=None)
+            envelope.respond(response)
+
         def send_response(result: JoinGroupResult) -> None:
-            envelope.respond(JoinGroupResponse(
+            respond(JoinGroupResponse(
                 error_code=result.error.code, generation_id=result.generation_id, protocol_type=result.protocol_type,
                 protocol_name=result.protocol_name, leader=result.leader_id, skip_assignment=result.skip_assignment,
                 member_id=result.member_id, members=result.members))
 
         # 1. Static membership needs IBP 2.3.
         if not self._supports_static_member(request.group_instance_id):
-            envelope.respond(request.get_error_response(Errors.UNSUPPORTED_VERSION.code))
+            respond(request.get_error_response(Errors.UNSUPPORTED_VERSION.code))
             return
         # 2. The coordinator.
         rebalance_timeout_ms = request.session_timeout_ms if request.rebalance_timeout_ms == -1 else request.rebalance_timeout_ms
