@@ -372,24 +372,27 @@ class RecordAccumulator:
         """
         drained: dict[int, list[ProducerBatch]] = {}
         for node in nodes:
-            parts = [tp for tp in self.batches if cluster.leader_for(tp) == node]
+            # 1. The node's partitions in the metadata's order (Cluster#partitionsForNode); the
+            #    walk starts at the partition where the node's last drain stopped, and the index
+            #    kept is that of the last partition looked at (drainBatchesForOneNode).
+            parts = [tp for tp in cluster.partitions if cluster.leader_for(tp) == node]
             ready: list[ProducerBatch] = []
             size = 0
             start = self.drain_index.get(node, 0) % max(len(parts), 1)
             for i in range(len(parts)):
                 tp = parts[(start + i) % len(parts)]
-                self.drain_index[node] = (start + i + 1) % len(parts)
-                dq = self.batches[tp]
-                # 1. Skip muted partitions, empty queues and batches still backing off.
+                self.drain_index[node] = (start + i) % len(parts)
+                dq = self.batches.get(tp)
+                # 2. Skip muted partitions, empty queues and batches still backing off.
                 if tp in self.muted or not dq:
                     continue
                 first = dq[0]
                 if first.attempts > 0 and now_ms - first.last_attempt_ms < self.retry_backoff_ms:
                     continue
-                # 2. Stop before the request grows past max_size (but send at least one batch).
+                # 3. Stop before the request grows past max_size (but send at least one batch).
                 if size + first.estimated_size > max_size and ready:
                     break
-                # 3. An idempotent producer stamps a batch with its id, epoch and the partition's
+                # 4. An idempotent producer stamps a batch with its id, epoch and the partition's
                 #    next sequence when it first leaves (a retried batch keeps its stamp).
                 tm = self.transaction_manager
                 if tm is not None and not first.has_sequence():
@@ -425,6 +428,26 @@ class RecordAccumulator:
     def deallocate(self, batch: ProducerBatch) -> None:
         """Mirrors org.apache.kafka.clients.producer.internals.RecordAccumulator#deallocate."""
         self.incomplete.discard(batch)
+
+    def get_deque(self, tp: TopicPartition) -> deque[ProducerBatch] | None:
+        """Mirrors org.apache.kafka.clients.producer.internals.RecordAccumulator#getDeque."""
+        return self.batches.get(tp)
+
+    def mute_partition(self, tp: TopicPartition) -> None:
+        """Mirrors org.apache.kafka.clients.producer.internals.RecordAccumulator#mutePartition."""
+        self.muted.add(tp)
+
+    def unmute_partition(self, tp: TopicPartition) -> None:
+        """Mirrors org.apache.kafka.clients.producer.internals.RecordAccumulator#unmutePartition."""
+        self.muted.discard(tp)
+
+    def has_incomplete(self) -> bool:
+        """Mirrors org.apache.kafka.clients.producer.internals.RecordAccumulator#hasIncomplete."""
+        return bool(self.incomplete)
+
+    def flush_in_progress(self) -> bool:
+        """Mirrors org.apache.kafka.clients.producer.internals.RecordAccumulator#flushInProgress."""
+        return self.flushes_in_progress > 0
 
     def has_undrained(self) -> bool:
         """Mirrors org.apache.kafka.clients.producer.internals.RecordAccumulator#hasUndrained."""
