@@ -14,7 +14,9 @@ import pytest
 
 from kafka_ref import Cluster, TopicPartition
 from kafka_ref.clients import Producer
+from kafka_ref.clients.record_accumulator import ProducerBatch
 from kafka_ref.clients.transaction_manager import TransactionManager
+from kafka_ref.common.records import SimpleRecord
 from kafka_ref.common.errors import ConfigException, OutOfOrderSequenceException, UnknownProducerIdException
 from kafka_ref.network import Network
 
@@ -97,20 +99,29 @@ def test_idempotence_rules():
 
 def test_transaction_manager_sequences_and_epoch_bump():
     """TransactionManager: sequences per partition from 0, wrapping at Integer.MAX_VALUE; an
-    out-of-order or unknown-producer answer forgets the id and every sequence at the next round."""
+    out-of-order or unknown-producer failure bumps the epoch locally (same producer id, sequences
+    from 0 again, KIP-360), and an exhausted epoch forgets the id."""
     tm = TransactionManager("p")
     tm.set_producer_id_and_epoch(7, 0)
     tm.increment_sequence_number(TP, 3)
     assert tm.sequence_number(TP) == 3 and tm.sequence_number(TopicPartition("t", 1)) == 0
-    tm.next_sequence[TP] = 2**31 - 1
+    tm.get_or_create(TP).next_sequence = 2**31 - 1
     tm.increment_sequence_number(TP, 2)
     assert tm.sequence_number(TP) == 1
-    tm.handle_failed_batch(TP, ConfigException("x", 1, "not a sequence error"))
+    batch = ProducerBatch(TP, 1024, 0)
+    batch.try_append(SimpleRecord(b"k", b"v", (), 0), None, 0)
+    batch.set_producer_state(7, 0, 1)
+    tm.handle_failed_batch(batch, ConfigException("x", 1, "not a sequence error"), False)
     tm.bump_idempotent_epoch_and_reset_id_if_needed()
-    assert tm.has_producer_id()
-    for exc in (OutOfOrderSequenceException("gap"), UnknownProducerIdException("gone")):
-        tm.set_producer_id_and_epoch(7, 0)
-        tm.increment_sequence_number(TP, 1)
-        tm.handle_failed_batch(TP, exc)
-        tm.bump_idempotent_epoch_and_reset_id_if_needed()
-        assert (tm.has_producer_id(), tm.sequence_number(TP)) == (False, 0)
+    assert (tm.producer_id, tm.producer_epoch, tm.sequence_number(TP)) == (7, 0, 1)
+    tm.handle_failed_batch(batch, OutOfOrderSequenceException("gap"), False)
+    tm.bump_idempotent_epoch_and_reset_id_if_needed()
+    assert (tm.producer_id, tm.producer_epoch, tm.sequence_number(TP)) == (7, 1, 0)
+    tm.increment_sequence_number(TP, 4)
+    tm.handle_failed_batch(batch, UnknownProducerIdException("gone"), False)   # an OutOfOrderSequenceException too
+    tm.bump_idempotent_epoch_and_reset_id_if_needed()
+    assert (tm.producer_id, tm.producer_epoch, tm.sequence_number(TP)) == (7, 2, 0)
+    tm.set_producer_id_and_epoch(7, 32767)
+    tm.handle_failed_batch(batch, OutOfOrderSequenceException("gap"), False)
+    tm.bump_idempotent_epoch_and_reset_id_if_needed()
+    assert (tm.has_producer_id(), tm.sequence_number(TP)) == (False, 0)

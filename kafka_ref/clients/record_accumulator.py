@@ -159,6 +159,7 @@ class ProducerBatch:
         self.producer_id = -1
         self.producer_epoch = -1
         self.base_sequence = -1
+        self.reopened = False
         self.created_ms = now_ms
         self.last_attempt_ms = now_ms
         self.last_append_time = now_ms
@@ -212,6 +213,19 @@ class ProducerBatch:
     def set_producer_state(self, producer_id: int, producer_epoch: int, base_sequence: int) -> None:
         """Mirrors org.apache.kafka.clients.producer.internals.ProducerBatch#setProducerState (idempotence)."""
         self.producer_id, self.producer_epoch, self.base_sequence = producer_id, producer_epoch, base_sequence
+
+    def reset_producer_state(self, producer_id: int, producer_epoch: int, base_sequence: int) -> None:
+        """Mirrors org.apache.kafka.clients.producer.internals.ProducerBatch#resetProducerState.
+
+        A renumbered batch (epoch bump): the new stamp, and the v2 batch is written again with it.
+        """
+        self.reopened = True
+        self.set_producer_state(producer_id, producer_epoch, base_sequence)
+        self._built = None
+
+    def sequence_has_been_reset(self) -> bool:
+        """Mirrors org.apache.kafka.clients.producer.internals.ProducerBatch#sequenceHasBeenReset."""
+        return self.reopened
 
     def has_sequence(self) -> bool:
         """Mirrors org.apache.kafka.clients.producer.internals.ProducerBatch#hasSequence."""
@@ -389,15 +403,22 @@ class RecordAccumulator:
                 first = dq[0]
                 if first.attempts > 0 and now_ms - first.last_attempt_ms < self.retry_backoff_ms:
                     continue
-                # 3. Stop before the request grows past max_size (but send at least one batch).
+                # 3. Stop before the request grows past max_size (but send at least one batch),
+                #    or when the idempotent producer's sequences forbid this batch now.
                 if size + first.estimated_size > max_size and ready:
                     break
+                if self.should_stop_drain_batches_for_partition(first, tp):
+                    break
                 # 4. An idempotent producer stamps a batch with its id, epoch and the partition's
-                #    next sequence when it first leaves (a retried batch keeps its stamp).
+                #    next sequence when it first leaves (a retried batch keeps its stamp; a
+                #    partition left on an older id or epoch starts again at 0), and tracks it as
+                #    in flight until it completes.
                 tm = self.transaction_manager
                 if tm is not None and not first.has_sequence():
+                    tm.maybe_update_producer_id_and_epoch(tp)
                     first.set_producer_state(tm.producer_id, tm.producer_epoch, tm.sequence_number(tp))
                     tm.increment_sequence_number(tp, first.record_count)
+                    tm.add_in_flight_batch(first)
                 dq.popleft()
                 first.records_for_request()
                 size += first.estimated_size
@@ -405,6 +426,23 @@ class RecordAccumulator:
                 ready.append(first)
             drained[node] = ready
         return drained
+
+    def should_stop_drain_batches_for_partition(self, first: ProducerBatch, tp: TopicPartition) -> bool:
+        """Mirrors org.apache.kafka.clients.producer.internals.RecordAccumulator#shouldStopDrainBatchesForPartition.
+
+        1. No producer id yet: nothing can be stamped. 2. A new batch waits while the partition
+        still has batches in flight under an older id or epoch. 3. A retried batch waits until
+        it is the first in flight of its partition.
+        """
+        tm = self.transaction_manager
+        if tm is None:
+            return False
+        if not tm.has_producer_id():
+            return True
+        if not first.has_sequence() and tm.has_inflight_batches(tp) and tm.has_stale_producer_id_and_epoch(tp):
+            return True
+        first_in_flight = tm.first_in_flight_sequence(tp)
+        return first_in_flight != -1 and first.has_sequence() and first.base_sequence != first_in_flight
 
     def reenqueue(self, batch: ProducerBatch, now_ms: int) -> None:
         """Mirrors org.apache.kafka.clients.producer.internals.RecordAccumulator#reenqueue: back to the head."""

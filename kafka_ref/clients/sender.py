@@ -247,54 +247,74 @@ class Sender:
                 if r is None:
                     self.complete_batch(batch, Errors.UNKNOWN_SERVER_ERROR, -1, -1, "no result for the partition in the response", now)
                 else:
-                    self.complete_batch(batch, Errors.for_code(r.error_code), r.base_offset, r.log_append_time_ms, r.error_message, now)
+                    self.complete_batch(batch, Errors.for_code(r.error_code), r.base_offset, r.log_append_time_ms, r.error_message, now,
+                                        r.log_start_offset)
         finally:
             self.in_flight_requests[node] -= 1
             self.wakeup()
 
     def complete_batch(self, batch: ProducerBatch, error: Errors, base_offset: int, log_append_time: int,
-                       error_message: str | None, now: int) -> None:
+                       error_message: str | None, now: int, log_start_offset: int = -1) -> None:
         """Mirrors org.apache.kafka.clients.producer.internals.Sender#completeBatch."""
         tp = batch.topic_partition
         if error is not Errors.NONE:
             exc = error.exception(error_message)
             # 1. Retriable and within budget: back to the head of the queue.
-            if self.can_retry(batch, exc, now):
+            if self.can_retry(batch, error, log_start_offset, now):
                 self._log.warning("produce_retry", topic_partition=str(tp), error=error.name,
                                   attempts_left=self.producer.retries - batch.attempts - 1)
                 self._remove_in_flight(batch)
                 self.accumulator.reenqueue(batch, now)
+            elif error is Errors.DUPLICATE_SEQUENCE_NUMBER:
+                # 2. The leader already has this sequence but no longer the batch's offsets: the
+                #    records are written; succeed without an offset.
+                self._succeed(batch, -1, -1)
             else:
-                # 2. Otherwise the records fail with the Kafka exception for the code.
+                # 3. Otherwise the records fail with the Kafka exception for the code (a batch
+                #    that still had retries left leaves a sequence gap to repair).
                 if error is Errors.TOPIC_AUTHORIZATION_FAILED:
                     exc = TopicAuthorizationException(f"Not authorized to access topics: [{tp.topic}]")
-                self.fail_batch(batch, exc)
-            # 3. Stale metadata behind the error: refresh it.
+                self.fail_batch(batch, exc, batch.attempts < self.producer.retries)
+            # 4. Stale metadata behind the error: refresh it.
             if isinstance(exc, InvalidMetadataException):
                 self.metadata.request_update()
         else:
-            # 4. Success (an idempotent producer records the acknowledged sequence).
-            self._remove_in_flight(batch)
-            if self.transaction_manager is not None and batch.has_sequence():
-                self.transaction_manager.handle_completed_batch(tp, batch.base_sequence, batch.record_count)
-            if batch.done(base_offset, log_append_time, None):
-                self.accumulator.deallocate(batch)
-        # 5. The partition may send its next batch.
+            # 5. Success.
+            self._succeed(batch, base_offset, log_append_time)
+        # 6. The partition may send its next batch.
         if self.guarantee_message_order:
             self.accumulator.muted.discard(tp)
 
-    def can_retry(self, batch: ProducerBatch, exc: BaseException | None, now: int) -> bool:
-        """Mirrors org.apache.kafka.clients.producer.internals.Sender#canRetry."""
-        return (not batch.has_reached_delivery_timeout(self.accumulator.delivery_timeout_ms, now)
-                and batch.attempts < self.producer.retries
-                and not batch.is_done()
-                and isinstance(exc, RetriableException))
+    def _succeed(self, batch: ProducerBatch, base_offset: int, log_append_time: int) -> None:
+        """Mirrors org.apache.kafka.clients.producer.internals.Sender#completeBatch(ProducerBatch, PartitionResponse).
 
-    def fail_batch(self, batch: ProducerBatch, exc: BaseException) -> None:
+        1. The TransactionManager records the acknowledged sequence. 2. The records' futures complete.
+        """
+        self._remove_in_flight(batch)
+        if self.transaction_manager is not None:
+            self.transaction_manager.handle_completed_batch(batch, base_offset)
+        if batch.done(base_offset, log_append_time, None):
+            self.accumulator.deallocate(batch)
+
+    def can_retry(self, batch: ProducerBatch, error: Errors, log_start_offset: int, now: int) -> bool:
+        """Mirrors org.apache.kafka.clients.producer.internals.Sender#canRetry.
+
+        Within the delivery timeout and the retries, a batch not yet done retries a retriable
+        error; an idempotent producer asks its TransactionManager, which also retries sequence
+        errors under a bumped epoch.
+        """
+        if (batch.has_reached_delivery_timeout(self.accumulator.delivery_timeout_ms, now)
+                or batch.attempts >= self.producer.retries or batch.is_done()):
+            return False
+        if self.transaction_manager is None:
+            return isinstance(error.exception(), RetriableException)
+        return self.transaction_manager.can_retry(error, log_start_offset, batch)
+
+    def fail_batch(self, batch: ProducerBatch, exc: BaseException, adjust_sequence_numbers: bool = False) -> None:
         """Mirrors org.apache.kafka.clients.producer.internals.Sender#failBatch (the TransactionManager hears of it)."""
         self._remove_in_flight(batch)
         if self.transaction_manager is not None:
-            self.transaction_manager.handle_failed_batch(batch.topic_partition, exc)
+            self.transaction_manager.handle_failed_batch(batch, exc, adjust_sequence_numbers)
         if batch.done(-1, -1, exc):
             self.accumulator.deallocate(batch)
 
