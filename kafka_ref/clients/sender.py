@@ -59,6 +59,8 @@ class Sender:
         self.guarantee_message_order = producer.max_in_flight == 1 or self.transaction_manager is not None
         self.running = True
         self.forced_close = False
+        # The next InitProducerId resends a failed one (TxnRequestHandler#isRetry).
+        self.init_producer_id_is_retry = False
         self.in_flight_requests: dict[int, int] = {}
         self.in_flight_batches: dict[TopicPartition, list[ProducerBatch]] = {}
         self.finished = anyio.Event()
@@ -124,33 +126,40 @@ class Sender:
         """Mirrors Sender#maybeSendAndPollTransactionalRequest for an idempotent producer's InitProducerId.
 
         1. Ask the least loaded broker for a producer id and wait for the answer (the Sender's
-        round waits, as Kafka's poll does). 2. An id ends the wait; a lost connection, a
-        timeout or a retriable error tries again after ``retry.backoff.ms``; any other error
-        fails every batch waiting to be sent and is tried again too. Returns the poll timeout.
+        round waits, as Kafka's poll does); a request that is a retry first sleeps
+        ``retry.backoff.ms`` (Kafka sleeps before resending a handler marked as a retry).
+        2. An id ends the wait; a lost connection, a timeout or a retriable error makes the
+        request a retry; any other error fails every batch waiting to be sent and is retried
+        too. Returns the poll timeout.
         """
         from kafka_ref.common.requests.init_producer_id import InitProducerIdRequest
 
         backoff = self.producer.retry_backoff_ms
-        # 1. A broker to ask.
+        # 1. A broker to ask; a retry waits out the backoff first.
         node = self.client.least_loaded_node(now)
         if node is None:
             self.metadata.request_update()
             return backoff
+        if self.init_producer_id_is_retry:
+            await self.time.sleep(backoff)
         try:
             response = await self.client.send(node, InitProducerIdRequest(transactional_id=None,
                                                                             transaction_timeout_ms=60000))
         except (NetworkException, TimeoutException):
-            return backoff
+            self.init_producer_id_is_retry = True
+            return 0
         # 2. The answer.
         error = Errors.for_code(response.error_code)
         if error is Errors.NONE:
+            self.init_producer_id_is_retry = False
             self.transaction_manager.set_producer_id_and_epoch(response.producer_id, response.producer_epoch)
             return 0
         exc = error.exception()
         if not isinstance(exc, RetriableException):
             self._log.error("init_producer_id_failed", node=node, error=error.name)
             self.accumulator.abort_incomplete_batches(exc)
-        return backoff
+        self.init_producer_id_is_retry = True
+        return 0
 
     def send_producer_data(self, now: int, task_group: anyio.abc.TaskGroup) -> float:
         """Mirrors org.apache.kafka.clients.producer.internals.Sender#sendProducerData; returns the poll timeout."""

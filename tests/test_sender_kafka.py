@@ -1,0 +1,549 @@
+"""Ports of Kafka 3.8.0 SenderTest
+(clients/src/test/java/org/apache/kafka/clients/producer/internals/SenderTest.java).
+
+Kafka's test drives the Sender with a MockClient and calls ``runOnce`` by hand. Here the
+producer runs as usual (its Sender is a task) against ``MockBrokers``: nodes registered on an
+in-process Network whose handler answers MetadataRequest from a fixed partition map and keeps
+every other request (ProduceRequest, InitProducerId) pending until the test answers or
+disconnects it, which is MockClient's respond / disconnect. ``settle()`` lets every task run
+without moving the virtual clock; ``anyio.sleep`` moves it. The Sender settings follow
+SenderTest's: acks all, retry backoff 50 ms, request timeout 5000 ms, delivery timeout 1500 ms
+(set on the accumulator, as the test builds it, below the config rule's linger + request timeout).
+
+Differences that shape the ports: an idempotent kafka_ref producer keeps one batch in flight
+per partition (Kafka allows five and re-orders retries by sequence), so the tests with several
+idempotent batches in flight are left out; a retried batch waits a constant retry backoff.
+
+Not ported:
+- testMessageFormatDownConversion, testDownConversionForMismatchedMagicValues,
+  testUnsupportedForMessageFormatInProduceRequest, testUnsupportedVersionInProduceRequest: one
+  record format and request version, no ApiVersions negotiation.
+- testQuotaMetrics, testSenderMetricsTemplates, testNodeLatencyStats: no client metrics.
+- testAppendInExpiryCallback, testMetadataTopicExpiry, testResetNextBatchExpiry,
+  testDoNotPollWhenNoRequestSent: check MockClient / poll internals (spied calls) kafka_ref has no counterpart for.
+- testInitProducerIdWithMaxInFlightOne, testIdempotentInitProducerIdWithMaxInFlightOne,
+  testNodeNotReady: MockClient's max-in-flight and delayReady / throttle switches.
+- testIdempotenceWithMultipleInflights*, testEpochBumpOnOutOfOrderSequenceForNextBatch*,
+  testCorrectHandlingOfOutOfOrderResponses*, testExpiryOf*Batch*, testUnresolvedSequencesAreNotFatal,
+  testResetOfProducerStateShouldAllowQueuedBatchesToDrain, testCloseWithProducerIdReset,
+  testForceCloseWithProducerIdReset, testBatchesDrainedWithOldProducerIdShouldSucceedOnSubsequentRetry,
+  testCorrectHandlingOfDuplicateSequenceError, testIdempotentUnknownProducerHandlingWhenRetentionLimitReached,
+  testUnknownProducerErrorShouldBeRetriedForFutureBatchesWhenFirstFails,
+  testShouldRaiseOutOfOrderSequenceExceptionToUserIfLogWasNotTruncated, testRetryWhenProducerIdChanges:
+  need several idempotent batches of one partition in flight, or the unresolved-sequence
+  bookkeeping for expired in-flight batches, neither of which kafka_ref models.
+- testClusterAuthorizationExceptionInProduceRequest, testCancelInFlightRequestAfterFatalError,
+  testSenderShouldCloseWhenTransactionManagerInErrorState: the TransactionManager has no fatal-error state.
+- Every transactional test (testTransactional*, testRecordsFlushedImmediatelyOnTransactionCompletion,
+  testAwaitPendingRecordsBeforeCommittingTransaction, testIncompleteTransactionAbortOnShutdown,
+  testForceShutdownWithIncompleteTransaction, testTransactionAbortedExceptionOnAbortWithoutError,
+  testReceiveFailedBatchTwiceWithTransactions, testInvalidTxnStateIsAnAbortableError,
+  testTransactionAbortableExceptionIsAnAbortableError, testInitProducerIdWithMaxInFlightOne):
+  transactions are not modelled.
+- testIdempotentSplitBatchAndSend, testExpiredBatchDoesNotSplitOnMessageTooLargeError,
+  testTooLargeBatchesAreSafelyRemoved: batches are never split.
+- testNoDoubleDeallocation: no buffer-pool memory accounting.
+- testRecordErrorPropagatedToApplication: per-record errors (record_errors) are not read by the Sender.
+- testProducerBatchRetriesWhenPartitionLeaderChanges, testWhenProduceResponseReturnsWithALeaderShipChangeError*:
+  KIP-951's leader hints in produce responses and the leader-change shortcut of the backoff are not modelled.
+"""
+
+from __future__ import annotations
+
+from contextlib import asynccontextmanager
+from typing import Any, AsyncIterator
+
+import anyio
+import anyio.lowlevel
+import pytest
+
+from kafka_ref.clients.producer import KafkaProducer
+from kafka_ref.common.errors import (
+    ClusterAuthorizationException,
+    Errors,
+    InvalidRequestException,
+    NetworkException,
+    TimeoutException,
+    TopicAuthorizationException,
+)
+from kafka_ref.common.requests.init_producer_id import InitProducerIdRequest, InitProducerIdResponse
+from kafka_ref.common.requests.metadata import (
+    MetadataRequest,
+    MetadataResponse,
+    MetadataResponseBroker,
+    MetadataResponsePartition,
+    MetadataResponseTopic,
+)
+from kafka_ref.common.requests.produce import PartitionProduceResponse, ProduceRequest, ProduceResponse
+from kafka_ref.common.topic_partition import TopicPartition
+from kafka_ref.network.network import DisconnectException, Envelope, Network, serve_inbox
+
+CLIENT_ID = "clientId"
+REQUEST_TIMEOUT = 5000
+RETRY_BACKOFF_MS = 50
+DELIVERY_TIMEOUT_MS = 1500
+PRODUCER_ID = 343434
+TP0, TP1 = TopicPartition("test", 0), TopicPartition("test", 1)
+
+
+class MockBrokers:
+    """MockClient's role: answers metadata, holds every other request until the test answers it."""
+
+    def __init__(self, network: Network, leaders: dict[TopicPartition, int], nodes: tuple[int, ...] = (0,)) -> None:
+        self.network = network
+        self.leaders = leaders
+        self.nodes = nodes
+        self.pending: list[Envelope] = []
+        self.init_producer_id_times: list[int] = []
+        self.time: Any = None
+
+    def metadata_response(self) -> MetadataResponse:
+        topics: dict[str, list[MetadataResponsePartition]] = {}
+        for tp, leader in sorted(self.leaders.items(), key=lambda kv: (kv[0].topic, kv[0].partition)):
+            topics.setdefault(tp.topic, []).append(MetadataResponsePartition(
+                partition_index=tp.partition, leader_id=leader, leader_epoch=0, replica_nodes=(leader,), isr_nodes=(leader,)))
+        return MetadataResponse(
+            brokers=tuple(MetadataResponseBroker(node_id=n, host="localhost", port=9092 + n) for n in self.nodes),
+            cluster_id="mock", controller_id=self.nodes[0],
+            topics=tuple(MetadataResponseTopic(name=name, partitions=tuple(parts)) for name, parts in topics.items()))
+
+    def handle(self, envelope: Envelope) -> None:
+        if isinstance(envelope.request, MetadataRequest):
+            envelope.respond(self.metadata_response())
+            return
+        if isinstance(envelope.request, InitProducerIdRequest) and self.time is not None:
+            self.init_producer_id_times.append(self.time.milliseconds())
+        self.pending.append(envelope)
+
+    # -- what the test sees and does --------------------------------------------------------
+
+    def requests(self, kind: type = ProduceRequest) -> list[Envelope]:
+        return [e for e in self.pending if isinstance(e.request, kind)]
+
+    def respond(self, response: Any, kind: type = ProduceRequest) -> Envelope:
+        """Answer the oldest pending request of the kind."""
+        envelope = self.requests(kind)[0]
+        self.pending.remove(envelope)
+        envelope.respond(response)
+        return envelope
+
+    def disconnect(self, node: int) -> None:
+        """Drop the connection: every pending request to ``node`` fails."""
+        for envelope in [e for e in self.pending if e.dst == node]:
+            self.pending.remove(envelope)
+            envelope.fail(DisconnectException(f"node {node} disconnected"))
+
+
+def produce_response(tp: TopicPartition, offset: int, error: Errors = Errors.NONE, log_start_offset: int = -1,
+                     error_message: str | None = None) -> ProduceResponse:
+    return ProduceResponse.of({tp: PartitionProduceResponse(
+        index=tp.partition, error_code=error.code, base_offset=offset, log_start_offset=log_start_offset,
+        error_message=error_message)})
+
+
+def init_producer_id_response(producer_id: int, epoch: int = 0, error: Errors = Errors.NONE) -> InitProducerIdResponse:
+    return InitProducerIdResponse(error_code=error.code, producer_id=producer_id, producer_epoch=epoch)
+
+
+async def settle() -> None:
+    """Let every runnable task run, without moving the virtual clock."""
+    for _ in range(50):
+        await anyio.lowlevel.checkpoint()
+
+
+@asynccontextmanager
+async def sender_env(leaders: dict[TopicPartition, int] | None = None, nodes: tuple[int, ...] = (0,),
+                     **config: Any) -> AsyncIterator[tuple[MockBrokers, KafkaProducer]]:
+    """A producer with SenderTest's settings against MockBrokers; unanswered requests fail at the end."""
+    network = Network()
+    brokers = MockBrokers(network, leaders or {TP0: 0, TP1: 0}, nodes)
+    settings: dict[str, Any] = dict(client_id=CLIENT_ID, acks=-1, retry_backoff_ms=RETRY_BACKOFF_MS,
+                                    request_timeout_ms=REQUEST_TIMEOUT, max_in_flight=5, enable_idempotence=False)
+    settings.update(config)
+    producer = KafkaProducer(network, [nodes[0]], **settings)
+    producer.accumulator.delivery_timeout_ms = config.get("delivery_timeout_ms", DELIVERY_TIMEOUT_MS)
+    brokers.time = producer.time
+    async with anyio.create_task_group() as tg:
+        for node in nodes:
+            tg.start_soon(serve_inbox, network.register(node), brokers.handle)
+        async with producer:
+            yield brokers, producer
+            brokers.leaders = {}
+            await producer.close(timeout_ms=0)
+            for node in nodes:
+                brokers.disconnect(node)
+        tg.cancel_scope.cancel()
+
+
+def in_flight_batches(producer: KafkaProducer, tp: TopicPartition) -> int:
+    return len(producer.sender.in_flight_batches.get(tp, []))
+
+
+def append(producer: KafkaProducer, tp: TopicPartition, key: bytes = b"key", value: bytes = b"value"):
+    return producer.send_nowait(tp.topic, value, key=key, partition=tp.partition)
+
+
+async def receive_producer_id(brokers: MockBrokers, producer_id: int, epoch: int = 0,
+                              error: Errors = Errors.NONE) -> None:
+    """prepareAndReceiveInitProducerId: answer the pending InitProducerId."""
+    await settle()
+    brokers.respond(init_producer_id_response(producer_id, epoch, error), InitProducerIdRequest)
+    await settle()
+
+
+def batches_of(envelope: Envelope, tp: TopicPartition) -> list:
+    return list(envelope.request.partition_records()[tp].batches)
+
+
+# --------------------------------------------------------------------------------------------
+# Tests
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_simple() -> None:
+    """Mirrors SenderTest#testSimple."""
+    async with sender_env() as (brokers, producer):
+        future = append(producer, TP0)
+        await settle()
+        assert len(brokers.requests()) == 1
+        assert producer.client.in_flight_request_count(0) == 1
+        assert in_flight_batches(producer, TP0) == 1
+        brokers.respond(produce_response(TP0, 0))
+        await settle()
+        assert producer.client.in_flight_request_count(0) == 0
+        assert in_flight_batches(producer, TP0) == 0
+        assert future.done()
+        assert future.value().offset == 0
+
+
+@pytest.mark.anyio
+async def test_retries() -> None:
+    """Mirrors SenderTest#testRetries: with retries=1 a disconnect is retried once, a second one fails the records."""
+    async with sender_env(retries=1) as (brokers, producer):
+        # 1. A successful retry.
+        future = append(producer, TP0)
+        await settle()
+        assert producer.client.is_ready(0)
+        assert in_flight_batches(producer, TP0) == 1
+        brokers.disconnect(0)
+        await settle()
+        assert not producer.client.is_ready(0)
+        assert in_flight_batches(producer, TP0) == 0
+        await anyio.sleep(RETRY_BACKOFF_MS / 1000)   # reconnect backoff and retry backoff
+        await settle()
+        assert len(brokers.requests()) == 1 and in_flight_batches(producer, TP0) == 1
+        brokers.respond(produce_response(TP0, 0))
+        await settle()
+        assert future.value().offset == 0
+        assert in_flight_batches(producer, TP0) == 0
+        # 2. An unsuccessful retry.
+        await anyio.sleep(1)   # past the reconnect backoff
+        future = append(producer, TP0)
+        await settle()
+        assert in_flight_batches(producer, TP0) == 1
+        for i in range(2):
+            brokers.disconnect(0)
+            await settle()
+            assert in_flight_batches(producer, TP0) == 0
+            await anyio.sleep(0.2)
+            await settle()
+            assert in_flight_batches(producer, TP0) == (1 if i == 0 else 0)
+        assert future.done()
+        assert isinstance(future.exception(), NetworkException)
+        assert str(future.exception()) == "Disconnected from node 0"
+        with pytest.raises(NetworkException):
+            future.value()
+
+
+@pytest.mark.anyio
+async def test_send_in_order() -> None:
+    """Mirrors SenderTest#testSendInOrder: with max.in.flight 1 a second batch of the partition
+    waits for the first's answer, even after the partition's leader moves."""
+    async with sender_env(leaders={TP0: 0, TP1: 1}, nodes=(0, 1), retries=1, max_in_flight=1) as (brokers, producer):
+        append(producer, TP1, b"key1", b"value1")
+        await settle()
+        [first] = brokers.requests()
+        assert first.dst == 1 and in_flight_batches(producer, TP1) == 1
+        await anyio.sleep(0.9)
+        append(producer, TP1, b"key2", b"value2")
+        # The partition moves to node 0 before node 1 answers.
+        brokers.leaders = {TP0: 0, TP1: 0}
+        producer.metadata.request_update()
+        producer.sender.wakeup()
+        await settle()
+        assert len(brokers.requests()) == 1 and in_flight_batches(producer, TP1) == 1
+        brokers.respond(produce_response(TP1, 0))
+        await settle()
+        [second] = brokers.requests()
+        assert second.dst == 0 and in_flight_batches(producer, TP1) == 1
+        assert [r.value for b in batches_of(second, TP1) for r in b] == [b"value2"]
+
+
+@pytest.mark.anyio
+async def test_init_producer_id_request() -> None:
+    """Mirrors SenderTest#testInitProducerIdRequest."""
+    async with sender_env(enable_idempotence=True) as (brokers, producer):
+        tm = producer.transaction_manager
+        await receive_producer_id(brokers, PRODUCER_ID)
+        assert tm.has_producer_id()
+        assert (tm.producer_id, tm.producer_epoch) == (PRODUCER_ID, 0)
+
+
+@pytest.mark.anyio
+async def test_cluster_authorization_exception_in_init_producer_id_request() -> None:
+    """Mirrors SenderTest#testClusterAuthorizationExceptionInInitProducerIdRequest: the waiting
+    records fail with it, the producer asks again after the backoff and later sends succeed."""
+    async with sender_env(enable_idempotence=True) as (brokers, producer):
+        tm = producer.transaction_manager
+        failed = append(producer, TP0)
+        await receive_producer_id(brokers, PRODUCER_ID, error=Errors.CLUSTER_AUTHORIZATION_FAILED)
+        assert not tm.has_producer_id()
+        assert tm.producer_epoch == -1
+        assert isinstance(failed.exception(), ClusterAuthorizationException)
+        assert brokers.requests() == []
+        await anyio.sleep(RETRY_BACKOFF_MS / 1000)
+        await receive_producer_id(brokers, PRODUCER_ID)
+        assert tm.has_producer_id() and tm.producer_epoch == 0
+        future = append(producer, TP0)
+        await settle()
+        brokers.respond(produce_response(TP0, 0))
+        await settle()
+        assert future.value().offset == 0
+
+
+@pytest.mark.anyio
+async def test_can_retry_without_idempotence() -> None:
+    """Mirrors SenderTest#testCanRetryWithoutIdempotence: no producer id in the batch, and
+    TOPIC_AUTHORIZATION_FAILED fails the records with TopicAuthorizationException."""
+    async with sender_env() as (brokers, producer):
+        future = append(producer, TP0)
+        await settle()
+        [request] = brokers.requests()
+        assert producer.client.is_ready(0) and in_flight_batches(producer, TP0) == 1
+        assert not future.done()
+        [batch] = batches_of(request, TP0)
+        assert (batch.producer_id, batch.producer_epoch, batch.base_sequence) == (-1, -1, -1)
+        brokers.respond(produce_response(TP0, -1, Errors.TOPIC_AUTHORIZATION_FAILED))
+        await settle()
+        assert future.done()
+        assert isinstance(future.exception(), TopicAuthorizationException)
+
+
+@pytest.mark.anyio
+async def test_sequence_number_increment() -> None:
+    """Mirrors SenderTest#testSequenceNumberIncrement."""
+    async with sender_env(enable_idempotence=True, retries=10) as (brokers, producer):
+        tm = producer.transaction_manager
+        await receive_producer_id(brokers, PRODUCER_ID)
+        future = append(producer, TP0)
+        await settle()
+        [request] = brokers.requests()
+        [batch] = batches_of(request, TP0)
+        assert (batch.base_sequence, batch.producer_id, batch.producer_epoch) == (0, PRODUCER_ID, 0)
+        brokers.respond(produce_response(TP0, 0))
+        await settle()
+        assert future.done()
+        assert tm.last_acked_sequence(TP0) == 0
+        assert tm.sequence_number(TP0) == 1
+
+
+@pytest.mark.anyio
+async def test_bump_epoch_when_out_of_order_sequence_received() -> None:
+    """Mirrors SenderTest#testBumpEpochWhenOutOfOrderSequenceReceived: the batch is not failed but
+    retried under epoch 1 of the same producer id, renumbered from sequence 0."""
+    async with sender_env(enable_idempotence=True, retries=10) as (brokers, producer):
+        tm = producer.transaction_manager
+        await receive_producer_id(brokers, PRODUCER_ID)
+        future = append(producer, TP0)
+        await settle()
+        assert len(brokers.requests()) == 1 and in_flight_batches(producer, TP0) == 1
+        brokers.respond(produce_response(TP0, 0, Errors.OUT_OF_ORDER_SEQUENCE_NUMBER))
+        await anyio.sleep(RETRY_BACKOFF_MS / 1000)
+        await settle()
+        assert not future.done()
+        assert in_flight_batches(producer, TP0) == 1
+        assert (tm.producer_id, tm.producer_epoch) == (PRODUCER_ID, 1)
+        assert brokers.requests(InitProducerIdRequest) == []
+        [retry] = brokers.requests()
+        [batch] = batches_of(retry, TP0)
+        assert (batch.producer_id, batch.producer_epoch, batch.base_sequence) == (PRODUCER_ID, 1, 0)
+        assert tm.sequence_number(TP0) == 1
+        brokers.respond(produce_response(TP0, 0))
+        await settle()
+        assert future.value().offset == 0
+        assert tm.last_acked_sequence(TP0) == 0
+
+
+@pytest.mark.anyio
+async def test_unknown_producer_error_should_be_retried_when_log_start_offset_is_unknown() -> None:
+    """Mirrors SenderTest#testUnknownProducerErrorShouldBeRetriedWhenLogStartOffsetIsUnknown."""
+    async with sender_env(enable_idempotence=True) as (brokers, producer):
+        tm = producer.transaction_manager
+        await receive_producer_id(brokers, PRODUCER_ID)
+        assert tm.sequence_number(TP0) == 0
+        request1 = append(producer, TP0)
+        await settle()
+        assert len(brokers.requests()) == 1
+        assert (tm.sequence_number(TP0), tm.last_acked_sequence(TP0)) == (1, None)
+        brokers.respond(produce_response(TP0, 1000, log_start_offset=10))
+        await settle()
+        assert request1.value().offset == 1000
+        assert (tm.last_acked_sequence(TP0), tm.last_acked_offset(TP0)) == (0, 1000)
+        request2 = append(producer, TP0)
+        await settle()
+        assert (tm.sequence_number(TP0), tm.last_acked_sequence(TP0)) == (2, 0)
+        assert not request2.done()
+        # The log start offset is unknown: retry as is, without touching the sequences.
+        brokers.respond(produce_response(TP0, -1, Errors.UNKNOWN_PRODUCER_ID, log_start_offset=-1))
+        await settle()
+        assert (tm.last_acked_sequence(TP0), tm.sequence_number(TP0)) == (0, 2)
+        assert not request2.done()
+        assert brokers.requests() == []
+        await anyio.sleep(RETRY_BACKOFF_MS / 1000)
+        await settle()
+        [retry] = brokers.requests()
+        [batch] = batches_of(retry, TP0)
+        assert (batch.producer_epoch, batch.base_sequence) == (0, 1)
+        brokers.respond(produce_response(TP0, 1011, log_start_offset=1010))
+        await settle()
+        assert (tm.last_acked_sequence(TP0), tm.sequence_number(TP0)) == (1, 2)
+        assert request2.value().offset == 1011
+        assert tm.last_acked_offset(TP0) == 1011
+
+
+@pytest.mark.anyio
+async def test_unknown_producer_id_past_the_log_start_bumps_the_epoch() -> None:
+    """Mirrors the idempotent path of SenderTest#testIdempotentUnknownProducerHandlingWhenRetentionLimitReached
+    (one batch in flight): the leader lost the producer's state because retention removed its
+    records (last acknowledged offset below the log start offset): epoch bump, sequences from 0."""
+    async with sender_env(enable_idempotence=True) as (brokers, producer):
+        tm = producer.transaction_manager
+        await receive_producer_id(brokers, PRODUCER_ID)
+        request1 = append(producer, TP0)
+        await settle()
+        brokers.respond(produce_response(TP0, 1000, log_start_offset=10))
+        await settle()
+        assert request1.value().offset == 1000
+        request2 = append(producer, TP0)
+        await settle()
+        brokers.respond(produce_response(TP0, -1, Errors.UNKNOWN_PRODUCER_ID, log_start_offset=1010))
+        await anyio.sleep(RETRY_BACKOFF_MS / 1000)
+        await settle()
+        assert not request2.done()
+        assert (tm.producer_id, tm.producer_epoch, tm.sequence_number(TP0), tm.last_acked_sequence(TP0)) == (
+            PRODUCER_ID, 1, 1, None)
+        [retry] = brokers.requests()
+        [batch] = batches_of(retry, TP0)
+        assert (batch.producer_epoch, batch.base_sequence) == (1, 0)
+        brokers.respond(produce_response(TP0, 1011, log_start_offset=1010))
+        await settle()
+        assert request2.value().offset == 1011
+        assert (tm.last_acked_sequence(TP0), tm.last_acked_offset(TP0)) == (0, 1011)
+
+
+@pytest.mark.anyio
+async def test_inflight_batches_expire_on_delivery_timeout() -> None:
+    """Mirrors SenderTest#testInflightBatchesExpireOnDeliveryTimeout: an answer after the delivery
+    timeout comes too late; the records already failed with TimeoutException."""
+    async with sender_env(max_in_flight=1) as (brokers, producer):
+        future = append(producer, TP0)
+        await settle()
+        assert producer.client.in_flight_request_count(0) == 1 and in_flight_batches(producer, TP0) == 1
+        await anyio.sleep(DELIVERY_TIMEOUT_MS / 1000)
+        await settle()
+        brokers.respond(produce_response(TP0, 0))
+        await settle()
+        assert in_flight_batches(producer, TP0) == 0
+        assert isinstance(future.exception(), TimeoutException)
+
+
+@pytest.mark.anyio
+async def test_when_first_batch_expire_no_send_second_batch_if_guarantee_order() -> None:
+    """Mirrors SenderTest#testWhenFirstBatchExpireNoSendSecondBatchIfGuaranteeOrder."""
+    async with sender_env(max_in_flight=1) as (brokers, producer):
+        first = append(producer, TP0)
+        await settle()
+        assert len(brokers.requests()) == 1 and in_flight_batches(producer, TP0) == 1
+        await anyio.sleep(DELIVERY_TIMEOUT_MS / 2000)
+        second = append(producer, TP0)
+        await settle()
+        # The partition is muted while the first batch is in flight.
+        assert len(brokers.requests()) == 1 and in_flight_batches(producer, TP0) == 1
+        await anyio.sleep(DELIVERY_TIMEOUT_MS / 2000)   # the first batch expires
+        await settle()
+        assert isinstance(first.exception(), TimeoutException)
+        assert len(brokers.requests()) == 1 and not second.done()
+        brokers.respond(produce_response(TP0, 0))
+        await settle()
+        # Only now is the second batch drained.
+        [request] = brokers.requests()
+        assert producer.client.in_flight_request_count(0) == 1 and in_flight_batches(producer, TP0) == 1
+        assert [r.value for b in batches_of(request, TP0) for r in b] == [b"value"]
+
+
+@pytest.mark.anyio
+async def test_expired_batch_does_not_retry() -> None:
+    """Mirrors SenderTest#testExpiredBatchDoesNotRetry: a retriable error after the delivery timeout is not retried."""
+    async with sender_env() as (brokers, producer):
+        future = append(producer, TP0)
+        await settle()
+        assert producer.client.in_flight_request_count(0) == 1
+        await anyio.sleep(DELIVERY_TIMEOUT_MS / 1000)
+        await settle()
+        assert future.done() and isinstance(future.exception(), TimeoutException)
+        brokers.respond(produce_response(TP0, -1, Errors.NOT_LEADER_OR_FOLLOWER))
+        await anyio.sleep(0.5)
+        await settle()
+        assert producer.client.in_flight_request_count(0) == 0
+        assert in_flight_batches(producer, TP0) == 0
+        assert brokers.requests() == []
+        assert not producer.accumulator.has_undrained()
+
+
+@pytest.mark.anyio
+async def test_expired_batches_in_multiple_partitions() -> None:
+    """Mirrors SenderTest#testExpiredBatchesInMultiplePartitions."""
+    async with sender_env(max_in_flight=1) as (brokers, producer):
+        request1 = append(producer, TP0, b"k1", b"v1")
+        request2 = append(producer, TP1, b"k2", b"v2")
+        await settle()
+        [request] = brokers.requests()
+        assert set(request.request.partition_records()) == {TP0, TP1}
+        assert in_flight_batches(producer, TP0) == 1
+        await anyio.sleep(DELIVERY_TIMEOUT_MS / 1000)
+        await settle()
+        brokers.respond(ProduceResponse.of({TP0: PartitionProduceResponse(index=0, base_offset=0)}))
+        await settle()
+        assert in_flight_batches(producer, TP0) == 0
+        assert isinstance(request1.exception(), TimeoutException)
+        assert isinstance(request2.exception(), TimeoutException)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("message, expected", [(None, Errors.INVALID_REQUEST.message), ("testCustomErrorMessage", "testCustomErrorMessage")])
+async def test_error_message(message: str | None, expected: str) -> None:
+    """Mirrors SenderTest#testDefaultErrorMessage and #testCustomErrorMessage."""
+    async with sender_env() as (brokers, producer):
+        future = append(producer, TP0)
+        await settle()
+        brokers.respond(produce_response(TP0, 0, Errors.INVALID_REQUEST, error_message=message))
+        await settle()
+        exc = future.exception()
+        assert type(exc) is InvalidRequestException
+        assert str(exc) == expected
+
+
+@pytest.mark.anyio
+async def test_sender_should_retry_with_backoff_on_retriable_error() -> None:
+    """Mirrors SenderTest#testSenderShouldRetryWithBackoffOnRetriableError: InitProducerId answered
+    COORDINATOR_LOAD_IN_PROGRESS is asked again after the retry backoff each time."""
+    async with sender_env(enable_idempotence=True) as (brokers, producer):
+        start = producer.time.milliseconds()
+        for error in (Errors.COORDINATOR_LOAD_IN_PROGRESS, Errors.COORDINATOR_LOAD_IN_PROGRESS):
+            await receive_producer_id(brokers, PRODUCER_ID, -1, error)
+            await anyio.sleep(RETRY_BACKOFF_MS / 1000)
+        await receive_producer_id(brokers, PRODUCER_ID)
+        times = brokers.init_producer_id_times
+        assert [t - start for t in times] == [0, RETRY_BACKOFF_MS, 2 * RETRY_BACKOFF_MS]
+        assert producer.transaction_manager.producer_id == PRODUCER_ID
