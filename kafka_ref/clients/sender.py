@@ -103,8 +103,9 @@ class Sender:
     async def run_once(self, task_group: anyio.abc.TaskGroup) -> None:
         """Mirrors org.apache.kafka.clients.producer.internals.Sender#runOnce (with NetworkClient#poll's metadata step)."""
         now = self.time.milliseconds()
-        # 1. An idempotent producer needs its producer id first (a requested epoch bump forgets
-        #    it); until then nothing is drained. Then send what is ready.
+        # 1. An idempotent producer makes a requested epoch bump first (an exhausted epoch
+        #    forgets the id), and needs its producer id before anything is drained. Then send
+        #    what is ready.
         tm = self.transaction_manager
         if tm is not None:
             tm.bump_idempotent_epoch_and_reset_id_if_needed()
