@@ -43,7 +43,6 @@ Not ported:
 - testIdempotentSplitBatchAndSend, testExpiredBatchDoesNotSplitOnMessageTooLargeError,
   testTooLargeBatchesAreSafelyRemoved: batches are never split.
 - testNoDoubleDeallocation: no buffer-pool memory accounting.
-- testRecordErrorPropagatedToApplication: per-record errors (record_errors) are not read by the Sender.
 - testProducerBatchRetriesWhenPartitionLeaderChanges, testWhenProduceResponseReturnsWithALeaderShipChangeError*:
   KIP-951's leader hints in produce responses and the leader-change shortcut of the backoff are not modelled.
 """
@@ -61,7 +60,9 @@ from kafka_ref.clients.producer import KafkaProducer
 from kafka_ref.common.errors import (
     ClusterAuthorizationException,
     Errors,
+    InvalidRecordException,
     InvalidRequestException,
+    KafkaException,
     NetworkException,
     TimeoutException,
     TopicAuthorizationException,
@@ -74,7 +75,12 @@ from kafka_ref.common.requests.metadata import (
     MetadataResponsePartition,
     MetadataResponseTopic,
 )
-from kafka_ref.common.requests.produce import PartitionProduceResponse, ProduceRequest, ProduceResponse
+from kafka_ref.common.requests.produce import (
+    BatchIndexAndErrorMessage,
+    PartitionProduceResponse,
+    ProduceRequest,
+    ProduceResponse,
+)
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.network.network import DisconnectException, Envelope, Network, serve_inbox
 
@@ -547,3 +553,30 @@ async def test_sender_should_retry_with_backoff_on_retriable_error() -> None:
         times = brokers.init_producer_id_times
         assert [t - start for t in times] == [0, RETRY_BACKOFF_MS, 2 * RETRY_BACKOFF_MS]
         assert producer.transaction_manager.producer_id == PRODUCER_ID
+
+
+@pytest.mark.anyio
+async def test_record_error_propagated_to_application() -> None:
+    """Mirrors SenderTest#testRecordErrorPropagatedToApplication: records the leader named get
+    InvalidRecordException with their message (or the code's), the others a plain KafkaException."""
+    async with sender_env() as (brokers, producer):
+        futures = [append(producer, TP0) for _ in range(5)]
+        await settle()
+        assert producer.client.in_flight_request_count(0) == 1 and in_flight_batches(producer, TP0) == 1
+        brokers.respond(ProduceResponse.of({TP0: PartitionProduceResponse(
+            index=0, error_code=Errors.INVALID_RECORD.code, base_offset=-1, record_errors=(
+                BatchIndexAndErrorMessage(batch_index=0, batch_index_error_message="0"),
+                BatchIndexAndErrorMessage(batch_index=2, batch_index_error_message="2"),
+                BatchIndexAndErrorMessage(batch_index=3)))}))
+        await settle()
+        errors = [f.exception() for f in futures]
+        assert all(f.done() for f in futures)
+        assert [(type(e), str(e)) for e in errors] == [
+            (InvalidRecordException, "0"),
+            (KafkaException, "Failed to append record because it was part of a batch which had one more more invalid records"),
+            (InvalidRecordException, "2"),
+            (InvalidRecordException, Errors.INVALID_RECORD.message),
+            (KafkaException, "Failed to append record because it was part of a batch which had one more more invalid records"),
+        ]
+        with pytest.raises(InvalidRecordException, match="^2$"):
+            futures[2].value()

@@ -50,7 +50,8 @@ class ProduceRequestResult:
     """Mirrors org.apache.kafka.clients.producer.internals.ProduceRequestResult.
 
     The outcome of one batch, shared by the futures of its records: base offset, log append
-    time, or the error; ``wait()`` returns once it is set.
+    time, or the error (the batch's, or one per record when the leader named the records it
+    refused); ``wait()`` returns once it is set.
     """
 
     def __init__(self, topic_partition: TopicPartition) -> None:
@@ -58,11 +59,20 @@ class ProduceRequestResult:
         self.base_offset = -1
         self.log_append_time = -1
         self.error: BaseException | None = None
+        self.record_exceptions: Callable[[int], BaseException] | None = None
         self._done = anyio.Event()
 
-    def set(self, base_offset: int, log_append_time: int, error: BaseException | None) -> None:
+    def set(self, base_offset: int, log_append_time: int, error: BaseException | None,
+            record_exceptions: Callable[[int], BaseException] | None = None) -> None:
         """Mirrors org.apache.kafka.clients.producer.internals.ProduceRequestResult#set."""
         self.base_offset, self.log_append_time, self.error = base_offset, log_append_time, error
+        self.record_exceptions = record_exceptions
+
+    def error_for(self, batch_index: int) -> BaseException | None:
+        """Mirrors org.apache.kafka.clients.producer.internals.ProduceRequestResult#error(int)."""
+        if self.record_exceptions is not None:
+            return self.record_exceptions(batch_index)
+        return self.error
 
     def done(self) -> None:
         """Mirrors org.apache.kafka.clients.producer.internals.ProduceRequestResult#done: wake the waiters."""
@@ -107,7 +117,7 @@ class FutureRecordMetadata:
         """Mirrors java.util.concurrent.CompletableFuture#exceptionNow: the error, or None while pending or after success."""
         if self.next is not None:
             return self.next.exception()
-        return self.result.error if self.result.completed else None
+        return self.result.error_for(self.batch_index) if self.result.completed else None
 
     def value(self) -> RecordMetadata:
         """Mirrors org.apache.kafka.clients.producer.internals.FutureRecordMetadata#valueOrError."""
@@ -115,8 +125,9 @@ class FutureRecordMetadata:
             return self.next.value()
         if not self.result.completed:
             raise KafkaException("the record has not been acknowledged yet; await the future")
-        if self.result.error is not None:
-            raise self.result.error
+        error = self.result.error_for(self.batch_index)
+        if error is not None:
+            raise error
         base = self.result.base_offset
         offset = -1 if base == -1 else base + self.batch_index
         timestamp = self.create_timestamp if self.result.log_append_time == -1 else self.result.log_append_time
@@ -255,24 +266,28 @@ class ProducerBatch:
         """Mirrors org.apache.kafka.clients.producer.internals.ProducerBatch#isDone."""
         return self.final_state is not None
 
-    def done(self, base_offset: int, log_append_time: int, error: BaseException | None) -> bool:
-        """Mirrors org.apache.kafka.clients.producer.internals.ProducerBatch#done.
+    def done(self, base_offset: int, log_append_time: int, error: BaseException | None,
+             record_exceptions: Callable[[int], BaseException] | None = None) -> bool:
+        """Mirrors org.apache.kafka.clients.producer.internals.ProducerBatch#done (and #completeExceptionally).
 
         Completes every record's future and fires the callbacks, once; a second completion
-        (a late response for a batch that already expired) is ignored and returns False.
+        (a late response for a batch that already expired) is ignored and returns False. A
+        failed batch may give each record its own exception (``record_exceptions(index)``).
         """
         # 1. Only the first completion counts.
         if self.final_state is not None:
             return False
         self.final_state = "FAILED" if error is not None else "SUCCEEDED"
+        if error is not None and record_exceptions is None:
+            record_exceptions = lambda _index: error  # noqa: E731
         # 2. Set the shared result, then run the callbacks in record order.
-        self.produce_future.set(base_offset, log_append_time, error)
+        self.produce_future.set(base_offset, log_append_time, error, record_exceptions)
         self.produce_future.done()
-        for future, callback in self.thunks:
+        for i, (future, callback) in enumerate(self.thunks):
             if callback is None:
                 continue
-            if error is not None:
-                callback(None, error)
+            if record_exceptions is not None:
+                callback(None, record_exceptions(i))
             else:
                 callback(future.value(), None)
         return True

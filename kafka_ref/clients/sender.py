@@ -11,14 +11,16 @@ cached leader is stale); any other error fails the batch's records with the Kafk
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import anyio
 
 from kafka_ref.clients.client_metadata import client_logger
 from kafka_ref.clients.record_accumulator import ProducerBatch
 from kafka_ref.common.errors import (
+    ClusterAuthorizationException,
     Errors,
+    InvalidRecordException,
     InvalidMetadataException,
     KafkaException,
     NetworkException,
@@ -26,7 +28,7 @@ from kafka_ref.common.errors import (
     TimeoutException,
     TopicAuthorizationException,
 )
-from kafka_ref.common.requests.produce import ProduceRequest, ProduceResponse
+from kafka_ref.common.requests.produce import BatchIndexAndErrorMessage, ProduceRequest, ProduceResponse
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.network.network import NetworkTimeoutException
 
@@ -258,13 +260,14 @@ class Sender:
                     self.complete_batch(batch, Errors.UNKNOWN_SERVER_ERROR, -1, -1, "no result for the partition in the response", now)
                 else:
                     self.complete_batch(batch, Errors.for_code(r.error_code), r.base_offset, r.log_append_time_ms, r.error_message, now,
-                                        r.log_start_offset)
+                                        r.log_start_offset, r.record_errors)
         finally:
             self.in_flight_requests[node] -= 1
             self.wakeup()
 
     def complete_batch(self, batch: ProducerBatch, error: Errors, base_offset: int, log_append_time: int,
-                       error_message: str | None, now: int, log_start_offset: int = -1) -> None:
+                       error_message: str | None, now: int, log_start_offset: int = -1,
+                       record_errors: tuple[BatchIndexAndErrorMessage, ...] = ()) -> None:
         """Mirrors org.apache.kafka.clients.producer.internals.Sender#completeBatch."""
         tp = batch.topic_partition
         if error is not Errors.NONE:
@@ -282,9 +285,8 @@ class Sender:
             else:
                 # 3. Otherwise the records fail with the Kafka exception for the code (a batch
                 #    that still had retries left leaves a sequence gap to repair).
-                if error is Errors.TOPIC_AUTHORIZATION_FAILED:
-                    exc = TopicAuthorizationException(f"Not authorized to access topics: [{tp.topic}]")
-                self.fail_batch(batch, exc, batch.attempts < self.producer.retries)
+                self.fail_batch_for_response(batch, error, error_message, record_errors,
+                                             batch.attempts < self.producer.retries)
             # 4. Stale metadata behind the error: refresh it.
             if isinstance(exc, InvalidMetadataException):
                 self.metadata.request_update()
@@ -320,12 +322,52 @@ class Sender:
             return isinstance(error.exception(), RetriableException)
         return self.transaction_manager.can_retry(error, log_start_offset, batch)
 
-    def fail_batch(self, batch: ProducerBatch, exc: BaseException, adjust_sequence_numbers: bool = False) -> None:
-        """Mirrors org.apache.kafka.clients.producer.internals.Sender#failBatch (the TransactionManager hears of it)."""
+    def fail_batch_for_response(self, batch: ProducerBatch, error: Errors, error_message: str | None,
+                                record_errors: tuple[BatchIndexAndErrorMessage, ...], adjust_sequence_numbers: bool) -> None:
+        """Mirrors org.apache.kafka.clients.producer.internals.Sender#failBatch(ProducerBatch, PartitionResponse, boolean).
+
+        1. The batch's exception: the code's, with Kafka's own wording for the authorization
+        failures. 2. When the leader named the records it refused, each of those gets its
+        message (one named record: the code's exception type; several: InvalidRecordException)
+        and the other records a generic KafkaException.
+        """
+        tp = batch.topic_partition
+        if error is Errors.TOPIC_AUTHORIZATION_FAILED:
+            top_level: BaseException = TopicAuthorizationException(f"Not authorized to access topics: [{tp.topic}]")
+        elif error is Errors.CLUSTER_AUTHORIZATION_FAILED:
+            top_level = ClusterAuthorizationException("The producer is not authorized to do idempotent sends")
+        else:
+            top_level = error.exception(error_message)
+        if not record_errors:
+            self.fail_batch(batch, top_level, adjust_sequence_numbers)
+            return
+        per_record: dict[int, BaseException] = {}
+        for record_error in record_errors:
+            message = (record_error.batch_index_error_message if record_error.batch_index_error_message is not None
+                       else error_message if error_message is not None else error.message)
+            per_record[record_error.batch_index] = (error.exception(message) if len(record_errors) == 1
+                                                    else InvalidRecordException(message))
+
+        def record_exceptions(index: int) -> BaseException:
+            found = per_record.get(index)
+            if found is not None:
+                return found
+            return KafkaException("Failed to append record because it was part of a batch which had one more more "
+                                  "invalid records")
+
+        self.fail_batch(batch, top_level, adjust_sequence_numbers, record_exceptions)
+
+    def fail_batch(self, batch: ProducerBatch, exc: BaseException, adjust_sequence_numbers: bool = False,
+                   record_exceptions: Callable[[int], BaseException] | None = None) -> None:
+        """Mirrors org.apache.kafka.clients.producer.internals.Sender#failBatch.
+
+        The records fail; only a batch not completed before (say, expired) is reported to the
+        TransactionManager.
+        """
         self._remove_in_flight(batch)
-        if self.transaction_manager is not None:
-            self.transaction_manager.handle_failed_batch(batch, exc, adjust_sequence_numbers)
-        if batch.done(-1, -1, exc):
+        if batch.done(-1, -1, exc, record_exceptions):
+            if self.transaction_manager is not None:
+                self.transaction_manager.handle_failed_batch(batch, exc, adjust_sequence_numbers)
             self.accumulator.deallocate(batch)
 
     def _remove_in_flight(self, batch: ProducerBatch) -> None:
