@@ -6,9 +6,8 @@ The accumulator is driven directly, as Kafka's test does: appends with a fixed t
 1 of "test" are led by node 0 and partition 2 by node 1, and a clock that is just a number.
 
 Not ported:
-- testAppendLargeCompressed, testSplitAndReenqueue, testSplitBatchOffAccumulator,
-  testSplitFrequency: kafka_ref keeps no per-topic compression-ratio estimate and never splits
-  a batch (MESSAGE_TOO_LARGE fails it).
+- testSplitAndReenqueue, testSplitBatchOffAccumulator, testSplitFrequency: kafka_ref keeps no
+  per-topic compression-ratio estimate and never splits a batch (MESSAGE_TOO_LARGE fails it).
 - testAppendLargeOldMessageFormat*, testIdempotenceWithOldMagic: only the v2 record format is modelled.
 - testStressfulSituation: exercises thread safety; one event loop has no concurrent appenders.
 - testExponentialRetryBackoff, testExponentialRetryBackoffLeaderChange,
@@ -30,6 +29,7 @@ from kafka_ref.clients.client_metadata import MetadataSnapshot, Node, PartitionM
 from kafka_ref.clients.record_accumulator import RecordAccumulator
 from kafka_ref.common.errors import Errors, KafkaException
 from kafka_ref.common.records import RECORD_BATCH_OVERHEAD, SimpleRecord
+from kafka_ref.common.records.constants import CompressionType
 from kafka_ref.common.records.record import size_in_bytes
 from kafka_ref.common.topic_partition import TopicPartition
 
@@ -123,17 +123,19 @@ def test_full() -> None:
     assert [(r.offset, r.key, r.value) for r in records] == [(i, KEY, VALUE) for i in range(appends)]
 
 
-def test_append_large_non_compressed() -> None:
-    """Mirrors RecordAccumulatorTest#testAppendLargeNonCompressed."""
+@pytest.mark.parametrize("compression", [CompressionType.NONE, CompressionType.GZIP])
+def test_append_large(compression: CompressionType) -> None:
+    """Mirrors RecordAccumulatorTest#testAppendLargeNonCompressed and #testAppendLargeCompressed."""
     batch_size = 512
     value = bytes(2 * batch_size)
-    accum = accumulator(batch_size + RECORD_BATCH_OVERHEAD, 0)
+    accum = RecordAccumulator(batch_size + RECORD_BATCH_OVERHEAD, 0, 100, 3200, compression)
     append(accum, TP1, 0, value=value)
     assert accum.ready(CLUSTER, 0).ready_nodes == {NODE1}
     dq = accum.get_deque(TP1)
     assert len(dq) == 1
     built = list(dq[0].records_for_request().batches)
     assert len(built) == 1 and built[0].base_offset == 0
+    assert built[0].compression_type == compression
     records = list(built[0])
     assert [(r.offset, r.key, r.value, r.timestamp) for r in records] == [(0, KEY, value, 0)]
 

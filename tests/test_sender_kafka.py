@@ -19,7 +19,7 @@ Not ported:
   testUnsupportedForMessageFormatInProduceRequest, testUnsupportedVersionInProduceRequest: one
   record format and request version, no ApiVersions negotiation.
 - testQuotaMetrics, testSenderMetricsTemplates, testNodeLatencyStats: no client metrics.
-- testAppendInExpiryCallback, testMetadataTopicExpiry, testResetNextBatchExpiry,
+- testMetadataTopicExpiry, testResetNextBatchExpiry,
   testDoNotPollWhenNoRequestSent: check MockClient / poll internals (spied calls) kafka_ref has no counterpart for.
 - testInitProducerIdWithMaxInFlightOne, testIdempotentInitProducerIdWithMaxInFlightOne,
   testNodeNotReady: MockClient's max-in-flight and delayReady / throttle switches.
@@ -40,8 +40,7 @@ Not ported:
   testReceiveFailedBatchTwiceWithTransactions, testInvalidTxnStateIsAnAbortableError,
   testTransactionAbortableExceptionIsAnAbortableError, testInitProducerIdWithMaxInFlightOne):
   transactions are not modelled.
-- testIdempotentSplitBatchAndSend, testExpiredBatchDoesNotSplitOnMessageTooLargeError,
-  testTooLargeBatchesAreSafelyRemoved: batches are never split.
+- testIdempotentSplitBatchAndSend, testTooLargeBatchesAreSafelyRemoved: batches are never split.
 - testNoDoubleDeallocation: no buffer-pool memory accounting.
 - testProducerBatchRetriesWhenPartitionLeaderChanges, testWhenProduceResponseReturnsWithALeaderShipChangeError*:
   KIP-951's leader hints in produce responses and the leader-change shortcut of the backoff are not modelled.
@@ -67,6 +66,7 @@ from kafka_ref.common.errors import (
     TimeoutException,
     TopicAuthorizationException,
 )
+from kafka_ref.common.records import SimpleRecord
 from kafka_ref.common.requests.init_producer_id import InitProducerIdRequest, InitProducerIdResponse
 from kafka_ref.common.requests.metadata import (
     MetadataRequest,
@@ -580,3 +580,57 @@ async def test_record_error_propagated_to_application() -> None:
         ]
         with pytest.raises(InvalidRecordException, match="^2$"):
             futures[2].value()
+
+
+@pytest.mark.anyio
+async def test_append_in_expiry_callback() -> None:
+    """Mirrors SenderTest#testAppendInExpiryCallback: callbacks of expiring records may append
+    to the accumulator; the new records form a fresh batch that stays queued."""
+    async with sender_env() as (brokers, producer):
+        await settle()
+        warm_up = append(producer, TP0)       # metadata and a connection first
+        await settle()
+        brokers.respond(produce_response(TP0, 0))
+        await settle()
+        assert warm_up.value().offset == 0
+        brokers.network.unregister(0)         # the leader is gone: nothing can be sent
+        expired: list[BaseException] = []
+        unexpected: list[BaseException] = []
+
+        def callback(metadata, exc) -> None:
+            if isinstance(exc, TimeoutException):
+                expired.append(exc)
+                producer.accumulator.append(TP1, SimpleRecord(b"key", b"value", (), 0), None, producer.time.milliseconds())
+            elif exc is not None:
+                unexpected.append(exc)
+
+        now = producer.time.milliseconds()
+        for _ in range(10):
+            producer.accumulator.append(TP1, SimpleRecord(b"key", b"value", (), 0), callback, now)
+        producer.sender.wakeup()
+        await anyio.sleep((DELIVERY_TIMEOUT_MS + 100) / 1000)
+        assert len(expired) == 10
+        assert unexpected == []
+        dq = producer.accumulator.get_deque(TP1)
+        assert len(dq) == 1 and dq[0].record_count == 10
+
+
+@pytest.mark.anyio
+async def test_expired_batch_does_not_split_on_message_too_large_error() -> None:
+    """Mirrors SenderTest#testExpiredBatchDoesNotSplitOnMessageTooLargeError: MESSAGE_TOO_LARGE for
+    a batch already expired neither splits nor resends it."""
+    async with sender_env() as (brokers, producer):
+        request1 = append(producer, TP0)
+        request2 = append(producer, TP0)
+        await settle()
+        assert len(brokers.requests()) == 1
+        await anyio.sleep(DELIVERY_TIMEOUT_MS / 1000)
+        await settle()
+        brokers.respond(produce_response(TP0, -1, Errors.MESSAGE_TOO_LARGE))
+        await settle()
+        assert request1.done() and request2.done()
+        assert isinstance(request1.exception(), TimeoutException) and isinstance(request2.exception(), TimeoutException)
+        assert producer.client.in_flight_request_count(0) == 0 and in_flight_batches(producer, TP0) == 0
+        await anyio.sleep(0.5)
+        await settle()
+        assert brokers.requests() == [] and not producer.accumulator.has_undrained()
