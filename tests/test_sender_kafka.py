@@ -24,12 +24,12 @@ Not ported:
 - testInitProducerIdWithMaxInFlightOne, testIdempotentInitProducerIdWithMaxInFlightOne,
   testNodeNotReady: MockClient's max-in-flight and delayReady / throttle switches.
 - testIdempotenceWithMultipleInflights*, testEpochBumpOnOutOfOrderSequenceForNextBatch*,
-  testCorrectHandlingOfOutOfOrderResponses*, testExpiryOf*Batch*, testUnresolvedSequencesAreNotFatal,
-  testResetOfProducerStateShouldAllowQueuedBatchesToDrain, testCloseWithProducerIdReset,
+  testCorrectHandlingOfOutOfOrderResponses*, testExpiryOfFirstBatch*, testExpiryOfAllSentBatches*,
+  testUnresolvedSequencesAreNotFatal, testCloseWithProducerIdReset,
   testForceCloseWithProducerIdReset, testBatchesDrainedWithOldProducerIdShouldSucceedOnSubsequentRetry,
   testCorrectHandlingOfDuplicateSequenceError, testIdempotentUnknownProducerHandlingWhenRetentionLimitReached,
   testUnknownProducerErrorShouldBeRetriedForFutureBatchesWhenFirstFails,
-  testShouldRaiseOutOfOrderSequenceExceptionToUserIfLogWasNotTruncated, testRetryWhenProducerIdChanges:
+  testShouldRaiseOutOfOrderSequenceExceptionToUserIfLogWasNotTruncated:
   need several idempotent batches of one partition in flight, or the unresolved-sequence
   bookkeeping for expired in-flight batches, neither of which kafka_ref models.
 - testClusterAuthorizationExceptionInProduceRequest, testCancelInFlightRequestAfterFatalError,
@@ -634,3 +634,77 @@ async def test_expired_batch_does_not_split_on_message_too_large_error() -> None
         await anyio.sleep(0.5)
         await settle()
         assert brokers.requests() == [] and not producer.accumulator.has_undrained()
+
+
+@pytest.mark.anyio
+async def test_retry_when_producer_id_changes() -> None:
+    """Mirrors SenderTest#testRetryWhenProducerIdChanges: a batch retried after a disconnect keeps
+    its stamp (producer id, the exhausted epoch, sequence 0); the partition's next sequence stays 1."""
+    async with sender_env(enable_idempotence=True, retries=10) as (brokers, producer):
+        tm = producer.transaction_manager
+        await receive_producer_id(brokers, PRODUCER_ID, 32767)
+        future = append(producer, TP0)
+        await settle()
+        assert producer.client.in_flight_request_count(0) == 1 and producer.client.is_ready(0)
+        brokers.disconnect(0)
+        await settle()
+        assert not producer.client.is_ready(0)
+        await anyio.sleep(0.2)   # past the reconnect and retry backoffs
+        await settle()
+        assert producer.client.in_flight_request_count(0) == 1
+        [retry] = brokers.requests()
+        [batch] = batches_of(retry, TP0)
+        assert (batch.producer_id, batch.producer_epoch, batch.base_sequence) == (PRODUCER_ID, 32767, 0)
+        assert brokers.requests(InitProducerIdRequest) == []
+        assert not future.done()
+        assert tm.sequence_number(TP0) == 1
+
+
+@pytest.mark.anyio
+async def test_reset_of_producer_state_should_allow_queued_batches_to_drain() -> None:
+    """Mirrors SenderTest#testResetOfProducerStateShouldAllowQueuedBatchesToDrain: an out-of-order
+    answer with the epoch exhausted makes the producer get a new producer id; the other
+    partition's retried batch still drains and succeeds, and its sequences move on from it."""
+    async with sender_env(enable_idempotence=True, retries=10) as (brokers, producer):
+        tm = producer.transaction_manager
+        await receive_producer_id(brokers, PRODUCER_ID, 32767)
+        append(producer, TP0)
+        successful = append(producer, TP1)
+        await settle()
+        [request] = brokers.requests()
+        assert set(request.request.partition_records()) == {TP0, TP1}
+        brokers.respond(ProduceResponse.of({
+            TP1: PartitionProduceResponse(index=1, error_code=Errors.NOT_LEADER_OR_FOLLOWER.code, base_offset=-1),
+            TP0: PartitionProduceResponse(index=0, error_code=Errors.OUT_OF_ORDER_SEQUENCE_NUMBER.code, base_offset=-1)}))
+        await settle()
+        # The epoch cannot go up: the id is reset and asked for again.
+        assert not tm.has_producer_id()
+        await receive_producer_id(brokers, PRODUCER_ID + 1)
+        assert tm.producer_id == PRODUCER_ID + 1
+        assert not successful.done()
+        await anyio.sleep(RETRY_BACKOFF_MS / 1000)
+        await settle()
+        [resend] = brokers.requests()
+        [batch] = batches_of(resend, TP1)
+        assert (batch.producer_id, batch.base_sequence) == (PRODUCER_ID, 0)   # a retried batch keeps its stamp
+        brokers.respond(ProduceResponse.of({
+            TP1: PartitionProduceResponse(index=1, base_offset=10),
+            TP0: PartitionProduceResponse(index=0, base_offset=0)}))
+        await settle()
+        assert successful.value().offset == 10
+        assert tm.sequence_number(TP1) == 1
+
+
+@pytest.mark.anyio
+async def test_expiry_of_unsent_batches_should_not_cause_unresolved_sequences() -> None:
+    """Mirrors SenderTest#testExpiryOfUnsentBatchesShouldNotCauseUnresolvedSequences: a batch that
+    expires before it was ever sent fails with TimeoutException and leaves the sequences alone."""
+    async with sender_env(enable_idempotence=True) as (brokers, producer):
+        tm = producer.transaction_manager
+        await receive_producer_id(brokers, PRODUCER_ID)
+        assert tm.sequence_number(TP0) == 0
+        brokers.network.unregister(0)
+        request1 = append(producer, TP0)
+        await anyio.sleep((DELIVERY_TIMEOUT_MS + 100) / 1000)
+        assert isinstance(request1.exception(), TimeoutException)
+        assert (tm.epoch_bump_required, tm.producer_epoch, tm.sequence_number(TP0)) == (False, 0, 0)
