@@ -27,7 +27,7 @@ Not ported:
   testCorrectHandlingOfOutOfOrderResponses*, testExpiryOfFirstBatch*, testExpiryOfAllSentBatches*,
   testUnresolvedSequencesAreNotFatal, testCloseWithProducerIdReset,
   testForceCloseWithProducerIdReset, testBatchesDrainedWithOldProducerIdShouldSucceedOnSubsequentRetry,
-  testCorrectHandlingOfDuplicateSequenceError, testIdempotentUnknownProducerHandlingWhenRetentionLimitReached,
+  testIdempotentUnknownProducerHandlingWhenRetentionLimitReached (its one-batch path is ported),
   testUnknownProducerErrorShouldBeRetriedForFutureBatchesWhenFirstFails,
   testShouldRaiseOutOfOrderSequenceExceptionToUserIfLogWasNotTruncated:
   need several idempotent batches of one partition in flight, or the unresolved-sequence
@@ -708,3 +708,22 @@ async def test_expiry_of_unsent_batches_should_not_cause_unresolved_sequences() 
         await anyio.sleep((DELIVERY_TIMEOUT_MS + 100) / 1000)
         assert isinstance(request1.exception(), TimeoutException)
         assert (tm.epoch_bump_required, tm.producer_epoch, tm.sequence_number(TP0)) == (False, 0, 0)
+
+
+@pytest.mark.anyio
+async def test_duplicate_sequence_error_completes_without_offset() -> None:
+    """Mirrors the answer to the first batch in SenderTest#testCorrectHandlingOfDuplicateSequenceError
+    (one batch in flight here): DUPLICATE_SEQUENCE_NUMBER means the records are written but their
+    offsets are unknown: the future succeeds with offset -1 and the sequence counts as acknowledged."""
+    async with sender_env(enable_idempotence=True) as (brokers, producer):
+        tm = producer.transaction_manager
+        await receive_producer_id(brokers, PRODUCER_ID)
+        request1 = append(producer, TP0)
+        await settle()
+        assert (tm.sequence_number(TP0), tm.last_acked_sequence(TP0)) == (1, None)
+        brokers.respond(produce_response(TP0, ProduceResponse.INVALID_OFFSET, Errors.DUPLICATE_SEQUENCE_NUMBER))
+        await settle()
+        assert producer.client.in_flight_request_count(0) == 0 and brokers.requests() == []
+        metadata = request1.value()
+        assert metadata.offset == -1
+        assert (tm.last_acked_sequence(TP0), tm.last_acked_offset(TP0)) == (0, None)

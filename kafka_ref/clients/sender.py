@@ -20,8 +20,8 @@ from kafka_ref.clients.record_accumulator import ProducerBatch
 from kafka_ref.common.errors import (
     ClusterAuthorizationException,
     Errors,
-    InvalidRecordException,
     InvalidMetadataException,
+    InvalidRecordException,
     KafkaException,
     NetworkException,
     RetriableException,
@@ -280,8 +280,8 @@ class Sender:
                 self.accumulator.reenqueue(batch, now)
             elif error is Errors.DUPLICATE_SEQUENCE_NUMBER:
                 # 2. The leader already has this sequence but no longer the batch's offsets: the
-                #    records are written; succeed without an offset.
-                self._succeed(batch, -1, -1)
+                #    records are written; succeed with what the answer says (no offset, -1).
+                self._succeed(batch, base_offset, log_append_time)
             else:
                 # 3. Otherwise the records fail with the Kafka exception for the code (a batch
                 #    that still had retries left leaves a sequence gap to repair).
