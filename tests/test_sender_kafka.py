@@ -32,8 +32,8 @@ Not ported:
   testShouldRaiseOutOfOrderSequenceExceptionToUserIfLogWasNotTruncated:
   need several idempotent batches of one partition in flight, or the unresolved-sequence
   bookkeeping for expired in-flight batches, neither of which kafka_ref models.
-- testClusterAuthorizationExceptionInProduceRequest, testCancelInFlightRequestAfterFatalError,
-  testSenderShouldCloseWhenTransactionManagerInErrorState: the TransactionManager has no fatal-error state.
+- testSenderShouldCloseWhenTransactionManagerInErrorState: transactional (its error state comes from an
+  aborted transaction).
 - Every transactional test (testTransactional*, testRecordsFlushedImmediatelyOnTransactionCompletion,
   testAwaitPendingRecordsBeforeCommittingTransaction, testIncompleteTransactionAbortOnShutdown,
   testForceShutdownWithIncompleteTransaction, testTransactionAbortedExceptionOnAbortWithoutError,
@@ -727,3 +727,52 @@ async def test_duplicate_sequence_error_completes_without_offset() -> None:
         metadata = request1.value()
         assert metadata.offset == -1
         assert (tm.last_acked_sequence(TP0), tm.last_acked_offset(TP0)) == (0, None)
+
+
+@pytest.mark.anyio
+async def test_cluster_authorization_exception_in_produce_request() -> None:
+    """Mirrors SenderTest#testClusterAuthorizationExceptionInProduceRequest: CLUSTER_AUTHORIZATION_FAILED
+    on a produce is fatal for an idempotent producer; later records fail with it too."""
+    async with sender_env(enable_idempotence=True) as (brokers, producer):
+        tm = producer.transaction_manager
+        await receive_producer_id(brokers, PRODUCER_ID)
+        future = append(producer, TP0)
+        await settle()
+        [request] = brokers.requests()
+        assert batches_of(request, TP0)[0].producer_id == PRODUCER_ID
+        brokers.respond(produce_response(TP0, -1, Errors.CLUSTER_AUTHORIZATION_FAILED))
+        await settle()
+        exc = future.exception()
+        assert type(exc) is ClusterAuthorizationException
+        assert str(exc) == "The producer is not authorized to do idempotent sends"
+        assert tm.has_fatal_error()
+        later = append(producer, TP0)
+        await anyio.sleep(RETRY_BACKOFF_MS / 1000)
+        await settle()
+        assert later.exception() is exc
+        assert brokers.requests() == []
+
+
+@pytest.mark.anyio
+async def test_cancel_in_flight_request_after_fatal_error() -> None:
+    """Mirrors SenderTest#testCancelInFlightRequestAfterFatalError: once fatal, a batch still in
+    flight fails with the fatal error, and its late answer is harmless."""
+    async with sender_env(enable_idempotence=True) as (brokers, producer):
+        tm = producer.transaction_manager
+        await receive_producer_id(brokers, PRODUCER_ID)
+        future1 = append(producer, TP0)
+        await settle()
+        future2 = append(producer, TP1)
+        await settle()
+        assert [set(e.request.partition_records()) for e in brokers.requests()] == [{TP0}, {TP1}]
+        brokers.respond(produce_response(TP0, -1, Errors.CLUSTER_AUTHORIZATION_FAILED))
+        await settle()
+        assert tm.has_fatal_error()
+        assert isinstance(future1.exception(), ClusterAuthorizationException)
+        await anyio.sleep(RETRY_BACKOFF_MS / 1000)
+        await settle()
+        assert future2.exception() is future1.exception()
+        brokers.respond(produce_response(TP1, 0))
+        await settle()
+        assert future2.exception() is future1.exception()
+        assert producer.client.in_flight_request_count(0) == 0

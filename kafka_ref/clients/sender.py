@@ -105,24 +105,29 @@ class Sender:
     async def run_once(self, task_group: anyio.abc.TaskGroup) -> None:
         """Mirrors org.apache.kafka.clients.producer.internals.Sender#runOnce (with NetworkClient#poll's metadata step)."""
         now = self.time.milliseconds()
-        # 1. An idempotent producer makes a requested epoch bump first (an exhausted epoch
-        #    forgets the id), and needs its producer id before anything is drained. Then send
-        #    what is ready.
         tm = self.transaction_manager
+        # 1. An idempotent producer in its fatal state sends nothing: every record fails with the error.
+        if tm is not None and tm.has_fatal_error():
+            if tm.last_error is not None and self.accumulator.has_incomplete():
+                self.accumulator.abort_incomplete_batches(tm.last_error)
+            await self._poll(self.producer.retry_backoff_ms)
+            return
+        # 2. Otherwise it makes a requested epoch bump first (an exhausted epoch forgets the
+        #    id), and needs its producer id before anything is drained. Then send what is ready.
         if tm is not None:
             tm.bump_idempotent_epoch_and_reset_id_if_needed()
         if tm is not None and not tm.has_producer_id():
             poll_timeout = await self.maybe_send_and_poll_init_producer_id(now)
         else:
             poll_timeout = self.send_producer_data(now, task_group)
-        # 2. Metadata: refresh when due (in its own task; it wakes us when done).
+        # 3. Metadata: refresh when due (in its own task; it wakes us when done).
         if not self.client.metadata_fetch_in_progress:
             due_in = self.metadata.time_to_next_update(now)
             if due_in == 0:
                 task_group.start_soon(self._update_metadata)
             else:
                 poll_timeout = min(poll_timeout, due_in)
-        # 3. Sleep until woken (append, response, metadata) or the next deadline.
+        # 4. Sleep until woken (append, response, metadata) or the next deadline.
         await self._poll(poll_timeout)
 
     async def maybe_send_and_poll_init_producer_id(self, now: int) -> float:

@@ -22,9 +22,13 @@ from typing import TYPE_CHECKING
 
 from kafka_ref.clients.client_metadata import client_logger
 from kafka_ref.common.errors import (
+    ClusterAuthorizationException,
     Errors,
     OutOfOrderSequenceException,
+    ProducerFencedException,
     RetriableException,
+    TransactionalIdAuthorizationException,
+    UnsupportedVersionException,
 )
 from kafka_ref.common.topic_partition import TopicPartition
 
@@ -88,7 +92,28 @@ class TransactionManager:
         self.txn_partition_map: dict[TopicPartition, TxnPartitionEntry] = {}
         self.partitions_to_rewrite_sequences: set[TopicPartition] = set()
         self.epoch_bump_required = False
+        # State.FATAL_ERROR: the error the producer cannot go on after (None: no fatal error).
+        self.last_error: BaseException | None = None
+        self.fatal_error = False
         self._log = client_logger(client_id=client_id)
+
+    # -- error state --------------------------------------------------------------------------
+
+    def has_fatal_error(self) -> bool:
+        """Mirrors TransactionManager#hasFatalError."""
+        return self.fatal_error
+
+    def maybe_transition_to_error_state(self, exc: BaseException) -> None:
+        """Mirrors TransactionManager#maybeTransitionToErrorState for an idempotent producer.
+
+        Authorization failures, a fenced producer and an unsupported version are fatal: the
+        producer sends nothing more (the Sender fails every record from then on).
+        """
+        if isinstance(exc, (ClusterAuthorizationException, TransactionalIdAuthorizationException,
+                            ProducerFencedException, UnsupportedVersionException)):
+            self._log.error("producer_fatal_error", error=type(exc).__name__)
+            self.fatal_error = True
+            self.last_error = exc
 
     # -- producer id and epoch ----------------------------------------------------------------
 
@@ -217,13 +242,17 @@ class TransactionManager:
     def handle_failed_batch(self, batch: ProducerBatch, exc: BaseException, adjust_sequence_numbers: bool) -> None:
         """Mirrors TransactionManager#handleFailedBatch for an idempotent producer.
 
+        0. A fatal error puts the producer in its fatal state (and nothing else is done).
         1. The batch is no longer in flight. 2. A sequence gap the leader saw, or a producer id
         it no longer knows (UnknownProducerIdException is an OutOfOrderSequenceException): bump
         the epoch for the partition. 3. Any other failure of a batch that could still have been
         retried leaves a gap in the sequences: bump the epoch too. (Kafka's separate
         UnknownProducerId branch only matters to a transactional producer.)
         """
+        self.maybe_transition_to_error_state(exc)
         self.remove_in_flight_batch(batch)
+        if self.has_fatal_error():
+            return
         tp = batch.topic_partition
         if isinstance(exc, OutOfOrderSequenceException):
             self._log.warning("out_of_order_sequence", topic_partition=str(tp), producer_id=batch.producer_id,
