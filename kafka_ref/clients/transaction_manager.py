@@ -12,8 +12,10 @@ When the leader and the producer disagree about sequences (OUT_OF_ORDER_SEQUENCE
 UNKNOWN_PRODUCER_ID) the producer bumps its epoch locally (KIP-360): same producer id, epoch
 + 1, and the partition's in-flight batches are renumbered from sequence 0 under the new epoch
 and retried (``can_retry``); only an exhausted epoch (Short.MAX_VALUE) makes it ask for a new
-producer id. Transactions, and the unresolved-sequence bookkeeping Kafka keeps for batches that
-expire after being sent, are not modelled.
+producer id. A batch failing with an authorization error, a fenced producer or an unsupported
+version puts the manager in its fatal state: the Sender then fails every record with that error.
+Transactions, and the unresolved-sequence bookkeeping Kafka keeps for batches that expire after
+being sent, are not modelled.
 """
 
 from __future__ import annotations
