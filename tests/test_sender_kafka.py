@@ -291,6 +291,9 @@ async def test_init_producer_id_request() -> None:
     """Mirrors SenderTest#testInitProducerIdRequest."""
     async with sender_env(enable_idempotence=True) as (brokers, producer):
         tm = producer.transaction_manager
+        await settle()
+        [request] = brokers.requests(InitProducerIdRequest)
+        assert (request.request.transactional_id, request.request.transaction_timeout_ms) == (None, 2**31 - 1)
         await receive_producer_id(brokers, PRODUCER_ID)
         assert tm.has_producer_id()
         assert (tm.producer_id, tm.producer_epoch) == (PRODUCER_ID, 0)

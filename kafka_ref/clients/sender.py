@@ -152,7 +152,7 @@ class Sender:
             await self.time.sleep(backoff)
         try:
             response = await self.client.send(node, InitProducerIdRequest(transactional_id=None,
-                                                                            transaction_timeout_ms=60000))
+                                                                            transaction_timeout_ms=2**31 - 1))
         except (NetworkException, TimeoutException):
             self.init_producer_id_is_retry = True
             return 0
