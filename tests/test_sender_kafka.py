@@ -38,7 +38,7 @@ Not ported:
   testAwaitPendingRecordsBeforeCommittingTransaction, testIncompleteTransactionAbortOnShutdown,
   testForceShutdownWithIncompleteTransaction, testTransactionAbortedExceptionOnAbortWithoutError,
   testReceiveFailedBatchTwiceWithTransactions, testInvalidTxnStateIsAnAbortableError,
-  testTransactionAbortableExceptionIsAnAbortableError, testInitProducerIdWithMaxInFlightOne):
+  testTransactionAbortableExceptionIsAnAbortableError):
   transactions are not modelled.
 - testIdempotentSplitBatchAndSend, testTooLargeBatchesAreSafelyRemoved: batches are never split.
 - testNoDoubleDeallocation: no buffer-pool memory accounting.
