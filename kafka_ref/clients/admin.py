@@ -202,7 +202,7 @@ class KafkaAdminClient:
                         r.topic_id, r.num_partitions, r.replication_factor,
                         {c.name: c.value for c in (r.configs or ())})
             for name in topics:
-                results.setdefault(name, KafkaException(f"The controller response did not contain a result for topic {name}"))
+                results.setdefault(name, ApiException(f"The controller response did not contain a result for topic {name}"))
 
         await self._run_call("createTopics", self._controller_node, attempt, timeout_ms)
         return _all(results, topics)
@@ -241,7 +241,7 @@ class KafkaAdminClient:
                     error = Errors.for_code(r.error_code)
                     results[r.name] = None if error is Errors.NONE else error.exception(r.error_message or None)
             for name in topics:
-                results.setdefault(name, KafkaException(f"The controller response did not contain a result for topic {name}"))
+                results.setdefault(name, ApiException(f"The controller response did not contain a result for topic {name}"))
 
         await self._run_call("createPartitions", self._controller_node, attempt, timeout_ms)
         _all(results, topics)
@@ -267,7 +267,7 @@ class KafkaAdminClient:
                 error = Errors.for_code(r.error_code)
                 results[r.name] = None if error is Errors.NONE else error.exception(r.error_message or None)
             for name in names:
-                results.setdefault(name, KafkaException(f"The controller response did not contain a result for topic {name}"))
+                results.setdefault(name, ApiException(f"The controller response did not contain a result for topic {name}"))
 
         await self._run_call("deleteTopics", self._controller_node, attempt, timeout_ms)
         _all(results, names)
@@ -326,10 +326,18 @@ class KafkaAdminClient:
             request = DescribeConfigsRequest(resources=tuple(
                 DescribeConfigsResource(resource_type=ConfigResourceType.TOPIC, resource_name=n) for n in names))
             response: DescribeConfigsResponse = await self.client.send(node, request, remaining_ms)
+            # 1. Each requested resource's configs or error (an unrequested one is only logged).
             for r in response.results:
+                if r.resource_name not in names:
+                    self._log.warning("describe_configs_unrequested_resource", resource=r.resource_name, node=node)
+                    continue
                 error = Errors.for_code(r.error_code)
                 results[r.resource_name] = ({c.name: c.value for c in r.configs} if error is Errors.NONE
                                             else error.exception(r.error_message or None))
+            # 2. completeUnrealizedFutures: a resource the broker left out fails with ApiException.
+            for n in names:
+                results.setdefault(n, ApiException("The node response did not contain a result for config resource "
+                                                   f"ConfigResource(type=TOPIC, name='{n}')"))
 
         await self._run_call("describeConfigs", self._least_loaded_node, attempt, timeout_ms)
         return _all(results, names)
