@@ -482,3 +482,404 @@ async def test_invalid_topic_names() -> None:
         with pytest.raises(InvalidTopicException):
             await admin.create_topics([NewTopic("", 1, 1)])
         assert brokers.requests == []
+
+
+# --------------------------------------------------------------------------------------------
+# ElectLeaders, configs, log dirs
+# --------------------------------------------------------------------------------------------
+
+
+def elect_leaders_response(errors: dict[TopicPartition, Errors]) -> ElectLeadersResponse:
+    by_topic: dict[str, list[PartitionResult]] = {}
+    for tp, error in errors.items():
+        by_topic.setdefault(tp.topic, []).append(PartitionResult(
+            partition_id=tp.partition, error_code=error.code,
+            error_message=None if error is Errors.NONE else error.message))
+    return ElectLeadersResponse(error_code=0, replica_election_results=tuple(
+        ReplicaElectionResult(topic=t, partition_result=tuple(ps)) for t, ps in by_topic.items()))
+
+
+@pytest.mark.parametrize("election_type", [ElectionType.PREFERRED, ElectionType.UNCLEAN])
+async def test_elect_leaders(election_type: ElectionType) -> None:
+    """Mirrors KafkaAdminClientTest#testElectLeaders.
+
+    Per-partition errors come back as that partition's exception (ClusterAuthorizationException),
+    success as None, and with no answer the call fails at its 100 ms deadline.
+    """
+    tp1, tp2 = TopicPartition("topic", 0), TopicPartition("topic", 2)
+    async with mock_env() as (brokers, admin):
+        brokers.prepare_response(elect_leaders_response({tp1: Errors.CLUSTER_AUTHORIZATION_FAILED,
+                                                         tp2: Errors.CLUSTER_AUTHORIZATION_FAILED}))
+        results = await admin.elect_leaders(election_type, [tp1, tp2])
+        assert set(results) == {tp1, tp2}
+        assert type(results[tp2]) is ClusterAuthorizationException
+        brokers.prepare_response(elect_leaders_response({tp1: Errors.NONE, tp2: Errors.NONE}))
+        assert await admin.elect_leaders(election_type, [tp1, tp2]) == {tp1: None, tp2: None}
+        brokers.prepare_response(NO_ANSWER)
+        start = admin.time.milliseconds()
+        with pytest.raises(TimeoutException):
+            await admin.elect_leaders(election_type, [tp1, tp2], timeout_ms=100)
+        assert admin.time.milliseconds() - start == 100
+        sent = brokers.sent()
+        assert [n for n, _ in sent] == [0, 0, 0]
+        assert all(isinstance(r, ElectLeadersRequest) and r.election_type == election_type for _, r in sent)
+
+
+def describe_configs_result(name: str, error: Errors = Errors.NONE) -> DescribeConfigsResult:
+    return DescribeConfigsResult(error_code=error.code, resource_type=ConfigResourceType.TOPIC, resource_name=name,
+                                 configs=())
+
+
+async def test_describe_configs_partial_response() -> None:
+    """Mirrors KafkaAdminClientTest#testDescribeConfigsPartialResponse: the resource the broker left
+    out fails with ApiException."""
+    async with mock_env() as (brokers, admin):
+        brokers.prepare_response(DescribeConfigsResponse(results=(describe_configs_result("topic"),)))
+        with pytest.raises(ApiException) as info:
+            await admin.describe_topic_configs(["topic", "topic2"])
+        assert type(info.value) is ApiException
+        assert str(info.value) == ("The node response did not contain a result for config resource "
+                                   "ConfigResource(type=TOPIC, name='topic2')")
+        [(_, request)] = brokers.sent()
+        assert isinstance(request, DescribeConfigsRequest)
+        assert [r.resource_name for r in request.resources] == ["topic", "topic2"]
+
+
+async def test_describe_configs_unrequested() -> None:
+    """Mirrors KafkaAdminClientTest#testDescribeConfigsUnrequested: a resource nobody asked for is
+    left out of the result."""
+    async with mock_env() as (brokers, admin):
+        brokers.prepare_response(DescribeConfigsResponse(results=(
+            DescribeConfigsResult(error_code=0, resource_type=ConfigResourceType.TOPIC, resource_name="topic",
+                                  configs=(DescribeConfigsResourceResult(name="retention.ms", value="1000"),)),
+            describe_configs_result("unrequested"))))
+        assert await admin.describe_topic_configs(["topic"]) == {"topic": {"retention.ms": "1000"}}
+
+
+async def test_incremental_alter_configs() -> None:
+    """Mirrors KafkaAdminClientTest#testIncrementalAlterConfigs (its topic resource): a per-resource
+    INVALID_REQUEST raises InvalidRequestException with the broker's message; then a call that succeeds."""
+    from kafka_ref.common.errors import InvalidRequestException
+
+    async with mock_env() as (brokers, admin):
+        brokers.prepare_response(IncrementalAlterConfigsResponse(responses=(AlterConfigsResourceResponse(
+            error_code=Errors.INVALID_REQUEST.code, error_message="Config value append is not allowed for config",
+            resource_type=ConfigResourceType.TOPIC, resource_name="topic1"),)))
+        with pytest.raises(InvalidRequestException, match="^Config value append is not allowed for config$"):
+            await admin.incremental_alter_configs({"topic1": [AlterConfigOp("compression.type", "gzip", "APPEND")]})
+        brokers.prepare_response(IncrementalAlterConfigsResponse(responses=(AlterConfigsResourceResponse(
+            error_code=0, resource_type=ConfigResourceType.TOPIC, resource_name="topic1"),)))
+        assert await admin.incremental_alter_configs({"topic1": [AlterConfigOp("retention.ms", "1000")]}) is None
+        first, second = [r for _, r in brokers.sent()]
+        assert isinstance(first, IncrementalAlterConfigsRequest)
+        assert [(c.name, c.config_operation.name, c.value) for c in first.resources[0].configs] == [
+            ("compression.type", "APPEND", "gzip")]
+        assert [(c.name, c.config_operation.name, c.value) for c in second.resources[0].configs] == [
+            ("retention.ms", "SET", "1000")]
+
+
+def describe_log_dirs_response(error: Errors, log_dir: str, partitions: dict[TopicPartition, tuple[int, int]], *,
+                               total_bytes: int = -1, usable_bytes: int = -1) -> DescribeLogDirsResponse:
+    """Mirrors KafkaAdminClientTest#prepareDescribeLogDirsResponse."""
+    by_topic: dict[str, list[DescribeLogDirsPartition]] = {}
+    for tp, (size, lag) in partitions.items():
+        by_topic.setdefault(tp.topic, []).append(DescribeLogDirsPartition(
+            partition_index=tp.partition, partition_size=size, offset_lag=lag, is_future_key=False))
+    return DescribeLogDirsResponse(results=(DescribeLogDirsResult(
+        error_code=error.code, log_dir=log_dir, total_bytes=total_bytes, usable_bytes=usable_bytes,
+        topics=tuple(DescribeLogDirsTopic(name=t, partitions=tuple(ps)) for t, ps in by_topic.items())),))
+
+
+async def _describe_log_dirs_case(total_bytes: int, usable_bytes: int, expect_total: int | None,
+                                  expect_usable: int | None) -> None:
+    tp = TopicPartition("topic", 12)
+    async with mock_env() as (brokers, admin):
+        brokers.prepare_response(describe_log_dirs_response(
+            Errors.NONE, "/var/data/kafka", {tp: (1234567890, 24)}, total_bytes=total_bytes, usable_bytes=usable_bytes),
+            node=0)
+        assert await admin.describe_log_dirs([0]) == {0: {"/var/data/kafka": LogDirDescription(
+            None, {tp: ReplicaInfo(1234567890, 24, False)}, expect_total, expect_usable)}}
+        # No directories and no error (before v3 the field did not exist): not authorized.
+        brokers.prepare_response(DescribeLogDirsResponse(results=()), node=0)
+        with pytest.raises(ClusterAuthorizationException):
+            await admin.describe_log_dirs([0])
+        # No directories with an error (v3+): that error.
+        brokers.prepare_response(DescribeLogDirsResponse(error_code=Errors.UNKNOWN_SERVER_ERROR.code, results=()),
+                                 node=0)
+        with pytest.raises(UnknownServerException):
+            await admin.describe_log_dirs([0])
+        assert [(n, r) for n, r in brokers.sent()] == [(0, DescribeLogDirsRequest(topics=None))] * 3
+
+
+async def test_describe_log_dirs() -> None:
+    """Mirrors KafkaAdminClientTest#testDescribeLogDirs: volume bytes unknown (-1) read as None."""
+    await _describe_log_dirs_case(-1, -1, None, None)
+
+
+async def test_describe_log_dirs_with_volume_bytes() -> None:
+    """Mirrors KafkaAdminClientTest#testDescribeLogDirsWithVolumeBytes."""
+    await _describe_log_dirs_case(123, 456, 123, 456)
+
+
+async def test_describe_log_dirs_offline_dir() -> None:
+    """Mirrors KafkaAdminClientTest#testDescribeLogDirsOfflineDir: an offline directory is described
+    with KafkaStorageException as its error and no replicas."""
+    async with mock_env() as (brokers, admin):
+        brokers.prepare_response(describe_log_dirs_response(Errors.KAFKA_STORAGE_ERROR, "/var/data/kafka", {}), node=0)
+        descriptions = await admin.describe_log_dirs([0])
+        assert list(descriptions) == [0] and list(descriptions[0]) == ["/var/data/kafka"]
+        description = descriptions[0]["/var/data/kafka"]
+        assert type(description.error) is KafkaStorageException
+        assert description.replica_infos == {}
+
+
+async def test_describe_log_dirs_partial_failure() -> None:
+    """Mirrors KafkaAdminClientTest#testDescribeLogDirsPartialFailure (retries=0).
+
+    Broker 0 never answers, broker 1 does: broker 0's result is a TimeoutException (an
+    ApiException) and broker 1 was still asked and answered.
+    """
+    async with mock_env(retries=0) as (brokers, admin):
+        brokers.prepare_response(NO_ANSWER, node=0)
+        brokers.prepare_response(describe_log_dirs_response(Errors.NONE, "/data", {}), node=1)
+        with pytest.raises(TimeoutException):
+            await admin.describe_log_dirs([0, 1])
+        assert brokers.prepared == []
+        assert [n for n, _ in brokers.sent()] == [0, 1]
+        # Broker 1's own result, asked alone, is its description.
+        brokers.prepare_response(describe_log_dirs_response(Errors.NONE, "/data", {}), node=1)
+        assert await admin.describe_log_dirs([1]) == {1: {"/data": LogDirDescription(None, {}, None, None)}}
+
+
+# --------------------------------------------------------------------------------------------
+# CreatePartitions, DeleteRecords, ListOffsets
+# --------------------------------------------------------------------------------------------
+
+
+async def test_create_partitions() -> None:
+    """Mirrors KafkaAdminClientTest#testCreatePartitions: my_topic grows, other_topic fails with
+    InvalidTopicException carrying the controller's message."""
+    async with mock_env() as (brokers, admin):
+        brokers.prepare_response(CreatePartitionsResponse(results=(
+            CreatePartitionsTopicResult(name="my_topic", error_code=0),
+            CreatePartitionsTopicResult(name="other_topic", error_code=Errors.INVALID_TOPIC_EXCEPTION.code,
+                                        error_message="some detailed reason"))),
+            matcher=topics_named("my_topic", "other_topic"))
+        with pytest.raises(InvalidTopicException) as info:
+            await admin.create_partitions({"my_topic": NewPartitions.increase_to(3),
+                                           "other_topic": NewPartitions.increase_to(3, [[2], [3]])})
+        assert str(info.value) == "some detailed reason"
+        [(node, request)] = brokers.sent()
+        assert node == 0 and request.topics == (
+            CreatePartitionsTopic(name="my_topic", count=3, assignments=None),
+            CreatePartitionsTopic(name="other_topic", count=3, assignments=(
+                CreatePartitionsAssignment(broker_ids=(2,)), CreatePartitionsAssignment(broker_ids=(3,)))))
+        # my_topic alone succeeds.
+        brokers.prepare_response(CreatePartitionsResponse(results=(
+            CreatePartitionsTopicResult(name="my_topic", error_code=0),)), matcher=topics_named("my_topic"))
+        assert await admin.create_partitions({"my_topic": NewPartitions.increase_to(3)}) is None
+
+
+async def test_delete_records_topic_authorization_error() -> None:
+    """Mirrors KafkaAdminClientTest#testDeleteRecordsTopicAuthorizationError: a topic-level
+    TOPIC_AUTHORIZATION_FAILED in Metadata fails the partition without a DeleteRecords."""
+    async with mock_env() as (brokers, admin):
+        brokers.prepare_response(brokers.metadata_response((MetadataResponseTopic(
+            error_code=Errors.TOPIC_AUTHORIZATION_FAILED.code, name="foo"),)))
+        with pytest.raises(TopicAuthorizationException):
+            await admin.delete_records({TopicPartition("foo", 0): RecordsToDelete.before(10)})
+        assert brokers.sent() == []
+
+
+async def test_delete_records() -> None:
+    """Mirrors KafkaAdminClientTest#testDeleteRecords.
+
+    Metadata first answers LEADER_NOT_AVAILABLE, then UNKNOWN_TOPIC_OR_PARTITION (both retried),
+    then the leaders; broker 0's DeleteRecords answer gives partition 0 its low watermark 3,
+    partition 1 OffsetOutOfRangeException, partition 2 TopicAuthorizationException and leaves
+    partition 3 out (ApiException). Each partition's outcome is read from a call whose first key
+    it is.
+    """
+    p0, p1, p2, p3 = (TopicPartition("my_topic", p) for p in range(4))
+    answer = DeleteRecordsResponse.of({
+        p0: DeleteRecordsPartitionResult(partition_index=0, low_watermark=3, error_code=0),
+        p1: DeleteRecordsPartitionResult(partition_index=1, low_watermark=-1, error_code=Errors.OFFSET_OUT_OF_RANGE.code),
+        p2: DeleteRecordsPartitionResult(partition_index=2, low_watermark=-1,
+                                         error_code=Errors.TOPIC_AUTHORIZATION_FAILED.code)})
+    leaders = {0: 0, 1: 0, 2: 0, 3: 0}
+    offsets = {p0: RecordsToDelete.before(3), p1: RecordsToDelete.before(10), p2: RecordsToDelete.before(10),
+               p3: RecordsToDelete.before(10)}
+    expected = {p1: OffsetOutOfRangeException, p2: TopicAuthorizationException, p3: ApiException}
+    async with mock_env(nodes=(0,)) as (brokers, admin):
+        for first, exception in expected.items():
+            brokers.prepare_response(brokers.metadata_response((topic_metadata(
+                "my_topic", leaders, error=Errors.LEADER_NOT_AVAILABLE, partition_error=Errors.LEADER_NOT_AVAILABLE),)))
+            brokers.prepare_response(brokers.metadata_response((topic_metadata(
+                "my_topic", leaders, error=Errors.UNKNOWN_TOPIC_OR_PARTITION),)))
+            brokers.prepare_response(brokers.metadata_response((topic_metadata("my_topic", leaders),)))
+            brokers.prepare_response(answer)
+            ordered = {first: offsets[first], **{tp: o for tp, o in offsets.items() if tp != first}}
+            with pytest.raises(exception) as info:
+                await admin.delete_records(ordered)
+            assert type(info.value) is exception
+        # Partition 0 alone: its low watermark.
+        brokers.prepare_response(brokers.metadata_response((topic_metadata("my_topic", leaders),)))
+        brokers.prepare_response(answer)
+        assert await admin.delete_records({p0: RecordsToDelete.before(3)}) == {p0: DeletedRecords(3)}
+        assert brokers.prepared == []
+        requests = [r for _, r in brokers.sent()]
+        assert all(isinstance(r, DeleteRecordsRequest) for r in requests) and len(requests) == 4
+        assert requests[0].offsets() == {p1: 10, p0: 3, p2: 10, p3: 10}
+        # The brokers may wait for the replicas as long as the API timeout (default.api.timeout.ms).
+        assert requests[0].timeout_ms == 60000
+
+
+def list_offsets_response(results: dict[TopicPartition, tuple[Errors, int, int, int]]) -> ListOffsetsResponse:
+    """Mirrors ListOffsetsResponse#singletonListOffsetsTopicResponse: (error, timestamp, offset, epoch) per partition."""
+    by_topic: dict[str, list[ListOffsetsPartitionResponse]] = {}
+    for tp, (error, timestamp, offset, epoch) in results.items():
+        by_topic.setdefault(tp.topic, []).append(ListOffsetsPartitionResponse(
+            partition_index=tp.partition, error_code=error.code, timestamp=timestamp, offset=offset, leader_epoch=epoch))
+    return ListOffsetsResponse(topics=tuple(ListOffsetsTopicResponse(name=t, partitions=tuple(ps))
+                                            for t, ps in by_topic.items()))
+
+
+async def test_list_offsets() -> None:
+    """Mirrors KafkaAdminClientTest#testListOffsets: one ListOffsets to the leader, each spec's
+    timestamp sent, each partition's offset, timestamp and leader epoch returned."""
+    tp0, tp1, tp2, tp3 = (TopicPartition(t, 0) for t in ("foo", "bar", "baz", "qux"))
+    async with mock_env(nodes=(0,)) as (brokers, admin):
+        brokers.prepare_response(brokers.metadata_response(tuple(topic_metadata(t, {0: 0}) for t in ("foo", "bar", "baz", "qux"))))
+        brokers.prepare_response(list_offsets_response({
+            tp0: (Errors.NONE, -1, 123, 321), tp1: (Errors.NONE, -1, 234, 432),
+            tp2: (Errors.NONE, 123456789, 345, 543), tp3: (Errors.NONE, 234567890, 456, 654)}))
+        now = admin.time.milliseconds()
+        offsets = await admin.list_offsets({tp0: OffsetSpec.latest(), tp1: OffsetSpec.earliest(),
+                                            tp2: OffsetSpec.for_timestamp(now), tp3: OffsetSpec.max_timestamp()})
+        assert offsets == {tp0: ListOffsetsResultInfo(123, -1, 321), tp1: ListOffsetsResultInfo(234, -1, 432),
+                           tp2: ListOffsetsResultInfo(345, 123456789, 543),
+                           tp3: ListOffsetsResultInfo(456, 234567890, 654)}
+        [(node, request)] = brokers.sent()
+        assert node == 0 and isinstance(request, ListOffsetsRequest)
+        assert {tp: p.timestamp for tp, p in request.partition_timestamps().items()} == {tp0: ListOffsetsRequest.LATEST_TIMESTAMP,
+                                                  tp1: ListOffsetsRequest.EARLIEST_TIMESTAMP, tp2: now,
+                                                  tp3: ListOffsetsRequest.MAX_TIMESTAMP}
+
+
+async def test_list_offsets_retriable_errors() -> None:
+    """Mirrors KafkaAdminClientTest#testListOffsetsRetriableErrors: LEADER_NOT_AVAILABLE for foo-0
+    refreshes the metadata and asks broker 0 again for foo-0 alone."""
+    tp0, tp1, tp2 = TopicPartition("foo", 0), TopicPartition("foo", 1), TopicPartition("bar", 0)
+    async with mock_env(nodes=(0, 1)) as (brokers, admin):
+        brokers.topics = {"foo": topic_metadata("foo", {0: 0, 1: 0}), "bar": topic_metadata("bar", {0: 1})}
+        brokers.prepare_response(brokers.metadata_response())
+        brokers.prepare_response(list_offsets_response({tp0: (Errors.LEADER_NOT_AVAILABLE, -1, 123, 321),
+                                                        tp1: (Errors.NONE, -1, 987, 789)}), node=0)
+        brokers.prepare_response(list_offsets_response({tp2: (Errors.NONE, -1, 456, 654)}), node=1)
+        brokers.prepare_response(brokers.metadata_response())
+        brokers.prepare_response(list_offsets_response({tp0: (Errors.NONE, -1, 345, 543)}), node=0)
+        offsets = await admin.list_offsets({tp0: OffsetSpec.latest(), tp1: OffsetSpec.latest(), tp2: OffsetSpec.latest()})
+        assert offsets == {tp0: ListOffsetsResultInfo(345, -1, 543), tp1: ListOffsetsResultInfo(987, -1, 789),
+                           tp2: ListOffsetsResultInfo(456, -1, 654)}
+        assert brokers.prepared == []
+        assert [(n, set(r.partition_timestamps())) for n, r in brokers.sent()] == [
+            (0, {tp0, tp1}), (1, {tp2}), (0, {tp0})]
+
+
+async def test_list_offsets_non_retriable_errors() -> None:
+    """Mirrors KafkaAdminClientTest#testListOffsetsNonRetriableErrors: TOPIC_AUTHORIZATION_FAILED
+    fails the call."""
+    tp0 = TopicPartition("foo", 0)
+    async with mock_env(nodes=(0, 1)) as (brokers, admin):
+        brokers.prepare_response(brokers.metadata_response((topic_metadata("foo", {0: 0}),)))
+        brokers.prepare_response(list_offsets_response({tp0: (Errors.TOPIC_AUTHORIZATION_FAILED, -1, -1, -1)}))
+        with pytest.raises(TopicAuthorizationException):
+            await admin.list_offsets({tp0: OffsetSpec.latest()})
+        assert len(brokers.sent()) == 1
+
+
+# --------------------------------------------------------------------------------------------
+# Reassignments
+# --------------------------------------------------------------------------------------------
+
+
+def alter_reassignments_response(partitions: dict[str, Errors], error: Errors = Errors.NONE,
+                                 message: str | None = None) -> AlterPartitionReassignmentsResponse:
+    return AlterPartitionReassignmentsResponse(error_code=error.code, error_message=message, responses=tuple(
+        ReassignableTopicResponse(name=t, partitions=(ReassignablePartitionResponse(
+            partition_index=0, error_code=e.code, error_message=None if e is Errors.NONE else e.message),))
+        for t, e in partitions.items()))
+
+
+async def test_alter_partition_reassignments() -> None:
+    """Mirrors KafkaAdminClientTest#testAlterPartitionReassignments, its six cases in order."""
+    from kafka_ref.common.errors import InvalidReplicaAssignmentException
+
+    tp1, tp2 = TopicPartition("A", 0), TopicPartition("B", 0)
+    reassignments = {tp1: None, tp2: [1, 2, 3]}
+    async with mock_env() as (brokers, admin):
+        # 1. Fewer answers than partitions sent.
+        brokers.prepare_response(alter_reassignments_response({"A": Errors.NONE}))
+        with pytest.raises(UnknownServerException, match="^The server returned too less results.Expected 2 but received 1$"):
+            await admin.alter_partition_reassignments(reassignments)
+        # 2. NOT_CONTROLLER: fresh metadata names broker 1, which answers.
+        brokers.prepare_response(alter_reassignments_response({"A": Errors.NONE, "B": Errors.NONE}, Errors.NOT_CONTROLLER,
+                                                              Errors.NOT_CONTROLLER.message))
+        brokers.prepare_response(brokers.metadata_response((), controller=1))
+        brokers.prepare_response(alter_reassignments_response({"A": Errors.NONE, "B": Errors.NONE}))
+        assert await admin.alter_partition_reassignments(reassignments) == {tp1: None, tp2: None}
+        # 3. A partition-level error fails that partition only.
+        brokers.prepare_response(alter_reassignments_response({"A": Errors.INVALID_REPLICA_ASSIGNMENT, "B": Errors.NONE}))
+        with pytest.raises(InvalidReplicaAssignmentException):
+            await admin.alter_partition_reassignments(reassignments)
+        # 4. A top-level error fails every partition with its message.
+        brokers.prepare_response(alter_reassignments_response({"A": Errors.NONE, "B": Errors.NONE},
+                                                              Errors.CLUSTER_AUTHORIZATION_FAILED,
+                                                              "this is custom error message"))
+        with pytest.raises(ClusterAuthorizationException, match="^this is custom error message$"):
+            await admin.alter_partition_reassignments({tp2: [1, 2, 3], tp1: None})
+        # 5. Unrepresentable partitions fail at once; the rest is sent.
+        invalid_topic, invalid_partition = TopicPartition("", 0), TopicPartition("ABC", -1)
+        brokers.prepare_response(alter_reassignments_response({"A": Errors.NONE}))
+        with pytest.raises(InvalidTopicException, match="partition index -1"):
+            await admin.alter_partition_reassignments({invalid_partition: [1, 2, 3], invalid_topic: [1, 2, 3],
+                                                       tp1: [1, 2, 3]})
+        with pytest.raises(InvalidTopicException, match="cannot be represented in a request"):
+            await admin.alter_partition_reassignments({invalid_topic: [1, 2, 3]})
+        # 6. Success.
+        brokers.prepare_response(alter_reassignments_response({"A": Errors.NONE, "B": Errors.NONE}))
+        assert await admin.alter_partition_reassignments(reassignments) == {tp1: None, tp2: None}
+        sent = brokers.sent()
+        assert [n for n, _ in sent] == [0, 0, 1, 1, 1, 1, 1]
+        # Case 5 sent A-0 alone; a call with only unrepresentable partitions sends nothing.
+        assert sent[5][1].reassignments() == {tp1: (1, 2, 3)}
+        assert sent[0][1].reassignments() == {tp1: None, tp2: (1, 2, 3)}
+        assert brokers.prepared == []
+
+
+async def test_list_partition_reassignments() -> None:
+    """Mirrors KafkaAdminClientTest#testListPartitionReassignments: NOT_CONTROLLER retried at the new
+    controller, a top-level UNKNOWN_TOPIC_OR_PARTITION raised, and the reassignments returned."""
+    tp1, tp2 = TopicPartition("A", 0), TopicPartition("B", 0)
+    ongoing = (OngoingTopicReassignment(name="A", partitions=(OngoingPartitionReassignment(
+        partition_index=0, replicas=(1, 2, 3, 4, 5, 6), adding_replicas=(4, 5, 6), removing_replicas=(1, 2, 3)),)),
+               OngoingTopicReassignment(name="B", partitions=(OngoingPartitionReassignment(
+                   partition_index=0, replicas=(1, 2, 3, 4, 5, 6), adding_replicas=(4, 5, 6),
+                   removing_replicas=(1, 2, 3)),)))
+    expected = {tp: PartitionReassignment((1, 2, 3, 4, 5, 6), (4, 5, 6), (1, 2, 3)) for tp in (tp1, tp2)}
+    async with mock_env() as (brokers, admin):
+        brokers.prepare_response(ListPartitionReassignmentsResponse(error_code=Errors.NOT_CONTROLLER.code,
+                                                                    error_message=Errors.NOT_CONTROLLER.message))
+        brokers.prepare_response(brokers.metadata_response((), controller=1))
+        brokers.prepare_response(ListPartitionReassignmentsResponse(topics=ongoing))
+        assert await admin.list_partition_reassignments() == expected
+        brokers.prepare_response(ListPartitionReassignmentsResponse(
+            error_code=Errors.UNKNOWN_TOPIC_OR_PARTITION.code, error_message=Errors.UNKNOWN_TOPIC_OR_PARTITION.message))
+        with pytest.raises(UnknownTopicOrPartitionException):
+            await admin.list_partition_reassignments([tp1, tp2])
+        brokers.prepare_response(ListPartitionReassignmentsResponse(topics=ongoing))
+        assert await admin.list_partition_reassignments() == expected
+        sent = brokers.sent()
+        assert [n for n, _ in sent] == [0, 1, 1, 1]
+        assert all(isinstance(r, ListPartitionReassignmentsRequest) for _, r in sent)
+        assert [r.partitions() for _, r in sent] == [None, None, [tp1, tp2], None]

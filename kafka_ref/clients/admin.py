@@ -109,8 +109,9 @@ class KafkaAdminClient:
 
         ``attempt(node, remaining_ms)`` sends one request and returns the call's result, or
         raises a retriable exception to try again (NotControllerException refreshes the
-        controller first). Non-retriable exceptions propagate. Past the deadline the call
-        fails with TimeoutException.
+        controller first). Non-retriable exceptions propagate. Past the deadline, or after more
+        than ``retries`` retries, a retriable failure fails the call with TimeoutException (the
+        failure itself when it already is one), as Call#fail does.
         """
         timeout_ms = self.default_api_timeout_ms if timeout_ms is None else timeout_ms
         deadline = self.time.milliseconds() + timeout_ms
@@ -129,12 +130,14 @@ class KafkaAdminClient:
                     self.metadata.request_update()
                 elif isinstance(exc, (NetworkException, InvalidMetadataException, TimeoutException)):
                     self.metadata.request_update()
+                # 3. Past the deadline, or out of retries: the call times out (handleTimeoutFailure:
+                #    a TimeoutException cause fails the call as it is, anything else is wrapped).
                 now = self.time.milliseconds()
-                if now >= deadline:
+                if now >= deadline or tries > self.retries:
+                    if isinstance(exc, TimeoutException):
+                        raise
                     raise TimeoutException(f"Call(callName={call_name}, deadlineMs={deadline}, tries={tries}) "
                                            f"timed out at {now} after {tries} attempt(s): {exc}") from exc
-                if tries > self.retries:
-                    raise
                 self._log.debug("admin_call_retry", call=call_name, tries=tries, error=repr(exc))
                 await self.time.sleep(min(self.retry_backoff_ms, deadline - now))
 
@@ -500,7 +503,10 @@ class KafkaAdminClient:
                    for tp, spec in records_to_delete.items()}
         results: dict[TopicPartition, DeletedRecords | ApiException] = {}
         topics = sorted({tp.topic for tp in offsets})
-        request_timeout = self.request_timeout_ms
+        # The brokers may wait this long for the replicas (DeleteRecordsHandler's timeout: the
+        # options' timeout, else default.api.timeout.ms); the client waits for each answer as
+        # long as the call's attempt allows.
+        server_timeout_ms = int(self.default_api_timeout_ms if timeout_ms is None else timeout_ms)
 
         async def attempt(node: int, remaining_ms: int) -> None:
             # 1. Leaders of the partitions still to answer.
@@ -524,7 +530,7 @@ class KafkaAdminClient:
             # 2. One DeleteRecords per leader (it may wait for the replicas up to its timeout).
             for leader, partitions in by_leader.items():
                 answer: DeleteRecordsResponse = await self.client.send(
-                    leader, DeleteRecordsRequest.of(partitions, timeout_ms=remaining_ms), remaining_ms + request_timeout)
+                    leader, DeleteRecordsRequest.of(partitions, timeout_ms=server_timeout_ms), remaining_ms)
                 answered = answer.results_by_partition()
                 for tp in partitions:
                     r = answered.get(tp)
@@ -649,9 +655,10 @@ class KafkaAdminClient:
         """Mirrors KafkaAdminClient#describeLogDirs (then DescribeLogDirsResult#allDescriptions).
 
         Per broker: 1. DescribeLogDirs for every partition (a null topic list) sent to that
-        broker; 2. a top-level error (v3+) fails that broker; 3. otherwise each log directory's
-        description: its error as an exception (None when NONE), its replicas, and total/usable
-        bytes (None when the broker does not know them). The first failure in request order raises.
+        broker; 2. each log directory's description: its error as an exception (None when NONE),
+        its replicas, and total/usable bytes (None when the broker does not know them); 3. an
+        answer with no directories fails that broker with its top-level error (v3+), or with
+        ClusterAuthorizationException when that is NONE. The first failure in request order raises.
         """
         from kafka_ref.common.requests.describe_log_dirs import (
             UNKNOWN_VOLUME_BYTES,
@@ -665,16 +672,12 @@ class KafkaAdminClient:
             async def node(deadline: int, broker_id: int = broker_id) -> int:
                 return broker_id
 
-            async def attempt(node_id: int, remaining_ms: int) -> dict[str, LogDirDescription]:
+            async def attempt(node_id: int, remaining_ms: int) -> dict[str, LogDirDescription] | ApiException:
                 # 1. Everything this broker holds.
                 response: DescribeLogDirsResponse = await self.client.send(node_id, DescribeLogDirsRequest(topics=None),
                                                                            remaining_ms)
-                # 2. A top-level error.
-                error = Errors.for_code(response.error_code)
-                if error is not Errors.NONE:
-                    raise error.exception()
-                # 3. One description per directory.
-                return {r.log_dir: LogDirDescription(
+                # 2. One description per directory.
+                descriptions = {r.log_dir: LogDirDescription(
                     error=None if r.error_code == Errors.NONE.code else Errors.for_code(r.error_code).exception(),
                     replica_infos={TopicPartition(t.name, p.partition_index): ReplicaInfo(p.partition_size, p.offset_lag,
                                                                                           p.is_future_key)
@@ -682,6 +685,12 @@ class KafkaAdminClient:
                     total_bytes=None if r.total_bytes == UNKNOWN_VOLUME_BYTES else r.total_bytes,
                     usable_bytes=None if r.usable_bytes == UNKNOWN_VOLUME_BYTES else r.usable_bytes)
                     for r in response.results}
+                if descriptions:
+                    return descriptions
+                # 3. No directories: the top-level error (v3+), or, when it is NONE (before v3 the
+                #    field did not exist), an authorization failure. Not retried.
+                error = Errors.for_code(response.error_code)
+                return (Errors.CLUSTER_AUTHORIZATION_FAILED if error is Errors.NONE else error).exception()
 
             try:
                 results[broker_id] = await self._run_call("describeLogDirs", node, attempt, timeout_ms)

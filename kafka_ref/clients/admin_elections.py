@@ -35,15 +35,19 @@ async def elect_leaders(admin: KafkaAdminClient, election_type: ElectionType,
     """
     wanted = None if partitions is None else list(partitions)
 
-    async def attempt(node: int, remaining_ms: int) -> dict[TopicPartition, ApiException | None]:
+    async def attempt(node: int, remaining_ms: int) -> dict[TopicPartition, ApiException | None] | ApiException:
         # 1. To the controller.
         request = ElectLeadersRequest.of(wanted, election_type, timeout_ms=remaining_ms)
-        response: ElectLeadersResponse = await admin.client.send(node, request, remaining_ms + admin.request_timeout_ms)
-        # 2. The top level.
+        # (The broker's wait and the client's are the same timeout, as KafkaAdminClient builds both from it.)
+        response: ElectLeadersResponse = await admin.client.send(node, request, remaining_ms)
+        # 2. The top level: any error (NOT_CONTROLLER and retriable ones too) fails the call as it is.
         error = Errors.for_code(response.error_code)
         if error is not Errors.NONE:
-            raise error.exception()
+            return error.exception()
         # 3. Per partition.
         return elect_leaders_result(response)
 
-    return await admin._run_call("electLeaders", admin._controller_node, attempt, timeout_ms)
+    result = await admin._run_call("electLeaders", admin._controller_node, attempt, timeout_ms)
+    if isinstance(result, ApiException):
+        raise result
+    return result

@@ -101,7 +101,7 @@ async def list_partition_reassignments(admin: KafkaAdminClient, partitions: Iter
     1. A partition that cannot be named in a request fails the call at once
     (InvalidTopicException); 2. the controller answers the reassignments in progress among
     the partitions given (all when None); 3. NOT_CONTROLLER retries at the new controller,
-    another top-level error raises.
+    another top-level error raises without a retry.
     """
     wanted = None if partitions is None else list(partitions)
     # 1. Unrepresentable partitions.
@@ -111,17 +111,21 @@ async def list_partition_reassignments(admin: KafkaAdminClient, partitions: Iter
         if tp.partition < 0:
             raise InvalidTopicException(f"The given partition index {tp.partition} is not valid.")
 
-    async def attempt(node: int, remaining_ms: int) -> dict[TopicPartition, PartitionReassignment]:
+    async def attempt(node: int, remaining_ms: int) -> dict[TopicPartition, PartitionReassignment] | ApiException:
         # 2. Ask the controller.
         request = ListPartitionReassignmentsRequest.of(wanted, timeout_ms=remaining_ms)
         response: ListPartitionReassignmentsResponse = await admin.client.send(node, request, remaining_ms)
-        # 3. Top-level errors.
+        # 3. Top-level errors: NOT_CONTROLLER retries; any other fails the call as it is (not
+        #    retried, even when retriable).
         error = Errors.for_code(response.error_code)
         if error is Errors.NOT_CONTROLLER:
             raise NotControllerException(f"Broker {node} is not the controller")
         if error is not Errors.NONE:
-            raise error.exception(response.error_message or None)
+            return error.exception(response.error_message or None)
         return {tp: PartitionReassignment(r.replicas, r.adding_replicas, r.removing_replicas)
                 for tp, r in response.reassignments().items()}
 
-    return await admin._run_call("listPartitionReassignments", admin._controller_node, attempt, timeout_ms)
+    result = await admin._run_call("listPartitionReassignments", admin._controller_node, attempt, timeout_ms)
+    if isinstance(result, ApiException):
+        raise result
+    return result
