@@ -70,6 +70,8 @@ from kafka_ref.clients.admin import (
     TopicMetadataAndConfig,
 )
 from kafka_ref.clients.admin_reassignments import PartitionReassignment
+from kafka_ref.clients.consumer_coordinator import OffsetAndMetadata
+from kafka_ref.clients.consumer_protocol import Assignment, ConsumerProtocol
 from kafka_ref.common.errors import (
     ApiException,
     ClusterAuthorizationException,
@@ -77,6 +79,7 @@ from kafka_ref.common.errors import (
     InvalidTopicException,
     KafkaStorageException,
     OffsetOutOfRangeException,
+    StaleMetadataException,
     TimeoutException,
     TopicAuthorizationException,
     TopicDeletionDisabledException,
@@ -109,12 +112,14 @@ from kafka_ref.common.requests.delete_records import (
     DeleteRecordsResponse,
 )
 from kafka_ref.common.requests.delete_topics import DeletableTopicResult, DeleteTopicsRequest, DeleteTopicsResponse
+from kafka_ref.common.requests.delete_groups import DeletableGroupResult, DeleteGroupsResponse
 from kafka_ref.common.requests.describe_configs import (
     DescribeConfigsRequest,
     DescribeConfigsResourceResult,
     DescribeConfigsResponse,
     DescribeConfigsResult,
 )
+from kafka_ref.common.requests.describe_groups import DescribedGroup, DescribedGroupMember, DescribeGroupsResponse
 from kafka_ref.common.requests.describe_log_dirs import (
     DescribeLogDirsPartition,
     DescribeLogDirsRequest,
@@ -129,11 +134,14 @@ from kafka_ref.common.requests.elect_leaders import (
     PartitionResult,
     ReplicaElectionResult,
 )
+from kafka_ref.common.requests.find_coordinator import Coordinator, FindCoordinatorRequest, FindCoordinatorResponse
 from kafka_ref.common.requests.incremental_alter_configs import (
     AlterConfigsResourceResponse,
     IncrementalAlterConfigsRequest,
     IncrementalAlterConfigsResponse,
 )
+from kafka_ref.common.requests.leave_group import LeaveGroupRequest, LeaveGroupResponse, MemberResponse
+from kafka_ref.common.requests.list_groups import ListedGroup, ListGroupsResponse
 from kafka_ref.common.requests.list_offsets import (
     ListOffsetsPartitionResponse,
     ListOffsetsRequest,
@@ -152,6 +160,14 @@ from kafka_ref.common.requests.metadata import (
     MetadataResponseBroker,
     MetadataResponsePartition,
     MetadataResponseTopic,
+)
+from kafka_ref.common.requests.offset_commit import OffsetCommitRequest, OffsetCommitResponse
+from kafka_ref.common.requests.offset_delete import OffsetDeleteResponse
+from kafka_ref.common.requests.offset_fetch import (
+    OffsetFetchResponse,
+    OffsetFetchResponseGroup,
+    OffsetFetchResponsePartitions,
+    OffsetFetchResponseTopics,
 )
 from kafka_ref.common.time import Time
 from kafka_ref.common.topic_partition import TopicPartition
@@ -883,3 +899,510 @@ async def test_list_partition_reassignments() -> None:
         assert [n for n, _ in sent] == [0, 1, 1, 1]
         assert all(isinstance(r, ListPartitionReassignmentsRequest) for _, r in sent)
         assert [r.partitions() for _, r in sent] == [None, None, [tp1, tp2], None]
+
+
+# --------------------------------------------------------------------------------------------
+# Consumer groups
+# --------------------------------------------------------------------------------------------
+
+GROUP_ID = "group-0"
+
+
+def find_coordinator_response(error: Errors, node: int | None = 0, key: str = GROUP_ID) -> FindCoordinatorResponse:
+    """Mirrors KafkaAdminClientTest#prepareFindCoordinatorResponse (no node: -1, "", -1)."""
+    return FindCoordinatorResponse(coordinators=(Coordinator(
+        key=key, node_id=-1 if node is None else node, host="" if node is None else "localhost",
+        port=-1 if node is None else 8121 + node, error_code=error.code,
+        error_message=None if error is Errors.NONE else error.message),))
+
+
+def describe_groups_response(*groups: DescribedGroup) -> DescribeGroupsResponse:
+    return DescribeGroupsResponse(groups=groups)
+
+
+def described_group(error: Errors, protocol_type: str = "", members: tuple[DescribedGroupMember, ...] = (),
+                    group_id: str = GROUP_ID, state: str = "") -> DescribedGroup:
+    """Mirrors DescribeGroupsResponse#groupMetadata."""
+    return DescribedGroup(error_code=error.code, group_id=group_id, group_state=state, protocol_type=protocol_type,
+                          protocol_data="", members=members)
+
+
+def offset_fetch_response(error: Errors, offsets: dict[TopicPartition, int] | None = None) -> OffsetFetchResponse:
+    """Mirrors KafkaAdminClientTest#offsetFetchResponse (group-level error, committed offsets)."""
+    by_topic: dict[str, list[OffsetFetchResponsePartitions]] = {}
+    for tp, offset in (offsets or {}).items():
+        by_topic.setdefault(tp.topic, []).append(OffsetFetchResponsePartitions(
+            partition_index=tp.partition, committed_offset=offset, committed_leader_epoch=-1, metadata="", error_code=0))
+    return OffsetFetchResponse(groups=(OffsetFetchResponseGroup(group_id=GROUP_ID, error_code=error.code, topics=tuple(
+        OffsetFetchResponseTopics(name=t, partitions=tuple(ps)) for t, ps in by_topic.items())),))
+
+
+def leave_group_response(error: Errors, members: dict[str, Errors] | None = None) -> LeaveGroupResponse:
+    return LeaveGroupResponse(error_code=error.code, members=tuple(
+        MemberResponse(member_id="", group_instance_id=i, error_code=e.code) for i, e in (members or {}).items()))
+
+
+def sent_types(brokers: MockBrokers) -> list[str]:
+    return [type(r).__name__.removesuffix("Request") for _, r in brokers.sent()]
+
+
+async def test_list_consumer_groups() -> None:
+    """Mirrors KafkaAdminClientTest#testListConsumerGroups (four brokers, retries=2).
+
+    A Metadata answer without brokers is retried; each broker's ListGroups is asked (broker 1 twice
+    more after COORDINATOR_NOT_AVAILABLE and COORDINATOR_LOAD_IN_PROGRESS); only consumer-protocol
+    groups are listed; broker 3's UNKNOWN_SERVER_ERROR fails the call (ListConsumerGroupsResult#all).
+    """
+    async with mock_env(nodes=(0, 1, 2, 3), retries=2) as (brokers, admin):
+        brokers.prepare_response(MetadataResponse(brokers=(), cluster_id=CLUSTER_ID, controller_id=-1))
+        brokers.prepare_response(brokers.metadata_response(()))
+
+        def listed(*groups: tuple[str, str]) -> ListGroupsResponse:
+            return ListGroupsResponse(groups=tuple(ListedGroup(group_id=g, protocol_type=p, group_state="Stable")
+                                                   for g, p in groups))
+
+        brokers.prepare_response(listed(("group-1", "consumer"), ("group-connect-1", "connector")), node=0)
+        brokers.prepare_response(ListGroupsResponse(error_code=Errors.COORDINATOR_NOT_AVAILABLE.code), node=1)
+        brokers.prepare_response(ListGroupsResponse(error_code=Errors.COORDINATOR_LOAD_IN_PROGRESS.code), node=1)
+        brokers.prepare_response(listed(("group-2", "consumer"), ("group-connect-2", "connector")), node=1)
+        brokers.prepare_response(listed(("group-3", "consumer"), ("group-connect-3", "connector")), node=2)
+        brokers.prepare_response(ListGroupsResponse(error_code=Errors.UNKNOWN_SERVER_ERROR.code), node=3)
+        with pytest.raises(UnknownServerException):
+            await admin.list_consumer_groups()
+        assert brokers.prepared == []
+        assert [n for n, _ in brokers.sent()] == [0, 1, 1, 1, 2, 3]
+        # Without the failing broker the three consumer groups are listed, each with its state.
+        brokers.nodes = (0, 1, 2)
+        brokers.prepare_response(listed(("group-1", "consumer"), ("group-connect-1", "connector")), node=0)
+        brokers.prepare_response(listed(("group-2", "consumer")), node=1)
+        brokers.prepare_response(listed(("group-3", "consumer"), ("group-connect-3", "connector")), node=2)
+        listings = await admin.list_consumer_groups()
+        assert [(g.group_id, g.is_simple_consumer_group, g.state) for g in listings] == [
+            ("group-1", False, "Stable"), ("group-2", False, "Stable"), ("group-3", False, "Stable")]
+
+
+async def test_list_consumer_groups_metadata_failure() -> None:
+    """Mirrors KafkaAdminClientTest#testListConsumerGroupsMetadataFailure (retries=0): Metadata
+    without brokers leaves no one to ask, and with no retry left the call fails (TimeoutException,
+    a KafkaException)."""
+    async with mock_env(retries=0) as (brokers, admin):
+        brokers.prepare_response(MetadataResponse(brokers=(), cluster_id=CLUSTER_ID, controller_id=-1))
+        with pytest.raises(TimeoutException) as info:
+            await admin.list_consumer_groups()
+        assert isinstance(info.value.__cause__, StaleMetadataException)
+        assert brokers.sent() == []
+
+
+@pytest.mark.parametrize("call", ["alter_offsets", "describe", "list_offsets", "delete_groups", "delete_offsets",
+                                  "remove_members"])
+async def test_group_calls_num_retries(call: str) -> None:
+    """Mirrors KafkaAdminClientTest#testOffsetCommitNumRetries, #testDescribeConsumerGroupNumRetries,
+    #testListConsumerGroupOffsetsNumRetries, #testDeleteConsumerGroupsNumRetries,
+    #testDeleteConsumerGroupOffsetsNumRetries and #testRemoveMembersFromGroupNumRetries (retries=0):
+    NOT_COORDINATOR from the coordinator would need a retry, so the call fails with TimeoutException."""
+    tp1 = TopicPartition("foo", 0)
+    not_coordinator = {
+        "alter_offsets": OffsetCommitResponse.of({tp1: Errors.NOT_COORDINATOR.code}),
+        "describe": describe_groups_response(described_group(Errors.NOT_COORDINATOR)),
+        "list_offsets": offset_fetch_response(Errors.NOT_COORDINATOR),
+        "delete_groups": DeleteGroupsResponse(results=(DeletableGroupResult(group_id=GROUP_ID,
+                                                                            error_code=Errors.NOT_COORDINATOR.code),)),
+        "delete_offsets": OffsetDeleteResponse(error_code=Errors.NOT_COORDINATOR.code),
+        "remove_members": leave_group_response(Errors.NOT_COORDINATOR),
+    }[call]
+    async with mock_env(retries=0) as (brokers, admin):
+        brokers.prepare_response(find_coordinator_response(Errors.NONE, 0))
+        brokers.prepare_response(not_coordinator)
+        brokers.prepare_response(find_coordinator_response(Errors.NONE, 0))
+        run = {
+            "alter_offsets": lambda: admin.alter_consumer_group_offsets(GROUP_ID, {tp1: OffsetAndMetadata(123)}),
+            "describe": lambda: admin.describe_consumer_groups([GROUP_ID]),
+            "list_offsets": lambda: admin.list_consumer_group_offsets(GROUP_ID),
+            "delete_groups": lambda: admin.delete_consumer_groups([GROUP_ID]),
+            "delete_offsets": lambda: admin.delete_consumer_group_offsets(GROUP_ID, [tp1]),
+            "remove_members": lambda: admin.remove_members_from_consumer_group(GROUP_ID, ["instance-1", "instance-2"]),
+        }[call]
+        with pytest.raises(TimeoutException):
+            await run()
+        assert len(brokers.sent()) == 2
+        brokers.prepared.clear()
+
+
+@pytest.mark.parametrize("call", ["alter_offsets", "describe", "list_offsets", "delete_groups", "delete_offsets",
+                                  "remove_members"])
+async def test_group_calls_retry_backoff(call: str) -> None:
+    """Mirrors KafkaAdminClientTest#testOffsetCommitRetryBackoff, #testDescribeConsumerGroupRetryBackoff,
+    #testListConsumerGroupOffsetsRetryBackoff, #testDeleteConsumerGroupsRetryBackoff,
+    #testDeleteConsumerGroupOffsetsRetryBackoff and #testRemoveMembersFromGroupRetryBackoff:
+    after NOT_COORDINATOR the coordinator is looked up again and the second attempt comes one
+    retry backoff (100 ms, within the jitter bounds) after the first."""
+    tp1 = TopicPartition("foo", 0)
+    responses = {
+        "alter_offsets": (OffsetCommitResponse.of({tp1: Errors.NOT_COORDINATOR.code}),
+                          OffsetCommitResponse.of({tp1: Errors.NONE.code})),
+        "describe": (describe_groups_response(described_group(Errors.NOT_COORDINATOR)),
+                     describe_groups_response(described_group(Errors.NONE, "consumer"))),
+        "list_offsets": (offset_fetch_response(Errors.NOT_COORDINATOR), offset_fetch_response(Errors.NONE)),
+        "delete_groups": tuple(DeleteGroupsResponse(results=(DeletableGroupResult(group_id=GROUP_ID, error_code=e.code),))
+                               for e in (Errors.NOT_COORDINATOR, Errors.NONE)),
+        "delete_offsets": (OffsetDeleteResponse(error_code=Errors.NOT_COORDINATOR.code),
+                           OffsetDeleteResponse.of({tp1: Errors.NONE.code})),
+        "remove_members": (leave_group_response(Errors.NOT_COORDINATOR),
+                           leave_group_response(Errors.NONE, {"instance-1": Errors.NONE})),
+    }[call]
+    async with mock_env(retry_backoff_ms=100) as (brokers, admin):
+        brokers.prepare_response(find_coordinator_response(Errors.NONE, 0))
+        brokers.prepare_response(responses[0])
+        brokers.prepare_response(find_coordinator_response(Errors.NONE, 0))
+        brokers.prepare_response(responses[1])
+        run = {
+            "alter_offsets": lambda: admin.alter_consumer_group_offsets(GROUP_ID, {tp1: OffsetAndMetadata(123)}),
+            "describe": lambda: admin.describe_consumer_groups([GROUP_ID]),
+            "list_offsets": lambda: admin.list_consumer_group_offsets(GROUP_ID),
+            "delete_groups": lambda: admin.delete_consumer_groups([GROUP_ID]),
+            "delete_offsets": lambda: admin.delete_consumer_group_offsets(GROUP_ID, [tp1]),
+            "remove_members": lambda: admin.remove_members_from_consumer_group(GROUP_ID, ["instance-1"]),
+        }[call]
+        await run()
+        assert brokers.prepared == []
+        first, second = [t for _, r, t in brokers.requests if not isinstance(r, (MetadataRequest, FindCoordinatorRequest))]
+        assert 80 <= second - first <= 120
+        assert sent_types(brokers)[0] == "FindCoordinator" and sent_types(brokers)[2] == "FindCoordinator"
+
+
+async def test_describe_consumer_groups() -> None:
+    """Mirrors KafkaAdminClientTest#testDescribeConsumerGroups (one broker).
+
+    FindCoordinator's COORDINATOR_NOT_AVAILABLE and COORDINATOR_LOAD_IN_PROGRESS are retried;
+    DescribeGroups' COORDINATOR_LOAD_IN_PROGRESS is asked again of the same coordinator,
+    NOT_COORDINATOR and COORDINATOR_NOT_AVAILABLE look it up again; the members come back with
+    their decoded assignments.
+    """
+    from kafka_ref.clients.admin_groups import MemberDescription
+
+    partitions = tuple(TopicPartition("my_topic", p) for p in range(3))
+    assignment = ConsumerProtocol.serialize_assignment(Assignment(partitions))
+    members = (DescribedGroupMember(member_id="0", group_instance_id="instance1", client_id="clientId0",
+                                    client_host="clientHost", member_assignment=assignment),
+               DescribedGroupMember(member_id="1", group_instance_id="instance2", client_id="clientId1",
+                                    client_host="clientHost", member_assignment=assignment))
+    async with mock_env(nodes=(0,)) as (brokers, admin):
+        brokers.prepare_response(find_coordinator_response(Errors.COORDINATOR_NOT_AVAILABLE, None))
+        brokers.prepare_response(find_coordinator_response(Errors.COORDINATOR_LOAD_IN_PROGRESS, None))
+        brokers.prepare_response(find_coordinator_response(Errors.NONE, 0))
+        brokers.prepare_response(describe_groups_response(described_group(Errors.COORDINATOR_LOAD_IN_PROGRESS)))
+        brokers.prepare_response(describe_groups_response(described_group(Errors.NOT_COORDINATOR)))
+        brokers.prepare_response(find_coordinator_response(Errors.NONE, 0))
+        brokers.prepare_response(describe_groups_response(described_group(Errors.COORDINATOR_NOT_AVAILABLE)))
+        brokers.prepare_response(find_coordinator_response(Errors.NONE, 0))
+        brokers.prepare_response(describe_groups_response(described_group(Errors.NONE, "consumer", members)))
+        described = await admin.describe_consumer_groups([GROUP_ID])
+        assert list(described) == [GROUP_ID]
+        assert described[GROUP_ID].group_id == GROUP_ID
+        assert described[GROUP_ID].members == (
+            MemberDescription("0", "instance1", "clientId0", "clientHost", frozenset(partitions)),
+            MemberDescription("1", "instance2", "clientId1", "clientHost", frozenset(partitions)))
+        assert brokers.prepared == []
+        assert sent_types(brokers) == ["FindCoordinator"] * 3 + ["DescribeGroups"] * 2 + [
+            "FindCoordinator", "DescribeGroups", "FindCoordinator", "DescribeGroups"]
+
+
+async def test_describe_multiple_consumer_groups() -> None:
+    """Mirrors KafkaAdminClientTest#testDescribeMultipleConsumerGroups: both groups are described,
+    each at its coordinator (here one DescribeGroups per group)."""
+    partitions = tuple(TopicPartition("my_topic", p) for p in range(3))
+    assignment = ConsumerProtocol.serialize_assignment(Assignment(partitions))
+    members = (DescribedGroupMember(member_id="0", client_id="clientId0", client_host="clientHost",
+                                    member_assignment=assignment),
+               DescribedGroupMember(member_id="1", client_id="clientId1", client_host="clientHost",
+                                    member_assignment=assignment))
+    async with mock_env(nodes=(0,)) as (brokers, admin):
+        for group in (GROUP_ID, "group-connect-0"):
+            brokers.prepare_response(find_coordinator_response(Errors.NONE, 0, key=group))
+            brokers.prepare_response(describe_groups_response(described_group(Errors.NONE, "consumer", members, group)))
+        described = await admin.describe_consumer_groups([GROUP_ID, "group-connect-0"])
+        assert set(described) == {GROUP_ID, "group-connect-0"}
+        assert [len(d.members) for d in described.values()] == [2, 2]
+
+
+async def test_describe_non_consumer_groups() -> None:
+    """Mirrors KafkaAdminClientTest#testDescribeNonConsumerGroups: a group of another protocol type
+    fails with ValueError (Kafka's IllegalArgumentException)."""
+    async with mock_env(nodes=(0,)) as (brokers, admin):
+        brokers.prepare_response(find_coordinator_response(Errors.NONE, 0))
+        brokers.prepare_response(describe_groups_response(described_group(Errors.NONE, "non-consumer")))
+        with pytest.raises(ValueError, match=r"^GroupId group-0 is not a consumer group \(non-consumer\)\.$"):
+            await admin.describe_consumer_groups([GROUP_ID])
+
+
+async def test_list_consumer_group_offsets_retriable_errors() -> None:
+    """Mirrors KafkaAdminClientTest#testListConsumerGroupOffsetsRetriableErrors: LOAD_IN_PROGRESS asks
+    the coordinator again, NOT_COORDINATOR and COORDINATOR_NOT_AVAILABLE look it up again."""
+    async with mock_env(nodes=(0,)) as (brokers, admin):
+        brokers.prepare_response(find_coordinator_response(Errors.NONE, 0))
+        brokers.prepare_response(offset_fetch_response(Errors.COORDINATOR_LOAD_IN_PROGRESS))
+        brokers.prepare_response(offset_fetch_response(Errors.NOT_COORDINATOR))
+        brokers.prepare_response(find_coordinator_response(Errors.NONE, 0))
+        brokers.prepare_response(offset_fetch_response(Errors.COORDINATOR_NOT_AVAILABLE))
+        brokers.prepare_response(find_coordinator_response(Errors.NONE, 0))
+        brokers.prepare_response(offset_fetch_response(Errors.NONE))
+        assert await admin.list_consumer_group_offsets(GROUP_ID) == {}
+        assert brokers.prepared == []
+        assert sent_types(brokers) == ["FindCoordinator", "OffsetFetch", "OffsetFetch", "FindCoordinator", "OffsetFetch",
+                                       "FindCoordinator", "OffsetFetch"]
+
+
+@pytest.mark.parametrize("error", [Errors.GROUP_AUTHORIZATION_FAILED, Errors.INVALID_GROUP_ID, Errors.GROUP_ID_NOT_FOUND,
+                                   Errors.UNKNOWN_MEMBER_ID, Errors.STALE_MEMBER_EPOCH])
+async def test_list_consumer_group_offsets_non_retriable_errors(error: Errors) -> None:
+    """Mirrors KafkaAdminClientTest#testListConsumerGroupOffsetsNonRetriableErrors."""
+    async with mock_env(nodes=(0,)) as (brokers, admin):
+        brokers.prepare_response(find_coordinator_response(Errors.NONE, 0))
+        brokers.prepare_response(offset_fetch_response(error))
+        with pytest.raises(error.exception_class):
+            await admin.list_consumer_group_offsets(GROUP_ID)
+        assert len(brokers.sent()) == 2
+
+
+async def test_list_consumer_group_offsets() -> None:
+    """Mirrors KafkaAdminClientTest#testListConsumerGroupOffsets: every partition answered is listed,
+    one without a committed offset (-1) as None."""
+    p0, p1, p2, p3 = (TopicPartition("my_topic", p) for p in range(4))
+    async with mock_env(nodes=(0,)) as (brokers, admin):
+        brokers.prepare_response(find_coordinator_response(Errors.COORDINATOR_NOT_AVAILABLE, None))
+        brokers.prepare_response(find_coordinator_response(Errors.NONE, 0))
+        brokers.prepare_response(offset_fetch_response(Errors.COORDINATOR_LOAD_IN_PROGRESS))
+        brokers.prepare_response(offset_fetch_response(Errors.NOT_COORDINATOR))
+        brokers.prepare_response(find_coordinator_response(Errors.NONE, 0))
+        brokers.prepare_response(offset_fetch_response(Errors.COORDINATOR_NOT_AVAILABLE))
+        brokers.prepare_response(find_coordinator_response(Errors.NONE, 0))
+        brokers.prepare_response(offset_fetch_response(Errors.NONE, {p0: 10, p1: 0, p2: 20, p3: -1}))
+        offsets = await admin.list_consumer_group_offsets(GROUP_ID)
+        assert offsets == {p0: OffsetAndMetadata(10), p1: OffsetAndMetadata(0), p2: OffsetAndMetadata(20), p3: None}
+        assert brokers.prepared == []
+
+
+async def test_delete_consumer_group_offsets() -> None:
+    """Mirrors KafkaAdminClientTest#testDeleteConsumerGroupOffsets: bar-0's GROUP_SUBSCRIBED_TO_TOPIC
+    fails the call; foo-0 alone succeeds."""
+    from kafka_ref.common.errors import GroupSubscribedToTopicException
+
+    tp1, tp2 = TopicPartition("foo", 0), TopicPartition("bar", 0)
+    answer = OffsetDeleteResponse.of({tp1: Errors.NONE.code, tp2: Errors.GROUP_SUBSCRIBED_TO_TOPIC.code})
+    async with mock_env(nodes=(0,)) as (brokers, admin):
+        brokers.prepare_response(find_coordinator_response(Errors.NONE, 0))
+        brokers.prepare_response(answer)
+        with pytest.raises(GroupSubscribedToTopicException):
+            await admin.delete_consumer_group_offsets(GROUP_ID, [tp1, tp2])
+        brokers.prepare_response(find_coordinator_response(Errors.NONE, 0))
+        brokers.prepare_response(answer)
+        assert await admin.delete_consumer_group_offsets(GROUP_ID, [tp1]) is None
+
+
+async def test_delete_consumer_group_offsets_retriable_errors() -> None:
+    """Mirrors KafkaAdminClientTest#testDeleteConsumerGroupOffsetsRetriableErrors."""
+    tp1 = TopicPartition("foo", 0)
+    async with mock_env(nodes=(0,)) as (brokers, admin):
+        brokers.prepare_response(find_coordinator_response(Errors.NONE, 0))
+        brokers.prepare_response(OffsetDeleteResponse(error_code=Errors.COORDINATOR_LOAD_IN_PROGRESS.code))
+        brokers.prepare_response(OffsetDeleteResponse(error_code=Errors.NOT_COORDINATOR.code))
+        brokers.prepare_response(find_coordinator_response(Errors.NONE, 0))
+        brokers.prepare_response(OffsetDeleteResponse(error_code=Errors.COORDINATOR_NOT_AVAILABLE.code))
+        brokers.prepare_response(find_coordinator_response(Errors.NONE, 0))
+        brokers.prepare_response(OffsetDeleteResponse.of({tp1: Errors.NONE.code}))
+        assert await admin.delete_consumer_group_offsets(GROUP_ID, [tp1]) is None
+        assert brokers.prepared == []
+        assert sent_types(brokers) == ["FindCoordinator", "OffsetDelete", "OffsetDelete", "FindCoordinator",
+                                       "OffsetDelete", "FindCoordinator", "OffsetDelete"]
+
+
+@pytest.mark.parametrize("error", [Errors.GROUP_AUTHORIZATION_FAILED, Errors.INVALID_GROUP_ID, Errors.GROUP_ID_NOT_FOUND])
+async def test_delete_consumer_group_offsets_non_retriable_errors(error: Errors) -> None:
+    """Mirrors KafkaAdminClientTest#testDeleteConsumerGroupOffsetsNonRetriableErrors."""
+    async with mock_env(nodes=(0,)) as (brokers, admin):
+        brokers.prepare_response(find_coordinator_response(Errors.NONE, 0))
+        brokers.prepare_response(OffsetDeleteResponse(error_code=error.code))
+        with pytest.raises(error.exception_class):
+            await admin.delete_consumer_group_offsets(GROUP_ID, [TopicPartition("foo", 0)])
+
+
+@pytest.mark.parametrize("call", ["delete_offsets", "alter_offsets"])
+async def test_find_coordinator_retriable_errors(call: str) -> None:
+    """Mirrors KafkaAdminClientTest#testDeleteConsumerGroupOffsetsFindCoordinatorRetriableErrors and
+    #testAlterConsumerGroupOffsetsFindCoordinatorRetriableErrors: FindCoordinator is asked again
+    after COORDINATOR_NOT_AVAILABLE and COORDINATOR_LOAD_IN_PROGRESS."""
+    tp1 = TopicPartition("foo", 0)
+    async with mock_env(nodes=(0,)) as (brokers, admin):
+        brokers.prepare_response(find_coordinator_response(Errors.COORDINATOR_NOT_AVAILABLE, None))
+        brokers.prepare_response(find_coordinator_response(Errors.COORDINATOR_LOAD_IN_PROGRESS, None))
+        brokers.prepare_response(find_coordinator_response(Errors.NONE, 0))
+        if call == "delete_offsets":
+            brokers.prepare_response(OffsetDeleteResponse.of({tp1: Errors.NONE.code}))
+            assert await admin.delete_consumer_group_offsets(GROUP_ID, [tp1]) is None
+        else:
+            brokers.prepare_response(OffsetCommitResponse.of({tp1: Errors.NONE.code}))
+            assert await admin.alter_consumer_group_offsets(GROUP_ID, {tp1: OffsetAndMetadata(123)}) is None
+        assert sent_types(brokers)[:3] == ["FindCoordinator"] * 3 and len(brokers.sent()) == 4
+
+
+@pytest.mark.parametrize("call", ["delete_offsets", "alter_offsets"])
+async def test_find_coordinator_non_retriable_errors(call: str) -> None:
+    """Mirrors KafkaAdminClientTest#testDeleteConsumerGroupOffsetsFindCoordinatorNonRetriableErrors and
+    #testAlterConsumerGroupOffsetsFindCoordinatorNonRetriableErrors: GROUP_AUTHORIZATION_FAILED from
+    FindCoordinator fails the call."""
+    from kafka_ref.common.errors import GroupAuthorizationException
+
+    tp1 = TopicPartition("foo", 0)
+    async with mock_env(nodes=(0,)) as (brokers, admin):
+        brokers.prepare_response(find_coordinator_response(Errors.GROUP_AUTHORIZATION_FAILED, None))
+        with pytest.raises(GroupAuthorizationException):
+            if call == "delete_offsets":
+                await admin.delete_consumer_group_offsets(GROUP_ID, [tp1])
+            else:
+                await admin.alter_consumer_group_offsets(GROUP_ID, {tp1: OffsetAndMetadata(123)})
+        assert sent_types(brokers) == ["FindCoordinator"]
+
+
+async def test_remove_members_from_group_retriable_errors() -> None:
+    """Mirrors KafkaAdminClientTest#testRemoveMembersFromGroupRetriableErrors."""
+    async with mock_env(nodes=(0,)) as (brokers, admin):
+        brokers.prepare_response(find_coordinator_response(Errors.NONE, 0))
+        brokers.prepare_response(leave_group_response(Errors.COORDINATOR_LOAD_IN_PROGRESS))
+        brokers.prepare_response(leave_group_response(Errors.NOT_COORDINATOR))
+        brokers.prepare_response(find_coordinator_response(Errors.NONE, 0))
+        brokers.prepare_response(leave_group_response(Errors.COORDINATOR_NOT_AVAILABLE))
+        brokers.prepare_response(find_coordinator_response(Errors.NONE, 0))
+        brokers.prepare_response(leave_group_response(Errors.NONE, {"instance-1": Errors.NONE}))
+        assert await admin.remove_members_from_consumer_group(GROUP_ID, ["instance-1"]) is None
+        assert brokers.prepared == []
+        assert sent_types(brokers) == ["FindCoordinator", "LeaveGroup", "LeaveGroup", "FindCoordinator", "LeaveGroup",
+                                       "FindCoordinator", "LeaveGroup"]
+
+
+@pytest.mark.parametrize("error", [Errors.GROUP_AUTHORIZATION_FAILED, Errors.INVALID_GROUP_ID, Errors.GROUP_ID_NOT_FOUND])
+async def test_remove_members_from_group_non_retriable_errors(error: Errors) -> None:
+    """Mirrors KafkaAdminClientTest#testRemoveMembersFromGroupNonRetriableErrors."""
+    async with mock_env(nodes=(0,)) as (brokers, admin):
+        brokers.prepare_response(find_coordinator_response(Errors.NONE, 0))
+        brokers.prepare_response(leave_group_response(error))
+        with pytest.raises(error.exception_class):
+            await admin.remove_members_from_consumer_group(GROUP_ID, ["instance-1"])
+
+
+async def test_remove_members_from_group() -> None:
+    """Mirrors KafkaAdminClientTest#testRemoveMembersFromGroup.
+
+    A top-level UNKNOWN_SERVER_ERROR fails the call; a member-level UNKNOWN_MEMBER_ID fails it
+    with that error; a member missing from the answer fails it with ValueError (Kafka's
+    IllegalArgumentException); then success. Removing all: the members come from
+    describeConsumerGroups (its own coordinator lookup), and a member error fails the call with a
+    KafkaException caused by it.
+    """
+    from kafka_ref.common.errors import KafkaException, UnknownMemberIdException
+
+    one, two = "instance-1", "instance-2"
+    partitions = tuple(TopicPartition("my_topic", p) for p in (1, 2, 3))
+    assignment = ConsumerProtocol.serialize_assignment(Assignment(partitions))
+    group = described_group(Errors.NONE, "consumer", tuple(
+        DescribedGroupMember(member_id=f"{i}-member", group_instance_id=i, client_id="clientId", client_host="clientHost",
+                             member_assignment=assignment) for i in (one, two)))
+    async with mock_env(nodes=(0,)) as (brokers, admin):
+        brokers.prepare_response(find_coordinator_response(Errors.COORDINATOR_LOAD_IN_PROGRESS, None))
+        brokers.prepare_response(find_coordinator_response(Errors.NONE, 0))
+        brokers.prepare_response(leave_group_response(Errors.COORDINATOR_LOAD_IN_PROGRESS))
+        brokers.prepare_response(leave_group_response(Errors.UNKNOWN_SERVER_ERROR))
+        with pytest.raises(UnknownServerException):
+            await admin.remove_members_from_consumer_group(GROUP_ID, [one, two])
+        # One member-level error.
+        brokers.prepare_response(find_coordinator_response(Errors.NONE, 0))
+        brokers.prepare_response(leave_group_response(Errors.NONE, {one: Errors.UNKNOWN_MEMBER_ID, two: Errors.NONE}))
+        with pytest.raises(UnknownMemberIdException):
+            await admin.remove_members_from_consumer_group(GROUP_ID, [one, two])
+        # A member the answer leaves out.
+        brokers.prepare_response(find_coordinator_response(Errors.NONE, 0))
+        brokers.prepare_response(leave_group_response(Errors.NONE, {two: Errors.NONE}))
+        with pytest.raises(ValueError, match="was not included in the removal response"):
+            await admin.remove_members_from_consumer_group(GROUP_ID, [one, two])
+        # Success.
+        brokers.prepare_response(find_coordinator_response(Errors.NONE, 0))
+        brokers.prepare_response(leave_group_response(Errors.NONE, {two: Errors.NONE, one: Errors.NONE}))
+        assert await admin.remove_members_from_consumer_group(GROUP_ID, [one, two]) is None
+        # Remove all, with a member error.
+        for _ in range(2):
+            brokers.prepare_response(find_coordinator_response(Errors.NONE, 0))
+            brokers.prepare_response(describe_groups_response(group))
+            brokers.prepare_response(find_coordinator_response(Errors.NONE, 0))
+            brokers.prepare_response(leave_group_response(Errors.NONE, {one: Errors.UNKNOWN_MEMBER_ID, two: Errors.NONE})
+                                     if _ == 0 else leave_group_response(Errors.NONE, {two: Errors.NONE, one: Errors.NONE}))
+            if _ == 0:
+                with pytest.raises(KafkaException) as info:
+                    await admin.remove_members_from_consumer_group(GROUP_ID)
+                assert type(info.value) is KafkaException
+                assert isinstance(info.value.__cause__, UnknownMemberIdException)
+            else:
+                assert await admin.remove_members_from_consumer_group(GROUP_ID) is None
+        assert brokers.prepared == []
+        leaves = [r for _, r in brokers.sent() if isinstance(r, LeaveGroupRequest)]
+        assert [tuple(m.group_instance_id for m in r.members) for r in leaves] == [(one, two)] * 7
+        assert all(m.member_id == "" and m.reason == "member was removed by an admin" for r in leaves for m in r.members)
+
+
+async def test_offset_commit_with_multiple_errors() -> None:
+    """Mirrors KafkaAdminClientTest#testOffsetCommitWithMultipleErrors (retries=0): foo-1's
+    UNKNOWN_TOPIC_OR_PARTITION is that partition's result, not a retry, so the call raises it."""
+    foo0, foo1 = TopicPartition("foo", 0), TopicPartition("foo", 1)
+    async with mock_env(retries=0) as (brokers, admin):
+        brokers.prepare_response(find_coordinator_response(Errors.NONE, 0))
+        brokers.prepare_response(OffsetCommitResponse.of({foo0: Errors.NONE.code,
+                                                          foo1: Errors.UNKNOWN_TOPIC_OR_PARTITION.code}))
+        with pytest.raises(UnknownTopicOrPartitionException):
+            await admin.alter_consumer_group_offsets(GROUP_ID, {foo0: OffsetAndMetadata(123), foo1: OffsetAndMetadata(456)})
+        [_, (_, commit)] = brokers.sent()
+        assert commit.offsets() == {foo0: 123, foo1: 456}
+
+
+async def test_alter_consumer_group_offsets() -> None:
+    """Mirrors KafkaAdminClientTest#testAlterConsumerGroupOffsets: both partitions committed."""
+    tp1, tp2 = TopicPartition("foo", 0), TopicPartition("bar", 0)
+    async with mock_env(nodes=(0,)) as (brokers, admin):
+        brokers.prepare_response(find_coordinator_response(Errors.NONE, 0))
+        brokers.prepare_response(OffsetCommitResponse.of({tp1: Errors.NONE.code, tp2: Errors.NONE.code}))
+        assert await admin.alter_consumer_group_offsets(GROUP_ID, {tp1: OffsetAndMetadata(123),
+                                                                   tp2: OffsetAndMetadata(456)}) is None
+        [_, (_, commit)] = brokers.sent()
+        assert isinstance(commit, OffsetCommitRequest) and commit.group_id == GROUP_ID
+        assert commit.offsets() == {tp1: 123, tp2: 456}
+        assert (commit.generation_id_or_member_epoch, commit.member_id) == (-1, "")
+
+
+async def test_alter_consumer_group_offsets_retriable_errors() -> None:
+    """Mirrors KafkaAdminClientTest#testAlterConsumerGroupOffsetsRetriableErrors: COORDINATOR_NOT_AVAILABLE
+    and NOT_COORDINATOR look the coordinator up again, COORDINATOR_LOAD_IN_PROGRESS and
+    REBALANCE_IN_PROGRESS ask the same one again."""
+    tp1 = TopicPartition("foo", 0)
+    async with mock_env(nodes=(0,)) as (brokers, admin):
+        brokers.prepare_response(find_coordinator_response(Errors.NONE, 0))
+        brokers.prepare_response(OffsetCommitResponse.of({tp1: Errors.COORDINATOR_NOT_AVAILABLE.code}))
+        brokers.prepare_response(find_coordinator_response(Errors.NONE, 0))
+        brokers.prepare_response(OffsetCommitResponse.of({tp1: Errors.COORDINATOR_LOAD_IN_PROGRESS.code}))
+        brokers.prepare_response(OffsetCommitResponse.of({tp1: Errors.NOT_COORDINATOR.code}))
+        brokers.prepare_response(find_coordinator_response(Errors.NONE, 0))
+        brokers.prepare_response(OffsetCommitResponse.of({tp1: Errors.REBALANCE_IN_PROGRESS.code}))
+        brokers.prepare_response(OffsetCommitResponse.of({tp1: Errors.NONE.code}))
+        assert await admin.alter_consumer_group_offsets(GROUP_ID, {tp1: OffsetAndMetadata(123)}) is None
+        assert brokers.prepared == []
+        assert sent_types(brokers) == ["FindCoordinator", "OffsetCommit", "FindCoordinator", "OffsetCommit",
+                                       "OffsetCommit", "FindCoordinator", "OffsetCommit", "OffsetCommit"]
+
+
+@pytest.mark.parametrize("error", [Errors.GROUP_AUTHORIZATION_FAILED, Errors.INVALID_GROUP_ID, Errors.GROUP_ID_NOT_FOUND,
+                                   Errors.STALE_MEMBER_EPOCH])
+async def test_alter_consumer_group_offsets_non_retriable_errors(error: Errors) -> None:
+    """Mirrors KafkaAdminClientTest#testAlterConsumerGroupOffsetsNonRetriableErrors."""
+    tp1 = TopicPartition("foo", 0)
+    async with mock_env(nodes=(0,)) as (brokers, admin):
+        brokers.prepare_response(find_coordinator_response(Errors.NONE, 0))
+        brokers.prepare_response(OffsetCommitResponse.of({tp1: error.code}))
+        with pytest.raises(error.exception_class):
+            await admin.alter_consumer_group_offsets(GROUP_ID, {tp1: OffsetAndMetadata(123)})
+        assert len(brokers.sent()) == 2

@@ -2,8 +2,8 @@
 
 Shaped after kafka.api.PlaintextAdminIntegrationTest#testConsumerGroups (list the group, describe
 it with its members and their partitions, the assignor and the Stable state, list its committed
-offsets) and #testListTopics / KafkaAdminClientTest#testListConsumerGroupOffsets (partitions
-without a committed offset are left out), in both metadata modes.
+offsets) and #testListTopics / KafkaAdminClientTest#testListConsumerGroupOffsets (a partition
+without a committed offset maps to None), in both metadata modes.
 """
 
 from __future__ import annotations
@@ -69,8 +69,9 @@ async def test_consumer_group_listings(mode):
             assert coordinator.get_group("billing") is not None
             offsets = await admin.list_consumer_group_offsets("billing")
             assert {tp: o.offset for tp, o in offsets.items()} == {T0: 1, T1: 1}
-            assert {tp: o.offset for tp, o in (await admin.list_consumer_group_offsets("billing", [T1, T2])).items()} == {
-                T1: 1}
+            # A partition asked for by name without a committed offset maps to None.
+            assert {tp: o and o.offset for tp, o in (await admin.list_consumer_group_offsets("billing", [T1, T2])).items()} == {
+                T1: 1, T2: None}
 
 
 async def test_describe_unknown_group_is_dead_and_empty_id_refused():

@@ -23,12 +23,14 @@ from typing import Any, Awaitable, Callable, Iterable
 from kafka_ref.clients.client_metadata import Metadata, NetworkClient, Node, client_logger
 from kafka_ref.common.errors import (
     ApiException,
+    CoordinatorNotAvailableException,
     Errors,
     InvalidMetadataException,
     InvalidTopicException,
     KafkaException,
     NetworkException,
     NotControllerException,
+    NotCoordinatorException,
     RetriableException,
     TimeoutException,
     UnknownTopicOrPartitionException,
@@ -59,6 +61,33 @@ from kafka_ref.clients.admin_types import (  # noqa: F401  (re-exported: the nam
 # --------------------------------------------------------------------------------------------
 # The client
 # --------------------------------------------------------------------------------------------
+
+
+class _GroupCoordinatorProvider:
+    """Mirrors org.apache.kafka.clients.admin.internals.CoordinatorStrategy as AdminApiDriver uses it for one group.
+
+    The coordinator found by FindCoordinator is kept for the rest of the call: a retry after
+    COORDINATOR_LOAD_IN_PROGRESS (or any other retriable error) goes back to the same broker; only
+    NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE or a lost connection unmaps the group so the next
+    attempt looks the coordinator up again (the handlers' ``unmapped`` keys, AdminApiDriver#onFailure).
+    """
+
+    def __init__(self, admin: KafkaAdminClient, group_id: str) -> None:
+        self.admin = admin
+        self.group_id = group_id
+        self.node: int | None = None
+
+    async def __call__(self, deadline: int) -> int:
+        # 1. A group still mapped keeps its coordinator; 2. else FindCoordinator.
+        if self.node is None:
+            self.node = await self.admin._find_group_coordinator(self.group_id, deadline)
+        return self.node
+
+    def on_retriable(self, exc: RetriableException) -> None:
+        """Unmap the group when the failure says the coordinator moved or went away."""
+        if isinstance(exc, (NotCoordinatorException, CoordinatorNotAvailableException, NetworkException)):
+            self.node = None
+
 
 
 class KafkaAdminClient:
@@ -125,6 +154,8 @@ class KafkaAdminClient:
                 return await attempt(node, int(min(remaining, self.request_timeout_ms)))
             except RetriableException as exc:
                 # 2. Retriable: refresh what it says is stale, back off, try again.
+                if isinstance(node_provider, _GroupCoordinatorProvider):
+                    node_provider.on_retriable(exc)
                 if isinstance(exc, NotControllerException):
                     self.metadata.snapshot = _without_controller(self.metadata.snapshot)
                     self.metadata.request_update()
@@ -419,8 +450,7 @@ class KafkaAdminClient:
         groups = list(dict.fromkeys(group_ids))
         results: dict[str, None | ApiException] = {}
         for group_id in groups:
-            async def coordinator(deadline: int, group_id: str = group_id) -> int:
-                return await self._find_group_coordinator(group_id, deadline)
+            coordinator = _GroupCoordinatorProvider(self, group_id)
 
             async def attempt(node: int, remaining_ms: int, group_id: str = group_id) -> None | ApiException:
                 response = await self.client.send(node, DeleteGroupsRequest(groups_names=(group_id,)), remaining_ms)
@@ -588,7 +618,7 @@ class KafkaAdminClient:
 
     async def list_consumer_group_offsets(self, group_id: str, partitions: Iterable[TopicPartition] | None = None, *,
                                           timeout_ms: float | None = None) -> dict[TopicPartition, Any]:
-        """KafkaAdminClient#listConsumerGroupOffsets: the group's committed offsets."""
+        """KafkaAdminClient#listConsumerGroupOffsets: the group's committed offsets (None: a partition named without one)."""
         from kafka_ref.clients.admin_groups import list_consumer_group_offsets
 
         return await list_consumer_group_offsets(self, group_id, partitions, timeout_ms)
@@ -628,8 +658,7 @@ class KafkaAdminClient:
 
         wanted = list(dict.fromkeys(partitions))
 
-        async def coordinator(deadline: int) -> int:
-            return await self._find_group_coordinator(group_id, deadline)
+        coordinator = _GroupCoordinatorProvider(self, group_id)
 
         async def attempt(node: int, remaining_ms: int) -> dict[TopicPartition, int]:
             response: OffsetDeleteResponse = await self.client.send(node, OffsetDeleteRequest.of(group_id, wanted),

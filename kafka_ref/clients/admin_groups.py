@@ -10,9 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable
 
+from kafka_ref.clients.admin import _GroupCoordinatorProvider
 from kafka_ref.clients.consumer_coordinator import PROTOCOL_TYPE, OffsetAndMetadata
 from kafka_ref.clients.consumer_protocol import ConsumerProtocol
-from kafka_ref.common.errors import Errors, InvalidGroupIdException
+from kafka_ref.common.errors import Errors, InvalidGroupIdException, RetriableException, StaleMetadataException
 from kafka_ref.common.requests.describe_groups import DescribeGroupsRequest
 from kafka_ref.common.requests.list_groups import ListGroupsRequest
 from kafka_ref.common.requests.metadata import MetadataRequest
@@ -82,15 +83,17 @@ async def list_topics(admin: KafkaAdminClient, list_internal: bool = False,
 async def list_consumer_groups(admin: KafkaAdminClient, timeout_ms: float | None = None) -> list[ConsumerGroupListing]:
     """Mirrors KafkaAdminClient#listConsumerGroups (then ListConsumerGroupsResult#all).
 
-    1. The live brokers from Metadata; 2. ListGroups to each (every broker coordinates some
+    1. The live brokers from Metadata (none listed: retried); 2. ListGroups to each (every broker coordinates some
     groups); a broker still loading is asked again, any other error fails the call; 3. the
     groups of the consumer protocol, or of none (simple groups, offsets only), sorted by id.
     """
 
     async def brokers(node: int, remaining_ms: int) -> list[int]:
-        # 1. Who to ask.
+        # 1. Who to ask; an answer without brokers is stale metadata (retried: findAllBrokers).
         response = await admin.client.send(node, MetadataRequest.for_topics([], allow_auto_topic_creation=False),
                                            remaining_ms)
+        if not response.brokers:
+            raise StaleMetadataException("Metadata fetch failed due to missing broker list")
         return sorted(b.node_id for b in response.brokers)
 
     listings: dict[str, ConsumerGroupListing] = {}
@@ -117,8 +120,8 @@ async def describe_consumer_groups(admin: KafkaAdminClient, group_ids: Iterable[
     """Mirrors KafkaAdminClient#describeConsumerGroups (DescribeConsumerGroupsHandler; then #all).
 
     Per group: 1. its coordinator; 2. DescribeGroups there (loading or a moved coordinator: ask
-    again); 3. a group of another protocol type is refused (IllegalArgumentException in Kafka,
-    here InvalidGroupIdException), any other error raises; members' assignments are decoded
+    again); 3. a group of another protocol type is refused (ValueError, Kafka's
+    IllegalArgumentException), any other error raises; members' assignments are decoded
     with the consumer protocol. A group that does not exist is described as Dead with no members,
     as the broker answers it.
     """
@@ -128,9 +131,8 @@ async def describe_consumer_groups(admin: KafkaAdminClient, group_ids: Iterable[
         if not group_id:
             raise InvalidGroupIdException("The given group id '' cannot be null or empty.")
 
-        async def coordinator(deadline: int, group_id: str = group_id) -> int:
-            # 1. The group's coordinator.
-            return await admin._find_group_coordinator(group_id, deadline)
+        # 1. The group's coordinator (kept while it answers, looked up again when it moved).
+        coordinator = _GroupCoordinatorProvider(admin, group_id)
 
         async def attempt(node: int, remaining_ms: int, group_id: str = group_id) -> ConsumerGroupDescription:
             # 2. Ask it.
@@ -140,8 +142,7 @@ async def describe_consumer_groups(admin: KafkaAdminClient, group_ids: Iterable[
             _raise_for(error, f"DescribeGroups failed for group {group_id}")
             # 3. Only consumer groups (or simple ones) are described.
             if described.protocol_type not in (PROTOCOL_TYPE, ""):
-                raise InvalidGroupIdException(f"Group {group_id} is not a consumer group "
-                                              f"(protocol type {described.protocol_type!r})")
+                raise ValueError(f"GroupId {group_id} is not a consumer group ({described.protocol_type}).")
             members = tuple(
                 MemberDescription(m.member_id, m.group_instance_id, m.client_id, m.client_host,
                                   frozenset(ConsumerProtocol.deserialize_assignment(m.member_assignment).partitions))
@@ -154,34 +155,37 @@ async def describe_consumer_groups(admin: KafkaAdminClient, group_ids: Iterable[
 
 
 async def list_consumer_group_offsets(admin: KafkaAdminClient, group_id: str, partitions: Iterable[TopicPartition] | None,
-                                      timeout_ms: float | None = None) -> dict[TopicPartition, OffsetAndMetadata]:
+                                      timeout_ms: float | None = None) -> dict[TopicPartition, OffsetAndMetadata | None]:
     """Mirrors KafkaAdminClient#listConsumerGroupOffsets (ListConsumerGroupOffsetsHandler; then
     #partitionsToOffsetAndMetadata).
 
     1. The group's coordinator; 2. OffsetFetch for the group (every committed partition, or the
-    ones given); loading or a moved coordinator asks again, a group error raises; 3. partitions
-    without a committed offset are left out, a partition error raises.
+    ones given); loading asks the coordinator again, a moved one is looked up again, a group
+    error raises; 3. every partition answered maps to its offset, or to None when it has no
+    committed offset (asked for by name); a partition error skips that partition.
     """
     wanted = None if partitions is None else list(partitions)
 
-    async def coordinator(deadline: int) -> int:
-        # 1. The group's coordinator.
-        return await admin._find_group_coordinator(group_id, deadline)
+    # 1. The group's coordinator (kept while it answers, looked up again when it moved).
+    coordinator = _GroupCoordinatorProvider(admin, group_id)
 
-    async def attempt(node: int, remaining_ms: int) -> dict[TopicPartition, OffsetAndMetadata]:
+    async def attempt(node: int, remaining_ms: int) -> dict[TopicPartition, OffsetAndMetadata | None]:
         # 2. The group's offsets.
         response = await admin.client.send(node, OffsetFetchRequest.for_group(group_id, wanted), remaining_ms)
         group = response.group(group_id)
         error = Errors.for_code(group.error_code) if group is not None else Errors.UNKNOWN_SERVER_ERROR
         _raise_for(error, f"OffsetFetch failed for group {group_id}")
-        # 3. Only committed partitions.
-        result: dict[TopicPartition, OffsetAndMetadata] = {}
+        # 3. Each partition answered: its offset, None when nothing is committed (a negative
+        #    offset); a partition in error is skipped with a warning.
+        result: dict[TopicPartition, OffsetAndMetadata | None] = {}
         for tp, data in group.partition_data().items():
-            Errors.for_code(data.error_code).maybe_raise(f"OffsetFetch failed for partition {tp}")
-            if data.committed_offset >= 0:
-                result[tp] = OffsetAndMetadata(
-                    data.committed_offset, None if data.committed_leader_epoch < 0 else data.committed_leader_epoch,
-                    data.metadata or "")
+            if data.error_code != Errors.NONE.code:
+                admin._log.warning("list_consumer_group_offsets_skipped_partition", group=group_id, partition=str(tp),
+                                   error=Errors.for_code(data.error_code).name)
+                continue
+            result[tp] = None if data.committed_offset < 0 else OffsetAndMetadata(
+                data.committed_offset, None if data.committed_leader_epoch < 0 else data.committed_leader_epoch,
+                data.metadata or "")
         return result
 
     return await admin._run_call("listConsumerGroupOffsets", coordinator, attempt, timeout_ms)
@@ -193,76 +197,95 @@ async def alter_consumer_group_offsets(admin: KafkaAdminClient, group_id: str,
     """Mirrors KafkaAdminClient#alterConsumerGroupOffsets (AlterConsumerGroupOffsetsHandler; then #all).
 
     1. The group's coordinator; 2. one OffsetCommit without a generation or member (what an
-    Empty group accepts; a group with members answers UNKNOWN_MEMBER_ID); loading, a rebalance
-    or a moved coordinator asks again; 3. any partition's error raises, the first in the order
-    given.
+    Empty group accepts; a group with members answers UNKNOWN_MEMBER_ID); loading or a rebalance
+    asks the same coordinator again, a moved or missing one is looked up again; 3. any other
+    partition error is that partition's result (not retried) and the first, in the order given,
+    raises.
     """
     from kafka_ref.common.requests.offset_commit import OffsetCommitRequest
 
-    retry = (Errors.COORDINATOR_LOAD_IN_PROGRESS, Errors.REBALANCE_IN_PROGRESS, Errors.NOT_COORDINATOR,
-             Errors.COORDINATOR_NOT_AVAILABLE)
+    # 1. The group's coordinator (kept while it answers, looked up again when it moved).
+    coordinator = _GroupCoordinatorProvider(admin, group_id)
 
-    async def coordinator(deadline: int) -> int:
-        # 1. The group's coordinator.
-        return await admin._find_group_coordinator(group_id, deadline)
-
-    async def attempt(node: int, remaining_ms: int) -> None:
+    async def attempt(node: int, remaining_ms: int) -> dict[TopicPartition, int]:
         # 2. The commit, as a group that only stores offsets.
         request = OffsetCommitRequest.build(group_id, {
             tp: (o.offset, -1 if o.leader_epoch is None else o.leader_epoch, o.metadata) for tp, o in offsets.items()})
         errors = (await admin.client.send(node, request, remaining_ms)).partition_errors()
+        # A moved or missing coordinator is looked up again; a loading one or a rebalance is
+        # asked again as it is (the handler's groupsToUnmap / groupsToRetry).
         for code in errors.values():
-            if Errors.for_code(code) in retry:
-                raise Errors.for_code(code).exception()
-        # 3. The first failed partition raises.
-        for tp in offsets:
-            Errors.for_code(errors.get(tp, Errors.UNKNOWN_SERVER_ERROR.code)).maybe_raise(
-                f"OffsetCommit failed for group {group_id} partition {tp}")
+            error = Errors.for_code(code)
+            if error in (Errors.NOT_COORDINATOR, Errors.COORDINATOR_NOT_AVAILABLE, Errors.COORDINATOR_LOAD_IN_PROGRESS):
+                raise error.exception()
+            if error is Errors.REBALANCE_IN_PROGRESS:
+                raise RetriableException(f"OffsetCommit for group {group_id} met a rebalance; retrying")
+        return errors
 
-    await admin._run_call("alterConsumerGroupOffsets", coordinator, attempt, timeout_ms)
+    errors = await admin._run_call("alterConsumerGroupOffsets", coordinator, attempt, timeout_ms)
+    # 3. The first failed partition raises (each error is that partition's result, never retried).
+    for tp in offsets:
+        Errors.for_code(errors.get(tp, Errors.UNKNOWN_SERVER_ERROR.code)).maybe_raise(
+            f"OffsetCommit failed for group {group_id} partition {tp}")
 
 
 async def remove_members_from_consumer_group(admin: KafkaAdminClient, group_id: str,
                                              group_instance_ids: Iterable[str] | None,
                                              timeout_ms: float | None = None) -> None:
-    """Mirrors KafkaAdminClient#removeMembersFromConsumerGroup (RemoveMembersFromConsumerGroupHandler; then #all).
+    """Mirrors KafkaAdminClient#removeMembersFromConsumerGroup (RemoveMembersFromConsumerGroupHandler; then
+    RemoveMembersFromConsumerGroupResult#all).
 
-    1. No instance ids given: every member of the group, as DescribeGroups lists it (a static
-    member by its instance id, a dynamic one by its member id: the options' "remove all"); 2. one
-    LeaveGroup (v3+, batched) at the group's coordinator, asked again while it loads or moves; a
-    group error raises; 3. the first member error raises (UNKNOWN_MEMBER_ID for an instance id
+    1. No instance ids given ("remove all"): every member describeConsumerGroups lists (a static
+    member by its instance id, a dynamic one by its member id; a failed describe raises
+    KafkaException with it as the cause); 2. one LeaveGroup (v3+, batched) at the group's
+    coordinator, asked again while it loads or moves; a group error raises; 3. per member: when
+    removing all, the first member error raises as the cause of a KafkaException; otherwise, in
+    the order given, a member the response leaves out raises ValueError (Kafka's
+    IllegalArgumentException) and a member error raises (UNKNOWN_MEMBER_ID for an instance id
     the group does not have).
     """
+    from kafka_ref.common.errors import KafkaException
     from kafka_ref.common.requests.leave_group import LeaveGroupRequest, MemberIdentity
 
     reason = "member was removed by an admin"
+    remove_all = group_instance_ids is None
+    # 1. Who leaves.
+    if remove_all:
+        try:
+            described = (await describe_consumer_groups(admin, [group_id], timeout_ms))[group_id]
+        except KafkaException as exc:
+            raise KafkaException(f"Encounter exception when trying to get members from group: {group_id}") from exc
+        members = tuple(MemberIdentity(member_id="" if m.group_instance_id else m.member_id,
+                                       group_instance_id=m.group_instance_id, reason=reason)
+                        for m in described.members)
+        if not members:
+            return
+    else:
+        members = tuple(MemberIdentity(member_id="", group_instance_id=i, reason=reason) for i in group_instance_ids)
+    coordinator = _GroupCoordinatorProvider(admin, group_id)
 
-    async def coordinator(deadline: int) -> int:
-        return await admin._find_group_coordinator(group_id, deadline)
-
-    async def attempt(node: int, remaining_ms: int) -> None:
-        # 1. Who leaves.
-        if group_instance_ids is None:
-            described = (await admin.client.send(node, DescribeGroupsRequest(groups=(group_id,)), remaining_ms)).groups[0]
-            error = Errors.for_code(described.error_code)
-            _raise_for(error, f"DescribeGroups failed for group {group_id}")
-            members = tuple(MemberIdentity(member_id="" if m.group_instance_id else m.member_id,
-                                           group_instance_id=m.group_instance_id, reason=reason)
-                            for m in described.members)
-            if not members:
-                return
-        else:
-            members = tuple(MemberIdentity(member_id="", group_instance_id=i, reason=reason) for i in group_instance_ids)
+    async def attempt(node: int, remaining_ms: int) -> dict[tuple[str, str | None], int]:
         # 2. One batched LeaveGroup.
         response = await admin.client.send(node, LeaveGroupRequest(group_id=group_id, members=members), remaining_ms)
         error = Errors.for_code(response.error_code)
         _raise_for(error, f"LeaveGroup failed for group {group_id}")
-        # 3. Each member's answer.
-        for member in response.members:
-            Errors.for_code(member.error_code).maybe_raise(
-                f"Member {member.group_instance_id or member.member_id} could not leave group {group_id}")
+        return {(m.member_id, m.group_instance_id): m.error_code for m in response.members}
 
-    await admin._run_call("removeMembersFromConsumerGroup", coordinator, attempt, timeout_ms)
+    member_errors = await admin._run_call("removeMembersFromConsumerGroup", coordinator, attempt, timeout_ms)
+    # 3. Each member's answer.
+    if remove_all:
+        for (member_id, instance_id), code in member_errors.items():
+            exception = Errors.for_code(code).exception() if code != Errors.NONE.code else None
+            if exception is not None:
+                raise KafkaException(f"Encounter exception when trying to remove: MemberIdentity(memberId='{member_id}', "
+                                     f"groupInstanceId='{instance_id}')") from exception
+        return
+    for member in members:
+        code = member_errors.get((member.member_id, member.group_instance_id))
+        if code is None:
+            raise ValueError(f"Member \"MemberIdentity(memberId='{member.member_id}', groupInstanceId="
+                             f"'{member.group_instance_id}')\" was not included in the removal response")
+        Errors.for_code(code).maybe_raise(f"Member {member.group_instance_id} could not leave group {group_id}")
 
 
 __all__ = ["remove_members_from_consumer_group", "alter_consumer_group_offsets", "ConsumerGroupDescription", "ConsumerGroupListing", "MemberDescription", "describe_consumer_groups",

@@ -103,6 +103,14 @@ class NotLeaderForPartitionException(InvalidMetadataException):
     """
 
 
+class StaleMetadataException(InvalidMetadataException):
+    """Mirrors org.apache.kafka.common.errors.StaleMetadataException.
+
+    Client-side only (no error code): the metadata a call needs is missing or out of date, so
+    the call refreshes it and retries.
+    """
+
+
 # One class per protocol error, one line each, grouped by parent (Kafka 3.9 parentage).
 # -- InvalidMetadataException (retriable, refresh metadata first) --
 class UnknownTopicOrPartitionException(InvalidMetadataException): """Mirrors org.apache.kafka.common.errors.UnknownTopicOrPartitionException."""  # noqa: E501,E701
