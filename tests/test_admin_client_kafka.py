@@ -87,7 +87,6 @@ from kafka_ref.common.errors import (
     UnknownTopicOrPartitionException,
 )
 from kafka_ref.common.requests.alter_partition_reassignments import (
-    AlterPartitionReassignmentsRequest,
     AlterPartitionReassignmentsResponse,
     ReassignablePartitionResponse,
     ReassignableTopicResponse,
@@ -1406,3 +1405,86 @@ async def test_alter_consumer_group_offsets_non_retriable_errors(error: Errors) 
         with pytest.raises(error.exception_class):
             await admin.alter_consumer_group_offsets(GROUP_ID, {tp1: OffsetAndMetadata(123)})
         assert len(brokers.sent()) == 2
+
+
+async def test_list_offsets_metadata_retriable_errors() -> None:
+    """Mirrors KafkaAdminClientTest#testListOffsetsMetadataRetriableErrors: a topic-level
+    LEADER_NOT_AVAILABLE and then a partition-level UNKNOWN_TOPIC_OR_PARTITION (the topic itself
+    known) are looked up again; then each leader answers."""
+    tp0, tp1 = TopicPartition("foo", 0), TopicPartition("foo", 1)
+    async with mock_env(nodes=(0, 1)) as (brokers, admin):
+        leaders = {0: 0, 1: 1}
+        brokers.prepare_response(brokers.metadata_response((topic_metadata(
+            "foo", leaders, error=Errors.LEADER_NOT_AVAILABLE, partition_error=Errors.LEADER_NOT_AVAILABLE),)))
+        brokers.prepare_response(brokers.metadata_response((topic_metadata(
+            "foo", leaders, partition_error=Errors.UNKNOWN_TOPIC_OR_PARTITION),)))
+        brokers.prepare_response(brokers.metadata_response((topic_metadata("foo", leaders),)))
+        brokers.prepare_response(list_offsets_response({tp0: (Errors.NONE, -1, 345, 543)}), node=0)
+        brokers.prepare_response(list_offsets_response({tp1: (Errors.NONE, -1, 789, 987)}), node=1)
+        assert await admin.list_offsets({tp0: OffsetSpec.latest(), tp1: OffsetSpec.latest()}) == {
+            tp0: ListOffsetsResultInfo(345, -1, 543), tp1: ListOffsetsResultInfo(789, -1, 987)}
+        assert brokers.prepared == []
+        assert [n for n, _ in brokers.sent()] == [0, 1]
+
+
+async def test_list_offsets_with_multiple_partitions_leader_change() -> None:
+    """Mirrors KafkaAdminClientTest#testListOffsetsWithMultiplePartitionsLeaderChange: broker 0
+    answers NOT_LEADER_OR_FOLLOWER and LEADER_NOT_AVAILABLE; fresh metadata names brokers 1 and 2."""
+    tp0, tp1 = TopicPartition("foo", 0), TopicPartition("foo", 1)
+    async with mock_env() as (brokers, admin):
+        brokers.prepare_response(brokers.metadata_response((topic_metadata("foo", {0: 0, 1: 0}),)))
+        brokers.prepare_response(list_offsets_response({tp0: (Errors.NOT_LEADER_OR_FOLLOWER, -1, 345, 543),
+                                                        tp1: (Errors.LEADER_NOT_AVAILABLE, -2, 123, 456)}), node=0)
+        brokers.prepare_response(brokers.metadata_response((topic_metadata("foo", {0: 1, 1: 2}),)))
+        brokers.prepare_response(list_offsets_response({tp0: (Errors.NONE, -1, 345, 543)}), node=1)
+        brokers.prepare_response(list_offsets_response({tp1: (Errors.NONE, -2, 123, 456)}), node=2)
+        assert await admin.list_offsets({tp0: OffsetSpec.latest(), tp1: OffsetSpec.latest()}) == {
+            tp0: ListOffsetsResultInfo(345, -1, 543), tp1: ListOffsetsResultInfo(123, -2, 456)}
+        assert brokers.prepared == []
+        assert [n for n, _ in brokers.sent()] == [0, 1, 2]
+
+
+async def test_list_offsets_with_leader_change() -> None:
+    """Mirrors KafkaAdminClientTest#testListOffsetsWithLeaderChange."""
+    tp0 = TopicPartition("foo", 0)
+    async with mock_env() as (brokers, admin):
+        brokers.prepare_response(brokers.metadata_response((topic_metadata("foo", {0: 0}),)))
+        brokers.prepare_response(list_offsets_response({tp0: (Errors.NOT_LEADER_OR_FOLLOWER, -1, 345, 543)}), node=0)
+        brokers.prepare_response(brokers.metadata_response((topic_metadata("foo", {0: 1}),)))
+        brokers.prepare_response(list_offsets_response({tp0: (Errors.NONE, -2, 123, 456)}), node=1)
+        assert await admin.list_offsets({tp0: OffsetSpec.latest()}) == {tp0: ListOffsetsResultInfo(123, -2, 456)}
+        assert brokers.prepared == []
+
+
+@pytest.mark.parametrize(("topic_error", "partition_error", "expected"), [
+    (Errors.TOPIC_AUTHORIZATION_FAILED, Errors.TOPIC_AUTHORIZATION_FAILED, TopicAuthorizationException),
+    (Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.NONE, UnknownTopicOrPartitionException),
+    (Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.UNKNOWN_TOPIC_OR_PARTITION, UnknownTopicOrPartitionException),
+    (Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.LEADER_NOT_AVAILABLE, UnknownTopicOrPartitionException),
+])
+async def test_list_offsets_metadata_non_retriable_errors(topic_error: Errors, partition_error: Errors,
+                                                          expected: type) -> None:
+    """Mirrors KafkaAdminClientTest#testListOffsetsMetadataNonRetriableErrors: an unknown or
+    unauthorized topic fails at once, whatever its partitions say."""
+    async with mock_env(nodes=(0, 1)) as (brokers, admin):
+        brokers.prepare_response(brokers.metadata_response((topic_metadata(
+            "foo", {0: 0}, error=topic_error, partition_error=partition_error),)))
+        with pytest.raises(expected):
+            await admin.list_offsets({TopicPartition("foo", 0): OffsetSpec.latest()})
+        assert brokers.sent() == []
+
+
+async def test_list_offsets_partial_response() -> None:
+    """Mirrors KafkaAdminClientTest#testListOffsetsPartialResponse: the partition the leader left out
+    fails with ApiException."""
+    tp0, tp1 = TopicPartition("foo", 0), TopicPartition("foo", 1)
+    async with mock_env(nodes=(0, 1)) as (brokers, admin):
+        for _ in range(2):
+            brokers.prepare_response(brokers.metadata_response((topic_metadata("foo", {0: 0, 1: 0}),)))
+            brokers.prepare_response(list_offsets_response({tp0: (Errors.NONE, -2, 123, 456)}), node=0)
+        with pytest.raises(ApiException) as info:
+            await admin.list_offsets({tp1: OffsetSpec.latest(), tp0: OffsetSpec.latest()})
+        assert type(info.value) is ApiException
+        assert str(info.value) == "The response from broker 0 did not contain a result for topic partition foo-1"
+        # The partition that was answered has its offset.
+        assert await admin.list_offsets({tp0: OffsetSpec.latest()}) == {tp0: ListOffsetsResultInfo(123, -2, 456)}

@@ -25,7 +25,6 @@ from kafka_ref.common.errors import (
     ApiException,
     CoordinatorNotAvailableException,
     Errors,
-    InvalidMetadataException,
     InvalidTopicException,
     KafkaException,
     NetworkException,
@@ -156,10 +155,12 @@ class KafkaAdminClient:
                 # 2. Retriable: refresh what it says is stale, back off, try again.
                 if isinstance(node_provider, _GroupCoordinatorProvider):
                     node_provider.on_retriable(exc)
+                #    (Only a controller move refreshes the admin's own metadata here, as
+                #    handleNotControllerError does; a lost connection already asked for an update
+                #    through the network client, and a stale partition leader is looked up again by
+                #    the call's own Metadata request.)
                 if isinstance(exc, NotControllerException):
                     self.metadata.snapshot = _without_controller(self.metadata.snapshot)
-                    self.metadata.request_update()
-                elif isinstance(exc, (NetworkException, InvalidMetadataException, TimeoutException)):
                     self.metadata.request_update()
                 # 3. Past the deadline, or out of retries: the call times out (handleTimeoutFailure:
                 #    a TimeoutException cause fails the call as it is, anything else is wrapped).
@@ -471,45 +472,53 @@ class KafkaAdminClient:
                            timeout_ms: float | None = None) -> dict[TopicPartition, ListOffsetsResultInfo]:
         """Mirrors org.apache.kafka.clients.admin.KafkaAdminClient#listOffsets (then ListOffsetsResult#all).
 
-        Finds each partition's leader with a MetadataRequest, then asks the leaders;
-        partitions whose leader moved are retried after a fresh lookup.
+        Finds each partition's leader with a MetadataRequest (an unknown topic fails at once, a
+        leader not yet known is looked up again), then asks the leaders: NOT_LEADER_OR_FOLLOWER
+        and LEADER_NOT_AVAILABLE look the leader up again, other retriable errors retry, any other
+        error fails the partition, and a partition the leader left out fails with ApiException.
         """
         specs = dict(topic_partition_offsets)
         results: dict[TopicPartition, ListOffsetsResultInfo | ApiException] = {}
         topics = sorted({tp.topic for tp in specs})
 
         async def attempt(node: int, remaining_ms: int) -> None:
-            # 1. Leaders of the partitions still to answer.
+            # 1. Leaders of the partitions still to answer (PartitionLeaderStrategy, an unknown
+            #    topic failing at once).
             response: MetadataResponse = await self.client.send(
                 node, MetadataRequest.for_topics(topics, allow_auto_topic_creation=False), remaining_ms)
+            leaders, failed = _partition_leaders(response, [tp for tp in specs if tp not in results],
+                                                 tolerate_unknown_topics=False)
+            results.update(failed)
             by_leader: dict[int, dict[TopicPartition, ListOffsetsPartition]] = {}
-            for tp, spec in specs.items():
-                if tp in results:
-                    continue
-                topic = response.topic(tp.topic)
-                if topic is None or topic.error_code != Errors.NONE.code:
-                    error = Errors.UNKNOWN_TOPIC_OR_PARTITION if topic is None else Errors.for_code(topic.error_code)
-                    results[tp] = error.exception()
-                    continue
-                partition = next((p for p in topic.partitions if p.partition_index == tp.partition), None)
-                # (A partition the answer leaves out, or one without a leader, is looked up again:
-                #  PartitionLeaderStrategy maps only partitions with a leader and retries the rest.)
-                if partition is None or partition.leader_id < 0:
-                    continue
-                by_leader.setdefault(partition.leader_id, {})[tp] = ListOffsetsPartition(
-                    partition_index=tp.partition, current_leader_epoch=-1, timestamp=spec.timestamp)
-            # 2. One ListOffsets per leader; retriable partition errors wait for the next attempt.
+            for tp, leader in leaders.items():
+                by_leader.setdefault(leader, {})[tp] = ListOffsetsPartition(
+                    partition_index=tp.partition, current_leader_epoch=-1, timestamp=specs[tp].timestamp)
+            # 2. One ListOffsets per leader (ListOffsetsHandler#handleResponse).
             for leader, partitions in by_leader.items():
                 request = ListOffsetsRequest(replica_id=ListOffsetsRequest.CONSUMER_REPLICA_ID, isolation_level=isolation_level,
                                              topics=ListOffsetsRequest.to_list_offsets_topics(partitions))
                 answer: ListOffsetsResponse = await self.client.send(leader, request, remaining_ms)
+                unmapped = False
+                retriable: set[TopicPartition] = set()
                 for tp, r in answer.responses_by_partition().items():
                     error = Errors.for_code(r.error_code)
-                    if error is Errors.NONE:
+                    if tp not in partitions:
+                        self._log.warning("list_offsets_unknown_partition_in_response", partition=str(tp), broker=leader)
+                    elif error is Errors.NONE:
                         results[tp] = ListOffsetsResultInfo(r.offset, r.timestamp, None if r.leader_epoch == -1 else r.leader_epoch)
-                    elif not isinstance(error.exception(), RetriableException):
+                    elif error in (Errors.NOT_LEADER_OR_FOLLOWER, Errors.LEADER_NOT_AVAILABLE):
+                        unmapped = True  # the leader moved: look it up again
+                    elif isinstance(error.exception(), RetriableException):
+                        retriable.add(tp)
+                    else:
                         results[tp] = error.exception()
-            # 3. Anything left (no leader, retriable error) retries the call.
+                # 3. A leader that left a partition out (and moved none) fails it.
+                if not unmapped:
+                    for tp in partitions:
+                        if tp not in results and tp not in retriable:
+                            results[tp] = ApiException(f"The response from broker {leader} did not contain a result "
+                                                       f"for topic partition {tp}")
+            # 4. Anything left (no leader yet, leader moved, retriable error) retries the call.
             missing = [tp for tp in specs if tp not in results]
             if missing:
                 raise Errors.LEADER_NOT_AVAILABLE.exception(f"No offsets yet for {', '.join(map(str, missing))}; retrying")
@@ -522,7 +531,9 @@ class KafkaAdminClient:
         """Mirrors org.apache.kafka.clients.admin.KafkaAdminClient#deleteRecords (DeleteRecordsHandler,
         Kafka 3.6+; then DeleteRecordsResult#all as a map of low watermarks).
 
-        1. Look up each partition's leader (Metadata); 2. one DeleteRecords per leader; 3. per
+        1. Look up each partition's leader (Metadata, PartitionLeaderStrategy tolerating unknown
+        topics: those and partitions without a leader are looked up again, an authorization or
+        other unexpected error fails them); 2. one DeleteRecords per leader; 3. per
         partition: NONE gives its low watermark, an invalid-metadata error (the leader moved) looks
         the leader up again, another retriable error (REQUEST_TIMED_OUT: the replicas did not catch
         up in time) retries, anything else fails that partition (the first failure raises).
@@ -539,24 +550,16 @@ class KafkaAdminClient:
         server_timeout_ms = int(self.default_api_timeout_ms if timeout_ms is None else timeout_ms)
 
         async def attempt(node: int, remaining_ms: int) -> None:
-            # 1. Leaders of the partitions still to answer.
+            # 1. Leaders of the partitions still to answer (PartitionLeaderStrategy, unknown topics
+            #    looked up again).
             response: MetadataResponse = await self.client.send(
                 node, MetadataRequest.for_topics(topics, allow_auto_topic_creation=False), remaining_ms)
+            leaders, failed = _partition_leaders(response, [tp for tp in offsets if tp not in results],
+                                                 tolerate_unknown_topics=True)
+            results.update(failed)
             by_leader: dict[int, dict[TopicPartition, int]] = {}
-            for tp, offset in offsets.items():
-                if tp in results:
-                    continue
-                topic = response.topic(tp.topic)
-                if topic is None or topic.error_code != Errors.NONE.code:
-                    error = Errors.UNKNOWN_TOPIC_OR_PARTITION if topic is None else Errors.for_code(topic.error_code)
-                    if not isinstance(error.exception(), RetriableException):
-                        results[tp] = error.exception()
-                    continue
-                partition = next((p for p in topic.partitions if p.partition_index == tp.partition), None)
-                if partition is None:
-                    results[tp] = UnknownTopicOrPartitionException(f"Partition {tp} not found.")
-                elif partition.leader_id >= 0:
-                    by_leader.setdefault(partition.leader_id, {})[tp] = offset
+            for tp, leader in leaders.items():
+                by_leader.setdefault(leader, {})[tp] = offsets[tp]
             # 2. One DeleteRecords per leader (it may wait for the replicas up to its timeout).
             for leader, partitions in by_leader.items():
                 answer: DeleteRecordsResponse = await self.client.send(
@@ -764,6 +767,54 @@ def _all(results: dict, order: Iterable) -> dict:
         if isinstance(value, BaseException):
             raise value
     return {key: results[key] for key in order}
+
+
+def _partition_leaders(response: MetadataResponse, partitions: Iterable[TopicPartition], *,
+                       tolerate_unknown_topics: bool) -> tuple[dict[TopicPartition, int], dict[TopicPartition, ApiException]]:
+    """Mirrors org.apache.kafka.clients.admin.internals.PartitionLeaderStrategy#handleResponse.
+
+    Returns the partitions mapped to their leader and those that failed; the rest (leader not
+    known yet, a retriable error) are looked up again on the next attempt.
+    """
+    wanted = list(dict.fromkeys(partitions))
+    mapped: dict[TopicPartition, int] = {}
+    failed: dict[TopicPartition, ApiException] = {}
+    retry_partition = (Errors.NOT_LEADER_OR_FOLLOWER, Errors.REPLICA_NOT_AVAILABLE, Errors.LEADER_NOT_AVAILABLE,
+                       Errors.BROKER_NOT_AVAILABLE, Errors.KAFKA_STORAGE_ERROR, Errors.UNKNOWN_TOPIC_OR_PARTITION)
+    for topic in response.topics:
+        error = Errors.for_code(topic.error_code)
+        # 1. A topic-level error: retry (leader or broker not available; an unknown topic when
+        #    tolerated) or fail every wanted partition of the topic.
+        if error is not Errors.NONE:
+            mine = [tp for tp in wanted if tp.topic == topic.name]
+            if error is Errors.UNKNOWN_TOPIC_OR_PARTITION and not tolerate_unknown_topics:
+                failed.update((tp, error.exception(f"Failed to fetch metadata for partition {tp} because metadata for "
+                                                   f"topic `{topic.name}` could not be found")) for tp in mine)
+            elif error in (Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.LEADER_NOT_AVAILABLE, Errors.BROKER_NOT_AVAILABLE):
+                pass
+            elif error is Errors.TOPIC_AUTHORIZATION_FAILED:
+                failed.update((tp, error.exception(f"Failed to fetch metadata for partition {tp} due to topic "
+                                                   "authorization failure")) for tp in mine)
+            elif error is Errors.INVALID_TOPIC_EXCEPTION:
+                failed.update((tp, error.exception(f"Failed to fetch metadata for partition {tp} due to invalid topic "
+                                                   f"`{topic.name}`")) for tp in mine)
+            else:
+                failed.update((tp, error.exception(f"Failed to fetch metadata for partition {tp} due to unexpected error "
+                                                   f"for topic `{topic.name}`")) for tp in mine)
+            continue
+        # 2. Per wanted partition: a retriable error or no leader retries, another error fails.
+        for p in topic.partitions:
+            tp = TopicPartition(topic.name, p.partition_index)
+            if tp not in wanted:
+                continue
+            partition_error = Errors.for_code(p.error_code)
+            if partition_error is not Errors.NONE:
+                if partition_error not in retry_partition:
+                    failed[tp] = partition_error.exception(f"Unexpected error during metadata lookup for {tp}")
+                continue
+            if p.leader_id >= 0:
+                mapped[tp] = p.leader_id
+    return mapped, failed
 
 
 def _without_controller(snapshot: Any) -> Any:
