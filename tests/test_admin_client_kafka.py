@@ -1488,3 +1488,88 @@ async def test_list_offsets_partial_response() -> None:
         assert str(info.value) == "The response from broker 0 did not contain a result for topic partition foo-1"
         # The partition that was answered has its offset.
         assert await admin.list_offsets({tp0: OffsetSpec.latest()}) == {tp0: ListOffsetsResultInfo(123, -2, 456)}
+
+
+async def test_list_offsets_handles_fulfillment_timeouts() -> None:
+    """Mirrors KafkaAdminClientTest#testListOffsetsHandlesFulfillmentTimeouts (retries=2).
+
+    REQUEST_TIMED_OUT for foo-0 asks the same leader again (no new lookup): three such answers
+    exhaust the retries and the call fails with TimeoutException; two are followed by success.
+    """
+    tp0, tp1 = TopicPartition("foo", 0), TopicPartition("foo", 1)
+    with_error = list_offsets_response({tp0: (Errors.REQUEST_TIMED_OUT, -1, -1, -1), tp1: (Errors.NONE, -1, 345, 543)})
+    async with mock_env(nodes=(0,), retries=2) as (brokers, admin):
+        brokers.prepare_response(brokers.metadata_response((topic_metadata("foo", {0: 0, 1: 0}),)))
+        for _ in range(3):
+            brokers.prepare_response(with_error, node=0)
+        with pytest.raises(TimeoutException):
+            await admin.list_offsets({tp0: OffsetSpec.latest(), tp1: OffsetSpec.latest()})
+        assert brokers.prepared == []
+        assert [type(r).__name__ for _, r, _ in brokers.requests] == ["MetadataRequest"] + ["ListOffsetsRequest"] * 3
+        # Once foo-1 is answered only foo-0 is asked again.
+        assert [set(r.partition_timestamps()) for _, r in brokers.sent()] == [{tp0, tp1}, {tp0}, {tp0}]
+        brokers.requests.clear()
+        brokers.prepare_response(brokers.metadata_response((topic_metadata("foo", {0: 0, 1: 0}),)))
+        for _ in range(2):
+            brokers.prepare_response(with_error, node=0)
+        brokers.prepare_response(list_offsets_response({tp0: (Errors.NONE, -1, 789, 987)}), node=0)
+        assert await admin.list_offsets({tp0: OffsetSpec.latest(), tp1: OffsetSpec.latest()}) == {
+            tp0: ListOffsetsResultInfo(789, -1, 987), tp1: ListOffsetsResultInfo(345, -1, 543)}
+        assert brokers.prepared == []
+
+
+def all_topics_metadata(request: Any) -> bool:
+    return isinstance(request, MetadataRequest) and request.is_all_topics()
+
+
+async def test_successful_retry_after_request_timeout() -> None:
+    """Mirrors KafkaAdminClientTest#testSuccessfulRetryAfterRequestTimeout.
+
+    listTopics' first Metadata goes unanswered; it times out after request.timeout.ms (1000 ms)
+    and, the 3000 ms API timeout not being reached, is sent again after the backoff and answered.
+    """
+    async with mock_env(nodes=(0,), request_timeout_ms=1000, retry_backoff_ms=100) as (brokers, admin):
+        brokers.topics = {"foo": topic_metadata("foo", {0: 0})}
+        brokers.prepare_response(NO_ANSWER, matcher=all_topics_metadata)
+        assert await admin.list_topics(timeout_ms=3000) == {"foo"}
+        first, second = [t for _, r, t in brokers.requests if all_topics_metadata(r)]
+        assert second - first == 1000 + 100
+
+
+@pytest.mark.parametrize(("default_api_timeout_ms", "override_ms"), [(3000, None), (10000, 3000)])
+async def test_api_timeout(default_api_timeout_ms: int, override_ms: int | None) -> None:
+    """Mirrors KafkaAdminClientTest#testDefaultApiTimeout and #testDefaultApiTimeoutOverride.
+
+    With a 1500 ms request timeout and a 3000 ms API timeout (the default, or the call's own),
+    two unanswered attempts use up the API timeout and the call fails with TimeoutException.
+    """
+    async with mock_env(nodes=(0,), request_timeout_ms=1500, retry_backoff_ms=100,
+                        default_api_timeout_ms=default_api_timeout_ms) as (brokers, admin):
+        for _ in range(2):
+            brokers.prepare_response(NO_ANSWER, matcher=all_topics_metadata)
+        start = admin.time.milliseconds()
+        with pytest.raises(TimeoutException):
+            await admin.list_topics(timeout_ms=override_ms)
+        assert admin.time.milliseconds() - start == 3000
+        assert brokers.prepared == []
+        assert len([r for _, r, _ in brokers.requests if all_topics_metadata(r)]) == 2
+
+
+async def test_request_timeout_exceeding_default_api_timeout() -> None:
+    """Mirrors KafkaAdminClientTest#testRequestTimeoutExceedingDefaultApiTimeout: a request timeout
+    (120 s) above the default API timeout (60 s) raises the API timeout to match, so the request
+    is still in flight after 60 s and the call fails only at 120 s."""
+    async with mock_env(nodes=(0,), request_timeout_ms=120000, retry_backoff_ms=100) as (brokers, admin):
+        brokers.prepare_response(NO_ANSWER, matcher=all_topics_metadata)
+        assert admin.default_api_timeout_ms == 120000
+        start = admin.time.milliseconds()
+
+        async def in_flight_at_60s() -> None:
+            await anyio.sleep(60.001)
+            assert admin.client.in_flight_request_count(0) == 1
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(in_flight_at_60s)
+            with pytest.raises(TimeoutException):
+                await admin.list_topics()
+        assert admin.time.milliseconds() - start == 120000

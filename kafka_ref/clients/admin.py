@@ -25,6 +25,7 @@ from kafka_ref.common.errors import (
     ApiException,
     CoordinatorNotAvailableException,
     Errors,
+    InvalidMetadataException,
     InvalidTopicException,
     KafkaException,
     NetworkException,
@@ -474,23 +475,30 @@ class KafkaAdminClient:
 
         Finds each partition's leader with a MetadataRequest (an unknown topic fails at once, a
         leader not yet known is looked up again), then asks the leaders: NOT_LEADER_OR_FOLLOWER
-        and LEADER_NOT_AVAILABLE look the leader up again, other retriable errors retry, any other
-        error fails the partition, and a partition the leader left out fails with ApiException.
+        and LEADER_NOT_AVAILABLE look the leader up again, other retriable errors ask the same
+        leader again, any other error fails the partition, and a partition the leader left out
+        fails with ApiException. A partition keeps its leader until the leader says it moved.
         """
         specs = dict(topic_partition_offsets)
         results: dict[TopicPartition, ListOffsetsResultInfo | ApiException] = {}
-        topics = sorted({tp.topic for tp in specs})
+
+        # The partitions mapped to a leader (AdminApiDriver's lookup stage), kept across attempts.
+        leaders: dict[TopicPartition, int] = {}
 
         async def attempt(node: int, remaining_ms: int) -> None:
-            # 1. Leaders of the partitions still to answer (PartitionLeaderStrategy, an unknown
-            #    topic failing at once).
-            response: MetadataResponse = await self.client.send(
-                node, MetadataRequest.for_topics(topics, allow_auto_topic_creation=False), remaining_ms)
-            leaders, failed = _partition_leaders(response, [tp for tp in specs if tp not in results],
-                                                 tolerate_unknown_topics=False)
-            results.update(failed)
+            # 1. Leaders of the unanswered partitions not mapped yet (PartitionLeaderStrategy, an
+            #    unknown topic failing at once).
+            unmapped_partitions = [tp for tp in specs if tp not in results and tp not in leaders]
+            if unmapped_partitions:
+                response: MetadataResponse = await self.client.send(node, MetadataRequest.for_topics(
+                    sorted({tp.topic for tp in unmapped_partitions}), allow_auto_topic_creation=False), remaining_ms)
+                found, failed = _partition_leaders(response, unmapped_partitions, tolerate_unknown_topics=False)
+                results.update(failed)
+                leaders.update(found)
             by_leader: dict[int, dict[TopicPartition, ListOffsetsPartition]] = {}
             for tp, leader in leaders.items():
+                if tp in results:
+                    continue
                 by_leader.setdefault(leader, {})[tp] = ListOffsetsPartition(
                     partition_index=tp.partition, current_leader_epoch=-1, timestamp=specs[tp].timestamp)
             # 2. One ListOffsets per leader (ListOffsetsHandler#handleResponse).
@@ -508,6 +516,7 @@ class KafkaAdminClient:
                         results[tp] = ListOffsetsResultInfo(r.offset, r.timestamp, None if r.leader_epoch == -1 else r.leader_epoch)
                     elif error in (Errors.NOT_LEADER_OR_FOLLOWER, Errors.LEADER_NOT_AVAILABLE):
                         unmapped = True  # the leader moved: look it up again
+                        leaders.pop(tp, None)
                     elif isinstance(error.exception(), RetriableException):
                         retriable.add(tp)
                     else:
@@ -543,38 +552,55 @@ class KafkaAdminClient:
         offsets = {tp: spec.before_offset if isinstance(spec, RecordsToDelete) else int(spec)
                    for tp, spec in records_to_delete.items()}
         results: dict[TopicPartition, DeletedRecords | ApiException] = {}
-        topics = sorted({tp.topic for tp in offsets})
         # The brokers may wait this long for the replicas (DeleteRecordsHandler's timeout: the
         # options' timeout, else default.api.timeout.ms); the client waits for each answer as
         # long as the call's attempt allows.
         server_timeout_ms = int(self.default_api_timeout_ms if timeout_ms is None else timeout_ms)
 
+        # The partitions mapped to a leader (AdminApiDriver's lookup stage), kept across attempts.
+        leaders: dict[TopicPartition, int] = {}
+
         async def attempt(node: int, remaining_ms: int) -> None:
-            # 1. Leaders of the partitions still to answer (PartitionLeaderStrategy, unknown topics
-            #    looked up again).
-            response: MetadataResponse = await self.client.send(
-                node, MetadataRequest.for_topics(topics, allow_auto_topic_creation=False), remaining_ms)
-            leaders, failed = _partition_leaders(response, [tp for tp in offsets if tp not in results],
-                                                 tolerate_unknown_topics=True)
-            results.update(failed)
+            # 1. Leaders of the unanswered partitions not mapped yet (PartitionLeaderStrategy,
+            #    unknown topics looked up again).
+            unmapped_partitions = [tp for tp in offsets if tp not in results and tp not in leaders]
+            if unmapped_partitions:
+                response: MetadataResponse = await self.client.send(node, MetadataRequest.for_topics(
+                    sorted({tp.topic for tp in unmapped_partitions}), allow_auto_topic_creation=False), remaining_ms)
+                found, failed = _partition_leaders(response, unmapped_partitions, tolerate_unknown_topics=True)
+                results.update(failed)
+                leaders.update(found)
             by_leader: dict[int, dict[TopicPartition, int]] = {}
             for tp, leader in leaders.items():
-                by_leader.setdefault(leader, {})[tp] = offsets[tp]
-            # 2. One DeleteRecords per leader (it may wait for the replicas up to its timeout).
+                if tp not in results:
+                    by_leader.setdefault(leader, {})[tp] = offsets[tp]
+            # 2. One DeleteRecords per leader (it may wait for the replicas up to its timeout);
+            #    DeleteRecordsHandler#handleResponse per partition.
             for leader, partitions in by_leader.items():
                 answer: DeleteRecordsResponse = await self.client.send(
                     leader, DeleteRecordsRequest.of(partitions, timeout_ms=server_timeout_ms), remaining_ms)
                 answered = answer.results_by_partition()
-                for tp in partitions:
-                    r = answered.get(tp)
-                    if r is None:
-                        results[tp] = ApiException(f"The response from broker {leader} did not contain a result for topic partition {tp}")
+                unmapped = False
+                retriable: set[TopicPartition] = set()
+                for tp, r in answered.items():
+                    if tp not in partitions:
                         continue
                     error = Errors.for_code(r.error_code)
                     if error is Errors.NONE:
                         results[tp] = DeletedRecords(r.low_watermark)
-                    elif not isinstance(error.exception(), RetriableException):
+                    elif isinstance(error.exception(), InvalidMetadataException):
+                        unmapped = True  # the leader moved: look it up again
+                        leaders.pop(tp, None)
+                    elif isinstance(error.exception(), RetriableException):
+                        retriable.add(tp)
+                    else:
                         results[tp] = error.exception()
+                # A leader that left a partition out (and moved none) fails it.
+                if not unmapped:
+                    for tp in partitions:
+                        if tp not in results and tp not in retriable:
+                            results[tp] = ApiException(f"The response from broker {leader} did not contain a result "
+                                                       f"for topic partition {tp}")
             # 3. Anything left (no leader, leader moved, timed out) retries the call.
             missing = [tp for tp in offsets if tp not in results]
             if missing:
