@@ -38,10 +38,13 @@ Not ported:
   testBatchedListConsumerGroupOffsets*, testListConsumerGroupOffsetsOptionsWith*: state/type filters,
   authorized operations, the KIP-848 ConsumerGroupDescribe API and batched multi-group offset fetches
   are not modelled.
-- testDeleteConsumerGroupsWithOlderBroker, testDeleteMultipleConsumerGroupsWithOlderBroker,
-  testListOffsets*Unsupported*, testListOffsetsNonMaxTimestampDowngradedImmediately: API version
+- testDeleteMultipleConsumerGroupsWithOlderBroker, testListOffsets*Unsupported*, testListOffsetsNonMaxTimestampDowngradedImmediately: API version
   negotiation (UnsupportedVersionException downgrades) is not modelled.
 - testRemoveMembersFromGroupReason/TruncatesReason/DefaultReason: the removal reason is fixed.
+- testDescribeLogDirsDeprecated, testDescribeLogDirsOfflineDirDeprecated: the deprecated
+  values()/all() views of the same result; the ports above cover the result itself.
+- testGetSubLevelError: a private helper; its use (a member missing from the answer) is in
+  testRemoveMembersFromGroup here.
 - testClientSideTimeoutAfterFailureTo*: they use MockClient's failure injection at send time of a
   specific call type; the covered behaviour is in testSuccessfulRetryAfterRequestTimeout here.
 """
@@ -1573,3 +1576,39 @@ async def test_request_timeout_exceeding_default_api_timeout() -> None:
             with pytest.raises(TimeoutException):
                 await admin.list_topics()
         assert admin.time.milliseconds() - start == 120000
+
+
+async def test_delete_consumer_groups_with_older_broker() -> None:
+    """Mirrors KafkaAdminClientTest#testDeleteConsumerGroupsWithOlderBroker (FindCoordinator one key
+    at a time, which is how kafka_ref always asks).
+
+    FindCoordinator's retriable errors are retried and the group is deleted; its
+    GROUP_AUTHORIZATION_FAILED fails the call; DeleteGroups' COORDINATOR_LOAD_IN_PROGRESS asks the
+    coordinator again, NOT_COORDINATOR and COORDINATOR_NOT_AVAILABLE look it up again.
+    """
+    from kafka_ref.common.errors import GroupAuthorizationException
+
+    def deleted(error: Errors) -> DeleteGroupsResponse:
+        return DeleteGroupsResponse(results=(DeletableGroupResult(group_id="groupId", error_code=error.code),))
+
+    async with mock_env(nodes=(0,)) as (brokers, admin):
+        brokers.prepare_response(find_coordinator_response(Errors.COORDINATOR_NOT_AVAILABLE, None, key="groupId"))
+        brokers.prepare_response(find_coordinator_response(Errors.COORDINATOR_LOAD_IN_PROGRESS, None, key="groupId"))
+        brokers.prepare_response(find_coordinator_response(Errors.NONE, 0, key="groupId"))
+        brokers.prepare_response(deleted(Errors.NONE))
+        assert await admin.delete_consumer_groups(["groupId"]) is None
+        brokers.prepare_response(find_coordinator_response(Errors.GROUP_AUTHORIZATION_FAILED, None, key="groupId"))
+        with pytest.raises(GroupAuthorizationException):
+            await admin.delete_consumer_groups(["groupId"])
+        brokers.prepare_response(find_coordinator_response(Errors.NONE, 0, key="groupId"))
+        brokers.prepare_response(deleted(Errors.COORDINATOR_LOAD_IN_PROGRESS))
+        brokers.prepare_response(deleted(Errors.NOT_COORDINATOR))
+        brokers.prepare_response(find_coordinator_response(Errors.NONE, 0, key="groupId"))
+        brokers.prepare_response(deleted(Errors.COORDINATOR_NOT_AVAILABLE))
+        brokers.prepare_response(find_coordinator_response(Errors.NONE, 0, key="groupId"))
+        brokers.prepare_response(deleted(Errors.NONE))
+        assert await admin.delete_consumer_groups(["groupId"]) is None
+        assert brokers.prepared == []
+        assert sent_types(brokers) == ["FindCoordinator"] * 3 + ["DeleteGroups", "FindCoordinator", "FindCoordinator",
+                                                                 "DeleteGroups", "DeleteGroups", "FindCoordinator",
+                                                                 "DeleteGroups", "FindCoordinator", "DeleteGroups"]
