@@ -1531,7 +1531,8 @@ async def test_successful_retry_after_request_timeout() -> None:
     listTopics' first Metadata goes unanswered; it times out after request.timeout.ms (1000 ms)
     and, the 3000 ms API timeout not being reached, is sent again after the backoff and answered.
     """
-    async with mock_env(nodes=(0,), request_timeout_ms=1000, retry_backoff_ms=100) as (brokers, admin):
+    async with mock_env(nodes=(0,), request_timeout_ms=1000, retry_backoff_ms=100,
+                        retry_backoff_max_ms=100) as (brokers, admin):
         brokers.topics = {"foo": topic_metadata("foo", {0: 0})}
         brokers.prepare_response(NO_ANSWER, matcher=all_topics_metadata)
         assert await admin.list_topics(timeout_ms=3000) == {"foo"}

@@ -6,7 +6,8 @@ CreateTopics/DeleteTopics, the least-loaded broker otherwise), send the request,
 retriable failures after ``retry_backoff_ms`` until the operation's deadline
 (``default_api_timeout_ms`` unless a timeout is given). NOT_CONTROLLER from a broker that lost
 (or never had) the controllership clears the cached controller, refreshes metadata and retries
-at the new controller.
+at the new controller. The backoff grows exponentially per retry (KIP-580) up to
+``retry_backoff_max_ms``.
 
 Kafka returns futures per topic and ``all()`` raises the first failure. Here each method
 awaits the whole operation and then raises the first per-topic error, in request order, as its
@@ -18,9 +19,11 @@ deleted.
 from __future__ import annotations
 
 import dataclasses
+import random
 from typing import Any, Awaitable, Callable, Iterable
 
 from kafka_ref.clients.client_metadata import Metadata, NetworkClient, Node, client_logger
+from kafka_ref.clients.cluster_connection_states import ExponentialBackoff
 from kafka_ref.common.errors import (
     ApiException,
     CoordinatorNotAvailableException,
@@ -57,6 +60,10 @@ from kafka_ref.clients.admin_types import (  # noqa: F401  (re-exported: the nam
     TopicMetadataAndConfig,
     TopicPartitionInfo,
 )
+
+# CommonClientConfigs#RETRY_BACKOFF_EXP_BASE and #RETRY_BACKOFF_JITTER.
+RETRY_BACKOFF_EXP_BASE = 2
+RETRY_BACKOFF_JITTER = 0.2
 
 # --------------------------------------------------------------------------------------------
 # The client
@@ -105,6 +112,7 @@ class KafkaAdminClient:
         client_id: str = "adminclient-1",
         default_api_timeout_ms: int = 60000,
         retry_backoff_ms: int = 100,
+        retry_backoff_max_ms: int = 1000,
         retries: int = 2**31 - 1,
         metadata_max_age_ms: int = 300000,
         time: Time | None = None,
@@ -113,6 +121,10 @@ class KafkaAdminClient:
         self.request_timeout_ms = request_timeout_ms
         self.default_api_timeout_ms = max(default_api_timeout_ms, request_timeout_ms)
         self.retry_backoff_ms = retry_backoff_ms
+        # Call#fail's backoff (KIP-580): exponential from retry.backoff.ms (base 2, jitter 0.2) up
+        # to retry.backoff.max.ms, its jitter drawn from a stream seeded by the client id.
+        self.retry_backoff = ExponentialBackoff(retry_backoff_ms, RETRY_BACKOFF_EXP_BASE, retry_backoff_max_ms,
+                                                RETRY_BACKOFF_JITTER, random.Random(f"admin-retry/{client_id}"))
         self.retries = retries
         self.time = time or Time()
         # AdminMetadataManager: brokers and the controller only (topics are asked for per call).
@@ -172,7 +184,7 @@ class KafkaAdminClient:
                     raise TimeoutException(f"Call(callName={call_name}, deadlineMs={deadline}, tries={tries}) "
                                            f"timed out at {now} after {tries} attempt(s): {exc}") from exc
                 self._log.debug("admin_call_retry", call=call_name, tries=tries, error=repr(exc))
-                await self.time.sleep(min(self.retry_backoff_ms, deadline - now))
+                await self.time.sleep(min(self.retry_backoff.backoff(tries - 1), deadline - now))
 
     async def _controller_node(self, deadline: int) -> int:
         """Mirrors KafkaAdminClient.ControllerNodeProvider: the controller, after a metadata refresh if unknown."""
