@@ -96,7 +96,6 @@ class _GroupCoordinatorProvider:
             self.node = None
 
 
-
 class KafkaAdminClient:
     """Mirrors org.apache.kafka.clients.admin.KafkaAdminClient.
 
