@@ -20,11 +20,9 @@ Not ported:
 - testCloseAdminClient*, testAdminClientFailureWhenClosed: no background thread to close.
 - testPropagatedMetadataFetchException, testAdminClientApisAuthenticationFailure,
   testDeleteRecordsMultipleSends: SASL authentication errors are not modelled.
-- testCreateTopicsRetryThrottlingException*, testDeleteTopicsRetryThrottlingException*,
-  testCreatePartitionsRetryThrottlingException*, testCreatePartitionsDontRetry*: controller mutation
-  quotas (THROTTLING_QUOTA_EXCEEDED and the retryOnQuotaViolation option) are not modelled.
-- testDeleteTopics' and testDeleteTopicsPartialResponse's topic-id halves, testDescribeTopicsByIds:
-  the admin client addresses topics by name only.
+- The topic-id halves of testDeleteTopics, testDeleteTopicsPartialResponse and
+  testDeleteTopicsRetryThrottlingExceptionWhenEnabled, and testDescribeTopicsByIds: the admin
+  client addresses topics by name only.
 - testDescribeTopicsWithDescribeTopicPartitionsApi*, testDescribeTopicPartitionsApi*: kafka_ref has no
   DescribeTopicPartitions API (describeTopics uses Metadata).
 - ACLs, client quotas, SCRAM credentials, features, metadata quorum, UnregisterBroker, producers,
@@ -1613,3 +1611,98 @@ async def test_delete_consumer_groups_with_older_broker() -> None:
         assert sent_types(brokers) == ["FindCoordinator"] * 3 + ["DeleteGroups", "FindCoordinator", "FindCoordinator",
                                                                  "DeleteGroups", "DeleteGroups", "FindCoordinator",
                                                                  "DeleteGroups", "FindCoordinator", "DeleteGroups"]
+
+
+# --------------------------------------------------------------------------------------------
+# Controller mutation quotas: THROTTLING_QUOTA_EXCEEDED and retryOnQuotaViolation
+# --------------------------------------------------------------------------------------------
+
+
+def quota_response(call: str, throttle_time_ms: int, results: dict[str, Errors]) -> Any:
+    """Mirrors prepareCreateTopicsResponse / prepareDeleteTopicsResponse / prepareCreatePartitionsResponse
+    with a throttle time."""
+    if call == "create_topics":
+        return CreateTopicsResponse(throttle_time_ms=throttle_time_ms, topics=tuple(
+            CreatableTopicResult(name=n, error_code=e.code, topic_id=TOPIC_ID, num_partitions=1, replication_factor=1)
+            for n, e in results.items()))
+    if call == "delete_topics":
+        return DeleteTopicsResponse(throttle_time_ms=throttle_time_ms, responses=tuple(
+            DeletableTopicResult(name=n, error_code=e.code) for n, e in results.items()))
+    return CreatePartitionsResponse(throttle_time_ms=throttle_time_ms, results=tuple(
+        CreatePartitionsTopicResult(name=n, error_code=e.code) for n, e in results.items()))
+
+
+async def run_quota_call(admin: Admin, call: str, retry_on_quota_violation: bool) -> Any:
+    names = ["topic1", "topic2", "topic3"]
+    if call == "create_topics":
+        return await admin.create_topics([NewTopic(n, 1, 1) for n in names],
+                                         retry_on_quota_violation=retry_on_quota_violation)
+    if call == "delete_topics":
+        return await admin.delete_topics(names, retry_on_quota_violation=retry_on_quota_violation)
+    return await admin.create_partitions({n: NewPartitions.increase_to(i + 1) for i, n in enumerate(names)},
+                                         retry_on_quota_violation=retry_on_quota_violation)
+
+
+QUOTA_CALLS = ["create_topics", "delete_topics", "create_partitions"]
+FIRST_ANSWER = {"topic1": Errors.NONE, "topic2": Errors.THROTTLING_QUOTA_EXCEEDED, "topic3": Errors.TOPIC_ALREADY_EXISTS}
+
+
+@pytest.mark.parametrize("call", QUOTA_CALLS)
+async def test_retry_throttling_exception_when_enabled(call: str) -> None:
+    """Mirrors KafkaAdminClientTest#testCreateTopicsRetryThrottlingExceptionWhenEnabled,
+    #testDeleteTopicsRetryThrottlingExceptionWhenEnabled (by name) and
+    #testCreatePartitionsRetryThrottlingExceptionWhenEnabled: the throttled topic2 is sent alone
+    again until it succeeds; topic3's error is the call's failure."""
+    from kafka_ref.common.errors import TopicExistsException
+
+    async with mock_env() as (brokers, admin):
+        brokers.prepare_response(quota_response(call, 1000, FIRST_ANSWER), matcher=topics_named("topic1", "topic2", "topic3"))
+        brokers.prepare_response(quota_response(call, 1000, {"topic2": Errors.THROTTLING_QUOTA_EXCEEDED}),
+                                 matcher=topics_named("topic2"))
+        brokers.prepare_response(quota_response(call, 0, {"topic2": Errors.NONE}), matcher=topics_named("topic2"))
+        with pytest.raises(TopicExistsException):
+            await run_quota_call(admin, call, True)
+        assert brokers.prepared == []
+        assert [sorted(t.name for t in r.topics) for _, r in brokers.sent()] == [
+            ["topic1", "topic2", "topic3"], ["topic2"], ["topic2"]]
+
+
+@pytest.mark.parametrize("call", QUOTA_CALLS)
+async def test_retry_throttling_exception_when_enabled_until_request_timeout(call: str) -> None:
+    """Mirrors KafkaAdminClientTest#testCreateTopicsRetryThrottlingExceptionWhenEnabledUntilRequestTimeOut,
+    #testDeleteTopicsRetryThrottlingExceptionWhenEnabledUntilRequestTimeOut (by name) and
+    #testCreatePartitionsRetryThrottlingExceptionWhenEnabledUntilRequestTimeOut: the third request
+    is never answered; at the 60 s API timeout topic2 fails with its ThrottlingQuotaExceededException,
+    the throttle time used up (0)."""
+    from kafka_ref.common.errors import ThrottlingQuotaExceededException
+
+    async with mock_env(default_api_timeout_ms=60000) as (brokers, admin):
+        brokers.prepare_response(quota_response(call, 1000, FIRST_ANSWER), matcher=topics_named("topic1", "topic2", "topic3"))
+        brokers.prepare_response(quota_response(call, 1000, {"topic2": Errors.THROTTLING_QUOTA_EXCEEDED}),
+                                 matcher=topics_named("topic2"))
+        for _ in range(5):
+            brokers.prepare_response(NO_ANSWER, matcher=topics_named("topic2"))
+        start = admin.time.milliseconds()
+        with pytest.raises(ThrottlingQuotaExceededException) as info:
+            await run_quota_call(admin, call, True)
+        assert info.value.throttle_time_ms == 0
+        assert admin.time.milliseconds() - start == 60000
+        assert [sorted(t.name for t in r.topics) for _, r in brokers.sent()][:3] == [
+            ["topic1", "topic2", "topic3"], ["topic2"], ["topic2"]]
+        brokers.prepared.clear()
+
+
+@pytest.mark.parametrize("call", QUOTA_CALLS)
+async def test_dont_retry_throttling_exception_when_disabled(call: str) -> None:
+    """Mirrors KafkaAdminClientTest#testCreateTopicsDontRetryThrottlingExceptionWhenDisabled,
+    #testDeleteTopicsDontRetryThrottlingExceptionWhenDisabled (by name) and
+    #testCreatePartitionsDontRetryThrottlingExceptionWhenDisabled: topic2 fails at once with the
+    broker's throttle time (1000 ms)."""
+    from kafka_ref.common.errors import ThrottlingQuotaExceededException
+
+    async with mock_env() as (brokers, admin):
+        brokers.prepare_response(quota_response(call, 1000, FIRST_ANSWER), matcher=topics_named("topic1", "topic2", "topic3"))
+        with pytest.raises(ThrottlingQuotaExceededException) as info:
+            await run_quota_call(admin, call, False)
+        assert info.value.throttle_time_ms == 1000
+        assert len(brokers.sent()) == 1

@@ -35,6 +35,7 @@ from kafka_ref.common.errors import (
     NotControllerException,
     NotCoordinatorException,
     RetriableException,
+    ThrottlingQuotaExceededException,
     TimeoutException,
     UnknownTopicOrPartitionException,
 )
@@ -213,12 +214,61 @@ class KafkaAdminClient:
 
     # -- topics ----------------------------------------------------------------------------
 
+    async def _run_topic_calls(self, call_name: str, attempt: Callable[[int, int, list[str]], Awaitable[list[str]]],
+                               names: list[str], results: dict[str, Any], retry_on_quota_violation: bool,
+                               timeout_ms: float | None) -> None:
+        """Mirrors the chain of Calls KafkaAdminClient#createTopics, #deleteTopics and #createPartitions
+        make at the controller (getCreateTopicsCall and its siblings, maybeCompleteQuotaExceededException).
+
+        ``attempt(node, remaining_ms, batch)`` sends one request for ``batch``, records each
+        answered topic in ``results`` and returns the topics the controller throttled
+        (THROTTLING_QUOTA_EXCEEDED, only when ``retry_on_quota_violation``); their exceptions are
+        stored in ``results`` meanwhile and replaced by the next answer. 1. One call for the batch;
+        2. throttled topics go to a new call, at once, within the same deadline; 3. a call that
+        fails gives its failure to every topic without a result, except that on a timeout a
+        throttled topic gets its ThrottlingQuotaExceededException back, its throttle time reduced
+        by the time since that call started.
+        """
+        timeout_ms = self.default_api_timeout_ms if timeout_ms is None else timeout_ms
+        deadline = self.time.milliseconds() + timeout_ms
+        batch = list(names)
+        throttled: dict[str, ApiException] = {}
+        while True:
+            started = self.time.milliseconds()
+
+            async def one(node: int, remaining_ms: int) -> list[str]:
+                return await attempt(node, remaining_ms, batch)
+
+            try:
+                # 1. One call for the batch.
+                if deadline - started <= 0:
+                    raise TimeoutException(f"Timed out waiting for a node assignment. Call: {call_name}")
+                retry = await self._run_call(call_name, self._controller_node, one, deadline - started)
+            except ApiException as exc:
+                # 3. handleFailure (and maybeCompleteQuotaExceededException on a timeout).
+                if retry_on_quota_violation and isinstance(exc, TimeoutException):
+                    elapsed = self.time.milliseconds() - started
+                    for name, quota in throttled.items():
+                        results[name] = ThrottlingQuotaExceededException(
+                            str(quota), max(0, getattr(quota, "throttle_time_ms", 0) - elapsed))
+                for name in names:
+                    if name not in results or name in throttled:
+                        results.setdefault(name, exc)
+                return
+            # 2. Throttled topics go again in a new call.
+            throttled = {name: results.pop(name) for name in retry}
+            if not retry:
+                return
+            batch = list(retry)
+
     async def create_topics(self, new_topics: Iterable[NewTopic], *, validate_only: bool = False,
+                            retry_on_quota_violation: bool = True,
                             timeout_ms: float | None = None) -> dict[str, TopicMetadataAndConfig]:
         """Mirrors org.apache.kafka.clients.admin.KafkaAdminClient#createTopics (then CreateTopicsResult#all).
 
         Sends CreateTopics to the controller; returns each topic's id, partitions,
-        replication factor and configs, or raises the first topic's error.
+        replication factor and configs, or raises the first topic's error. Topics the controller
+        throttles are sent again (CreateTopicsOptions#retryOnQuotaViolation, on by default).
         """
         # 1. Names the request cannot carry fail at once.
         topics: dict[str, NewTopic] = {}
@@ -228,39 +278,47 @@ class KafkaAdminClient:
             topics.setdefault(topic.name, topic)
         results: dict[str, TopicMetadataAndConfig | ApiException] = {}
 
-        async def attempt(node: int, remaining_ms: int) -> None:
-            pending = [t for name, t in topics.items() if name not in results]
-            request = CreateTopicsRequest(topics=tuple(t.to_creatable_topic() for t in pending),
+        async def attempt(node: int, remaining_ms: int, batch: list[str]) -> list[str]:
+            request = CreateTopicsRequest(topics=tuple(topics[name].to_creatable_topic() for name in batch),
                                           timeout_ms=remaining_ms, validate_only=validate_only)
             response: CreateTopicsResponse = await self.client.send(node, request, remaining_ms)
             # 2. A controller move anywhere in the answer retries the call (handleNotControllerError).
             if any(r.error_code == Errors.NOT_CONTROLLER.code for r in response.topics):
                 raise NotControllerException(f"Broker {node} is not the controller")
-            # 3. Per topic: the error, or what was created.
+            # 3. Per topic: the error, or what was created; a throttled topic is retried when asked.
+            retry: list[str] = []
             for r in response.topics:
                 if r.name not in topics:
                     self._log.warning("create_topics_unknown_topic_in_response", topic=r.name)
                     continue
                 error = Errors.for_code(r.error_code)
-                if error is not Errors.NONE:
+                if error is Errors.THROTTLING_QUOTA_EXCEEDED:
+                    results[r.name] = ThrottlingQuotaExceededException(r.error_message or error.message,
+                                                                       response.throttle_time_ms)
+                    if retry_on_quota_violation:
+                        retry.append(r.name)
+                elif error is not Errors.NONE:
                     results[r.name] = error.exception(r.error_message or None)
                 else:
                     results[r.name] = TopicMetadataAndConfig(
                         r.topic_id, r.num_partitions, r.replication_factor,
                         {c.name: c.value for c in (r.configs or ())})
-            for name in topics:
-                results.setdefault(name, ApiException(f"The controller response did not contain a result for topic {name}"))
+            # 4. Nothing to retry: a topic the answer left out fails (completeUnrealizedFutures).
+            if not retry:
+                for name in topics:
+                    results.setdefault(name, ApiException(f"The controller response did not contain a result for topic {name}"))
+            return retry
 
-        await self._run_call("createTopics", self._controller_node, attempt, timeout_ms)
+        await self._run_topic_calls("createTopics", attempt, list(topics), results, retry_on_quota_violation, timeout_ms)
         return _all(results, topics)
 
     async def create_partitions(self, new_partitions: dict[str, NewPartitions], *, validate_only: bool = False,
-                                timeout_ms: float | None = None) -> None:
+                                retry_on_quota_violation: bool = True, timeout_ms: float | None = None) -> None:
         """Mirrors org.apache.kafka.clients.admin.KafkaAdminClient#createPartitions (then CreatePartitionsResult#all).
 
         1. Sent to the controller; 2. NOT_CONTROLLER for any topic looks the controller up again
-        and retries the topics not yet answered; 3. the first topic's error raises (e.g.
-        InvalidPartitionsException when the count would not grow).
+        and retries the call, a throttled topic is sent again (retryOnQuotaViolation); 3. the
+        first topic's error raises (e.g. InvalidPartitionsException when the count would not grow).
         """
         from kafka_ref.common.requests.create_partitions import (
             CreatePartitionsAssignment,
@@ -272,51 +330,76 @@ class KafkaAdminClient:
         topics = dict(new_partitions)
         results: dict[str, None | ApiException] = {}
 
-        async def attempt(node: int, remaining_ms: int) -> None:
-            # 1. The topics still unanswered.
+        async def attempt(node: int, remaining_ms: int, batch: list[str]) -> list[str]:
+            # 1. The topics of this call.
             request = CreatePartitionsRequest(topics=tuple(
-                CreatePartitionsTopic(name=name, count=spec.total_count, assignments=None if spec.new_assignments is None
-                                      else tuple(CreatePartitionsAssignment(broker_ids=tuple(a)) for a in spec.new_assignments))
-                for name, spec in topics.items() if name not in results), timeout_ms=remaining_ms, validate_only=validate_only)
+                CreatePartitionsTopic(name=name, count=topics[name].total_count,
+                                      assignments=None if topics[name].new_assignments is None
+                                      else tuple(CreatePartitionsAssignment(broker_ids=tuple(a))
+                                                 for a in topics[name].new_assignments))
+                for name in batch), timeout_ms=remaining_ms, validate_only=validate_only)
             response: CreatePartitionsResponse = await self.client.send(node, request, remaining_ms)
             # 2. Controller moved: retry.
             if any(r.error_code == Errors.NOT_CONTROLLER.code for r in response.results):
                 raise NotControllerException(f"Broker {node} is not the controller")
-            # 3. Per topic.
+            # 3. Per topic; a throttled topic is retried when asked.
+            retry: list[str] = []
             for r in response.results:
                 if r.name in topics:
                     error = Errors.for_code(r.error_code)
-                    results[r.name] = None if error is Errors.NONE else error.exception(r.error_message or None)
-            for name in topics:
-                results.setdefault(name, ApiException(f"The controller response did not contain a result for topic {name}"))
+                    if error is Errors.THROTTLING_QUOTA_EXCEEDED:
+                        results[r.name] = ThrottlingQuotaExceededException(r.error_message or error.message,
+                                                                           response.throttle_time_ms)
+                        if retry_on_quota_violation:
+                            retry.append(r.name)
+                    else:
+                        results[r.name] = None if error is Errors.NONE else error.exception(r.error_message or None)
+            if not retry:
+                for name in topics:
+                    results.setdefault(name, ApiException(f"The controller response did not contain a result for topic {name}"))
+            return retry
 
-        await self._run_call("createPartitions", self._controller_node, attempt, timeout_ms)
+        await self._run_topic_calls("createPartitions", attempt, list(topics), results, retry_on_quota_violation,
+                                    timeout_ms)
         _all(results, topics)
 
-    async def delete_topics(self, names: Iterable[str], *, timeout_ms: float | None = None) -> None:
-        """Mirrors org.apache.kafka.clients.admin.KafkaAdminClient#deleteTopics (by name; then DeleteTopicsResult#all)."""
+    async def delete_topics(self, names: Iterable[str], *, retry_on_quota_violation: bool = True,
+                            timeout_ms: float | None = None) -> None:
+        """Mirrors org.apache.kafka.clients.admin.KafkaAdminClient#deleteTopics (by name; then DeleteTopicsResult#all).
+
+        Throttled topics are sent again (DeleteTopicsOptions#retryOnQuotaViolation, on by default).
+        """
         names = list(dict.fromkeys(names))
         for name in names:
             if not name:
                 raise InvalidTopicException(f"The given topic name '{name}' cannot be represented in a request.")
         results: dict[str, None | ApiException] = {}
 
-        async def attempt(node: int, remaining_ms: int) -> None:
-            request = DeleteTopicsRequest.for_topic_names([n for n in names if n not in results], remaining_ms)
+        async def attempt(node: int, remaining_ms: int, batch: list[str]) -> list[str]:
+            request = DeleteTopicsRequest.for_topic_names(batch, remaining_ms)
             response: DeleteTopicsResponse = await self.client.send(node, request, remaining_ms)
             # 1. Controller moved: retry the call.
             if any(r.error_code == Errors.NOT_CONTROLLER.code for r in response.responses):
                 raise NotControllerException(f"Broker {node} is not the controller")
-            # 2. Per topic.
+            # 2. Per topic; a throttled topic is retried when asked.
+            retry: list[str] = []
             for r in response.responses:
                 if r.name not in names:
                     continue
                 error = Errors.for_code(r.error_code)
-                results[r.name] = None if error is Errors.NONE else error.exception(r.error_message or None)
-            for name in names:
-                results.setdefault(name, ApiException(f"The controller response did not contain a result for topic {name}"))
+                if error is Errors.THROTTLING_QUOTA_EXCEEDED:
+                    results[r.name] = ThrottlingQuotaExceededException(r.error_message or error.message,
+                                                                       response.throttle_time_ms)
+                    if retry_on_quota_violation:
+                        retry.append(r.name)
+                else:
+                    results[r.name] = None if error is Errors.NONE else error.exception(r.error_message or None)
+            if not retry:
+                for name in names:
+                    results.setdefault(name, ApiException(f"The controller response did not contain a result for topic {name}"))
+            return retry
 
-        await self._run_call("deleteTopics", self._controller_node, attempt, timeout_ms)
+        await self._run_topic_calls("deleteTopics", attempt, names, results, retry_on_quota_violation, timeout_ms)
         _all(results, names)
 
     async def incremental_alter_configs(self, configs: dict[str, Iterable[AlterConfigOp]], *, validate_only: bool = False,

@@ -141,7 +141,14 @@ class InvalidFetchSessionEpochException(RetriableException): """Mirrors org.apac
 class UnknownLeaderEpochException(RetriableException): """Mirrors org.apache.kafka.common.errors.UnknownLeaderEpochException."""  # noqa: E501,E701
 class OffsetNotAvailableException(RetriableException): """Mirrors org.apache.kafka.common.errors.OffsetNotAvailableException."""  # noqa: E501,E701
 class UnstableOffsetCommitException(RetriableException): """Mirrors org.apache.kafka.common.errors.UnstableOffsetCommitException."""  # noqa: E501,E701
-class ThrottlingQuotaExceededException(RetriableException): """Mirrors org.apache.kafka.common.errors.ThrottlingQuotaExceededException."""  # noqa: E501,E701
+class ThrottlingQuotaExceededException(RetriableException):
+    """Mirrors org.apache.kafka.common.errors.ThrottlingQuotaExceededException (with the throttle time the broker asked for)."""
+
+    def __init__(self, message: str | None = None, throttle_time_ms: int = 0) -> None:
+        super().__init__(message)
+        self.throttle_time_ms = throttle_time_ms
+
+
 class FetchSessionTopicIdException(RetriableException): """Mirrors org.apache.kafka.common.errors.FetchSessionTopicIdException."""  # noqa: E501,E701
 class ShareSessionNotFoundException(RetriableException): """Mirrors org.apache.kafka.common.errors.ShareSessionNotFoundException."""  # noqa: E501,E701
 class InvalidShareSessionEpochException(RetriableException): """Mirrors org.apache.kafka.common.errors.InvalidShareSessionEpochException."""  # noqa: E501,E701
