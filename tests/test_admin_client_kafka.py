@@ -31,14 +31,13 @@ Not ported:
   admin client.
 - testDescribeCluster*, testParse*DescribeClusterResponse*: kafka_ref's describeCluster uses Metadata
   (the fallback path), there is no DescribeCluster API.
-- testListConsumerGroupsWithStates/WithTypes*, testDescribeConsumerGroupsWithAuthorizedOperations*,
+- testListConsumerGroupsWithStatesOlderBrokerVersion, testListConsumerGroupsWithTypes*, testDescribeConsumerGroupsWithAuthorizedOperations*,
   testDescribeOldAndNewConsumerGroups, testDescribeGroupsWithBothUnsupportedApis,
   testBatchedListConsumerGroupOffsets*, testListConsumerGroupOffsetsOptionsWith*: state/type filters,
   authorized operations, the KIP-848 ConsumerGroupDescribe API and batched multi-group offset fetches
   are not modelled.
 - testDeleteMultipleConsumerGroupsWithOlderBroker, testListOffsets*Unsupported*, testListOffsetsNonMaxTimestampDowngradedImmediately: API version
   negotiation (UnsupportedVersionException downgrades) is not modelled.
-- testRemoveMembersFromGroupReason/TruncatesReason/DefaultReason: the removal reason is fixed.
 - testDescribeLogDirsDeprecated, testDescribeLogDirsOfflineDirDeprecated: the deprecated
   values()/all() views of the same result; the ports above cover the result itself.
 - testGetSubLevelError: a private helper; its use (a member missing from the answer) is in
@@ -1706,3 +1705,39 @@ async def test_dont_retry_throttling_exception_when_disabled(call: str) -> None:
             await run_quota_call(admin, call, False)
         assert info.value.throttle_time_ms == 1000
         assert len(brokers.sent()) == 1
+
+
+@pytest.mark.parametrize(("reason", "expected"), [
+    ("testing remove members reason", "testing remove members reason"),
+    ("Very l" + "o" * 163 + "ng reason that is 271 characters long to make sure that length limit logic handles the "
+     "scenario nicely", None),
+    (None, "member was removed by an admin"),
+    ("", "member was removed by an admin"),
+])
+async def test_remove_members_from_group_reason(reason: str | None, expected: str | None) -> None:
+    """Mirrors KafkaAdminClientTest#testRemoveMembersFromGroupReason, #testRemoveMembersFromGroupTruncatesReason
+    and #testRemoveMembersFromGroupDefaultReason: every LeaveGroup member carries the reason, cut to 255
+    characters, or the default one."""
+    if expected is None:
+        assert len(reason) == 271
+        expected = reason[:255]
+    async with mock_env() as (brokers, admin):
+        brokers.prepare_response(find_coordinator_response(Errors.NONE, 0))
+        brokers.prepare_response(leave_group_response(Errors.NONE, {"instance-1": Errors.NONE, "instance-2": Errors.NONE}),
+                                 matcher=lambda r: isinstance(r, LeaveGroupRequest)
+                                 and all(m.reason == expected for m in r.members))
+        assert await admin.remove_members_from_consumer_group(GROUP_ID, ["instance-1", "instance-2"], reason=reason) is None
+        assert brokers.prepared == []
+
+
+async def test_list_consumer_groups_with_states() -> None:
+    """Mirrors KafkaAdminClientTest#testListConsumerGroupsWithStates: each listing carries the state the
+    broker reports; a group without a protocol type is a simple consumer group."""
+    async with mock_env(nodes=(0,)) as (brokers, admin):
+        brokers.prepare_response(ListGroupsResponse(groups=(
+            ListedGroup(group_id="group-1", protocol_type="consumer", group_state="Stable"),
+            ListedGroup(group_id="group-2", protocol_type="", group_state="Empty"))), node=0)
+        listings = await admin.list_consumer_groups()
+        assert {(g.group_id, g.is_simple_consumer_group, g.state) for g in listings} == {
+            ("group-2", True, "Empty"), ("group-1", False, "Stable")}
+        assert len(listings) == 2

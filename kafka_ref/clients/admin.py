@@ -754,11 +754,12 @@ class KafkaAdminClient:
         await alter_consumer_group_offsets(self, group_id, offsets, timeout_ms)
 
     async def remove_members_from_consumer_group(self, group_id: str, group_instance_ids: Iterable[str] | None = None, *,
-                                                 timeout_ms: float | None = None) -> None:
-        """KafkaAdminClient#removeMembersFromConsumerGroup: static members by instance id (None: every member)."""
+                                                 reason: str | None = None, timeout_ms: float | None = None) -> None:
+        """KafkaAdminClient#removeMembersFromConsumerGroup: static members by instance id (None: every member), with
+        the options' reason (default "member was removed by an admin")."""
         from kafka_ref.clients.admin_groups import remove_members_from_consumer_group
 
-        await remove_members_from_consumer_group(self, group_id, group_instance_ids, timeout_ms)
+        await remove_members_from_consumer_group(self, group_id, group_instance_ids, timeout_ms, reason)
 
     async def elect_leaders(self, election_type: Any, partitions: Iterable[TopicPartition] | None = None, *,
                             timeout_ms: float | None = None) -> dict[TopicPartition, ApiException | None]:

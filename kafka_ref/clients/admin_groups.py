@@ -229,9 +229,13 @@ async def alter_consumer_group_offsets(admin: KafkaAdminClient, group_id: str,
             f"OffsetCommit failed for group {group_id} partition {tp}")
 
 
+# KafkaAdminClient#DEFAULT_LEAVE_GROUP_REASON.
+DEFAULT_LEAVE_GROUP_REASON = "member was removed by an admin"
+
+
 async def remove_members_from_consumer_group(admin: KafkaAdminClient, group_id: str,
                                              group_instance_ids: Iterable[str] | None,
-                                             timeout_ms: float | None = None) -> None:
+                                             timeout_ms: float | None = None, reason: str | None = None) -> None:
     """Mirrors KafkaAdminClient#removeMembersFromConsumerGroup (RemoveMembersFromConsumerGroupHandler; then
     RemoveMembersFromConsumerGroupResult#all).
 
@@ -245,9 +249,11 @@ async def remove_members_from_consumer_group(admin: KafkaAdminClient, group_id: 
     the group does not have).
     """
     from kafka_ref.common.errors import KafkaException
+    from kafka_ref.common.requests.join_group import JoinGroupRequest
     from kafka_ref.common.requests.leave_group import LeaveGroupRequest, MemberIdentity
 
-    reason = "member was removed by an admin"
+    # The options' reason, cut to 255 characters; none or an empty one: the default.
+    reason = DEFAULT_LEAVE_GROUP_REASON if not reason else JoinGroupRequest.maybe_truncate_reason(reason)
     remove_all = group_instance_ids is None
     # 1. Who leaves.
     if remove_all:

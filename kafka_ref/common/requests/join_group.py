@@ -107,6 +107,11 @@ class JoinGroupRequest(AbstractRequest):
         )
 
     @staticmethod
+    def maybe_truncate_reason(reason: str) -> str:
+        """Mirrors org.apache.kafka.common.requests.JoinGroupRequest#maybeTruncateReason: at most 255 characters."""
+        return reason[:255] if len(reason) > 255 else reason
+
+    @staticmethod
     def validate_group_instance_id(group_instance_id: str) -> None:
         """Mirrors org.apache.kafka.common.requests.JoinGroupRequest#validateGroupInstanceId.
 
