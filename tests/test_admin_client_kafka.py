@@ -29,8 +29,8 @@ Not ported:
   transactions, fence producers, client metrics, client instance ids, AlterReplicaLogDirs,
   DescribeReplicaLogDirs, broker and client-metrics config resources: not modelled by kafka_ref's
   admin client.
-- testDescribeCluster*, testParse*DescribeClusterResponse*: kafka_ref's describeCluster uses Metadata
-  (the fallback path), there is no DescribeCluster API.
+- testParse*DescribeClusterResponse*: static parsing helpers (and the controller endpoint type);
+  testDescribeCluster's authorized-operations half: cluster authorized operations are not returned.
 - testListConsumerGroupsWithStatesOlderBrokerVersion, testListConsumerGroupsWithTypes*, testDescribeConsumerGroupsWithAuthorizedOperations*,
   testDescribeOldAndNewConsumerGroups, testDescribeGroupsWithBothUnsupportedApis,
   testBatchedListConsumerGroupOffsets*, testListConsumerGroupOffsetsOptionsWith*: state/type filters,
@@ -1741,3 +1741,57 @@ async def test_list_consumer_groups_with_states() -> None:
         assert {(g.group_id, g.is_simple_consumer_group, g.state) for g in listings} == {
             ("group-2", True, "Empty"), ("group-1", False, "Stable")}
         assert len(listings) == 2
+
+
+def describe_cluster_response(brokers: MockBrokers, controller: int) -> Any:
+    """Mirrors KafkaAdminClientTest#prepareDescribeClusterResponse."""
+    from kafka_ref.common.requests.describe_cluster import DescribeClusterBroker, DescribeClusterResponse
+
+    return DescribeClusterResponse(cluster_id=CLUSTER_ID, controller_id=controller, brokers=tuple(
+        DescribeClusterBroker(broker_id=n, host="localhost", port=8121 + n) for n in brokers.nodes))
+
+
+async def test_describe_cluster() -> None:
+    """Mirrors KafkaAdminClientTest#testDescribeCluster (four brokers): DescribeCluster gives the cluster
+    id, the brokers and the controller, twice (controllers 2 then 3)."""
+    from kafka_ref.clients.client_metadata import Node
+    from kafka_ref.common.requests.describe_cluster import DescribeClusterRequest
+
+    async with mock_env(nodes=(0, 1, 2, 3), retries=2) as (brokers, admin):
+        brokers.prepare_response(describe_cluster_response(brokers, 2))
+        brokers.prepare_response(describe_cluster_response(brokers, 3))
+        nodes = {Node(n, "localhost", 8121 + n) for n in range(4)}
+        first = await admin.describe_cluster()
+        assert (first.cluster_id, set(first.nodes), first.controller.id) == (CLUSTER_ID, nodes, 2)
+        second = await admin.describe_cluster()
+        assert (second.cluster_id, set(second.nodes), second.controller.id) == (CLUSTER_ID, nodes, 3)
+        assert all(isinstance(r, DescribeClusterRequest) for _, r in brokers.sent()) and len(brokers.sent()) == 2
+
+
+async def test_describe_cluster_handle_error() -> None:
+    """Mirrors KafkaAdminClientTest#testDescribeClusterHandleError: a top-level INVALID_REQUEST fails the
+    call with the broker's message."""
+    from kafka_ref.common.errors import InvalidRequestException
+    from kafka_ref.common.requests.describe_cluster import DescribeClusterResponse
+
+    async with mock_env(nodes=(0, 1, 2, 3), retries=2) as (brokers, admin):
+        brokers.prepare_response(DescribeClusterResponse(error_code=Errors.INVALID_REQUEST.code, error_message="my error"))
+        with pytest.raises(InvalidRequestException, match="^my error$"):
+            await admin.describe_cluster()
+        assert len(brokers.sent()) == 1
+
+
+async def test_describe_cluster_fail_back() -> None:
+    """Mirrors KafkaAdminClientTest#testDescribeClusterFailBack: a broker without DescribeCluster (here it
+    answers UNSUPPORTED_VERSION) is asked with Metadata instead."""
+    from kafka_ref.clients.client_metadata import Node
+    from kafka_ref.common.requests.describe_cluster import DescribeClusterRequest, DescribeClusterResponse
+
+    async with mock_env(nodes=(0, 1, 2, 3), retries=2) as (brokers, admin):
+        brokers.prepare_response(DescribeClusterResponse(error_code=Errors.UNSUPPORTED_VERSION.code))
+        brokers.prepare_response(brokers.metadata_response((), controller=2))
+        described = await admin.describe_cluster()
+        assert (described.cluster_id, set(described.nodes), described.controller.id) == (
+            CLUSTER_ID, {Node(n, "localhost", 8121 + n) for n in range(4)}, 2)
+        assert brokers.prepared == []
+        assert [type(r) for _, r, _ in brokers.requests] == [DescribeClusterRequest, MetadataRequest]

@@ -507,15 +507,44 @@ class KafkaAdminClient:
         return _all(await self._run_call("describeTopics", self._least_loaded_node, attempt, timeout_ms), names)
 
     async def describe_cluster(self, *, timeout_ms: float | None = None) -> ClusterDescription:
-        """Mirrors org.apache.kafka.clients.admin.KafkaAdminClient#describeCluster (through a MetadataRequest)."""
+        """Mirrors org.apache.kafka.clients.admin.KafkaAdminClient#describeCluster (DescribeCluster, KIP-700).
 
-        async def attempt(node: int, remaining_ms: int) -> ClusterDescription:
-            response: MetadataResponse = await self.client.send(node, MetadataRequest.for_topics([]), remaining_ms)
-            nodes = tuple(Node(b.node_id, b.host, b.port, b.rack) for b in sorted(response.brokers, key=lambda b: b.node_id))
+        1. DescribeCluster to the least-loaded broker; a broker that does not support it (here:
+        one answering UNSUPPORTED_VERSION, where Kafka's client learns it from ApiVersions) is
+        asked with Metadata instead, from then on (handleUnsupportedVersionException); 2. a
+        top-level error fails the call with the broker's message, without a retry
+        (handleFailure); 3. the brokers, the controller among them (None when it is not listed)
+        and the cluster id.
+        """
+        from kafka_ref.common.requests.describe_cluster import DescribeClusterRequest, DescribeClusterResponse
+
+        use_metadata_request = False
+
+        async def attempt(node: int, remaining_ms: int) -> ClusterDescription | ApiException:
+            nonlocal use_metadata_request
+            # 1. Ask one broker.
+            if not use_metadata_request:
+                response: DescribeClusterResponse = await self.client.send(node, DescribeClusterRequest(), remaining_ms)
+                error = Errors.for_code(response.error_code)
+                if error is Errors.UNSUPPORTED_VERSION:
+                    use_metadata_request = True
+                # 2. Its error, as the call's result.
+                elif error is not Errors.NONE:
+                    return error.exception(response.error_message or None)
+            if use_metadata_request:
+                metadata: MetadataResponse = await self.client.send(node, MetadataRequest.for_topics([]), remaining_ms)
+                nodes = tuple(Node(b.node_id, b.host, b.port, b.rack) for b in sorted(metadata.brokers, key=lambda b: b.node_id))
+                controller = next((n for n in nodes if n.id == metadata.controller_id), None)
+                return ClusterDescription(metadata.cluster_id, controller, nodes)
+            # 3. The description.
+            nodes = tuple(Node(b.broker_id, b.host, b.port, b.rack) for b in sorted(response.brokers, key=lambda b: b.broker_id))
             controller = next((n for n in nodes if n.id == response.controller_id), None)
             return ClusterDescription(response.cluster_id, controller, nodes)
 
-        return await self._run_call("describeCluster", self._least_loaded_node, attempt, timeout_ms)
+        result = await self._run_call("describeCluster", self._least_loaded_node, attempt, timeout_ms)
+        if isinstance(result, ApiException):
+            raise result
+        return result
 
     # -- groups ----------------------------------------------------------------------------
 
