@@ -33,7 +33,7 @@ Not ported:
   testDescribeCluster's authorized-operations half: cluster authorized operations are not returned.
 - testListConsumerGroupsWithStatesOlderBrokerVersion, testListConsumerGroupsWithTypes*, testDescribeConsumerGroupsWithAuthorizedOperations*,
   testDescribeOldAndNewConsumerGroups, testDescribeGroupsWithBothUnsupportedApis,
-  testBatchedListConsumerGroupOffsets*, testListConsumerGroupOffsetsOptionsWith*: state/type filters,
+  testBatchedListConsumerGroupOffsets*, testListConsumerGroupOffsetsOptionsWithBatchedApi: state/type filters,
   authorized operations, the KIP-848 ConsumerGroupDescribe API and batched multi-group offset fetches
   are not modelled.
 - testDeleteMultipleConsumerGroupsWithOlderBroker, testListOffsets*Unsupported*, testListOffsetsNonMaxTimestampDowngradedImmediately: API version
@@ -1795,3 +1795,23 @@ async def test_describe_cluster_fail_back() -> None:
             CLUSTER_ID, {Node(n, "localhost", 8121 + n) for n in range(4)}, 2)
         assert brokers.prepared == []
         assert [type(r) for _, r, _ in brokers.requests] == [DescribeClusterRequest, MetadataRequest]
+
+
+async def test_list_consumer_group_offsets_options_with_unbatched_api() -> None:
+    """Mirrors KafkaAdminClientTest#testListConsumerGroupOffsetsOptionsWithUnbatchedApi (retries=0): the
+    OffsetFetch asks for group-0's A-0 with requireStable, and with the 300 ms API timeout the unanswered
+    request times out at 300 ms."""
+    from kafka_ref.common.requests.offset_fetch import OffsetFetchRequest
+
+    async with mock_env(retries=0) as (brokers, admin):
+        brokers.prepare_response(find_coordinator_response(Errors.NONE, 0))
+        brokers.prepare_response(NO_ANSWER, matcher=lambda r: isinstance(r, OffsetFetchRequest))
+        start = admin.time.milliseconds()
+        with pytest.raises(TimeoutException):
+            await admin.list_consumer_group_offsets(GROUP_ID, [TopicPartition("A", 0)], require_stable=True,
+                                                    timeout_ms=300)
+        assert admin.time.milliseconds() - start == 300
+        [_, (_, fetch)] = brokers.sent()
+        assert isinstance(fetch, OffsetFetchRequest) and fetch.require_stable
+        assert [g.group_id for g in fetch.groups] == [GROUP_ID]
+        assert [(t.name, t.partition_indexes) for t in fetch.groups[0].topics] == [("A", (0,))]

@@ -769,11 +769,12 @@ class KafkaAdminClient:
         return await describe_consumer_groups(self, group_ids, timeout_ms)
 
     async def list_consumer_group_offsets(self, group_id: str, partitions: Iterable[TopicPartition] | None = None, *,
+                                          require_stable: bool = False,
                                           timeout_ms: float | None = None) -> dict[TopicPartition, Any]:
         """KafkaAdminClient#listConsumerGroupOffsets: the group's committed offsets (None: a partition named without one)."""
         from kafka_ref.clients.admin_groups import list_consumer_group_offsets
 
-        return await list_consumer_group_offsets(self, group_id, partitions, timeout_ms)
+        return await list_consumer_group_offsets(self, group_id, partitions, timeout_ms, require_stable)
 
     async def alter_consumer_group_offsets(self, group_id: str, offsets: dict[TopicPartition, Any], *,
                                            timeout_ms: float | None = None) -> None:

@@ -155,12 +155,13 @@ async def describe_consumer_groups(admin: KafkaAdminClient, group_ids: Iterable[
 
 
 async def list_consumer_group_offsets(admin: KafkaAdminClient, group_id: str, partitions: Iterable[TopicPartition] | None,
-                                      timeout_ms: float | None = None) -> dict[TopicPartition, OffsetAndMetadata | None]:
+                                      timeout_ms: float | None = None, require_stable: bool = False
+                                      ) -> dict[TopicPartition, OffsetAndMetadata | None]:
     """Mirrors KafkaAdminClient#listConsumerGroupOffsets (ListConsumerGroupOffsetsHandler; then
     #partitionsToOffsetAndMetadata).
 
     1. The group's coordinator; 2. OffsetFetch for the group (every committed partition, or the
-    ones given); loading asks the coordinator again, a moved one is looked up again, a group
+    ones given; ``require_stable``: ListConsumerGroupOffsetsOptions#requireStable); loading asks the coordinator again, a moved one is looked up again, a group
     error raises; 3. every partition answered maps to its offset, or to None when it has no
     committed offset (asked for by name); a partition error skips that partition.
     """
@@ -171,7 +172,8 @@ async def list_consumer_group_offsets(admin: KafkaAdminClient, group_id: str, pa
 
     async def attempt(node: int, remaining_ms: int) -> dict[TopicPartition, OffsetAndMetadata | None]:
         # 2. The group's offsets.
-        response = await admin.client.send(node, OffsetFetchRequest.for_group(group_id, wanted), remaining_ms)
+        response = await admin.client.send(node, OffsetFetchRequest.for_group(group_id, wanted, require_stable=require_stable),
+                                           remaining_ms)
         group = response.group(group_id)
         error = Errors.for_code(group.error_code) if group is not None else Errors.UNKNOWN_SERVER_ERROR
         _raise_for(error, f"OffsetFetch failed for group {group_id}")
