@@ -42,8 +42,7 @@ Not ported:
   values()/all() views of the same result; the ports above cover the result itself.
 - testGetSubLevelError: a private helper; its use (a member missing from the answer) is in
   testRemoveMembersFromGroup here.
-- testClientSideTimeoutAfterFailureTo*: they use MockClient's failure injection at send time of a
-  specific call type; the covered behaviour is in testSuccessfulRetryAfterRequestTimeout here.
+- testClientSideTimeoutAfterFailureToSend: connections here are made at once (no delayed ready).
 """
 
 from __future__ import annotations
@@ -1815,3 +1814,15 @@ async def test_list_consumer_group_offsets_options_with_unbatched_api() -> None:
         assert isinstance(fetch, OffsetFetchRequest) and fetch.require_stable
         assert [g.group_id for g in fetch.groups] == [GROUP_ID]
         assert [(t.name, t.partition_indexes) for t in fetch.groups[0].topics] == [("A", (0,))]
+
+
+async def test_client_side_timeout_after_failure_to_receive_response() -> None:
+    """Mirrors KafkaAdminClientTest#testClientSideTimeoutAfterFailureToReceiveResponse: with a 1 ms
+    request timeout the unanswered Metadata disconnects its broker, the call is not failed (the API
+    timeout is 100 s) and the retry, sent to another broker, is answered."""
+    async with mock_env(request_timeout_ms=1, default_api_timeout_ms=100000, retry_backoff_ms=0) as (brokers, admin):
+        brokers.prepare_response(NO_ANSWER, matcher=all_topics_metadata)
+        assert await admin.list_topics() == set()
+        (first, _, sent_at), (second, _, retried_at) = [(n, r, t) for n, r, t in brokers.requests if all_topics_metadata(r)]
+        assert first != second and retried_at - sent_at == 1
+        assert admin.client.connection_failed(first)
