@@ -152,7 +152,8 @@ class KafkaAdminClient:
         raises a retriable exception to try again (NotControllerException refreshes the
         controller first). Non-retriable exceptions propagate. Past the deadline, or after more
         than ``retries`` retries, a retriable failure fails the call with TimeoutException (the
-        failure itself when it already is one), as Call#fail does.
+        failure itself when it already is one), as Call#fail does; past the deadline a
+        non-retriable one does too.
         """
         timeout_ms = self.default_api_timeout_ms if timeout_ms is None else timeout_ms
         deadline = self.time.milliseconds() + timeout_ms
@@ -185,6 +186,14 @@ class KafkaAdminClient:
                                            f"timed out at {now} after {tries} attempt(s): {exc}") from exc
                 self._log.debug("admin_call_retry", call=call_name, tries=tries, error=repr(exc))
                 await self.time.sleep(min(self.retry_backoff.backoff(tries - 1), deadline - now))
+            except ApiException as exc:
+                # 4. Not retriable: the call fails with it, unless its deadline has already passed
+                #    (Call#fail looks at the deadline first).
+                now = self.time.milliseconds()
+                if now >= deadline:
+                    raise TimeoutException(f"Call(callName={call_name}, deadlineMs={deadline}, tries={tries}) "
+                                           f"timed out at {now} after {tries} attempt(s): {exc}") from exc
+                raise
 
     async def _controller_node(self, deadline: int) -> int:
         """Mirrors KafkaAdminClient.ControllerNodeProvider: the controller, after a metadata refresh if unknown."""
