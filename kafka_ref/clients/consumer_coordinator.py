@@ -100,7 +100,9 @@ class ConsumerCoordinator:
     """Mirrors org.apache.kafka.clients.consumer.internals.ConsumerCoordinator (with AbstractCoordinator).
 
     ``on_partitions_revoked`` / ``on_partitions_assigned`` are called with the partitions
-    given up before a rejoin and received after a SyncGroup (ConsumerRebalanceListener).
+    given up before a rejoin and received after a SyncGroup (ConsumerRebalanceListener);
+    ``on_partitions_lost`` (default: ``on_partitions_revoked``) when the generation or member id
+    was reset first, so the partitions may already belong to another member.
     """
 
     def __init__(
@@ -119,6 +121,7 @@ class ConsumerCoordinator:
         on_partitions_revoked: Callable[[set[TopicPartition]], None] | None = None,
         on_partitions_assigned: Callable[[set[TopicPartition]], None] | None = None,
         group_instance_id: str | None = None,
+        on_partitions_lost: Callable[[set[TopicPartition]], None] | None = None,
     ) -> None:
         if not group_id:
             raise Errors.INVALID_GROUP_ID.exception("The configured group.id should not be empty")
@@ -142,6 +145,8 @@ class ConsumerCoordinator:
         self.assignors = [ASSIGNORS[a]() for a in assignors]
         self.on_partitions_revoked = on_partitions_revoked
         self.on_partitions_assigned = on_partitions_assigned
+        # ConsumerRebalanceListener#onPartitionsLost: by default the same as a revocation.
+        self.on_partitions_lost = on_partitions_lost
         self.coordinator: int | None = None
         self.generation = NO_GENERATION
         self.rejoin_needed = True
@@ -291,16 +296,33 @@ class ConsumerCoordinator:
             self.mark_coordinator_unknown(f"heartbeat answered {error.name}")
         elif error is Errors.REBALANCE_IN_PROGRESS:
             self.request_rejoin("group is rebalancing (heartbeat)")
-        elif error in (Errors.ILLEGAL_GENERATION, Errors.UNKNOWN_MEMBER_ID):
+        elif error in (Errors.ILLEGAL_GENERATION, Errors.UNKNOWN_MEMBER_ID, Errors.FENCED_INSTANCE_ID):
+            # 1. Only an answer about the current generation resets it (ILLEGAL_GENERATION keeps
+            #    the member id, which is still valid); a stale one is ignored.
             if generation == self.generation:
-                self.reset_generation_on_response_error("Heartbeat", error)
+                self.reset_generation_on_response_error("Heartbeat", error, error is not Errors.ILLEGAL_GENERATION)
+                # 2. A fenced static member cannot go on (FencedInstanceIdException).
+                if error is Errors.FENCED_INSTANCE_ID:
+                    error.maybe_raise()
+        elif error is Errors.GROUP_AUTHORIZATION_FAILED:
+            error.maybe_raise(f"Not authorized to access group: {self.group_id}")
         else:
-            error.maybe_raise(f"Heartbeat failed for group {self.group_id}")
+            raise KafkaException(f"Unexpected error in heartbeat response: {error.message}")
 
-    def reset_generation_on_response_error(self, api: str, error: Errors) -> None:
-        """Mirrors AbstractCoordinator#resetGenerationOnResponseError: forget generation and member id, rejoin."""
+    def reset_generation_on_response_error(self, api: str, error: Errors, should_reset_member_id: bool = True) -> None:
+        """Mirrors AbstractCoordinator#resetStateOnResponseError (resetStateAndRejoin): forget the generation, rejoin.
+
+        The member id goes too unless ``should_reset_member_id`` is False (ILLEGAL_GENERATION:
+        the member id is still valid, and rejoining with it spares the coordinator waiting out
+        the old member's rebalance timeout).
+        """
         self._log.info("generation_reset", api=api, error=error.name, generation_id=self.generation.generation_id)
-        self.generation = NO_GENERATION
+        # 1. resetStateAndGeneration: no generation; the member id kept or not.
+        if should_reset_member_id:
+            self.generation = NO_GENERATION
+        else:
+            self.generation = Generation(NO_GENERATION_ID, self.generation.member_id, None)
+        # 2. requestRejoin.
         self.request_rejoin(f"encountered {error.name} from {api} response")
 
     # -- joining -------------------------------------------------------------------------------------
@@ -321,13 +343,26 @@ class ConsumerCoordinator:
         return True
 
     def _on_join_prepare(self) -> None:
-        """Mirrors ConsumerCoordinator#onJoinPrepare (EAGER): revoke every owned partition."""
-        if self.assignment:
-            revoked = set(self.assignment)
-            self.assignment = set()
-            self._log.info("partitions_revoked", partitions=sorted(str(tp) for tp in revoked))
-            if self.on_partitions_revoked is not None:
-                self.on_partitions_revoked(revoked)
+        """Mirrors ConsumerCoordinator#onJoinPrepare (EAGER, no auto-commit).
+
+        1. A generation or member id that was reset (by an error answer) means the owned
+        partitions may already be someone else's: they are *lost* (onPartitionsLost);
+        2. otherwise EAGER revokes every owned partition (onPartitionsRevoked).
+        """
+        if not self.assignment:
+            return
+        partitions = set(self.assignment)
+        self.assignment = set()
+        # 1. Lost: the generation or member id was reset.
+        if self.generation.generation_id == NO_GENERATION_ID or not self.generation.has_member_id():
+            self._log.info("partitions_lost", partitions=sorted(str(tp) for tp in partitions))
+            callback = self.on_partitions_lost if self.on_partitions_lost is not None else self.on_partitions_revoked
+        # 2. EAGER: revoke everything.
+        else:
+            self._log.info("partitions_revoked", partitions=sorted(str(tp) for tp in partitions))
+            callback = self.on_partitions_revoked
+        if callback is not None:
+            callback(partitions)
 
     def _join_protocols(self) -> tuple[JoinGroupRequestProtocol, ...]:
         """Mirrors ConsumerCoordinator#metadata: one protocol per assignor, all with this subscription."""
@@ -351,6 +386,9 @@ class ConsumerCoordinator:
             return False
         assert isinstance(response, JoinGroupResponse)
         error = Errors.for_code(response.error_code)
+        # 1. Success, unless the coordinator speaks of another protocol type.
+        if error is Errors.NONE and self._is_protocol_type_inconsistent(response.protocol_type):
+            Errors.INCONSISTENT_GROUP_PROTOCOL.maybe_raise()
         if error is Errors.NONE:
             self.generation = Generation(response.generation_id, response.member_id, response.protocol_name)
             self._log.info("joined_group", generation_id=response.generation_id, member_id=response.member_id,
@@ -366,16 +404,27 @@ class ConsumerCoordinator:
             return True
         if error is Errors.COORDINATOR_LOAD_IN_PROGRESS:
             return False
-        if error in (Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION):
-            self.reset_generation_on_response_error("JoinGroup", error)
+        # 2. UNKNOWN_MEMBER_ID: forget the member id (if the generation did not move) and rejoin at once.
+        if error is Errors.UNKNOWN_MEMBER_ID:
+            if request.member_id == self.generation.member_id:
+                self.reset_generation_on_response_error("JoinGroup", error)
             return True
         if error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR):
             self.mark_coordinator_unknown(f"JoinGroup answered {error.name}")
             return False
         if error is Errors.REBALANCE_IN_PROGRESS:
             return True
-        error.maybe_raise(f"JoinGroup failed for group {self.group_id}")
-        return False
+        # 3. Fatal errors surface with their own exception; anything else is unexpected.
+        if error is Errors.GROUP_AUTHORIZATION_FAILED:
+            error.maybe_raise(f"Not authorized to access group: {self.group_id}")
+        if error in (Errors.FENCED_INSTANCE_ID, Errors.INCONSISTENT_GROUP_PROTOCOL, Errors.INVALID_SESSION_TIMEOUT,
+                     Errors.INVALID_GROUP_ID, Errors.GROUP_MAX_SIZE_REACHED, Errors.UNSUPPORTED_VERSION):
+            error.maybe_raise()
+        raise KafkaException(f"Unexpected error in join group response: {error.message}")
+
+    def _is_protocol_type_inconsistent(self, protocol_type: str | None) -> bool:
+        """Mirrors AbstractCoordinator#isProtocolTypeInconsistent (an absent type is not checked)."""
+        return protocol_type is not None and protocol_type != PROTOCOL_TYPE
 
     async def _on_join_leader(self, response: JoinGroupResponse) -> dict[str, bytes]:
         """Mirrors ConsumerCoordinator#onLeaderElected: run the chosen assignor over every member's subscription."""
@@ -409,15 +458,31 @@ class ConsumerCoordinator:
             return
         error = Errors.for_code(response.error_code)
         if error is Errors.NONE:
+            # 1. Success, unless the coordinator names another protocol type or (for this
+            #    generation) another protocol than the JoinGroup chose.
+            if self._is_protocol_type_inconsistent(response.protocol_type):
+                Errors.INCONSISTENT_GROUP_PROTOCOL.maybe_raise()
+            if self.generation.generation_id == NO_GENERATION_ID and self.generation.protocol_name is None:
+                # The generation was reset meanwhile (hasGenerationReset): retry at once, as ILLEGAL_GENERATION.
+                self.request_rejoin("generation reset before the SyncGroup answer")
+                return
+            if response.protocol_name is not None and response.protocol_name != generation.protocol_name:
+                Errors.INCONSISTENT_GROUP_PROTOCOL.maybe_raise()
             self._on_join_complete(generation, ConsumerProtocol.deserialize_assignment(response.assignment))
         elif error is Errors.REBALANCE_IN_PROGRESS:
             self.request_rejoin("group is rebalancing (SyncGroup)")
         elif error in (Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION):
-            self.reset_generation_on_response_error("SyncGroup", error)
+            # 2. Reset (ILLEGAL_GENERATION keeps the member id) if the generation did not move.
+            if generation == self.generation:
+                self.reset_generation_on_response_error("SyncGroup", error, error is not Errors.ILLEGAL_GENERATION)
         elif error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR):
             self.mark_coordinator_unknown(f"SyncGroup answered {error.name}")
+        elif error is Errors.GROUP_AUTHORIZATION_FAILED:
+            error.maybe_raise(f"Not authorized to access group: {self.group_id}")
+        elif error is Errors.FENCED_INSTANCE_ID:
+            error.maybe_raise()
         else:
-            error.maybe_raise(f"SyncGroup failed for group {self.group_id}")
+            raise KafkaException(f"Unexpected error from SyncGroup: {error.message}")
 
     def _on_join_complete(self, generation: Generation, assignment: Assignment) -> None:
         """Mirrors ConsumerCoordinator#onJoinComplete: take the assignment, start heartbeating."""
@@ -446,11 +511,13 @@ class ConsumerCoordinator:
             if self.coordinator is None and not await self.ensure_coordinator_ready(deadline):
                 raise TimeoutException(f"Timeout of {int(timeout_ms)}ms expired before successfully committing offsets {dict(offsets)}")
             generation = self._generation_if_stable()
+            # (The instance id goes only with a group-assigned member's generation: a manually
+            #  assigned consumer commits as a "simple" consumer.)
             request = OffsetCommitRequest.build(
                 self.group_id,
                 {tp: (o.offset, -1 if o.leader_epoch is None else o.leader_epoch, o.metadata) for tp, o in offsets.items()},
                 generation_id=generation.generation_id, member_id=generation.member_id,
-                group_instance_id=self.group_instance_id)
+                group_instance_id=self.group_instance_id if self.subscription else None)
             response = await self._send_to_coordinator(request)
             if response is not None and self._handle_commit_response(response.partition_errors(), generation):
                 self._log.info("offsets_committed", offsets={str(tp): o.offset for tp, o in offsets.items()})
@@ -528,22 +595,43 @@ class ConsumerCoordinator:
         group = response.group(self.group_id)  # type: ignore[attr-defined]
         if group is None:
             return None
+        # 1. Group-level errors: retry a loading coordinator, rediscover after NOT_COORDINATOR;
+        #    anything else fails the fetch.
         error = Errors.for_code(group.error_code)
-        if error in (Errors.COORDINATOR_LOAD_IN_PROGRESS,):
+        if error is Errors.COORDINATOR_LOAD_IN_PROGRESS:
             return None
-        if error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR):
+        if error is Errors.NOT_COORDINATOR:
             self.mark_coordinator_unknown(f"OffsetFetch answered {error.name}")
             return None
-        error.maybe_raise(f"OffsetFetch failed for group {self.group_id}")
+        if error is Errors.GROUP_AUTHORIZATION_FAILED:
+            error.maybe_raise(f"Not authorized to access group: {self.group_id}")
+        if error is not Errors.NONE:
+            raise KafkaException(f"Unexpected error in fetch offset response: {error.message}")
+        # 2. Per partition: a missing partition fails at once; unauthorized topics are collected;
+        #    unstable offsets mean retry; -1 is "no committed offset".
         result: dict[TopicPartition, OffsetAndMetadata | None] = {}
+        unauthorized_topics: set[str] = set()
+        unstable = False
         for tp, data in group.partition_data().items():
             p_error = Errors.for_code(data.error_code)
-            if p_error is Errors.UNSTABLE_OFFSET_COMMIT:
-                return None
-            p_error.maybe_raise(f"OffsetFetch failed for partition {tp}")
-            result[tp] = None if data.committed_offset < 0 else OffsetAndMetadata(
-                data.committed_offset, None if data.committed_leader_epoch < 0 else data.committed_leader_epoch,
-                data.metadata or "")
+            if p_error is Errors.UNKNOWN_TOPIC_OR_PARTITION:
+                raise KafkaException(f"Topic or Partition {tp} does not exist")
+            if p_error is Errors.TOPIC_AUTHORIZATION_FAILED:
+                unauthorized_topics.add(tp.topic)
+            elif p_error is Errors.UNSTABLE_OFFSET_COMMIT:
+                unstable = True
+            elif p_error is not Errors.NONE:
+                raise KafkaException(f"Unexpected error in fetch offset response for partition {tp}: {p_error.message}")
+            else:
+                result[tp] = None if data.committed_offset < 0 else OffsetAndMetadata(
+                    data.committed_offset, None if data.committed_leader_epoch < 0 else data.committed_leader_epoch,
+                    data.metadata or "")
+        # 3. Authorization first, then the retry for unstable offsets.
+        if unauthorized_topics:
+            Errors.TOPIC_AUTHORIZATION_FAILED.maybe_raise(
+                f"Not authorized to access topics: [{', '.join(sorted(unauthorized_topics))}]")
+        if unstable:
+            return None
         return result
 
     def maybe_leave_group_nowait(self, reason: str = "the consumer is being closed") -> None:
@@ -584,7 +672,8 @@ class ConsumerCoordinator:
                    session_timeout_ms=session_timeout_ms, rebalance_timeout_ms=max_poll_interval_ms,
                    heartbeat_interval_ms=heartbeat_interval_ms, retry_backoff_ms=consumer.retry_backoff_ms,
                    request_timeout_ms=consumer.request_timeout_ms, assignors=partition_assignment_strategy,
-                   on_partitions_revoked=revoked, on_partitions_assigned=assigned, group_instance_id=group_instance_id)
+                   on_partitions_revoked=revoked, on_partitions_assigned=assigned, group_instance_id=group_instance_id,
+                   on_partitions_lost=revoked)
 
     async def poll_for_consumer(self, consumer: Any) -> None:
         """Mirrors the group part of KafkaConsumer#updateAssignmentMetadataIfNeeded.
@@ -598,18 +687,32 @@ class ConsumerCoordinator:
         await self.poll(consumer.default_api_timeout_ms)
         await self.refresh_committed_offsets_if_needed(consumer)
 
-    async def refresh_committed_offsets_if_needed(self, consumer: Any) -> None:
-        """Mirrors ConsumerCoordinator#refreshCommittedOffsetsIfNeeded."""
+    async def refresh_committed_offsets_if_needed(self, consumer: Any, timeout_ms: float | None = None) -> bool:
+        """Mirrors ConsumerCoordinator#initWithCommittedOffsetsIfNeeded (and refreshCommittedOffsets).
+
+        1. The assigned partitions still initializing (no position, no reset asked); 2. their
+        committed offsets, within ``timeout_ms`` (False when that runs out, as Kafka's null
+        answer); 3. a committed offset becomes the position, a partition without one stays
+        initializing (left to ``auto_offset_reset``).
+        """
         subscriptions = consumer.subscriptions
+        # 1. Initializing partitions.
         missing = [tp for tp in sorted(consumer.assignment())
                    if subscriptions.assigned_state(tp).position is None and not subscriptions.assigned_state(tp).awaiting_reset()]
         if not missing:
-            return
-        committed = await self.fetch_committed_offsets(missing, consumer.default_api_timeout_ms)
+            return True
+        # 2. Their committed offsets.
+        try:
+            committed = await self.fetch_committed_offsets(
+                missing, consumer.default_api_timeout_ms if timeout_ms is None else timeout_ms)
+        except TimeoutException:
+            return False
+        # 3. Positions from them.
         for tp, offset in committed.items():
             if offset is not None and subscriptions.is_assigned(tp):
                 consumer.seek(tp, offset.offset)
                 self._log.info("position_from_committed_offset", topic_partition=str(tp), offset=offset.offset)
+        return True
 
     @staticmethod
     def consumed_offsets(consumer: Any) -> dict[TopicPartition, OffsetAndMetadata]:

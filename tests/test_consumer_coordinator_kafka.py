@@ -1,0 +1,777 @@
+"""Ports of Kafka 3.8.0 ConsumerCoordinatorTest (and AbstractCoordinatorTest where it applies).
+
+clients/src/test/java/org/apache/kafka/clients/consumer/internals/ConsumerCoordinatorTest.java drives
+a ConsumerCoordinator over a MockClient whose answers the test prepares one by one. Here the
+consumer (kafka_ref.clients.consumer.KafkaConsumer with ``group_id``, which builds the
+ConsumerCoordinator) talks over the in-process network to ``ScriptedCoordinator``: broker 0, which
+answers Metadata by itself (topics ``test1`` and ``test2``, one partition each, as the Kafka test's
+metadata update) and every other request with the next prepared response, after checking the
+request against the prepared matcher (MockClient#prepareResponse(matcher, response)). A request
+with no prepared answer stays in flight, as with MockClient. Only the EAGER protocol is run (the
+COOPERATIVE parametrisation needs a protocol kafka_ref does not model).
+
+Kafka calls internals directly (sendHeartbeatRequest, joinGroupIfNeeded); the closest kafka_ref
+entry points are used instead: ``maybe_heartbeat`` (the heartbeat thread's step), ``poll`` and
+``ensure_active_group``, ``commit_offsets_sync``, ``fetch_committed_offsets`` and
+``refresh_committed_offsets_if_needed`` (initWithCommittedOffsetsIfNeeded).
+
+Not ported:
+- testMetrics, testThreadSafeAssignedPartitionsMetric: kafka_ref keeps no client metrics.
+- testPerformAssignment*, testOnLeaderElectedShouldSkipAssignment, testSelectRebalanceProtocol,
+  testOutdatedCoordinatorAssignment, test*ExceptionThrownFirstNonBlockingSubCallbacks,
+  test*ExceptionShouldBeRenderedIfNotKafkaException, testPrepareJoinAndRejoinAfterFailedRebalance:
+  custom (Mock/ThrowOnAssignment) assignors, the COOPERATIVE protocol or callback exception
+  plumbing, none of which kafka_ref models (only the built-in range / round-robin assignors).
+- testPattern*, testForceMetadata*ForPatternSubscription*, test*InternalTopicsConfigOption,
+  testRebalanceAfterNotMatchingTopicUnavailableWithPatternSubscribe: no pattern subscription.
+- testMetadataChangeTriggersRebalance, testStaticLeaderRejoinsGroupAndCanTrigger*/CanDetect*,
+  testUpdateMetadataDuringRebalance, testMetadataRefreshDuringRebalance, testRebalanceWithMetadataChange,
+  testRackAware*/testNonRackAware*, testSubscriptionRackId, testRebalanceAfterTopicUnavailable*,
+  testSubscriptionChangeWithAuthorizationFailure, testMetadataTopicsDuringSubscriptionChange:
+  metadata-triggered rejoins and rack-aware assignment are not modelled.
+- Everything about commitAsync / auto-commit (testAutoCommit*, testCommitOffsetAsync*,
+  testCommitOffsetMetadataAsync, testCommitAsyncWithUserAssignedType, testManyInFlightAsyncCommits*,
+  testCoordinatorUnknownInUnsentCallbacksAfterCoordinatorDead, testAsyncCommitCallbacksInvoked*,
+  testEnsureCompletingAsyncCommitsWhenSyncCommitWithoutOffsets, testOnJoinPrepareWithOffsetCommit*,
+  testJoinPrepare*, testClose* with commits, testCommitOffsetRequestAsync*,
+  testCommitAfterLeaveGroup, testCommitOffsetOnly (an async commit)): kafka_ref has only commitSync.
+- testWakeupDuringJoin, testWakeupFromAssignmentCallback, testHeartbeatThreadClose,
+  testAuthenticationFailureInEnsureActiveGroup, testCloseNoWait/NoResponse*: no wakeup, no heartbeat
+  thread, no authentication layer; close sends LeaveGroup without waiting.
+- testCommitOffset*WithNewGeneration / *WithResetGeneration / *FencedInstanceWithRebalancingGeneration:
+  they set the member state (PREPARING_REBALANCE) by hand; kafka_ref has no MemberState.
+- testGetGroupMetadata, testThrowOnUnsupportedStableFlag, testNoThrowWhenStableFlagIsSupported:
+  no ConsumerGroupMetadata object, no API-version negotiation.
+- testNoCoordinatorDiscoveryIfPositionsKnown / IfPartitionAwaitingReset, testRefreshOffsetWithValidation:
+  use KafkaConsumer internals (FetchPosition epochs from metadata) beyond this harness.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import anyio
+import pytest
+
+from kafka_ref.clients.consumer import KafkaConsumer
+from kafka_ref.clients.consumer_coordinator import (
+    NO_GENERATION,
+    CommitFailedException,
+    Generation,
+    OffsetAndMetadata,
+)
+from kafka_ref.clients.consumer_protocol import Assignment, ConsumerProtocol, Subscription
+from kafka_ref.common.errors import (
+    Errors,
+    GroupAuthorizationException,
+    KafkaException,
+    OffsetMetadataTooLarge,
+    RebalanceInProgressException,
+    TimeoutException,
+    TopicAuthorizationException,
+)
+from kafka_ref.common.requests.find_coordinator import Coordinator, FindCoordinatorRequest, FindCoordinatorResponse
+from kafka_ref.common.requests.heartbeat import HeartbeatRequest, HeartbeatResponse
+from kafka_ref.common.requests.join_group import JoinGroupRequest, JoinGroupResponse, JoinGroupResponseMember
+from kafka_ref.common.requests.leave_group import LeaveGroupRequest, LeaveGroupResponse
+from kafka_ref.common.requests.metadata import (
+    MetadataRequest,
+    MetadataResponse,
+    MetadataResponseBroker,
+    MetadataResponsePartition,
+    MetadataResponseTopic,
+)
+from kafka_ref.common.requests.offset_commit import OffsetCommitRequest, OffsetCommitResponse
+from kafka_ref.common.requests.offset_fetch import (
+    OffsetFetchRequest,
+    OffsetFetchResponse,
+    OffsetFetchResponseGroup,
+    OffsetFetchResponsePartitions,
+    OffsetFetchResponseTopics,
+)
+from kafka_ref.common.requests.sync_group import SyncGroupRequest, SyncGroupResponse
+from kafka_ref.common.topic_partition import TopicPartition
+from kafka_ref.network.network import DisconnectException, Envelope, Network, serve_inbox
+
+pytestmark = pytest.mark.anyio
+
+TOPIC1 = "test1"
+TOPIC2 = "test2"
+T1P = TopicPartition(TOPIC1, 0)
+T2P = TopicPartition(TOPIC2, 0)
+GROUP_ID = "test-group"
+CONSUMER_ID = "consumer"
+NODE = 0
+SESSION_TIMEOUT_MS = 10000
+REBALANCE_TIMEOUT_MS = 60000
+HEARTBEAT_INTERVAL_MS = 5000
+LONG = 10_000_000  # stands in for time.timer(Long.MAX_VALUE): far beyond every wait below
+
+
+# --------------------------------------------------------------------------------------------
+# The scripted coordinator (MockClient with prepared responses)
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class ScriptedCoordinator:
+    """Broker 0: Metadata answered from ``topics``; anything else from the prepared queue."""
+
+    topics: dict[str, int] = field(default_factory=lambda: {TOPIC1: 1, TOPIC2: 1})
+    prepared: deque = field(default_factory=deque)
+    requests: list[Any] = field(default_factory=list)
+    held: list[Envelope] = field(default_factory=list)
+    mismatches: list[Any] = field(default_factory=list)
+
+    def prepare_response(self, response: Any, matcher: Callable[[Any], bool] | None = None,
+                         disconnected: bool = False) -> None:
+        """MockClient#prepareResponse(matcher, response, disconnected)."""
+        self.prepared.append((matcher, response, disconnected))
+
+    def handle(self, envelope: Envelope) -> None:
+        request = envelope.request
+        if isinstance(request, MetadataRequest):
+            envelope.respond(self.metadata_response())
+            return
+        self.requests.append(request)
+        if not self.prepared:
+            self.held.append(envelope)
+            return
+        matcher, response, disconnected = self.prepared.popleft()
+        if matcher is not None and not matcher(request):
+            self.mismatches.append(request)
+        if disconnected:
+            envelope.fail(DisconnectException(f"node {NODE} disconnected"))
+        else:
+            envelope.respond(response)
+
+    def metadata_response(self) -> MetadataResponse:
+        return MetadataResponse(
+            brokers=(MetadataResponseBroker(node_id=NODE, host="localhost", port=9092),),
+            cluster_id="kafka-cluster", controller_id=NODE,
+            topics=tuple(MetadataResponseTopic(name=t, partitions=tuple(
+                MetadataResponsePartition(partition_index=p, leader_id=NODE, leader_epoch=0, replica_nodes=(NODE,),
+                                          isr_nodes=(NODE,)) for p in range(n)))
+                for t, n in sorted(self.topics.items())))
+
+    def sent(self) -> list[str]:
+        return [type(r).__name__ for r in self.requests]
+
+
+@dataclass
+class RebalanceListener:
+    """Counts the callbacks, as ConsumerCoordinatorTest's MockRebalanceListener."""
+
+    revoked: set[TopicPartition] | None = None
+    assigned: set[TopicPartition] | None = None
+    lost: set[TopicPartition] | None = None
+    revoked_count: int = 0
+    assigned_count: int = 0
+    lost_count: int = 0
+
+
+@asynccontextmanager
+async def harness(**consumer_config: Any):
+    """A group consumer against the scripted coordinator, its callbacks recorded by a listener."""
+    network = Network()
+    broker = ScriptedCoordinator()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(serve_inbox, network.register(NODE), broker.handle)
+        config = dict(client_id="consumer-1", group_id=GROUP_ID, session_timeout_ms=SESSION_TIMEOUT_MS,
+                      heartbeat_interval_ms=HEARTBEAT_INTERVAL_MS, max_poll_interval_ms=REBALANCE_TIMEOUT_MS,
+                      retry_backoff_ms=100, request_timeout_ms=30000)
+        config.update(consumer_config)
+        consumer = KafkaConsumer(network, [NODE], **config)
+        listener = RebalanceListener()
+        coordinator = consumer.coordinator
+        revoke_to_consumer = coordinator.on_partitions_revoked
+        assign_to_consumer = coordinator.on_partitions_assigned
+        lose_to_consumer = coordinator.on_partitions_lost
+
+        def revoked(partitions: set[TopicPartition]) -> None:
+            listener.revoked, listener.revoked_count = set(partitions), listener.revoked_count + 1
+            revoke_to_consumer(partitions)
+
+        def assigned(partitions: set[TopicPartition]) -> None:
+            listener.assigned, listener.assigned_count = set(partitions), listener.assigned_count + 1
+            assign_to_consumer(partitions)
+
+        def lost(partitions: set[TopicPartition]) -> None:
+            listener.lost, listener.lost_count = set(partitions), listener.lost_count + 1
+            lose_to_consumer(partitions)
+
+        coordinator.on_partitions_revoked = revoked
+        coordinator.on_partitions_assigned = assigned
+        coordinator.on_partitions_lost = lost
+        yield consumer, coordinator, broker, listener
+        assert broker.mismatches == [], f"requests that did not match the prepared matcher: {broker.mismatches}"
+        tg.cancel_scope.cancel()
+
+
+# -- response builders (ConsumerCoordinatorTest's private helpers) ----------------------------
+
+
+def group_coordinator_response(error: Errors = Errors.NONE) -> FindCoordinatorResponse:
+    return FindCoordinatorResponse(coordinators=(Coordinator(
+        key=GROUP_ID, node_id=NODE if error is Errors.NONE else -1, host="localhost", port=9092,
+        error_code=error.code),))
+
+
+def heartbeat_response(error: Errors) -> HeartbeatResponse:
+    return HeartbeatResponse(error_code=error.code)
+
+
+def join_group_leader_response(generation: int, member_id: str, subscriptions: dict[str, list[str]],
+                               error: Errors, protocol: str = "range") -> JoinGroupResponse:
+    members = tuple(JoinGroupResponseMember(member_id=m, metadata=ConsumerProtocol.serialize_subscription(
+        Subscription(tuple(topics)))) for m, topics in subscriptions.items())
+    return JoinGroupResponse(error_code=error.code, generation_id=generation, protocol_type="consumer",
+                             protocol_name=protocol, member_id=member_id, leader=member_id, members=members)
+
+
+def join_group_follower_response(generation: int, member_id: str, leader: str, error: Errors,
+                                 protocol: str = "range") -> JoinGroupResponse:
+    return JoinGroupResponse(error_code=error.code, generation_id=generation, protocol_type="consumer",
+                             protocol_name=protocol, member_id=member_id, leader=leader)
+
+
+def sync_group_response(partitions: list[TopicPartition], error: Errors, protocol: str = "range") -> SyncGroupResponse:
+    return SyncGroupResponse(error_code=error.code, protocol_type="consumer", protocol_name=protocol,
+                             assignment=ConsumerProtocol.serialize_assignment(Assignment(tuple(partitions))))
+
+
+def offset_commit_response(errors: dict[TopicPartition, Errors]) -> OffsetCommitResponse:
+    return OffsetCommitResponse.of({tp: e.code for tp, e in errors.items()})
+
+
+def offset_fetch_response(error: Errors, partitions: dict[TopicPartition, OffsetFetchResponsePartitions]) -> OffsetFetchResponse:
+    topics: dict[str, list[OffsetFetchResponsePartitions]] = {}
+    for tp, data in partitions.items():
+        topics.setdefault(tp.topic, []).append(data)
+    return OffsetFetchResponse(groups=(OffsetFetchResponseGroup(
+        group_id=GROUP_ID, error_code=error.code,
+        topics=tuple(OffsetFetchResponseTopics(name=t, partitions=tuple(ps)) for t, ps in topics.items())),))
+
+
+def partition_offset(tp: TopicPartition, error: Errors, metadata: str, offset: int,
+                     epoch: int = -1) -> dict[TopicPartition, OffsetFetchResponsePartitions]:
+    return {tp: OffsetFetchResponsePartitions(partition_index=tp.partition, committed_offset=offset,
+                                              committed_leader_epoch=epoch, metadata=metadata, error_code=error.code)}
+
+
+def prepare_offset_commit(broker: ScriptedCoordinator, offsets: dict[TopicPartition, int], error: Errors,
+                          disconnected: bool = False) -> None:
+    """ConsumerCoordinatorTest#prepareOffsetCommitRequest: the commit must carry exactly ``offsets``."""
+    broker.prepare_response(offset_commit_response({tp: error for tp in offsets}),
+                            lambda r: isinstance(r, OffsetCommitRequest) and r.offsets() == offsets, disconnected)
+
+
+def is_join(member_id: str | None = None) -> Callable[[Any], bool]:
+    return lambda r: isinstance(r, JoinGroupRequest) and (member_id is None or r.member_id == member_id)
+
+
+def is_sync(member_id: str, generation: int, leader: bool) -> Callable[[Any], bool]:
+    return lambda r: (isinstance(r, SyncGroupRequest) and r.member_id == member_id and r.generation_id == generation
+                      and ((member_id in r.group_assignment()) if leader else r.group_assignment() == {}))
+
+
+async def ensure_coordinator_ready(coordinator, broker: ScriptedCoordinator) -> None:
+    broker.prepare_response(group_coordinator_response(Errors.NONE), lambda r: isinstance(r, FindCoordinatorRequest))
+    assert await coordinator.ensure_coordinator_ready(coordinator.time.milliseconds() + LONG)
+    assert coordinator.coordinator == NODE
+
+
+async def join_as_follower_and_receive_assignment(consumer, coordinator, broker, assignment: list[TopicPartition]) -> None:
+    """ConsumerCoordinatorTest#joinAsFollowerAndReceiveAssignment."""
+    await ensure_coordinator_ready(coordinator, broker)
+    broker.prepare_response(join_group_follower_response(1, CONSUMER_ID, "leader", Errors.NONE), is_join())
+    broker.prepare_response(sync_group_response(assignment, Errors.NONE), is_sync(CONSUMER_ID, 1, leader=False))
+    assert await coordinator.ensure_active_group(coordinator.time.milliseconds() + LONG)
+
+
+async def heartbeat_after_session_timeout(coordinator, broker: ScriptedCoordinator, response: Any,
+                                          disconnected: bool = False) -> None:
+    """Sleep a session timeout, then the heartbeat step sends one Heartbeat answered with ``response``."""
+    await anyio.sleep(SESSION_TIMEOUT_MS / 1000)
+    broker.prepare_response(response, lambda r: isinstance(r, HeartbeatRequest), disconnected)
+    await coordinator.maybe_heartbeat()
+    assert broker.sent()[-1] == "HeartbeatRequest"
+
+
+def now_plus(coordinator, ms: int = LONG) -> int:
+    return coordinator.time.milliseconds() + ms
+
+
+# --------------------------------------------------------------------------------------------
+# Coordinator discovery and heartbeats
+# --------------------------------------------------------------------------------------------
+
+
+async def test_normal_heartbeat():
+    """Mirrors ConsumerCoordinatorTest#testNormalHeartbeat."""
+    async with harness() as (consumer, coordinator, broker, _):
+        consumer.subscribe([TOPIC1])
+        await join_as_follower_and_receive_assignment(consumer, coordinator, broker, [T1P])
+        await heartbeat_after_session_timeout(coordinator, broker, heartbeat_response(Errors.NONE))
+        heartbeat = broker.requests[-1]
+        assert (heartbeat.group_id, heartbeat.generation_id, heartbeat.member_id) == (GROUP_ID, 1, CONSUMER_ID)
+        assert coordinator.coordinator == NODE
+        assert not coordinator.rejoin_needed
+        assert coordinator.generation == Generation(1, CONSUMER_ID, "range")
+
+
+async def test_group_describe_unauthorized():
+    """Mirrors ConsumerCoordinatorTest#testGroupDescribeUnauthorized."""
+    async with harness() as (_, coordinator, broker, _):
+        broker.prepare_response(group_coordinator_response(Errors.GROUP_AUTHORIZATION_FAILED))
+        with pytest.raises(GroupAuthorizationException):
+            await coordinator.ensure_coordinator_ready(now_plus(coordinator))
+        assert coordinator.coordinator is None
+
+
+async def test_group_read_unauthorized():
+    """Mirrors ConsumerCoordinatorTest#testGroupReadUnauthorized."""
+    async with harness() as (consumer, coordinator, broker, _):
+        consumer.subscribe([TOPIC1])
+        await ensure_coordinator_ready(coordinator, broker)
+        broker.prepare_response(join_group_leader_response(0, "memberId", {}, Errors.GROUP_AUTHORIZATION_FAILED))
+        with pytest.raises(GroupAuthorizationException):
+            await coordinator.poll(LONG)
+
+
+@pytest.mark.parametrize("error", [Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR])
+async def test_heartbeat_marks_coordinator_unknown(error):
+    """Mirrors ConsumerCoordinatorTest#testCoordinatorNotAvailable and #testNotCoordinator."""
+    async with harness() as (consumer, coordinator, broker, _):
+        consumer.subscribe([TOPIC1])
+        await join_as_follower_and_receive_assignment(consumer, coordinator, broker, [T1P])
+        await heartbeat_after_session_timeout(coordinator, broker, heartbeat_response(error))
+        assert coordinator.coordinator is None
+        # The membership itself is untouched.
+        assert coordinator.generation == Generation(1, CONSUMER_ID, "range")
+        assert not coordinator.rejoin_needed
+
+
+async def test_coordinator_disconnect():
+    """Mirrors ConsumerCoordinatorTest#testCoordinatorDisconnect."""
+    async with harness() as (consumer, coordinator, broker, _):
+        consumer.subscribe([TOPIC1])
+        await join_as_follower_and_receive_assignment(consumer, coordinator, broker, [T1P])
+        await heartbeat_after_session_timeout(coordinator, broker, heartbeat_response(Errors.NONE), disconnected=True)
+        assert coordinator.coordinator is None
+        assert coordinator.generation == Generation(1, CONSUMER_ID, "range")
+
+
+async def test_illegal_generation():
+    """Mirrors ConsumerCoordinatorTest#testIllegalGeneration: the partitions are lost on the next poll."""
+    async with harness() as (consumer, coordinator, broker, listener):
+        consumer.subscribe([TOPIC1])
+        await join_as_follower_and_receive_assignment(consumer, coordinator, broker, [T1P])
+        await heartbeat_after_session_timeout(coordinator, broker, heartbeat_response(Errors.ILLEGAL_GENERATION))
+        assert coordinator.rejoin_needed
+        # ILLEGAL_GENERATION keeps the member id (AbstractCoordinator#resetStateOnResponseError).
+        assert coordinator.generation == Generation(-1, CONSUMER_ID, None)
+        await coordinator.poll(0)
+        assert (listener.lost_count, listener.lost) == (1, {T1P})
+        assert (listener.revoked_count, listener.revoked) == (0, None)
+        assert broker.sent()[-1] == "JoinGroupRequest" and broker.requests[-1].member_id == CONSUMER_ID
+
+
+async def test_unknown_member_id():
+    """Mirrors ConsumerCoordinatorTest#testUnknownMemberId."""
+    async with harness() as (consumer, coordinator, broker, listener):
+        consumer.subscribe([TOPIC1])
+        await join_as_follower_and_receive_assignment(consumer, coordinator, broker, [T1P])
+        await heartbeat_after_session_timeout(coordinator, broker, heartbeat_response(Errors.UNKNOWN_MEMBER_ID))
+        assert coordinator.rejoin_needed
+        assert coordinator.generation == NO_GENERATION
+        await coordinator.poll(0)
+        assert (listener.lost_count, listener.lost) == (1, {T1P})
+        assert listener.revoked_count == 0
+        assert consumer.assignment() == set()
+        assert broker.sent()[-1] == "JoinGroupRequest" and broker.requests[-1].member_id == ""
+
+
+async def test_heartbeat_illegal_generation_response_with_old_generation():
+    """Mirrors AbstractCoordinatorTest#testHeartbeatIllegalGenerationResponseWithOldGeneration (and
+    #testHeartbeatUnknownMemberResponseWithOldGeneration): an answer about a generation the member
+    has since left is ignored."""
+    for error in (Errors.ILLEGAL_GENERATION, Errors.UNKNOWN_MEMBER_ID):
+        async with harness() as (consumer, coordinator, broker, _):
+            consumer.subscribe([TOPIC1])
+            await join_as_follower_and_receive_assignment(consumer, coordinator, broker, [T1P])
+            await anyio.sleep(SESSION_TIMEOUT_MS / 1000)
+            await coordinator.maybe_heartbeat()  # sent, not answered yet
+            assert broker.sent()[-1] == "HeartbeatRequest" and len(broker.held) == 1
+            # Meanwhile the member moved on to generation 2.
+            new_generation = Generation(2, CONSUMER_ID, "range")
+            coordinator.generation = new_generation
+            broker.held.pop().respond(heartbeat_response(error))
+            await coordinator.maybe_heartbeat()
+            assert coordinator.generation == new_generation
+            assert not coordinator.rejoin_needed
+
+
+async def test_heartbeat_rebalance_in_progress_requests_rejoin():
+    """Mirrors the STABLE branch of AbstractCoordinator.HeartbeatResponseHandler exercised by
+    AbstractCoordinatorTest#testHeartbeatRebalanceInProgressResponseDuringRebalancing: a stable
+    member asked to rebalance rejoins with its generation intact, revoking (not losing) its partitions."""
+    async with harness() as (consumer, coordinator, broker, listener):
+        consumer.subscribe([TOPIC1])
+        await join_as_follower_and_receive_assignment(consumer, coordinator, broker, [T1P])
+        await heartbeat_after_session_timeout(coordinator, broker, heartbeat_response(Errors.REBALANCE_IN_PROGRESS))
+        assert coordinator.rejoin_needed
+        assert coordinator.generation == Generation(1, CONSUMER_ID, "range")
+        broker.prepare_response(join_group_follower_response(2, CONSUMER_ID, "leader", Errors.NONE), is_join(CONSUMER_ID))
+        broker.prepare_response(sync_group_response([T1P], Errors.NONE), is_sync(CONSUMER_ID, 2, leader=False))
+        assert await coordinator.poll(LONG)
+        assert (listener.revoked_count, listener.revoked) == (1, {T1P})
+        assert listener.lost_count == 0
+        assert (listener.assigned_count, listener.assigned) == (2, {T1P})
+        assert coordinator.generation == Generation(2, CONSUMER_ID, "range")
+
+
+async def test_heartbeat_request_with_fenced_instance_id_exception():
+    """Mirrors AbstractCoordinatorTest#testHeartbeatRequestWithFencedInstanceIdException."""
+    from kafka_ref.common.errors import FencedInstanceIdException
+
+    async with harness(group_instance_id="test-instance") as (consumer, coordinator, broker, _):
+        consumer.subscribe([TOPIC1])
+        await join_as_follower_and_receive_assignment(consumer, coordinator, broker, [T1P])
+        await anyio.sleep(SESSION_TIMEOUT_MS / 1000)
+        broker.prepare_response(heartbeat_response(Errors.FENCED_INSTANCE_ID))
+        with pytest.raises(FencedInstanceIdException):
+            await coordinator.maybe_heartbeat()
+        assert broker.requests[-1].group_instance_id == "test-instance"
+        assert coordinator.generation == NO_GENERATION
+        assert coordinator.rejoin_needed
+
+
+# --------------------------------------------------------------------------------------------
+# JoinGroup / SyncGroup
+# --------------------------------------------------------------------------------------------
+
+
+async def test_join_group_invalid_group_id():
+    """Mirrors ConsumerCoordinatorTest#testJoinGroupInvalidGroupId."""
+    from kafka_ref.common.errors import InvalidGroupIdException
+
+    async with harness() as (consumer, coordinator, broker, _):
+        consumer.subscribe([TOPIC1])
+        await ensure_coordinator_ready(coordinator, broker)
+        broker.prepare_response(join_group_leader_response(0, "leader", {}, Errors.INVALID_GROUP_ID))
+        with pytest.raises(InvalidGroupIdException):
+            await coordinator.poll(LONG)
+
+
+async def test_normal_join_group_leader():
+    """Mirrors ConsumerCoordinatorTest#testNormalJoinGroupLeader (the range assignor plays MockPartitionAssignor)."""
+    async with harness() as (consumer, coordinator, broker, listener):
+        consumer.subscribe([TOPIC1])
+        await ensure_coordinator_ready(coordinator, broker)
+        broker.prepare_response(join_group_leader_response(1, "leader", {"leader": [TOPIC1]}, Errors.NONE), is_join(""))
+        broker.prepare_response(sync_group_response([T1P], Errors.NONE), is_sync("leader", 1, leader=True))
+        assert await coordinator.poll(LONG)
+        sync = broker.requests[-1]
+        assert ConsumerProtocol.deserialize_assignment(sync.group_assignment()["leader"]).partitions == (T1P,)
+        assert not coordinator.rejoin_needed
+        assert consumer.assignment() == {T1P}
+        assert consumer.subscription() == {TOPIC1}
+        assert (listener.revoked_count, listener.revoked) == (0, None)
+        assert (listener.assigned_count, listener.assigned) == (1, {T1P})
+
+
+async def test_normal_join_group_follower():
+    """Mirrors ConsumerCoordinatorTest#testNormalJoinGroupFollower."""
+    async with harness() as (consumer, coordinator, broker, listener):
+        consumer.subscribe([TOPIC1])
+        await ensure_coordinator_ready(coordinator, broker)
+        broker.prepare_response(join_group_follower_response(1, CONSUMER_ID, "leader", Errors.NONE))
+        broker.prepare_response(sync_group_response([T1P], Errors.NONE), is_sync(CONSUMER_ID, 1, leader=False))
+        assert await coordinator.ensure_active_group(now_plus(coordinator))
+        assert not coordinator.rejoin_needed
+        assert consumer.assignment() == {T1P}
+        assert (listener.revoked_count, listener.revoked) == (0, None)
+        assert (listener.assigned_count, listener.assigned) == (1, {T1P})
+        join = broker.requests[0 if broker.sent()[0] == "JoinGroupRequest" else 1]
+        assert (join.group_id, join.session_timeout_ms, join.rebalance_timeout_ms, join.protocol_type) == (
+            GROUP_ID, SESSION_TIMEOUT_MS, REBALANCE_TIMEOUT_MS, "consumer")
+        assert [p.name for p in join.protocols] == ["range"]
+        assert ConsumerProtocol.deserialize_subscription(join.protocols[0].metadata).topics == (TOPIC1,)
+
+
+async def test_unexpected_error_on_sync_group():
+    """Mirrors ConsumerCoordinatorTest#testUnexpectedErrorOnSyncGroup."""
+    async with harness() as (consumer, coordinator, broker, _):
+        consumer.subscribe([TOPIC1])
+        await ensure_coordinator_ready(coordinator, broker)
+        broker.prepare_response(join_group_follower_response(1, CONSUMER_ID, "leader", Errors.NONE))
+        broker.prepare_response(sync_group_response([], Errors.UNKNOWN_SERVER_ERROR))
+        with pytest.raises(KafkaException, match="Unexpected error from SyncGroup"):
+            await coordinator.ensure_active_group(now_plus(coordinator))
+
+
+async def test_unknown_member_id_on_sync_group():
+    """Mirrors ConsumerCoordinatorTest#testUnknownMemberIdOnSyncGroup."""
+    async with harness() as (consumer, coordinator, broker, _):
+        consumer.subscribe([TOPIC1])
+        await ensure_coordinator_ready(coordinator, broker)
+        broker.prepare_response(join_group_follower_response(1, CONSUMER_ID, "leader", Errors.NONE))
+        broker.prepare_response(sync_group_response([], Errors.UNKNOWN_MEMBER_ID))
+        # The rejoin goes without a member id.
+        broker.prepare_response(join_group_follower_response(2, CONSUMER_ID, "leader", Errors.NONE), is_join(""))
+        broker.prepare_response(sync_group_response([T1P], Errors.NONE))
+        assert await coordinator.ensure_active_group(now_plus(coordinator))
+        assert not coordinator.rejoin_needed
+        assert consumer.assignment() == {T1P}
+        assert coordinator.generation == Generation(2, CONSUMER_ID, "range")
+
+
+async def test_rebalance_in_progress_on_sync_group():
+    """Mirrors ConsumerCoordinatorTest#testRebalanceInProgressOnSyncGroup."""
+    async with harness() as (consumer, coordinator, broker, _):
+        consumer.subscribe([TOPIC1])
+        await ensure_coordinator_ready(coordinator, broker)
+        broker.prepare_response(join_group_follower_response(1, CONSUMER_ID, "leader", Errors.NONE))
+        broker.prepare_response(sync_group_response([], Errors.REBALANCE_IN_PROGRESS))
+        broker.prepare_response(join_group_follower_response(2, CONSUMER_ID, "leader", Errors.NONE), is_join(CONSUMER_ID))
+        broker.prepare_response(sync_group_response([T1P], Errors.NONE))
+        assert await coordinator.ensure_active_group(now_plus(coordinator))
+        assert not coordinator.rejoin_needed
+        assert consumer.assignment() == {T1P}
+        assert broker.sent() == ["FindCoordinatorRequest", "JoinGroupRequest", "SyncGroupRequest",
+                                 "JoinGroupRequest", "SyncGroupRequest"]
+
+
+async def test_illegal_generation_on_sync_group():
+    """Mirrors ConsumerCoordinatorTest#testIllegalGenerationOnSyncGroup: the member id survives ILLEGAL_GENERATION."""
+    async with harness() as (consumer, coordinator, broker, _):
+        consumer.subscribe([TOPIC1])
+        await ensure_coordinator_ready(coordinator, broker)
+        broker.prepare_response(join_group_follower_response(1, CONSUMER_ID, "leader", Errors.NONE))
+        broker.prepare_response(sync_group_response([], Errors.ILLEGAL_GENERATION))
+        broker.prepare_response(join_group_follower_response(2, CONSUMER_ID, "leader", Errors.NONE), is_join(CONSUMER_ID))
+        broker.prepare_response(sync_group_response([T1P], Errors.NONE))
+        assert await coordinator.ensure_active_group(now_plus(coordinator))
+        assert not coordinator.rejoin_needed
+        assert consumer.assignment() == {T1P}
+
+
+async def test_rejoin_group():
+    """Mirrors ConsumerCoordinatorTest#testRejoinGroup (EAGER: everything revoked, everything assigned again)."""
+    async with harness() as (consumer, coordinator, broker, listener):
+        consumer.subscribe([TOPIC1])
+        await join_as_follower_and_receive_assignment(consumer, coordinator, broker, [T1P])
+        assert (listener.revoked_count, listener.revoked) == (0, None)
+        assert (listener.assigned_count, listener.assigned) == (1, {T1P})
+        listener.revoked = listener.assigned = None
+        consumer.subscribe([TOPIC1, "otherTopic"])
+        assert coordinator.rejoin_needed
+        broker.prepare_response(join_group_follower_response(2, CONSUMER_ID, "leader", Errors.NONE), is_join(CONSUMER_ID))
+        broker.prepare_response(sync_group_response([T1P], Errors.NONE))
+        assert await coordinator.ensure_active_group(now_plus(coordinator))
+        assert (listener.revoked_count, listener.revoked) == (1, {T1P})
+        assert (listener.assigned_count, listener.assigned) == (2, {T1P})
+        join = broker.requests[-2]
+        assert ConsumerProtocol.deserialize_subscription(join.protocols[0].metadata).topics == ("otherTopic", TOPIC1)
+
+
+async def test_disconnect_in_join():
+    """Mirrors ConsumerCoordinatorTest#testDisconnectInJoin."""
+    async with harness() as (consumer, coordinator, broker, listener):
+        consumer.subscribe([TOPIC1])
+        await ensure_coordinator_ready(coordinator, broker)
+        broker.prepare_response(join_group_follower_response(1, CONSUMER_ID, "leader", Errors.NONE), disconnected=True)
+        broker.prepare_response(group_coordinator_response(Errors.NONE), lambda r: isinstance(r, FindCoordinatorRequest))
+        broker.prepare_response(join_group_follower_response(1, CONSUMER_ID, "leader", Errors.NONE))
+        broker.prepare_response(sync_group_response([T1P], Errors.NONE))
+        assert await coordinator.ensure_active_group(now_plus(coordinator))
+        assert not coordinator.rejoin_needed
+        assert consumer.assignment() == {T1P}
+        assert (listener.revoked_count, listener.revoked) == (0, None)
+        assert (listener.assigned_count, listener.assigned) == (1, {T1P})
+
+
+async def test_invalid_session_timeout():
+    """Mirrors ConsumerCoordinatorTest#testInvalidSessionTimeout."""
+    from kafka_ref.common.errors import InvalidSessionTimeoutException
+
+    async with harness() as (consumer, coordinator, broker, _):
+        consumer.subscribe([TOPIC1])
+        await ensure_coordinator_ready(coordinator, broker)
+        broker.prepare_response(join_group_follower_response(0, CONSUMER_ID, "", Errors.INVALID_SESSION_TIMEOUT))
+        with pytest.raises(InvalidSessionTimeoutException):
+            await coordinator.ensure_active_group(now_plus(coordinator))
+
+
+async def test_group_max_size_exception_is_fatal():
+    """Mirrors AbstractCoordinatorTest#testGroupMaxSizeExceptionIsFatal."""
+    from kafka_ref.common.errors import GroupMaxSizeReachedException
+
+    async with harness() as (consumer, coordinator, broker, _):
+        consumer.subscribe([TOPIC1])
+        await ensure_coordinator_ready(coordinator, broker)
+        broker.prepare_response(join_group_follower_response(-1, CONSUMER_ID, "", Errors.GROUP_MAX_SIZE_REACHED))
+        with pytest.raises(GroupMaxSizeReachedException):
+            await coordinator.ensure_active_group(now_plus(coordinator))
+        assert broker.sent() == ["FindCoordinatorRequest", "JoinGroupRequest"]
+
+
+async def test_join_group_request_with_member_id_required():
+    """Mirrors AbstractCoordinatorTest#testJoinGroupRequestWithMemberIdRequired."""
+    async with harness() as (consumer, coordinator, broker, _):
+        consumer.subscribe([TOPIC1])
+        await ensure_coordinator_ready(coordinator, broker)
+        broker.prepare_response(join_group_follower_response(-1, "memberId", "", Errors.MEMBER_ID_REQUIRED), is_join(""))
+        broker.prepare_response(join_group_follower_response(-1, "", "", Errors.UNKNOWN_MEMBER_ID), is_join("memberId"))
+        # After UNKNOWN_MEMBER_ID the member id is forgotten and the next join goes without one.
+        broker.prepare_response(join_group_follower_response(1, "memberId-2", "leader", Errors.NONE), is_join(""))
+        broker.prepare_response(sync_group_response([T1P], Errors.NONE), is_sync("memberId-2", 1, leader=False))
+        assert await coordinator.ensure_active_group(now_plus(coordinator))
+        assert coordinator.generation == Generation(1, "memberId-2", "range")
+
+
+async def test_join_group_request_with_fenced_instance_id_exception():
+    """Mirrors AbstractCoordinatorTest#testJoinGroupRequestWithFencedInstanceIdException."""
+    from kafka_ref.common.errors import FencedInstanceIdException
+
+    async with harness(group_instance_id="test-instance") as (consumer, coordinator, broker, _):
+        consumer.subscribe([TOPIC1])
+        await ensure_coordinator_ready(coordinator, broker)
+        broker.prepare_response(join_group_follower_response(-1, "memberId", "", Errors.FENCED_INSTANCE_ID))
+        with pytest.raises(FencedInstanceIdException, match=Errors.FENCED_INSTANCE_ID.message):
+            await coordinator.ensure_active_group(now_plus(coordinator))
+        assert broker.requests[-1].group_instance_id == "test-instance"
+
+
+async def test_sync_group_request_with_fenced_instance_id_exception():
+    """Mirrors AbstractCoordinatorTest#testSyncGroupRequestWithFencedInstanceIdException."""
+    from kafka_ref.common.errors import FencedInstanceIdException
+
+    async with harness(group_instance_id="test-instance") as (consumer, coordinator, broker, _):
+        consumer.subscribe([TOPIC1])
+        await ensure_coordinator_ready(coordinator, broker)
+        broker.prepare_response(join_group_follower_response(-1, "memberId", "", Errors.NONE))
+        broker.prepare_response(sync_group_response([], Errors.FENCED_INSTANCE_ID))
+        with pytest.raises(FencedInstanceIdException):
+            await coordinator.ensure_active_group(now_plus(coordinator))
+
+
+@pytest.mark.parametrize("join_type, sync_type, sync_name, consistent", [
+    (None, None, None, True),
+    ("consumer", "consumer", "range", True),
+    ("wrong", None, None, False),
+    ("consumer", "wrong-type", "range", False),
+    ("consumer", "consumer", "wrong-name", False),
+])
+async def test_join_group_protocol_type_and_name(join_type, sync_type, sync_name, consistent):
+    """Mirrors AbstractCoordinatorTest#testJoinGroupProtocolTypeAndName."""
+    from kafka_ref.common.errors import InconsistentGroupProtocolException
+
+    async with harness() as (consumer, coordinator, broker, _):
+        consumer.subscribe([TOPIC1])
+        await ensure_coordinator_ready(coordinator, broker)
+        join = join_group_follower_response(1, CONSUMER_ID, "leader", Errors.NONE)
+        broker.prepare_response(JoinGroupResponse(
+            error_code=0, generation_id=1, protocol_type=join_type, protocol_name="range", member_id=CONSUMER_ID,
+            leader=join.leader))
+        broker.prepare_response(SyncGroupResponse(
+            error_code=0, protocol_type=sync_type, protocol_name=sync_name,
+            assignment=ConsumerProtocol.serialize_assignment(Assignment((T1P,)))))
+        if consistent:
+            assert await coordinator.ensure_active_group(now_plus(coordinator))
+            assert consumer.assignment() == {T1P}
+        else:
+            with pytest.raises(InconsistentGroupProtocolException):
+                await coordinator.ensure_active_group(now_plus(coordinator))
+            assert consumer.assignment() == set()
+
+
+@pytest.mark.parametrize("in_sync", [False, True])
+async def test_retain_member_id_after_disconnect(in_sync):
+    """Mirrors AbstractCoordinatorTest#testRetainMemberIdAfterJoinGroupDisconnect and
+    #testRetainMemberIdAfterSyncGroupDisconnect."""
+    async with harness() as (consumer, coordinator, broker, _):
+        consumer.subscribe([TOPIC1])
+        await ensure_coordinator_ready(coordinator, broker)
+        broker.prepare_response(join_group_follower_response(5, "memberId", "leader", Errors.NONE), is_join(""))
+        broker.prepare_response(sync_group_response([T1P], Errors.NONE), is_sync("memberId", 5, leader=False))
+        assert await coordinator.ensure_active_group(now_plus(coordinator))
+        coordinator.request_rejoin("Manual test trigger")
+        assert coordinator.rejoin_needed
+        if in_sync:
+            broker.prepare_response(join_group_follower_response(10, "memberId", "leader", Errors.NONE), is_join("memberId"))
+            broker.prepare_response(None, is_sync("memberId", 10, leader=False), disconnected=True)
+        else:
+            broker.prepare_response(None, is_join("memberId"), disconnected=True)
+        broker.prepare_response(group_coordinator_response(Errors.NONE), lambda r: isinstance(r, FindCoordinatorRequest))
+        # The consumer always starts again from JoinGroup, with the member id it had.
+        broker.prepare_response(join_group_follower_response(10, "memberId", "leader", Errors.NONE), is_join("memberId"))
+        broker.prepare_response(sync_group_response([T1P], Errors.NONE), is_sync("memberId", 10, leader=False))
+        assert await coordinator.ensure_active_group(now_plus(coordinator))
+        assert coordinator.generation == Generation(10, "memberId", "range")
+
+
+# --------------------------------------------------------------------------------------------
+# Leaving the group
+# --------------------------------------------------------------------------------------------
+
+
+def is_leave(member_id: str) -> Callable[[Any], bool]:
+    return lambda r: (isinstance(r, LeaveGroupRequest) and r.group_id == GROUP_ID
+                      and [m.member_id for m in r.members] == [member_id])
+
+
+async def test_leave_group_on_close():
+    """Mirrors ConsumerCoordinatorTest#testLeaveGroupOnClose."""
+    async with harness() as (consumer, coordinator, broker, _):
+        consumer.subscribe([TOPIC1])
+        await join_as_follower_and_receive_assignment(consumer, coordinator, broker, [T1P])
+        broker.prepare_response(LeaveGroupResponse(error_code=0), is_leave(CONSUMER_ID))
+        consumer.close()
+        await anyio.sleep(0.01)
+        assert broker.sent()[-1] == "LeaveGroupRequest"
+        assert broker.prepared == deque()
+
+
+async def test_maybe_leave_group():
+    """Mirrors ConsumerCoordinatorTest#testMaybeLeaveGroup."""
+    async with harness() as (consumer, coordinator, broker, _):
+        consumer.subscribe([TOPIC1])
+        await join_as_follower_and_receive_assignment(consumer, coordinator, broker, [T1P])
+        broker.prepare_response(LeaveGroupResponse(error_code=0), is_leave(CONSUMER_ID))
+        coordinator.maybe_leave_group_nowait("test maybe leave group")
+        await anyio.sleep(0.01)
+        assert broker.sent()[-1] == "LeaveGroupRequest"
+        assert broker.requests[-1].members[0].reason == "test maybe leave group"
+        assert coordinator.generation == NO_GENERATION
+        assert coordinator.rejoin_needed
+
+
+async def test_pending_member_should_leave_group():
+    """Mirrors ConsumerCoordinatorTest#testPendingMemberShouldLeaveGroup."""
+    async with harness() as (consumer, coordinator, broker, _):
+        consumer.subscribe([TOPIC1])
+        await ensure_coordinator_ready(coordinator, broker)
+        broker.prepare_response(join_group_follower_response(-1, "consumer-id", "leader-id", Errors.MEMBER_ID_REQUIRED))
+        # joinGroupIfNeeded(timer(0)): one JoinGroup, then out of time.
+        assert not await coordinator.ensure_active_group(now_plus(coordinator, 0))
+        assert coordinator.generation == Generation(-1, "consumer-id", None)
+        broker.prepare_response(LeaveGroupResponse(error_code=0), is_leave("consumer-id"))
+        coordinator.maybe_leave_group_nowait("pending member leaves")
+        await anyio.sleep(0.01)
+        assert broker.sent()[-1] == "LeaveGroupRequest"
+
+
+async def test_leave_group_sent_with_group_instance_id_unset():
+    """Mirrors AbstractCoordinatorTest#testLeaveGroupSentWithGroupInstanceIdUnSet: a static member sends none."""
+    async with harness(group_instance_id="test-instance") as (consumer, coordinator, broker, _):
+        consumer.subscribe([TOPIC1])
+        await join_as_follower_and_receive_assignment(consumer, coordinator, broker, [T1P])
+        before = len(broker.requests)
+        consumer.close()
+        await anyio.sleep(0.01)
+        assert len(broker.requests) == before
