@@ -775,3 +775,312 @@ async def test_leave_group_sent_with_group_instance_id_unset():
         consumer.close()
         await anyio.sleep(0.01)
         assert len(broker.requests) == before
+
+
+# --------------------------------------------------------------------------------------------
+# Offset commits (commitSync)
+# --------------------------------------------------------------------------------------------
+
+
+def offsets(offset: int = 100, metadata: str = "") -> dict[TopicPartition, OffsetAndMetadata]:
+    return {T1P: OffsetAndMetadata(offset, None, metadata)}
+
+
+@pytest.mark.parametrize("how", ["NOT_COORDINATOR", "COORDINATOR_NOT_AVAILABLE", "disconnected"])
+async def test_commit_offset_sync_rediscovers_coordinator(how):
+    """Mirrors ConsumerCoordinatorTest#testCommitOffsetSyncNotCoordinator, #testCommitOffsetSyncCoordinatorNotAvailable
+    and #testCommitOffsetSyncCoordinatorDisconnected."""
+    async with harness() as (consumer, coordinator, broker, _):
+        await ensure_coordinator_ready(coordinator, broker)
+        if how == "disconnected":
+            prepare_offset_commit(broker, {T1P: 100}, Errors.NONE, disconnected=True)
+        else:
+            prepare_offset_commit(broker, {T1P: 100}, Errors[how])
+        broker.prepare_response(group_coordinator_response(Errors.NONE), lambda r: isinstance(r, FindCoordinatorRequest))
+        prepare_offset_commit(broker, {T1P: 100}, Errors.NONE)
+        await coordinator.commit_offsets_sync(offsets(), LONG)
+        assert broker.sent() == ["FindCoordinatorRequest", "OffsetCommitRequest", "FindCoordinatorRequest",
+                                 "OffsetCommitRequest"]
+        # A manually assigned consumer commits as a simple consumer: no generation, member or instance id.
+        commit = broker.requests[-1]
+        assert (commit.generation_id_or_member_epoch, commit.member_id, commit.group_instance_id) == (-1, "", None)
+
+
+async def test_retry_commit_unknown_topic_or_partition():
+    """Mirrors ConsumerCoordinatorTest#testRetryCommitUnknownTopicOrPartition."""
+    async with harness() as (consumer, coordinator, broker, _):
+        await ensure_coordinator_ready(coordinator, broker)
+        broker.prepare_response(offset_commit_response({T1P: Errors.UNKNOWN_TOPIC_OR_PARTITION}))
+        broker.prepare_response(offset_commit_response({T1P: Errors.NONE}))
+        start = coordinator.time.milliseconds()
+        await coordinator.commit_offsets_sync(offsets(100, "metadata"), 10000)
+        assert broker.sent() == ["FindCoordinatorRequest", "OffsetCommitRequest", "OffsetCommitRequest"]
+        # One retry backoff between the attempts.
+        assert coordinator.time.milliseconds() - start == 100
+        assert broker.requests[-1].topics[0].partitions[0].committed_metadata == "metadata"
+
+
+async def test_commit_offset_metadata_too_large():
+    """Mirrors ConsumerCoordinatorTest#testCommitOffsetMetadataTooLarge."""
+    async with harness() as (consumer, coordinator, broker, _):
+        await ensure_coordinator_ready(coordinator, broker)
+        prepare_offset_commit(broker, {T1P: 100}, Errors.OFFSET_METADATA_TOO_LARGE)
+        with pytest.raises(OffsetMetadataTooLarge):
+            await coordinator.commit_offsets_sync(offsets(100, "metadata"), LONG)
+
+
+@pytest.mark.parametrize("error", [Errors.ILLEGAL_GENERATION, Errors.UNKNOWN_MEMBER_ID])
+async def test_commit_offset_generation_errors_fail_the_commit(error):
+    """Mirrors ConsumerCoordinatorTest#testCommitOffsetIllegalGeneration and #testCommitOffsetUnknownMemberId."""
+    async with harness() as (consumer, coordinator, broker, _):
+        await ensure_coordinator_ready(coordinator, broker)
+        prepare_offset_commit(broker, {T1P: 100}, error)
+        with pytest.raises(CommitFailedException):
+            await coordinator.commit_offsets_sync(offsets(100, "metadata"), LONG)
+        assert broker.sent() == ["FindCoordinatorRequest", "OffsetCommitRequest"]
+
+
+@pytest.mark.parametrize("error, generation_after", [
+    (Errors.ILLEGAL_GENERATION, Generation(-1, CONSUMER_ID, None)),
+    (Errors.UNKNOWN_MEMBER_ID, NO_GENERATION),
+])
+async def test_commit_offset_generation_errors_reset_generation(error, generation_after):
+    """Mirrors ConsumerCoordinatorTest#testCommitOffsetIllegalGenerationShouldResetGenerationId and
+    #testCommitOffsetUnknownMemberShouldResetToNoGeneration."""
+    async with harness() as (consumer, coordinator, broker, _):
+        consumer.subscribe([TOPIC1])
+        await join_as_follower_and_receive_assignment(consumer, coordinator, broker, [])
+        prepare_offset_commit(broker, {T1P: 100}, error)
+        with pytest.raises(CommitFailedException):
+            await coordinator.commit_offsets_sync(offsets(100, "metadata"), 30000)
+        commit = broker.requests[-1]
+        assert (commit.generation_id_or_member_epoch, commit.member_id) == (1, CONSUMER_ID)
+        assert coordinator.generation == generation_after
+        assert coordinator.rejoin_needed
+
+
+async def test_commit_offset_should_not_set_instance_id_if_member_id_is_unknown():
+    """Mirrors ConsumerCoordinatorTest#testCommitOffsetShouldNotSetInstanceIdIfMemberIdIsUnknown."""
+    async with harness(group_instance_id="test-instance") as (consumer, coordinator, broker, _):
+        await ensure_coordinator_ready(coordinator, broker)
+        broker.prepare_response(offset_commit_response({T1P: Errors.NONE}),
+                                lambda r: isinstance(r, OffsetCommitRequest) and r.group_instance_id is None)
+        await coordinator.commit_offsets_sync(offsets(), 5000)
+        assert broker.requests[-1].member_id == ""
+
+
+async def test_commit_offset_rebalance_in_progress():
+    """Mirrors ConsumerCoordinatorTest#testCommitOffsetRebalanceInProgress."""
+    async with harness() as (consumer, coordinator, broker, _):
+        consumer.subscribe([TOPIC1])
+        await ensure_coordinator_ready(coordinator, broker)
+        # ensureActiveGroup(timer(0)): the JoinGroup goes out and is not answered yet.
+        with anyio.move_on_after(0):
+            await coordinator.poll(0)
+        assert broker.sent()[-1] == "JoinGroupRequest" and len(broker.held) == 1
+        assert coordinator.rejoin_needed
+        # While rebalancing the commit fails before anything is sent.
+        with pytest.raises(RebalanceInProgressException):
+            await coordinator.commit_offsets_sync(offsets(100, "metadata"), LONG)
+        assert broker.sent()[-1] == "JoinGroupRequest"
+        broker.held.pop().respond(join_group_leader_response(1, "leader", {"leader": [TOPIC1]}, Errors.NONE))
+        broker.prepare_response(sync_group_response([T1P], Errors.NONE), is_sync("leader", 1, leader=True))
+        assert await coordinator.poll(LONG)
+        expected = Generation(1, "leader", "range")
+        assert not coordinator.rejoin_needed
+        assert coordinator.generation == expected
+        prepare_offset_commit(broker, {T1P: 100}, Errors.REBALANCE_IN_PROGRESS)
+        with pytest.raises(RebalanceInProgressException):
+            await coordinator.commit_offsets_sync(offsets(100, "metadata"), LONG)
+        # A rejoin is asked for, but the generation stays.
+        assert coordinator.rejoin_needed
+        assert coordinator.generation == expected
+
+
+async def test_commit_sent_while_stable_member_awaits_rejoin():
+    """Mirrors the STABLE case of ConsumerCoordinator#sendOffsetCommitRequest (generationIfStable): a heartbeat
+    asking for a rebalance does not stop a stable member's commit, which goes out with its generation."""
+    async with harness() as (consumer, coordinator, broker, _):
+        consumer.subscribe([TOPIC1])
+        await join_as_follower_and_receive_assignment(consumer, coordinator, broker, [T1P])
+        await heartbeat_after_session_timeout(coordinator, broker, heartbeat_response(Errors.REBALANCE_IN_PROGRESS))
+        assert coordinator.rejoin_needed
+        prepare_offset_commit(broker, {T1P: 100}, Errors.NONE)
+        await coordinator.commit_offsets_sync(offsets(), LONG)
+        commit = broker.requests[-1]
+        assert (commit.generation_id_or_member_epoch, commit.member_id) == (1, CONSUMER_ID)
+
+
+async def test_commit_after_reset_generation_fails_without_sending():
+    """Mirrors the UNJOINED branch of ConsumerCoordinator#sendOffsetCommitRequest: a subscribed consumer out of
+    the group cannot commit (CommitFailedException), as after testCommitOffsetUnknownMemberShouldResetToNoGeneration."""
+    async with harness() as (consumer, coordinator, broker, _):
+        consumer.subscribe([TOPIC1])
+        await join_as_follower_and_receive_assignment(consumer, coordinator, broker, [T1P])
+        await heartbeat_after_session_timeout(coordinator, broker, heartbeat_response(Errors.UNKNOWN_MEMBER_ID))
+        before = len(broker.requests)
+        with pytest.raises(CommitFailedException, match="not part of an active group"):
+            await coordinator.commit_offsets_sync(offsets(), LONG)
+        assert len(broker.requests) == before
+
+
+async def test_commit_offset_sync_callback_with_non_retriable_exception():
+    """Mirrors ConsumerCoordinatorTest#testCommitOffsetSyncCallbackWithNonRetriableException."""
+    async with harness() as (consumer, coordinator, broker, _):
+        await ensure_coordinator_ready(coordinator, broker)
+        prepare_offset_commit(broker, {T1P: 100}, Errors.UNKNOWN_SERVER_ERROR)
+        with pytest.raises(KafkaException, match="Unexpected error in commit"):
+            await coordinator.commit_offsets_sync(offsets(), LONG)
+
+
+async def test_commit_offset_sync_without_future_gets_completed():
+    """Mirrors ConsumerCoordinatorTest#testCommitOffsetSyncWithoutFutureGetsCompleted: a zero timeout with no
+    answer fails (kafka_ref raises TimeoutException where Kafka's commitOffsetsSync returns false)."""
+    async with harness() as (consumer, coordinator, broker, _):
+        await ensure_coordinator_ready(coordinator, broker)
+        with pytest.raises(TimeoutException):
+            with anyio.fail_after(60):
+                await coordinator.commit_offsets_sync(offsets(), 0)
+
+
+async def test_commit_offset_request_sync_with_fenced_instance_id_exception():
+    """Mirrors ConsumerCoordinatorTest#testCommitOffsetRequestSyncWithFencedInstanceIdException."""
+    from kafka_ref.common.errors import FencedInstanceIdException
+
+    async with harness() as (consumer, coordinator, broker, _):
+        await ensure_coordinator_ready(coordinator, broker)
+        prepare_offset_commit(broker, {T1P: 100}, Errors.FENCED_INSTANCE_ID)
+        with pytest.raises(FencedInstanceIdException):
+            await coordinator.commit_offsets_sync(offsets(), LONG)
+
+
+async def test_commit_topic_authorization_failed():
+    """Mirrors the TOPIC_AUTHORIZATION_FAILED branch of ConsumerCoordinator.OffsetCommitResponseHandler (the
+    commitAsync test of it, testCommitOffsetAsyncFailedWithDefaultCallback's family, is not portable)."""
+    async with harness() as (consumer, coordinator, broker, _):
+        await ensure_coordinator_ready(coordinator, broker)
+        broker.prepare_response(offset_commit_response({T1P: Errors.TOPIC_AUTHORIZATION_FAILED, T2P: Errors.NONE}))
+        with pytest.raises(TopicAuthorizationException, match=r"Not authorized to access topics: \[test1\]"):
+            await coordinator.commit_offsets_sync({T1P: OffsetAndMetadata(1), T2P: OffsetAndMetadata(2)}, LONG)
+
+
+# --------------------------------------------------------------------------------------------
+# Committed offsets (OffsetFetch)
+# --------------------------------------------------------------------------------------------
+
+
+async def assign_manually(consumer) -> None:
+    consumer.assign([T1P])
+    assert consumer.subscriptions.position(T1P) is None
+
+
+async def test_refresh_offset():
+    """Mirrors ConsumerCoordinatorTest#testRefreshOffset."""
+    async with harness() as (consumer, coordinator, broker, _):
+        await ensure_coordinator_ready(coordinator, broker)
+        await assign_manually(consumer)
+        broker.prepare_response(offset_fetch_response(Errors.NONE, partition_offset(T1P, Errors.NONE, "", 100)),
+                                lambda r: isinstance(r, OffsetFetchRequest) and r.require_stable)
+        assert await coordinator.refresh_committed_offsets_if_needed(consumer, LONG)
+        assert consumer.subscriptions.position(T1P).offset == 100
+
+
+async def test_fetch_committed_offsets():
+    """Mirrors ConsumerCoordinatorTest#testFetchCommittedOffsets."""
+    async with harness() as (consumer, coordinator, broker, _):
+        await ensure_coordinator_ready(coordinator, broker)
+        broker.prepare_response(offset_fetch_response(Errors.NONE, partition_offset(T1P, Errors.NONE, "blahblah", 500, 15)))
+        fetched = await coordinator.fetch_committed_offsets([T1P], LONG)
+        assert fetched == {T1P: OffsetAndMetadata(500, 15, "blahblah")}
+
+
+async def test_topic_authorization_failed_in_offset_fetch():
+    """Mirrors ConsumerCoordinatorTest#testTopicAuthorizationFailedInOffsetFetch."""
+    async with harness() as (consumer, coordinator, broker, _):
+        await ensure_coordinator_ready(coordinator, broker)
+        broker.prepare_response(offset_fetch_response(
+            Errors.NONE, partition_offset(T1P, Errors.TOPIC_AUTHORIZATION_FAILED, "", -1)))
+        with pytest.raises(TopicAuthorizationException, match=r"Not authorized to access topics: \[test1\]"):
+            await coordinator.fetch_committed_offsets([T1P], LONG)
+
+
+async def test_refresh_offset_load_in_progress():
+    """Mirrors ConsumerCoordinatorTest#testRefreshOffsetLoadInProgress."""
+    async with harness() as (consumer, coordinator, broker, _):
+        await ensure_coordinator_ready(coordinator, broker)
+        await assign_manually(consumer)
+        broker.prepare_response(offset_fetch_response(Errors.COORDINATOR_LOAD_IN_PROGRESS, {}))
+        broker.prepare_response(offset_fetch_response(Errors.NONE, partition_offset(T1P, Errors.NONE, "", 100)))
+        assert await coordinator.refresh_committed_offsets_if_needed(consumer, LONG)
+        assert consumer.subscriptions.position(T1P).offset == 100
+        assert broker.sent() == ["FindCoordinatorRequest", "OffsetFetchRequest", "OffsetFetchRequest"]
+
+
+async def test_refresh_offsets_group_not_authorized():
+    """Mirrors ConsumerCoordinatorTest#testRefreshOffsetsGroupNotAuthorized."""
+    async with harness() as (consumer, coordinator, broker, _):
+        await ensure_coordinator_ready(coordinator, broker)
+        await assign_manually(consumer)
+        broker.prepare_response(offset_fetch_response(Errors.GROUP_AUTHORIZATION_FAILED, {}))
+        with pytest.raises(GroupAuthorizationException, match=GROUP_ID):
+            await coordinator.refresh_committed_offsets_if_needed(consumer, LONG)
+
+
+async def test_refresh_offset_with_pending_transactions():
+    """Mirrors ConsumerCoordinatorTest#testRefreshOffsetWithPendingTransactions."""
+    async with harness() as (consumer, coordinator, broker, _):
+        await ensure_coordinator_ready(coordinator, broker)
+        await assign_manually(consumer)
+        broker.prepare_response(offset_fetch_response(Errors.NONE, partition_offset(T1P, Errors.UNSTABLE_OFFSET_COMMIT, "", -1)))
+        broker.prepare_response(offset_fetch_response(Errors.NONE, partition_offset(T1P, Errors.NONE, "", 100)))
+        assert not await coordinator.refresh_committed_offsets_if_needed(consumer, 0)
+        assert consumer.subscriptions.position(T1P) is None
+        assert await coordinator.refresh_committed_offsets_if_needed(consumer, 0)
+        assert consumer.subscriptions.position(T1P).offset == 100
+
+
+async def test_refresh_offset_unknown_topic_or_partition():
+    """Mirrors ConsumerCoordinatorTest#testRefreshOffsetUnknownTopicOrPartition."""
+    async with harness() as (consumer, coordinator, broker, _):
+        await ensure_coordinator_ready(coordinator, broker)
+        await assign_manually(consumer)
+        broker.prepare_response(offset_fetch_response(Errors.NONE, partition_offset(T1P, Errors.UNKNOWN_TOPIC_OR_PARTITION, "", 100)))
+        with pytest.raises(KafkaException, match="Topic or Partition test1-0 does not exist"):
+            await coordinator.refresh_committed_offsets_if_needed(consumer, LONG)
+
+
+async def test_refresh_offset_not_coordinator_for_consumer():
+    """Mirrors ConsumerCoordinatorTest#testRefreshOffsetNotCoordinatorForConsumer."""
+    async with harness() as (consumer, coordinator, broker, _):
+        await ensure_coordinator_ready(coordinator, broker)
+        await assign_manually(consumer)
+        broker.prepare_response(offset_fetch_response(Errors.NOT_COORDINATOR, {}))
+        broker.prepare_response(group_coordinator_response(Errors.NONE), lambda r: isinstance(r, FindCoordinatorRequest))
+        broker.prepare_response(offset_fetch_response(Errors.NONE, partition_offset(T1P, Errors.NONE, "", 100)))
+        assert await coordinator.refresh_committed_offsets_if_needed(consumer, LONG)
+        assert consumer.subscriptions.position(T1P).offset == 100
+        assert broker.sent() == ["FindCoordinatorRequest", "OffsetFetchRequest", "FindCoordinatorRequest",
+                                 "OffsetFetchRequest"]
+
+
+async def test_refresh_offset_with_no_fetchable_offsets():
+    """Mirrors ConsumerCoordinatorTest#testRefreshOffsetWithNoFetchableOffsets."""
+    async with harness() as (consumer, coordinator, broker, _):
+        await ensure_coordinator_ready(coordinator, broker)
+        await assign_manually(consumer)
+        broker.prepare_response(offset_fetch_response(Errors.NONE, partition_offset(T1P, Errors.NONE, "", -1)))
+        assert await coordinator.refresh_committed_offsets_if_needed(consumer, LONG)
+        state = consumer.subscriptions.assigned_state(T1P)
+        assert state.position is None
+        assert not state.awaiting_reset()
+        assert consumer.subscriptions.partitions_needing_reset(coordinator.time.milliseconds()) == []
+
+
+async def test_offset_fetch_coordinator_not_available_is_unexpected():
+    """Mirrors the group-level error branch of ConsumerCoordinator.OffsetFetchResponseHandler (3.8): only
+    COORDINATOR_LOAD_IN_PROGRESS and NOT_COORDINATOR are retried; COORDINATOR_NOT_AVAILABLE is unexpected."""
+    async with harness() as (consumer, coordinator, broker, _):
+        await ensure_coordinator_ready(coordinator, broker)
+        broker.prepare_response(offset_fetch_response(Errors.COORDINATOR_NOT_AVAILABLE, {}))
+        with pytest.raises(KafkaException, match="Unexpected error in fetch offset response"):
+            await coordinator.fetch_committed_offsets([T1P], LONG)

@@ -26,6 +26,7 @@ rejoins (a leader does not notice new partitions of subscribed topics), max.poll
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -85,6 +86,15 @@ class Generation:
 
 
 NO_GENERATION = Generation()
+
+
+class MemberState(enum.Enum):
+    """Mirrors org.apache.kafka.clients.consumer.internals.AbstractCoordinator.MemberState."""
+
+    UNJOINED = "UNJOINED"  # not in a group: before the first join, or after a reset / leave
+    PREPARING_REBALANCE = "PREPARING_REBALANCE"  # JoinGroup sent, no answer yet
+    COMPLETING_REBALANCE = "COMPLETING_REBALANCE"  # JoinGroup answered, SyncGroup pending
+    STABLE = "STABLE"  # SyncGroup answered: a member of a stable generation
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +159,7 @@ class ConsumerCoordinator:
         self.on_partitions_lost = on_partitions_lost
         self.coordinator: int | None = None
         self.generation = NO_GENERATION
+        self.state = MemberState.UNJOINED
         self.rejoin_needed = True
         self.subscription: tuple[str, ...] = ()
         self.assignment: set[TopicPartition] = set()
@@ -317,7 +328,8 @@ class ConsumerCoordinator:
         the old member's rebalance timeout).
         """
         self._log.info("generation_reset", api=api, error=error.name, generation_id=self.generation.generation_id)
-        # 1. resetStateAndGeneration: no generation; the member id kept or not.
+        # 1. resetStateAndGeneration: unjoined, no generation; the member id kept or not.
+        self.state = MemberState.UNJOINED
         if should_reset_member_id:
             self.generation = NO_GENERATION
         else:
@@ -381,6 +393,7 @@ class ConsumerCoordinator:
             reason="rebalance")
         # The JoinGroup may wait out a whole rebalance timeout at the coordinator.
         timeout = max(self.request_timeout_ms, self.rebalance_timeout_ms + 5000)
+        self.state = MemberState.PREPARING_REBALANCE  # (initiateJoinGroup)
         response = await self._send_to_coordinator(request, timeout, resumable="join")
         if response is None:
             return False
@@ -390,6 +403,7 @@ class ConsumerCoordinator:
         if error is Errors.NONE and self._is_protocol_type_inconsistent(response.protocol_type):
             Errors.INCONSISTENT_GROUP_PROTOCOL.maybe_raise()
         if error is Errors.NONE:
+            self.state = MemberState.COMPLETING_REBALANCE
             self.generation = Generation(response.generation_id, response.member_id, response.protocol_name)
             self._log.info("joined_group", generation_id=response.generation_id, member_id=response.member_id,
                            leader=response.leader, protocol=response.protocol_name)
@@ -486,6 +500,7 @@ class ConsumerCoordinator:
 
     def _on_join_complete(self, generation: Generation, assignment: Assignment) -> None:
         """Mirrors ConsumerCoordinator#onJoinComplete: take the assignment, start heartbeating."""
+        self.state = MemberState.STABLE
         self.rejoin_needed = False
         self.rebalances += 1
         self._pending.pop("heartbeat", None)
@@ -529,45 +544,85 @@ class ConsumerCoordinator:
         """The generation a commit carries (ConsumerCoordinator#sendOffsetCommitRequest's choice).
 
         Without a subscription (manual assignment) commits go as a "simple" consumer
-        (generation -1); with one, the member must be in a stable generation.
+        (generation -1). With one, the member must be STABLE (AbstractCoordinator#generationIfStable);
+        otherwise the commit fails before it is sent: RebalanceInProgressException while a
+        JoinGroup / SyncGroup is under way (#rebalanceInProgress), CommitFailedException when
+        the member is not in the group at all.
         """
         if not self.subscription:
             return NO_GENERATION
-        if self.generation.generation_id < 0:
+        if self.state is not MemberState.STABLE:
+            if self.rebalance_in_progress():
+                raise RebalanceInProgressException(
+                    "Offset commit cannot be completed since the consumer is undergoing a rebalance for auto partition "
+                    "assignment. You can try completing the rebalance by calling poll() and then retry the operation.")
             raise CommitFailedException(
                 "Offset commit cannot be completed since the consumer is not part of an active group for auto "
                 "partition assignment; it is likely that the consumer was kicked out of the group.")
-        if self.rejoin_needed:
-            raise RebalanceInProgressException(
-                "Offset commit cannot be completed since the consumer is undergoing a rebalance for auto partition "
-                "assignment. You can try completing the rebalance by calling poll() and then retry the operation.")
         return self.generation
 
+    def rebalance_in_progress(self) -> bool:
+        """Mirrors AbstractCoordinator#rebalanceInProgress."""
+        return self.state in (MemberState.PREPARING_REBALANCE, MemberState.COMPLETING_REBALANCE)
+
     def _handle_commit_response(self, errors: Mapping[TopicPartition, int], generation: Generation) -> bool:
-        """Mirrors ConsumerCoordinator.OffsetCommitResponseHandler#handle; True when every partition committed."""
-        retry = False
+        """Mirrors ConsumerCoordinator.OffsetCommitResponseHandler#handle; True when every partition committed.
+
+        The first partition error decides (retriable ones return False: retry after the backoff;
+        fatal ones raise), except TOPIC_AUTHORIZATION_FAILED, collected over every partition.
+        """
+        unauthorized_topics: set[str] = set()
         for tp, code in errors.items():
             error = Errors.for_code(code)
             if error is Errors.NONE:
                 continue
-            if error in (Errors.COORDINATOR_LOAD_IN_PROGRESS, Errors.UNKNOWN_TOPIC_OR_PARTITION):
-                retry = True
+            # 1. Authorization: the group at once, topics once all are seen.
+            if error is Errors.GROUP_AUTHORIZATION_FAILED:
+                error.maybe_raise(f"Not authorized to access group: {self.group_id}")
+            elif error is Errors.TOPIC_AUTHORIZATION_FAILED:
+                unauthorized_topics.add(tp.topic)
+            # 2. The user's own metadata or offsets are refused.
+            elif error in (Errors.OFFSET_METADATA_TOO_LARGE, Errors.INVALID_COMMIT_OFFSET_SIZE):
+                error.maybe_raise()
+            # 3. Retriable: as they are, or after finding the coordinator again.
+            elif error in (Errors.COORDINATOR_LOAD_IN_PROGRESS, Errors.UNKNOWN_TOPIC_OR_PARTITION):
+                return False
             elif error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR, Errors.REQUEST_TIMED_OUT):
                 self.mark_coordinator_unknown(f"OffsetCommit answered {error.name}")
-                retry = True
+                return False
+            # 4. The group moved on: rebalance, reset, or fenced.
             elif error is Errors.REBALANCE_IN_PROGRESS:
-                self.request_rejoin("group is rebalancing (OffsetCommit)")
+                # Rejoin, but keep the generation: the caller may poll to finish the rebalance, then commit again.
+                self.request_rejoin("offset commit failed since group is already rebalancing")
                 raise RebalanceInProgressException(
-                    "Offset commit cannot be completed since the consumer is undergoing a rebalance for auto "
-                    "partition assignment. You can try completing the rebalance by calling poll() and then retry "
-                    "the operation.")
+                    "Offset commit cannot be completed since the consumer group is executing a rebalance at the "
+                    "moment. You can try completing the rebalance by calling poll() and then retry commit again")
             elif error in (Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION):
+                # A member that already moved on to a new rebalance only hears of that rebalance;
+                # otherwise the generation is reset (ILLEGAL_GENERATION keeps the member id).
+                if generation != self.generation and self.state is MemberState.PREPARING_REBALANCE:
+                    raise RebalanceInProgressException(
+                        "Offset commit cannot be completed since the consumer member's generation is already stale, "
+                        "meaning it has already participated another rebalance and got a new generation. You can try "
+                        "completing the rebalance by calling poll() and then retry commit again")
+                self.reset_generation_on_response_error("OffsetCommit", error, error is not Errors.ILLEGAL_GENERATION)
+                raise CommitFailedException()
+            elif error is Errors.FENCED_INSTANCE_ID:
+                # Fatal for the generation that was sent; a member already past it sees a rebalance or a failed commit.
                 if generation == self.generation:
-                    self.reset_generation_on_response_error("OffsetCommit", error)
+                    error.maybe_raise()
+                if self.state is MemberState.PREPARING_REBALANCE:
+                    raise RebalanceInProgressException(
+                        "Offset commit cannot be completed since the consumer member's old generation is fenced by its "
+                        "group instance id, it is possible that this consumer has already participated another "
+                        "rebalance and got a new generation")
                 raise CommitFailedException()
             else:
-                error.maybe_raise(f"Offset commit failed on partition {tp}")
-        return not retry
+                raise KafkaException(f"Unexpected error in commit: {error.message}")
+        if unauthorized_topics:
+            Errors.TOPIC_AUTHORIZATION_FAILED.maybe_raise(
+                f"Not authorized to access topics: [{', '.join(sorted(unauthorized_topics))}]")
+        return True
 
     async def fetch_committed_offsets(self, partitions: Iterable[TopicPartition],
                                       timeout_ms: float) -> dict[TopicPartition, OffsetAndMetadata | None]:
@@ -643,6 +698,8 @@ class ConsumerCoordinator:
             self._log.info("leaving_group", member_id=generation.member_id, reason=reason)
             self.client.post(self.coordinator, LeaveGroupRequest(
                 group_id=self.group_id, members=(MemberIdentity(member_id=generation.member_id, reason=reason),)))
+        # (resetGenerationOnLeaveGroup)
+        self.state = MemberState.UNJOINED
         self.generation = NO_GENERATION
         self.assignment = set()
         self.request_rejoin(reason)
