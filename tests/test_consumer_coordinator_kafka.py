@@ -301,6 +301,11 @@ async def heartbeat_after_session_timeout(coordinator, broker: ScriptedCoordinat
     assert broker.sent()[-1] == "HeartbeatRequest"
 
 
+async def settle() -> None:
+    """Let the scripted broker's task take what was just sent (a moment of virtual time)."""
+    await anyio.sleep(0.001)
+
+
 def now_plus(coordinator, ms: int = LONG) -> int:
     return coordinator.time.milliseconds() + ms
 
@@ -404,13 +409,17 @@ async def test_heartbeat_illegal_generation_response_with_old_generation():
             consumer.subscribe([TOPIC1])
             await join_as_follower_and_receive_assignment(consumer, coordinator, broker, [T1P])
             await anyio.sleep(SESSION_TIMEOUT_MS / 1000)
-            await coordinator.maybe_heartbeat()  # sent, not answered yet
+            with anyio.move_on_after(0):
+                await coordinator.maybe_heartbeat()  # sent, not answered yet
+            await settle()
             assert broker.sent()[-1] == "HeartbeatRequest" and len(broker.held) == 1
             # Meanwhile the member moved on to generation 2.
             new_generation = Generation(2, CONSUMER_ID, "range")
             coordinator.generation = new_generation
             broker.held.pop().respond(heartbeat_response(error))
-            await coordinator.maybe_heartbeat()
+            await coordinator.maybe_heartbeat()  # takes the answer to the pending heartbeat
+            assert "heartbeat" not in coordinator._pending
+            assert coordinator.coordinator == NODE
             assert coordinator.generation == new_generation
             assert not coordinator.rejoin_needed
 
@@ -877,6 +886,7 @@ async def test_commit_offset_rebalance_in_progress():
         # ensureActiveGroup(timer(0)): the JoinGroup goes out and is not answered yet.
         with anyio.move_on_after(0):
             await coordinator.poll(0)
+        await settle()
         assert broker.sent()[-1] == "JoinGroupRequest" and len(broker.held) == 1
         assert coordinator.rejoin_needed
         # While rebalancing the commit fails before anything is sent.
@@ -1084,3 +1094,115 @@ async def test_offset_fetch_coordinator_not_available_is_unexpected():
         broker.prepare_response(offset_fetch_response(Errors.COORDINATOR_NOT_AVAILABLE, {}))
         with pytest.raises(KafkaException, match="Unexpected error in fetch offset response"):
             await coordinator.fetch_committed_offsets([T1P], LONG)
+
+
+# --------------------------------------------------------------------------------------------
+# Answers about an older generation, timeouts and retries (AbstractCoordinatorTest)
+# --------------------------------------------------------------------------------------------
+
+
+async def test_join_group_unknown_member_response_with_old_generation():
+    """Mirrors AbstractCoordinatorTest#testJoinGroupUnknownMemberResponseWithOldGeneration."""
+    async with harness() as (consumer, coordinator, broker, _):
+        consumer.subscribe([TOPIC1])
+        await join_as_follower_and_receive_assignment(consumer, coordinator, broker, [T1P])
+        current = coordinator.generation
+        coordinator.request_rejoin("test")
+        with anyio.move_on_after(0):
+            await coordinator.poll(LONG)
+        await settle()
+        assert broker.sent()[-1] == "JoinGroupRequest" and len(broker.held) == 1
+        # The generation changes after the JoinGroup went out.
+        new_generation = Generation(current.generation_id, current.member_id + "-new", current.protocol_name)
+        coordinator.generation = new_generation
+        broker.held.pop().respond(join_group_follower_response(current.generation_id + 1, CONSUMER_ID, "",
+                                                               Errors.UNKNOWN_MEMBER_ID))
+        assert await coordinator._join_group()  # UNKNOWN_MEMBER_ID: retry at once
+        assert coordinator.generation == new_generation
+
+
+@pytest.mark.parametrize("error", [Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION])
+async def test_sync_group_error_response_with_old_generation(error):
+    """Mirrors AbstractCoordinatorTest#testSyncGroupUnknownMemberResponseWithOldGeneration and
+    #testSyncGroupIllegalGenerationResponseWithOldGeneration."""
+    async with harness() as (consumer, coordinator, broker, _):
+        consumer.subscribe([TOPIC1])
+        await join_as_follower_and_receive_assignment(consumer, coordinator, broker, [T1P])
+        current = coordinator.generation
+        coordinator.request_rejoin("test")
+        broker.prepare_response(join_group_follower_response(current.generation_id, CONSUMER_ID, "leader", Errors.NONE))
+        with anyio.move_on_after(0.5):
+            await coordinator.poll(LONG)
+        # The SyncGroup is out and unanswered.
+        assert broker.sent()[-2:] == ["JoinGroupRequest", "SyncGroupRequest"] and len(broker.held) == 1
+        new_generation = Generation(current.generation_id, current.member_id + "-new", current.protocol_name)
+        coordinator.generation = new_generation
+        broker.held.pop().respond(sync_group_response([], error))
+        # The next attempt waits for that SyncGroup (no new JoinGroup), and its answer is stale.
+        assert not await coordinator._join_group()
+        assert broker.sent()[-1] == "SyncGroupRequest"
+        assert coordinator.generation == new_generation
+
+
+async def test_timeout_and_retry_join_group_if_needed():
+    """Mirrors AbstractCoordinatorTest#testTimeoutAndRetryJoinGroupIfNeeded: a JoinGroup left unanswered when the
+    first attempt runs out of time is the one the second attempt waits for."""
+    async with harness() as (consumer, coordinator, broker, _):
+        consumer.subscribe([TOPIC1])
+        await ensure_coordinator_ready(coordinator, broker)
+        with anyio.move_on_after(30):
+            await coordinator.poll(30000)
+        assert coordinator.rejoin_needed
+        assert len(broker.held) == 1 and broker.sent() == ["FindCoordinatorRequest", "JoinGroupRequest"]
+        broker.held.pop().respond(join_group_follower_response(1, "memberId", "leaderId", Errors.NONE))
+        broker.prepare_response(sync_group_response([T1P], Errors.NONE))
+        assert await coordinator.poll(30000)
+        assert broker.sent() == ["FindCoordinatorRequest", "JoinGroupRequest", "SyncGroupRequest"]
+        assert coordinator.generation == Generation(1, "memberId", "range")
+
+
+async def test_join_group_request_with_rebalance_in_progress():
+    """Mirrors AbstractCoordinatorTest#testJoinGroupRequestWithRebalanceInProgress: retried at once."""
+    async with harness() as (consumer, coordinator, broker, listener):
+        consumer.subscribe([TOPIC1])
+        await ensure_coordinator_ready(coordinator, broker)
+        broker.prepare_response(join_group_follower_response(-1, "memberId", "", Errors.REBALANCE_IN_PROGRESS))
+        broker.prepare_response(join_group_follower_response(1, "memberId", "leader", Errors.NONE))
+        broker.prepare_response(sync_group_response([T1P], Errors.NONE))
+        start = coordinator.time.milliseconds()
+        assert await coordinator.ensure_active_group(now_plus(coordinator))
+        assert coordinator.time.milliseconds() == start
+        assert listener.assigned_count == 1
+        assert broker.sent() == ["FindCoordinatorRequest", "JoinGroupRequest", "JoinGroupRequest", "SyncGroupRequest"]
+
+
+async def test_backoff_and_retry_upon_retriable_error():
+    """Mirrors AbstractCoordinatorTest#testBackoffAndRetryUponRetriableError (one retry.backoff.ms; kafka_ref's
+    backoff is constant, so no jitter)."""
+    async with harness() as (consumer, coordinator, broker, _):
+        consumer.subscribe([TOPIC1])
+        await ensure_coordinator_ready(coordinator, broker)
+        broker.prepare_response(join_group_follower_response(-1, "", "", Errors.COORDINATOR_LOAD_IN_PROGRESS))
+        broker.prepare_response(join_group_follower_response(1, "memberId", "leader", Errors.NONE))
+        broker.prepare_response(sync_group_response([T1P], Errors.NONE))
+        start = coordinator.time.milliseconds()
+        assert await coordinator.ensure_active_group(now_plus(coordinator, 30000))
+        assert coordinator.time.milliseconds() - start == 100
+
+
+async def test_return_upon_retriable_error_and_expired_timer():
+    """Mirrors AbstractCoordinatorTest#testReturnUponRetriableErrorAndExpiredTimer."""
+    async with harness() as (consumer, coordinator, broker, _):
+        consumer.subscribe([TOPIC1])
+        await ensure_coordinator_ready(coordinator, broker)
+        start = coordinator.time.milliseconds()
+        deadline = now_plus(coordinator, 500)
+        async with anyio.create_task_group() as tg:
+            async def attempt() -> None:
+                assert not await coordinator.ensure_active_group(deadline)
+
+            tg.start_soon(attempt)
+            await anyio.sleep(0.5)
+            broker.held.pop().respond(join_group_follower_response(-1, "", "", Errors.COORDINATOR_LOAD_IN_PROGRESS))
+        assert coordinator.time.milliseconds() - start == 500
+        assert coordinator.rejoin_needed

@@ -166,6 +166,8 @@ class ConsumerCoordinator:
         self.next_heartbeat_ms = 0
         self.rebalances = 0
         self._pending: dict[str, Any] = {}
+        # The generation each pending resumable request went out with (its handler's sentGeneration).
+        self._sent_generations: dict[str, Generation] = {}
         self._heartbeat_generation = NO_GENERATION
         self._log = client_logger(client_id=client.client_id, group_id=group_id)
 
@@ -249,6 +251,7 @@ class ConsumerCoordinator:
             envelope = self.client.post(node, request)
             if resumable is not None:
                 self._pending[resumable] = envelope
+                self._sent_generations[resumable] = self.generation
         try:
             response = await self.client.wait(envelope, timeout_ms)
         except (NetworkException, TimeoutException) as exc:
@@ -386,6 +389,16 @@ class ConsumerCoordinator:
 
         Returns True when the next attempt should go at once (MEMBER_ID_REQUIRED).
         """
+        # 0. A SyncGroup of this rebalance still waiting at the coordinator (a short poll ended
+        #    meanwhile) is waited for, not replaced by a new JoinGroup: Kafka's joinFuture spans
+        #    both requests.
+        pending_sync = self._pending.get("sync")
+        if pending_sync is not None:
+            if pending_sync.dst == self.coordinator:
+                await self._sync_group({})
+                return False
+            self._pending.pop("sync", None)
+        sent_generation = self._sent_generations["join"] if "join" in self._pending else self.generation
         request = JoinGroupRequest(
             group_id=self.group_id, session_timeout_ms=self.session_timeout_ms,
             rebalance_timeout_ms=self.rebalance_timeout_ms, member_id=self.generation.member_id,
@@ -420,7 +433,7 @@ class ConsumerCoordinator:
             return False
         # 2. UNKNOWN_MEMBER_ID: forget the member id (if the generation did not move) and rejoin at once.
         if error is Errors.UNKNOWN_MEMBER_ID:
-            if request.member_id == self.generation.member_id:
+            if sent_generation == self.generation:
                 self.reset_generation_on_response_error("JoinGroup", error)
             return True
         if error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR):
@@ -460,8 +473,12 @@ class ConsumerCoordinator:
         return {m: ConsumerProtocol.serialize_assignment(Assignment(tuple(parts))) for m, parts in assignment.items()}
 
     async def _sync_group(self, assignment: Mapping[str, bytes]) -> None:
-        """Mirrors AbstractCoordinator#sendSyncGroupRequest and SyncGroupResponseHandler."""
-        generation = self.generation
+        """Mirrors AbstractCoordinator#sendSyncGroupRequest and SyncGroupResponseHandler.
+
+        A SyncGroup still pending from an earlier (cancelled) wait is waited for again; its
+        answer is judged against the generation it was sent with.
+        """
+        generation = self._sent_generations["sync"] if "sync" in self._pending else self.generation
         request = SyncGroupRequest(
             group_id=self.group_id, generation_id=generation.generation_id, member_id=generation.member_id,
             group_instance_id=self.group_instance_id, protocol_type=PROTOCOL_TYPE, protocol_name=generation.protocol_name,
