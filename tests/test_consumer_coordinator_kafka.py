@@ -16,7 +16,7 @@ entry points are used instead: ``maybe_heartbeat`` (the heartbeat thread's step)
 ``refresh_committed_offsets_if_needed`` (initWithCommittedOffsetsIfNeeded).
 
 Not ported:
-- testMetrics, testThreadSafeAssignedPartitionsMetric: kafka_ref keeps no client metrics.
+- testMetrics (both classes), testThreadSafeAssignedPartitionsMetric: kafka_ref keeps no client metrics.
 - testPerformAssignment*, testOnLeaderElectedShouldSkipAssignment, testSelectRebalanceProtocol,
   testOutdatedCoordinatorAssignment, test*ExceptionThrownFirstNonBlockingSubCallbacks,
   test*ExceptionShouldBeRenderedIfNotKafkaException, testPrepareJoinAndRejoinAfterFailedRebalance:
@@ -29,21 +29,32 @@ Not ported:
   testRackAware*/testNonRackAware*, testSubscriptionRackId, testRebalanceAfterTopicUnavailable*,
   testSubscriptionChangeWithAuthorizationFailure, testMetadataTopicsDuringSubscriptionChange:
   metadata-triggered rejoins and rack-aware assignment are not modelled.
-- Everything about commitAsync / auto-commit (testAutoCommit*, testCommitOffsetAsync*,
-  testCommitOffsetMetadataAsync, testCommitAsyncWithUserAssignedType, testManyInFlightAsyncCommits*,
+- commitAsync / auto-commit (testAutoCommit*, testCommitOffsetAsync*, testCommitOffsetMetadataAsync,
+  testCommitAsyncWithUserAssignedType, testManyInFlightAsyncCommits*, testCommitOffsetOnly,
   testCoordinatorUnknownInUnsentCallbacksAfterCoordinatorDead, testAsyncCommitCallbacksInvoked*,
   testEnsureCompletingAsyncCommitsWhenSyncCommitWithoutOffsets, testOnJoinPrepareWithOffsetCommit*,
-  testJoinPrepare*, testClose* with commits, testCommitOffsetRequestAsync*,
-  testCommitAfterLeaveGroup, testCommitOffsetOnly (an async commit)): kafka_ref has only commitSync.
-- testWakeupDuringJoin, testWakeupFromAssignmentCallback, testHeartbeatThreadClose,
-  testAuthenticationFailureInEnsureActiveGroup, testCloseNoWait/NoResponse*: no wakeup, no heartbeat
-  thread, no authentication layer; close sends LeaveGroup without waiting.
-- testCommitOffset*WithNewGeneration / *WithResetGeneration / *FencedInstanceWithRebalancingGeneration:
-  they set the member state (PREPARING_REBALANCE) by hand; kafka_ref has no MemberState.
-- testGetGroupMetadata, testThrowOnUnsupportedStableFlag, testNoThrowWhenStableFlagIsSupported:
-  no ConsumerGroupMetadata object, no API-version negotiation.
-- testNoCoordinatorDiscoveryIfPositionsKnown / IfPartitionAwaitingReset, testRefreshOffsetWithValidation:
-  use KafkaConsumer internals (FetchPosition epochs from metadata) beyond this harness.
+  testJoinPrepare*, testCommitOffsetRequestAsync*, testCommitAfterLeaveGroup,
+  testCoordinatorDisconnectAfter*Error, testCoordinatorNotAvailableWithUserAssignedType, and the
+  close tests built on auto-commit (testCloseCoordinatorNotKnown*, testCloseCoordinatorUnavailable*,
+  testCloseTimeout*, testCloseMaxWait*, testCloseNoResponse*, testCloseNoWait)): kafka_ref has only
+  commitSync, and close sends LeaveGroup without waiting.
+- testWakeup* (both classes), testHeartbeatThreadClose, testUncaughtExceptionInHeartbeatThread,
+  testPollHeartbeatAwakesHeartbeatThread, testHeartbeatSentWhenCompletingRebalance,
+  testHeartbeatRebalanceInProgressResponseDuringRebalancing, testAuthentication*: no wakeup, no
+  heartbeat thread (heartbeats go from poll, only while stable), no authentication layer.
+- testCoordinatorDiscoveryExponentialBackoff, testJoinGroupRequestTimeout*, testJoinGroupRequestMaxTimeout,
+  testRejoinReason, testLookupCoordinator, testHandle*LeaveGroupResponse*: kafka_ref backs off by a
+  constant retry.backoff.ms (no KIP-580 exponential backoff), its JoinGroup timeout is fixed at
+  max(request timeout, rebalance timeout + 5 s), it sends a fixed join reason, and it does not
+  await LeaveGroup answers.
+- testCommitOffset*WithNewGeneration / *WithResetGeneration / *FencedInstanceWith*Generation,
+  testHeartbeatInstanceFencedResponseWithOldGeneration, testNoGenerationWillNotTriggerProtocolNameCheck:
+  they set the generation and MemberState by hand between a request and its answer in ways a
+  single-task client cannot reach (the closest reachable cases are ported below).
+- testGetGroupMetadata, testThrowOnUnsupportedStableFlag, testNoThrowWhenStableFlagIsSupported,
+  testJoinGroupRequestWithGroupInstanceIdNotFound: no ConsumerGroupMetadata object, no API-version
+  negotiation; the last is covered by test_join_group_request_with_member_id_required.
+- testRefreshOffsetWithValidation: committed leader epochs are not carried into positions here.
 """
 
 from __future__ import annotations
@@ -425,9 +436,9 @@ async def test_heartbeat_illegal_generation_response_with_old_generation():
 
 
 async def test_heartbeat_rebalance_in_progress_requests_rejoin():
-    """Mirrors the STABLE branch of AbstractCoordinator.HeartbeatResponseHandler exercised by
-    AbstractCoordinatorTest#testHeartbeatRebalanceInProgressResponseDuringRebalancing: a stable
-    member asked to rebalance rejoins with its generation intact, revoking (not losing) its partitions."""
+    """Mirrors the STABLE branch of AbstractCoordinator.HeartbeatResponseHandler#handle for REBALANCE_IN_PROGRESS
+    (the counterpart of AbstractCoordinatorTest#testHeartbeatRebalanceInProgressResponseDuringRebalancing): a
+    stable member asked to rebalance rejoins with its generation intact, revoking (not losing) its partitions."""
     async with harness() as (consumer, coordinator, broker, listener):
         consumer.subscribe([TOPIC1])
         await join_as_follower_and_receive_assignment(consumer, coordinator, broker, [T1P])
@@ -773,6 +784,84 @@ async def test_pending_member_should_leave_group():
         coordinator.maybe_leave_group_nowait("pending member leaves")
         await anyio.sleep(0.01)
         assert broker.sent()[-1] == "LeaveGroupRequest"
+
+
+async def test_unsubscribe_with_valid_generation():
+    """Mirrors ConsumerCoordinatorTest#testUnsubscribeWithValidGeneration, with a member that really is in a
+    stable generation: onLeavePrepare revokes its partitions (Kafka's test, whose generation was never set,
+    sees them lost, as test_unsubscribe_with_invalid_generation does)."""
+    async with harness() as (consumer, coordinator, broker, listener):
+        consumer.subscribe([TOPIC1])
+        await join_as_follower_and_receive_assignment(consumer, coordinator, broker, [T1P])
+        broker.prepare_response(LeaveGroupResponse(error_code=0), is_leave(CONSUMER_ID))
+        consumer.unsubscribe()
+        assert (listener.revoked_count, listener.revoked) == (1, {T1P})
+        assert listener.lost_count == 0
+        assert consumer.assignment() == set()
+        await settle()
+        assert broker.sent()[-1] == "LeaveGroupRequest"
+        assert broker.requests[-1].members[0].reason == "the consumer unsubscribed from all topics"
+
+
+async def test_unsubscribe_with_invalid_generation():
+    """Mirrors ConsumerCoordinatorTest#testUnsubscribeWithInvalidGeneration."""
+    async with harness() as (consumer, coordinator, broker, listener):
+        consumer.subscribe([TOPIC1])
+        await join_as_follower_and_receive_assignment(consumer, coordinator, broker, [T1P])
+        await heartbeat_after_session_timeout(coordinator, broker, heartbeat_response(Errors.UNKNOWN_MEMBER_ID))
+        before = len(broker.requests)
+        consumer.unsubscribe()
+        assert (listener.lost_count, listener.lost) == (1, {T1P})
+        assert listener.revoked_count == 0
+        await settle()
+        # No member id left: nothing to leave.
+        assert len(broker.requests) == before
+
+
+async def test_close_dynamic_assignment():
+    """Mirrors ConsumerCoordinatorTest#testCloseDynamicAssignment (without the auto-commit kafka_ref lacks):
+    close revokes the partitions and sends LeaveGroup."""
+    async with harness() as (consumer, coordinator, broker, listener):
+        consumer.subscribe([TOPIC1])
+        await join_as_follower_and_receive_assignment(consumer, coordinator, broker, [T1P])
+        broker.prepare_response(LeaveGroupResponse(error_code=0), is_leave(CONSUMER_ID))
+        consumer.close()
+        await settle()
+        assert broker.sent()[-1] == "LeaveGroupRequest"
+        assert (listener.revoked_count, listener.revoked) == (1, {T1P})
+
+
+async def test_close_manual_assignment():
+    """Mirrors ConsumerCoordinatorTest#testCloseManualAssignment (without auto-commit): a manually assigned
+    consumer is no group member, so close sends no LeaveGroup and calls no callback."""
+    async with harness() as (consumer, coordinator, broker, listener):
+        await ensure_coordinator_ready(coordinator, broker)
+        consumer.assign([T1P])
+        consumer.close()
+        await settle()
+        assert broker.sent() == ["FindCoordinatorRequest"]
+        assert (listener.revoked_count, listener.lost_count) == (0, 0)
+
+
+@pytest.mark.parametrize("awaiting_reset", [False, True])
+async def test_no_coordinator_discovery_if_positions_known_or_awaiting_reset(awaiting_reset):
+    """Mirrors ConsumerCoordinatorTest#testNoCoordinatorDiscoveryIfPositionsKnown and
+    #testNoCoordinatorDiscoveryIfPartitionAwaitingReset."""
+    async with harness() as (consumer, coordinator, broker, _):
+        consumer.assign([T1P])
+        if awaiting_reset:
+            consumer.seek_to_beginning([T1P])
+        else:
+            consumer.seek(T1P, 500)
+        assert await coordinator.refresh_committed_offsets_if_needed(consumer, LONG)
+        state = consumer.subscriptions.assigned_state(T1P)
+        if awaiting_reset:
+            assert state.awaiting_reset() and state.position is None
+            assert consumer.subscriptions.partitions_needing_reset(coordinator.time.milliseconds()) == [T1P]
+        else:
+            assert state.position.offset == 500
+        assert coordinator.coordinator is None
+        assert broker.requests == []
 
 
 async def test_leave_group_sent_with_group_instance_id_unset():

@@ -165,6 +165,8 @@ class KafkaConsumer:
     def close(self) -> None:
         """Mirrors org.apache.kafka.clients.consumer.KafkaConsumer#close (a group member sends LeaveGroup)."""
         if self.coordinator is not None and not self._closed:
+            # (AbstractCoordinator#close: onLeavePrepare, then maybeLeaveGroup.)
+            self.coordinator.on_leave_prepare()
             self.coordinator.maybe_leave_group_nowait()
         self._closed = True
         self.fetcher.pending.clear()
@@ -238,6 +240,7 @@ class KafkaConsumer:
         self.fetcher.completed_fetches.clear()
         # 2. Leave the group.
         if self.coordinator is not None:
+            self.coordinator.on_leave_prepare()
             self.coordinator.maybe_leave_group_nowait("the consumer unsubscribed from all topics")
             self.coordinator.subscription = ()
         # 3. No assignment.

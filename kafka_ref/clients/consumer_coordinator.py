@@ -706,6 +706,29 @@ class ConsumerCoordinator:
             return None
         return result
 
+    def on_leave_prepare(self) -> None:
+        """Mirrors ConsumerCoordinator#onLeavePrepare: give the partitions up before leaving the group.
+
+        1. Only a group-assigned (subscribed) member with partitions has anything to give up;
+        2. they are lost if the generation or member id was reset or a rebalance is under way,
+        revoked otherwise; the assignment is emptied.
+        """
+        # 1. Anything to give up?
+        if not self.subscription or not self.assignment:
+            return
+        partitions = set(self.assignment)
+        self.assignment = set()
+        # 2. Lost or revoked.
+        generation = self.generation
+        if generation.generation_id == NO_GENERATION_ID or not generation.has_member_id() or self.rebalance_in_progress():
+            self._log.info("partitions_lost", partitions=sorted(str(tp) for tp in partitions))
+            callback = self.on_partitions_lost if self.on_partitions_lost is not None else self.on_partitions_revoked
+        else:
+            self._log.info("partitions_revoked", partitions=sorted(str(tp) for tp in partitions))
+            callback = self.on_partitions_revoked
+        if callback is not None:
+            callback(partitions)
+
     def maybe_leave_group_nowait(self, reason: str = "the consumer is being closed") -> None:
         """Mirrors AbstractCoordinator#maybeLeaveGroup: LeaveGroup if a dynamic member (sent, not
         awaited: close is synchronous). A static member stays until its session times out, so a
