@@ -358,6 +358,32 @@ async def test_group_read_unauthorized():
             await coordinator.poll(LONG)
 
 
+async def test_coordinator_discovery_retries_retriable_errors():
+    """Mirrors the retriable branch of AbstractCoordinator#ensureCoordinatorReady: a FindCoordinator answered
+    COORDINATOR_NOT_AVAILABLE is retried after retry.backoff.ms (and a metadata refresh)."""
+    async with harness() as (_, coordinator, broker, _):
+        broker.prepare_response(group_coordinator_response(Errors.COORDINATOR_NOT_AVAILABLE))
+        broker.prepare_response(group_coordinator_response(Errors.NONE))
+        start = coordinator.time.milliseconds()
+        assert await coordinator.ensure_coordinator_ready(now_plus(coordinator))
+        assert coordinator.coordinator == NODE
+        assert broker.sent() == ["FindCoordinatorRequest", "FindCoordinatorRequest"]
+        assert coordinator.time.milliseconds() - start >= 100
+
+
+async def test_coordinator_discovery_fatal_error_is_raised():
+    """Mirrors the fatal branch of AbstractCoordinator#ensureCoordinatorReady: a non-retriable FindCoordinator
+    error is thrown, not retried."""
+    from kafka_ref.common.errors import InvalidRequestException
+
+    async with harness() as (_, coordinator, broker, _):
+        broker.prepare_response(group_coordinator_response(Errors.INVALID_REQUEST))
+        with pytest.raises(InvalidRequestException):
+            await coordinator.ensure_coordinator_ready(now_plus(coordinator))
+        assert broker.sent() == ["FindCoordinatorRequest"]
+        assert coordinator.coordinator is None
+
+
 @pytest.mark.parametrize("error", [Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR])
 async def test_heartbeat_marks_coordinator_unknown(error):
     """Mirrors ConsumerCoordinatorTest#testCoordinatorNotAvailable and #testNotCoordinator."""

@@ -41,6 +41,7 @@ from kafka_ref.common.errors import (
     KafkaException,
     NetworkException,
     RebalanceInProgressException,
+    RetriableException,
     TimeoutException,
 )
 from kafka_ref.common.requests.find_coordinator import CoordinatorType, FindCoordinatorRequest
@@ -219,6 +220,9 @@ class ConsumerCoordinator:
                         return True
                     if error is Errors.GROUP_AUTHORIZATION_FAILED:
                         error.maybe_raise(f"Not authorized to access group: {self.group_id}")
+                    # A non-retriable error is fatal (the future is not retriable).
+                    if error is not Errors.NONE and not isinstance(error.exception(), RetriableException):
+                        error.maybe_raise()
                 except (NetworkException, TimeoutException):
                     pass
             # 2. Retriable failure: back off, then refresh metadata before looking again.
