@@ -22,6 +22,7 @@ from kafka_ref.clients.consumer_coordinator import (
     ConsumerCoordinator,
     ConsumerProtocol,
     Generation,
+    MemberState,
     RangeAssignor,
     RoundRobinAssignor,
     Subscription,
@@ -612,20 +613,23 @@ def member_client() -> ConsumerCoordinator:
     coordinator.subscribe(["foo"])
     coordinator.coordinator = 0
     coordinator.generation = Generation(3, "consumer-1-abc", "range")
+    coordinator.state = MemberState.STABLE
     coordinator.rejoin_needed = False
     return coordinator
 
 
 def test_client_heartbeat_errors_send_the_member_back():
     """AbstractCoordinator.HeartbeatResponseHandler: REBALANCE_IN_PROGRESS rejoins with the same id; UNKNOWN_MEMBER_ID
-    and ILLEGAL_GENERATION reset the generation; NOT_COORDINATOR forgets the coordinator but keeps the generation."""
+    resets generation and member id, ILLEGAL_GENERATION only the generation; NOT_COORDINATOR forgets the
+    coordinator but keeps the generation."""
     c = member_client()
     c._handle_heartbeat_error(Errors.REBALANCE_IN_PROGRESS, c.generation)
     assert c.rejoin_needed and c.generation == Generation(3, "consumer-1-abc", "range")
-    for error in (Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION):
+    for error, after in ((Errors.UNKNOWN_MEMBER_ID, Generation()),
+                         (Errors.ILLEGAL_GENERATION, Generation(-1, "consumer-1-abc", None))):
         c = member_client()
         c._handle_heartbeat_error(error, c.generation)
-        assert c.rejoin_needed and c.generation == Generation()
+        assert c.rejoin_needed and c.generation == after
     c = member_client()
     c._handle_heartbeat_error(Errors.NOT_COORDINATOR, c.generation)
     assert c.coordinator is None and not c.rejoin_needed and c.generation.generation_id == 3
@@ -636,7 +640,7 @@ def test_client_commit_errors():
     c = member_client()
     with pytest.raises(CommitFailedException):
         c._handle_commit_response({FOO0: Errors.ILLEGAL_GENERATION.code}, c.generation)
-    assert c.generation == Generation() and c.rejoin_needed
+    assert c.generation == Generation(-1, "consumer-1-abc", None) and c.rejoin_needed
     c = member_client()
     with pytest.raises(RebalanceInProgressException):
         c._handle_commit_response({FOO0: Errors.REBALANCE_IN_PROGRESS.code}, c.generation)
@@ -645,9 +649,12 @@ def test_client_commit_errors():
     assert c._handle_commit_response({FOO0: Errors.COORDINATOR_LOAD_IN_PROGRESS.code}, c.generation) is False
     assert c._handle_commit_response({FOO0: Errors.NOT_COORDINATOR.code}, c.generation) is False and c.coordinator is None
     assert c._handle_commit_response({FOO0: Errors.NONE.code}, c.generation) is True
-    # A member that is rejoining cannot commit with its old generation.
+    # A member whose JoinGroup is under way cannot commit with its old generation (a stable member
+    # merely asked to rejoin still can: AbstractCoordinator#generationIfStable looks at the state).
     c = member_client()
     c.request_rejoin("test")
+    assert c._generation_if_stable() == Generation(3, "consumer-1-abc", "range")
+    c.state = MemberState.PREPARING_REBALANCE
     with pytest.raises(RebalanceInProgressException):
         c._generation_if_stable()
 
