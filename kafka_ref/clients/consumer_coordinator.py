@@ -12,15 +12,22 @@ one) → the assignment arrives → heartbeats every ``heartbeat_interval_ms``. 
 every owned partition is revoked (EAGER), so after a rebalance positions come from the
 committed offsets.
 
+The member's state follows AbstractCoordinator.MemberState (UNJOINED → PREPARING_REBALANCE when
+the JoinGroup goes out → COMPLETING_REBALANCE when it is answered → STABLE after the SyncGroup);
+a subscribed member commits only when STABLE. A JoinGroup and its SyncGroup are one pending
+operation: a poll that runs out while either waits resumes it next time.
+
 Errors that send the member back: REBALANCE_IN_PROGRESS (rejoin with the same member id),
-UNKNOWN_MEMBER_ID and ILLEGAL_GENERATION (reset the generation and member id, rejoin),
-NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE or a lost connection (find the coordinator again;
-a parked JoinGroup or SyncGroup is retried there), COORDINATOR_LOAD_IN_PROGRESS (retry after
-``retry_backoff_ms``).
+UNKNOWN_MEMBER_ID (reset the generation and member id, rejoin), ILLEGAL_GENERATION (reset the
+generation, keep the member id, rejoin) — answers about an older generation are ignored; partitions
+owned when the generation was reset are *lost* rather than revoked; NOT_COORDINATOR /
+COORDINATOR_NOT_AVAILABLE or a lost connection (find the coordinator again; a parked JoinGroup or
+SyncGroup is retried there), COORDINATOR_LOAD_IN_PROGRESS (retry after ``retry_backoff_ms``).
 
 There is no heartbeat thread: like the rest of this in-process consumer, network work happens
 inside ``poll`` (and the blocking calls), so a member must be polled at least every session
-timeout. Not modelled: static membership, the COOPERATIVE protocol, metadata-triggered
+timeout. Static membership (group.instance.id, KIP-345) is modelled. Not modelled: the
+COOPERATIVE protocol, commitAsync and auto-commit, exponential retry backoff (KIP-580), metadata-triggered
 rejoins (a leader does not notice new partitions of subscribed topics), max.poll.interval.ms.
 """
 
