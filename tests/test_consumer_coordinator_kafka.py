@@ -47,10 +47,8 @@ Not ported:
   constant retry.backoff.ms (no KIP-580 exponential backoff), its JoinGroup timeout is fixed at
   max(request timeout, rebalance timeout + 5 s), it sends a fixed join reason, and it does not
   await LeaveGroup answers.
-- testCommitOffset*WithNewGeneration / *WithResetGeneration / *FencedInstanceWith*Generation,
-  testHeartbeatInstanceFencedResponseWithOldGeneration, testNoGenerationWillNotTriggerProtocolNameCheck:
-  they set the generation and MemberState by hand between a request and its answer in ways a
-  single-task client cannot reach (the closest reachable cases are ported below).
+- testNoGenerationWillNotTriggerProtocolNameCheck: it clears the generation from the heartbeat
+  thread between the JoinGroup and SyncGroup answers, which a single-task client cannot do.
 - testGetGroupMetadata, testThrowOnUnsupportedStableFlag, testNoThrowWhenStableFlagIsSupported,
   testJoinGroupRequestWithGroupInstanceIdNotFound: no ConsumerGroupMetadata object, no API-version
   negotiation; the last is covered by test_join_group_request_with_member_id_required.
@@ -439,9 +437,9 @@ async def test_unknown_member_id():
 
 async def test_heartbeat_illegal_generation_response_with_old_generation():
     """Mirrors AbstractCoordinatorTest#testHeartbeatIllegalGenerationResponseWithOldGeneration (and
-    #testHeartbeatUnknownMemberResponseWithOldGeneration): an answer about a generation the member
-    has since left is ignored."""
-    for error in (Errors.ILLEGAL_GENERATION, Errors.UNKNOWN_MEMBER_ID):
+    #testHeartbeatUnknownMemberResponseWithOldGeneration, #testHeartbeatInstanceFencedResponseWithOldGeneration):
+    an answer about a generation the member has since left is ignored."""
+    for error in (Errors.ILLEGAL_GENERATION, Errors.UNKNOWN_MEMBER_ID, Errors.FENCED_INSTANCE_ID):
         async with harness() as (consumer, coordinator, broker, _):
             consumer.subscribe([TOPIC1])
             await join_as_follower_and_receive_assignment(consumer, coordinator, broker, [T1P])
@@ -981,6 +979,54 @@ async def test_commit_offset_generation_errors_reset_generation(error, generatio
         assert (commit.generation_id_or_member_epoch, commit.member_id) == (1, CONSUMER_ID)
         assert coordinator.generation == generation_after
         assert coordinator.rejoin_needed
+
+
+@pytest.mark.parametrize("error, new_generation, preparing, expected", [
+    # testCommitOffsetIllegalGenerationWithNewGeneration
+    (Errors.ILLEGAL_GENERATION, Generation(2, "memberId-new", None), "after", RebalanceInProgressException),
+    # testCommitOffsetIllegalGenerationWithResetGeneration
+    (Errors.ILLEGAL_GENERATION, NO_GENERATION, None, CommitFailedException),
+    # testCommitOffsetUnknownMemberWithNewGeneration
+    (Errors.UNKNOWN_MEMBER_ID, Generation(2, "memberId-new", None), "after", RebalanceInProgressException),
+    # testCommitOffsetUnknownMemberWithResetGeneration
+    (Errors.UNKNOWN_MEMBER_ID, NO_GENERATION, None, CommitFailedException),
+    # testCommitOffsetFencedInstanceWithRebalancingGeneration
+    (Errors.FENCED_INSTANCE_ID, Generation(2, "memberId-new", None), "before", RebalanceInProgressException),
+    # testCommitOffsetFencedInstanceWithNewGeneration
+    (Errors.FENCED_INSTANCE_ID, Generation(2, "memberId-new", None), None, CommitFailedException),
+])
+async def test_commit_offset_error_after_generation_changed(error, new_generation, preparing, expected):
+    """Mirrors ConsumerCoordinatorTest#testCommitOffsetIllegalGenerationWithNewGeneration,
+    #testCommitOffsetIllegalGenerationWithResetGeneration, #testCommitOffsetUnknownMemberWithNewGeneration,
+    #testCommitOffsetUnknownMemberWithResetGeneration, #testCommitOffsetFencedInstanceWithRebalancingGeneration and
+    #testCommitOffsetFencedInstanceWithNewGeneration: the generation (and maybe the state) changes while the
+    commit is in flight; a member already rebalancing hears RebalanceInProgressException, otherwise the commit
+    fails, and the new generation is never reset by the stale answer."""
+    from kafka_ref.clients.consumer_coordinator import MemberState
+
+    async with harness() as (consumer, coordinator, broker, _):
+        await ensure_coordinator_ready(coordinator, broker)
+        coordinator.generation = Generation(1, "memberId", None)
+        if preparing == "before":
+            coordinator.state = MemberState.PREPARING_REBALANCE
+        raised: list[BaseException] = []
+
+        async def commit() -> None:
+            try:
+                await coordinator.commit_offsets_sync(offsets(100, "metadata"), 30000)
+            except KafkaException as exc:
+                raised.append(exc)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(commit)
+            await settle()
+            assert broker.sent()[-1] == "OffsetCommitRequest" and len(broker.held) == 1
+            coordinator.generation = new_generation
+            if preparing == "after":
+                coordinator.state = MemberState.PREPARING_REBALANCE
+            broker.held.pop().respond(offset_commit_response({T1P: error}))
+        assert [type(e) for e in raised] == [expected]
+        assert coordinator.generation == new_generation
 
 
 async def test_commit_offset_should_not_set_instance_id_if_member_id_is_unknown():
