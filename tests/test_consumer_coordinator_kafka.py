@@ -52,7 +52,6 @@ Not ported:
 - testGetGroupMetadata, testThrowOnUnsupportedStableFlag, testNoThrowWhenStableFlagIsSupported,
   testJoinGroupRequestWithGroupInstanceIdNotFound: no ConsumerGroupMetadata object, no API-version
   negotiation; the last is covered by test_join_group_request_with_member_id_required.
-- testRefreshOffsetWithValidation: committed leader epochs are not carried into positions here.
 """
 
 from __future__ import annotations
@@ -130,6 +129,7 @@ class ScriptedCoordinator:
     """Broker 0: Metadata answered from ``topics``; anything else from the prepared queue."""
 
     topics: dict[str, int] = field(default_factory=lambda: {TOPIC1: 1, TOPIC2: 1})
+    leader_epoch: int = 0
     prepared: deque = field(default_factory=deque)
     requests: list[Any] = field(default_factory=list)
     held: list[Envelope] = field(default_factory=list)
@@ -162,7 +162,7 @@ class ScriptedCoordinator:
             brokers=(MetadataResponseBroker(node_id=NODE, host="localhost", port=9092),),
             cluster_id="kafka-cluster", controller_id=NODE,
             topics=tuple(MetadataResponseTopic(name=t, partitions=tuple(
-                MetadataResponsePartition(partition_index=p, leader_id=NODE, leader_epoch=0, replica_nodes=(NODE,),
+                MetadataResponsePartition(partition_index=p, leader_id=NODE, leader_epoch=self.leader_epoch, replica_nodes=(NODE,),
                                           isr_nodes=(NODE,)) for p in range(n)))
                 for t, n in sorted(self.topics.items())))
 
@@ -1154,6 +1154,23 @@ async def test_refresh_offset():
                                 lambda r: isinstance(r, OffsetFetchRequest) and r.require_stable)
         assert await coordinator.refresh_committed_offsets_if_needed(consumer, LONG)
         assert consumer.subscriptions.position(T1P).offset == 100
+
+
+async def test_refresh_offset_with_validation():
+    """Mirrors ConsumerCoordinatorTest#testRefreshOffsetWithValidation: a committed offset from an older leader
+    epoch becomes the position but must be validated (KIP-320) before fetching."""
+    async with harness() as (consumer, coordinator, broker, _):
+        await ensure_coordinator_ready(coordinator, broker)
+        await assign_manually(consumer)
+        broker.leader_epoch = 4
+        assert await consumer.client.maybe_update_metadata()
+        assert consumer.metadata.current_leader(T1P).epoch == 4
+        broker.prepare_response(offset_fetch_response(Errors.NONE, partition_offset(T1P, Errors.NONE, "", 100, 3)))
+        assert await coordinator.refresh_committed_offsets_if_needed(consumer, LONG)
+        state = consumer.subscriptions.assigned_state(T1P)
+        assert (state.position.offset, state.position.offset_epoch) == (100, 3)
+        assert state.awaiting_validation
+        assert not state.has_valid_position()
 
 
 async def test_fetch_committed_offsets():

@@ -42,6 +42,7 @@ from typing import Any
 from kafka_ref.clients.assignors import ASSIGNORS, RangeAssignor, RoundRobinAssignor  # noqa: F401
 from kafka_ref.clients.client_metadata import Metadata, NetworkClient, client_logger
 from kafka_ref.clients.consumer_protocol import Assignment, ConsumerProtocol, Subscription  # noqa: F401
+from kafka_ref.clients.subscription_state import FetchPosition
 from kafka_ref.common.errors import (
     ConfigException,
     Errors,
@@ -815,10 +816,17 @@ class ConsumerCoordinator:
                 missing, consumer.default_api_timeout_ms if timeout_ms is None else timeout_ms)
         except TimeoutException:
             return False
-        # 3. Positions from them.
+        # 3. Positions from them (ConsumerUtils#refreshCommittedOffsets): the committed leader epoch
+        #    first updates the metadata's last seen epoch, then the position carries it, so it is
+        #    validated against the current leader before fetching (KIP-320) when both epochs are known.
         for tp, offset in committed.items():
-            if offset is not None and subscriptions.is_assigned(tp):
-                consumer.seek(tp, offset.offset)
+            if offset is None:
+                continue
+            if offset.leader_epoch is not None:
+                self.metadata.update_last_seen_epoch_if_newer(tp, offset.leader_epoch)
+            if subscriptions.is_assigned(tp):
+                subscriptions.seek_unvalidated(
+                    tp, FetchPosition(offset.offset, offset.leader_epoch, self.metadata.current_leader(tp)))
                 self._log.info("position_from_committed_offset", topic_partition=str(tp), offset=offset.offset)
         return True
 
