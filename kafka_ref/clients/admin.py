@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from typing import Any, Awaitable, Callable, Iterable
+from typing import Any, Awaitable, Callable, Iterable, Mapping
 
 from kafka_ref.clients.client_metadata import Metadata, NetworkClient, Node, client_logger
 from kafka_ref.clients.cluster_connection_states import ExponentialBackoff
@@ -295,28 +295,13 @@ class KafkaAdminClient:
             if any(r.error_code == Errors.NOT_CONTROLLER.code for r in response.topics):
                 raise NotControllerException(f"Broker {node} is not the controller")
             # 3. Per topic: the error, or what was created; a throttled topic is retried when asked.
-            retry: list[str] = []
             for r in response.topics:
                 if r.name not in topics:
                     self._log.warning("create_topics_unknown_topic_in_response", topic=r.name)
-                    continue
-                error = Errors.for_code(r.error_code)
-                if error is Errors.THROTTLING_QUOTA_EXCEEDED:
-                    results[r.name] = ThrottlingQuotaExceededException(r.error_message or error.message,
-                                                                       response.throttle_time_ms)
-                    if retry_on_quota_violation:
-                        retry.append(r.name)
-                elif error is not Errors.NONE:
-                    results[r.name] = error.exception(r.error_message or None)
-                else:
-                    results[r.name] = TopicMetadataAndConfig(
-                        r.topic_id, r.num_partitions, r.replication_factor,
-                        {c.name: c.value for c in (r.configs or ())})
             # 4. Nothing to retry: a topic the answer left out fails (completeUnrealizedFutures).
-            if not retry:
-                for name in topics:
-                    results.setdefault(name, ApiException(f"The controller response did not contain a result for topic {name}"))
-            return retry
+            return _topic_outcomes(response.topics, topics, results, response.throttle_time_ms, retry_on_quota_violation,
+                                   lambda r: TopicMetadataAndConfig(r.topic_id, r.num_partitions, r.replication_factor,
+                                                                    {c.name: c.value for c in (r.configs or ())}))
 
         await self._run_topic_calls("createTopics", attempt, list(topics), results, retry_on_quota_violation, timeout_ms)
         return _all(results, topics)
@@ -352,21 +337,8 @@ class KafkaAdminClient:
             if any(r.error_code == Errors.NOT_CONTROLLER.code for r in response.results):
                 raise NotControllerException(f"Broker {node} is not the controller")
             # 3. Per topic; a throttled topic is retried when asked.
-            retry: list[str] = []
-            for r in response.results:
-                if r.name in topics:
-                    error = Errors.for_code(r.error_code)
-                    if error is Errors.THROTTLING_QUOTA_EXCEEDED:
-                        results[r.name] = ThrottlingQuotaExceededException(r.error_message or error.message,
-                                                                           response.throttle_time_ms)
-                        if retry_on_quota_violation:
-                            retry.append(r.name)
-                    else:
-                        results[r.name] = None if error is Errors.NONE else error.exception(r.error_message or None)
-            if not retry:
-                for name in topics:
-                    results.setdefault(name, ApiException(f"The controller response did not contain a result for topic {name}"))
-            return retry
+            return _topic_outcomes(response.results, topics, results, response.throttle_time_ms,
+                                   retry_on_quota_violation, lambda r: None)
 
         await self._run_topic_calls("createPartitions", attempt, list(topics), results, retry_on_quota_violation,
                                     timeout_ms)
@@ -391,22 +363,8 @@ class KafkaAdminClient:
             if any(r.error_code == Errors.NOT_CONTROLLER.code for r in response.responses):
                 raise NotControllerException(f"Broker {node} is not the controller")
             # 2. Per topic; a throttled topic is retried when asked.
-            retry: list[str] = []
-            for r in response.responses:
-                if r.name not in names:
-                    continue
-                error = Errors.for_code(r.error_code)
-                if error is Errors.THROTTLING_QUOTA_EXCEEDED:
-                    results[r.name] = ThrottlingQuotaExceededException(r.error_message or error.message,
-                                                                       response.throttle_time_ms)
-                    if retry_on_quota_violation:
-                        retry.append(r.name)
-                else:
-                    results[r.name] = None if error is Errors.NONE else error.exception(r.error_message or None)
-            if not retry:
-                for name in names:
-                    results.setdefault(name, ApiException(f"The controller response did not contain a result for topic {name}"))
-            return retry
+            return _topic_outcomes(response.responses, names, results, response.throttle_time_ms,
+                                   retry_on_quota_violation, lambda r: None)
 
         await self._run_topic_calls("deleteTopics", attempt, names, results, retry_on_quota_violation, timeout_ms)
         _all(results, names)
@@ -919,6 +877,34 @@ class KafkaAdminClient:
 
 Admin = KafkaAdminClient
 
+
+
+def _topic_outcomes(entries: Iterable[Any], wanted: Iterable[str] | Mapping[str, Any], results: dict[str, Any],
+                    throttle_time_ms: int, retry_on_quota_violation: bool, success: Callable[[Any], Any]) -> list[str]:
+    """The per-topic answer handling CreateTopics, CreatePartitions and DeleteTopics share in
+    KafkaAdminClient: 1. a throttled topic (THROTTLING_QUOTA_EXCEEDED) keeps a
+    ThrottlingQuotaExceededException and is sent again when ``retry_on_quota_violation``; 2. any
+    other error is its exception; 3. success is ``success(entry)``; 4. when nothing is sent again,
+    a wanted topic the answer left out fails (completeUnrealizedFutures). Returns the topics to retry."""
+    ordered = list(wanted)
+    wanted_set = set(ordered)
+    retry: list[str] = []
+    for r in entries:
+        if r.name not in wanted_set:
+            continue
+        error = Errors.for_code(r.error_code)
+        if error is Errors.THROTTLING_QUOTA_EXCEEDED:
+            results[r.name] = ThrottlingQuotaExceededException(r.error_message or error.message, throttle_time_ms)
+            if retry_on_quota_violation:
+                retry.append(r.name)
+        elif error is not Errors.NONE:
+            results[r.name] = error.exception(r.error_message or None)
+        else:
+            results[r.name] = success(r)
+    if not retry:
+        for name in ordered:
+            results.setdefault(name, ApiException(f"The controller response did not contain a result for topic {name}"))
+    return retry
 
 def _all(results: dict, order: Iterable) -> dict:
     """Mirrors KafkaFuture#allOf as the *Result#all methods use it: the first failure (in request order) raises."""

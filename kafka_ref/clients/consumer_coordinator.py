@@ -381,15 +381,9 @@ class ConsumerCoordinator:
         partitions = set(self.assignment)
         self.assignment = set()
         # 1. Lost: the generation or member id was reset.
-        if self.generation.generation_id == NO_GENERATION_ID or not self.generation.has_member_id():
-            self._log.info("partitions_lost", partitions=sorted(str(tp) for tp in partitions))
-            callback = self.on_partitions_lost if self.on_partitions_lost is not None else self.on_partitions_revoked
-        # 2. EAGER: revoke everything.
-        else:
-            self._log.info("partitions_revoked", partitions=sorted(str(tp) for tp in partitions))
-            callback = self.on_partitions_revoked
-        if callback is not None:
-            callback(partitions)
+        # 2. EAGER otherwise: revoke everything.
+        self._invoke_partitions_lost_or_revoked(
+            partitions, self.generation.generation_id == NO_GENERATION_ID or not self.generation.has_member_id())
 
     def _join_protocols(self) -> tuple[JoinGroupRequestProtocol, ...]:
         """Mirrors ConsumerCoordinator#metadata: one protocol per assignor, all with this subscription."""
@@ -732,7 +726,14 @@ class ConsumerCoordinator:
         self.assignment = set()
         # 2. Lost or revoked.
         generation = self.generation
-        if generation.generation_id == NO_GENERATION_ID or not generation.has_member_id() or self.rebalance_in_progress():
+        self._invoke_partitions_lost_or_revoked(
+            partitions,
+            generation.generation_id == NO_GENERATION_ID or not generation.has_member_id() or self.rebalance_in_progress())
+
+    def _invoke_partitions_lost_or_revoked(self, partitions: set[TopicPartition], lost: bool) -> None:
+        """Mirrors ConsumerCoordinator#invokePartitionsLost / #invokePartitionsRevoked: the lost
+        callback (the revoke one when none is set) or the revoke callback, logged as such."""
+        if lost:
             self._log.info("partitions_lost", partitions=sorted(str(tp) for tp in partitions))
             callback = self.on_partitions_lost if self.on_partitions_lost is not None else self.on_partitions_revoked
         else:
