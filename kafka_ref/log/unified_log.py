@@ -18,7 +18,7 @@ lock for the same sections).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import structlog
@@ -44,6 +44,7 @@ from kafka_ref.log.fetch_data import (
 )
 from kafka_ref.log.leader_epoch_file_cache import UNDEFINED_EPOCH_OFFSET, LeaderEpochFileCache
 from kafka_ref.log.local_log import BatchView, LocalLog
+from kafka_ref.log.log_producer_state import UnifiedLogProducerState, rebuild_producer_state
 from kafka_ref.log.log_retention import UnifiedLogRetention
 from kafka_ref.log.log_validator import (
     NO_TIMESTAMP_BOUND,
@@ -52,12 +53,7 @@ from kafka_ref.log.log_validator import (
     analyze_and_validate_records,
     target_compression,
 )
-from kafka_ref.log.producer_state_manager import (
-    BatchMetadata,
-    CompletedTxn,
-    ProducerAppendInfo,
-    ProducerStateManager,
-)
+from kafka_ref.log.producer_state_manager import ProducerStateManager
 
 if TYPE_CHECKING:
     from kafka_ref.log.disk import Disk
@@ -75,7 +71,7 @@ LATEST_TIERED_TIMESTAMP = -5
 _log = structlog.get_logger("kafka.log.UnifiedLog")
 
 
-class UnifiedLog(UnifiedLogRetention):
+class UnifiedLog(UnifiedLogProducerState, UnifiedLogRetention):
     """Mirrors kafka.log.UnifiedLog.
 
     ``high_watermark`` is the value to start from (Partition passes the checkpointed one); it
@@ -610,34 +606,6 @@ class UnifiedLog(UnifiedLogRetention):
         self._check_invariants()
         return append_info
 
-    def analyze_and_validate_producer_state(
-        self, batches: Sequence[RecordBatch], origin: AppendOrigin,
-    ) -> tuple[dict[int, ProducerAppendInfo], list[CompletedTxn], BatchMetadata | None]:
-        """Mirrors kafka.log.UnifiedLog#analyzeAndValidateProducerState (no verification guards).
-
-        Returns each producer's validated append, the transactions the markers complete, and
-        for a client the already-written batch a retry repeats (then nothing else counts). The
-        manager itself is unchanged. kafka_ref does not model AddPartitionsToTxn verification, so
-        the "transactional batch without verification" check is left out.
-        """
-        updated: dict[int, ProducerAppendInfo] = {}
-        completed: list[CompletedTxn] = []
-        producers = self.producer_state_manager
-        for batch in batches:
-            if batch.producer_id < 0:
-                continue
-            # 1. A client's retry of one of the producer's last five batches.
-            if origin == AppendOrigin.CLIENT:
-                entry = producers.last_entry(batch.producer_id)
-                duplicate = None if entry is None else entry.find_duplicate_batch(batch)
-                if duplicate is not None:
-                    return updated, completed, duplicate
-            # 2. Validate and accumulate (transactions start at the batch's base offset).
-            completed_txn = update_producers(producers, batch, updated, None, origin)
-            if completed_txn is not None:
-                completed.append(completed_txn)
-        return updated, completed, None
-
     # -- epochs ------------------------------------------------------------------------------
 
     def maybe_assign_epoch_start_offset(self, leader_epoch: int, start_offset: int) -> None:
@@ -822,64 +790,3 @@ class UnifiedLog(UnifiedLogRetention):
             f"lastStableOffset={self.last_stable_offset}, logStartOffset={self.log_start_offset}, "
             f"logEndOffset={self.log_end_offset}, latestEpoch={self.latest_epoch}, batches={len(self.local_log)})"
         )
-
-
-def update_producers(
-    producer_state_manager: ProducerStateManager,
-    batch: RecordBatch,
-    producers: dict[int, ProducerAppendInfo],
-    first_offset_metadata: LogOffsetMetadata | None,
-    origin: AppendOrigin,
-) -> CompletedTxn | None:
-    """Mirrors kafka.log.UnifiedLog$#updateProducers: one batch into its producer's pending append."""
-    # 1. One ProducerAppendInfo per producer and append.
-    producer_id = batch.producer_id
-    append_info = producers.get(producer_id)
-    if append_info is None:
-        append_info = producers[producer_id] = producer_state_manager.prepare_update(producer_id, origin)
-    completed_txn = append_info.append(batch, first_offset_metadata)
-    # 2. Data or marker, a transactional batch ends the producer's verification.
-    if batch.is_transactional:
-        producer_state_manager.clear_verification_state_entry(producer_id)
-    return completed_txn
-
-
-def load_producers_from_records(producer_state_manager: ProducerStateManager, batches: Iterable[RecordBatch]) -> None:
-    """Mirrors kafka.log.UnifiedLog$#loadProducersFromRecords: replay written batches without sequence checks."""
-    loaded: dict[int, ProducerAppendInfo] = {}
-    completed: list[CompletedTxn] = []
-    # 1. Accumulate every producer's batches as replication does.
-    for batch in batches:
-        if batch.producer_id >= 0:
-            completed_txn = update_producers(producer_state_manager, batch, loaded, None, AppendOrigin.REPLICATION)
-            if completed_txn is not None:
-                completed.append(completed_txn)
-    # 2. Apply them, then the completed transactions.
-    for append_info in loaded.values():
-        producer_state_manager.update(append_info)
-    for completed_txn in completed:
-        producer_state_manager.complete_txn(completed_txn)
-
-
-def rebuild_producer_state(
-    producer_state_manager: ProducerStateManager,
-    log_start_offset: int,
-    last_offset: int,
-    batches: Iterable[RecordBatch],
-) -> None:
-    """Mirrors kafka.log.UnifiedLog$#rebuildProducerState without snapshots: the state replayed from the data up to ``last_offset``.
-
-    Kafka starts from the latest snapshot at or below ``last_offset``; kafka_ref keeps none, so
-    a moved end replays every retained batch from the log start.
-    """
-    # 1. Drop what lies past the end (here: everything, unless the map is already at the end).
-    now = producer_state_manager.time.milliseconds() if producer_state_manager.time is not None else 0
-    producer_state_manager.truncate_and_reload(log_start_offset, last_offset, now)
-    # 2. Replay the batches between the map's end and the last offset.
-    if last_offset > producer_state_manager.map_end_offset():
-        start = max(producer_state_manager.map_end_offset(), log_start_offset)
-        load_producers_from_records(
-            producer_state_manager, (b for b in batches if b.last_offset >= start and b.base_offset < last_offset))
-    # 3. The map now ends at the log's end.
-    producer_state_manager.update_map_end_offset(last_offset)
-
