@@ -18,7 +18,6 @@ from typing import Any, Iterator
 from kafka_ref.server.bounded_list import BoundedList
 from kafka_ref.common.errors import (
     ApiException,
-    BrokerIdNotRegisteredException,
     Errors,
     InvalidReplicaAssignmentException,
     InvalidReplicationFactorException,
@@ -48,36 +47,25 @@ from kafka_ref.common.requests.list_partition_reassignments import (
     OngoingPartitionReassignment,
     OngoingTopicReassignment,
 )
-from kafka_ref.common.requests.elect_leaders import (
-    ElectionType,
-    ElectLeadersRequest,
-    ElectLeadersResponse,
-    PartitionResult,
-    ReplicaElectionResult,
-)
 from kafka_ref.common.state_change import state_change_logger
 from kafka_ref.common.uuid import ZERO_UUID, Uuid
-from kafka_ref.controller.quorum.cluster_control_manager import BrokerControlState, ClusterControlManager
+from kafka_ref.controller.quorum.cluster_control_manager import ClusterControlManager
 from kafka_ref.controller.quorum.configuration_control_manager import ConfigurationControlManager, FeatureControlManager
 from kafka_ref.controller.quorum.partition_change_builder import Election, PartitionChangeBuilder
 from kafka_ref.controller.quorum.partition_reassignment import PartitionReassignmentReplicas, PartitionReassignmentRevert
+from kafka_ref.controller.quorum.replication_broker_changes import BrokerHeartbeatReply, ReplicationBrokerChanges  # noqa: F401
+from kafka_ref.controller.quorum.replication_leader_elections import ReplicationLeaderElections
 from kafka_ref.controller.reassignment import ApiError
 from kafka_ref.image.records import (
     NO_LEADER,
     NO_LEADER_CHANGE,
-    BrokerRegistrationChangeRecord,
-    UnregisterBrokerRecord,
-    BrokerRegistrationFencingChange,
-    BrokerRegistrationInControlledShutdownChange,
     ConfigResource,
     ConfigResourceType,
-    FenceBrokerRecord,
     LeaderRecoveryState,
     PartitionChangeRecord,
     PartitionRecord,
     RemoveTopicRecord,
     TopicRecord,
-    UnfenceBrokerRecord,
 )
 from kafka_ref.image.registrations import PartitionRegistration
 from kafka_ref.zk.admin_zk_client import has_collision_chars, unify_collision_chars, validate_topic_name
@@ -92,16 +80,6 @@ class TopicControlInfo:
     parts: dict[int, PartitionRegistration] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
-class BrokerHeartbeatReply:
-    """Mirrors org.apache.kafka.metadata.BrokerHeartbeatReply."""
-
-    is_caught_up: bool
-    is_fenced: bool
-    in_controlled_shutdown: bool
-    should_shut_down: bool
-
-
 # Mirrors QuorumController.MAX_RECORDS_PER_USER_OP (= MAX_RECORDS_PER_BATCH, Kafka 3.5.0+): the most
 # records one user operation may write in its atomic batch.
 MAX_RECORDS_PER_USER_OP = 10000
@@ -110,7 +88,7 @@ MAX_RECORDS_PER_USER_OP = 10000
 MAX_ELECTIONS_PER_IMBALANCE = 1000
 
 
-class ReplicationControlManager:
+class ReplicationControlManager(ReplicationBrokerChanges, ReplicationLeaderElections):
     """Mirrors org.apache.kafka.controller.ReplicationControlManager."""
 
     def __init__(self, cluster_control: ClusterControlManager, configuration_control: ConfigurationControlManager,
@@ -732,223 +710,3 @@ class ReplicationControlManager:
                 # KIP-841: the error code depends on the request version.
                 return Errors.INELIGIBLE_REPLICA if request_version > 1 else Errors.OPERATION_NOT_ATTEMPTED
         return Errors.NONE
-
-    # ------------------------------------------------------------------ broker state changes
-
-    def generate_leader_and_isr_updates(self, context: str, broker_to_remove: int, broker_to_add: int,
-                                        records: list[Any], partitions: Iterator[tuple[Uuid, int]]) -> None:
-        """Mirrors ReplicationControlManager#generateLeaderAndIsrUpdates.
-
-        For each partition: drop ``broker_to_remove`` from the ISR and from leadership, accept
-        ``broker_to_add`` as a leader even though it is still fenced, elect (unclean if the
-        topic allows it).
-        """
-        def acceptable(replica: int) -> bool:
-            return replica != broker_to_remove and (replica == broker_to_add or self.cluster_control.is_active(replica))
-
-        before = len(records)
-        for topic_id, partition_id in list(partitions):
-            topic = self.topics[topic_id]
-            partition = topic.parts[partition_id]
-            builder = self._builder(partition, topic_id, partition_id, acceptable)
-            if self.configuration_control.unclean_leader_election_enabled_for_topic(topic.name):
-                builder.set_election(Election.UNCLEAN)
-            builder.set_target_isr([r for r in partition.isr if r != broker_to_remove])
-            change = builder.build()
-            if change is not None:
-                records.append(change)
-        if len(records) != before:
-            self._log.info("leader_and_isr_updates", context=context, partitions_changed=len(records) - before)
-
-    def unregister_broker(self, broker_id: int) -> list[Any]:
-        """Mirrors ReplicationControlManager#unregisterBroker: the records that remove a registered broker."""
-        # 1. Only a registered broker can be unregistered.
-        registration = self.cluster_control.registration(broker_id)
-        if registration is None:
-            raise BrokerIdNotRegisteredException(f"Broker ID {broker_id} is not currently registered")
-        # 2. Leave every ISR and leadership, then the registration goes.
-        records: list[Any] = []
-        self.handle_broker_unregistered(broker_id, registration.epoch, records)
-        return records
-
-    def handle_broker_unregistered(self, broker_id: int, broker_epoch: int, records: list[Any]) -> None:
-        """Mirrors ReplicationControlManager#handleBrokerUnregistered (no ELR: kafka_ref does not model KIP-966)."""
-        self.generate_leader_and_isr_updates("handleBrokerUnregistered", broker_id, NO_LEADER, records,
-                                             self.partitions_with_broker_in_isr(broker_id))
-        records.append(UnregisterBrokerRecord(broker_id=broker_id, broker_epoch=broker_epoch))
-
-    def handle_broker_fenced(self, broker_id: int, records: list[Any]) -> None:
-        """Mirrors ReplicationControlManager#handleBrokerFenced: leave every ISR (but a last one), lose leaderships, fence."""
-        registration = self.cluster_control.registration(broker_id)
-        if registration is None:
-            raise RuntimeError(f"Can't find broker registration for broker {broker_id}")
-        self.generate_leader_and_isr_updates("handleBrokerFenced", broker_id, NO_LEADER, records,
-                                             self.partitions_with_broker_in_isr(broker_id))
-        if self.feature_control.is_broker_registration_change_record_supported():
-            records.append(BrokerRegistrationChangeRecord(broker_id=broker_id, broker_epoch=registration.epoch,
-                                                          fenced=BrokerRegistrationFencingChange.FENCE))
-        else:
-            records.append(FenceBrokerRecord(id=broker_id, epoch=registration.epoch))
-
-    def handle_broker_unfenced(self, broker_id: int, broker_epoch: int, records: list[Any]) -> None:
-        """Mirrors ReplicationControlManager#handleBrokerUnfenced: unfence, then lead leaderless partitions it can."""
-        if self.feature_control.is_broker_registration_change_record_supported():
-            records.append(BrokerRegistrationChangeRecord(broker_id=broker_id, broker_epoch=broker_epoch,
-                                                          fenced=BrokerRegistrationFencingChange.UNFENCE))
-        else:
-            records.append(UnfenceBrokerRecord(id=broker_id, epoch=broker_epoch))
-        self.generate_leader_and_isr_updates("handleBrokerUnfenced", NO_LEADER, broker_id, records,
-                                             self.partitions_with_no_leader())
-
-    def handle_broker_in_controlled_shutdown(self, broker_id: int, broker_epoch: int, records: list[Any]) -> None:
-        """Mirrors ReplicationControlManager#handleBrokerInControlledShutdown: mark it, move its leaderships and ISR memberships."""
-        if (self.feature_control.is_in_controlled_shutdown_state_supported()
-                and not self.cluster_control.in_controlled_shutdown(broker_id)):
-            records.append(BrokerRegistrationChangeRecord(
-                broker_id=broker_id, broker_epoch=broker_epoch,
-                in_controlled_shutdown=BrokerRegistrationInControlledShutdownChange.IN_CONTROLLED_SHUTDOWN))
-        self.generate_leader_and_isr_updates(f"enterControlledShutdown[{broker_id}]", broker_id, NO_LEADER, records,
-                                             self.partitions_with_broker_in_isr(broker_id))
-
-    def process_broker_heartbeat(self, request: Any, register_broker_record_offset: int) -> tuple[list[Any], BrokerHeartbeatReply]:
-        """Mirrors ReplicationControlManager#processBrokerHeartbeat.
-
-        1. the broker epoch must be current; 2. the heartbeat manager decides the next state;
-        3. a state change writes its records; 4. the contact is noted; 5. the reply.
-        """
-        broker_id = request.broker_id
-        # 1. Epoch.
-        self.cluster_control.check_broker_epoch(broker_id, request.broker_epoch)
-        heartbeat_manager = self.cluster_control.heartbeat_manager
-        # 2. Next state.
-        current, following = heartbeat_manager.calculate_next_broker_state(
-            broker_id, request, register_broker_record_offset, lambda: self.has_leaderships(broker_id))
-        records: list[Any] = []
-        # 3. Records for the transition.
-        if current is not following:
-            self._log.info("broker_state_change", heartbeat_broker=broker_id, current=current.name, next=following.name,
-                           broker_metadata_offset=request.current_metadata_offset,
-                           register_broker_record_offset=register_broker_record_offset)
-            if following is BrokerControlState.FENCED or following is BrokerControlState.SHUTDOWN_NOW:
-                self.handle_broker_fenced(broker_id, records)
-            elif following is BrokerControlState.UNFENCED:
-                self.handle_broker_unfenced(broker_id, request.broker_epoch, records)
-            elif following is BrokerControlState.CONTROLLED_SHUTDOWN:
-                self.handle_broker_in_controlled_shutdown(broker_id, request.broker_epoch, records)
-        # 4. Contact.
-        heartbeat_manager.touch(broker_id, following.fenced, request.current_metadata_offset)
-        # 5. Reply.
-        reply = BrokerHeartbeatReply(
-            is_caught_up=request.current_metadata_offset >= register_broker_record_offset,
-            is_fenced=following.fenced, in_controlled_shutdown=following.in_controlled_shutdown,
-            should_shut_down=following.should_shut_down,
-        )
-        return records, reply
-
-    def maybe_fence_one_stale_broker(self) -> list[Any]:
-        """Mirrors ReplicationControlManager#maybeFenceOneStaleBroker: one expired session at a time."""
-        records: list[Any] = []
-        heartbeat_manager = self.cluster_control.heartbeat_manager
-        broker_id = heartbeat_manager.find_one_stale_broker()
-        if broker_id is not None:
-            self._log.info("fencing_stale_broker", stale_broker=broker_id,
-                           session_timeout_ms=heartbeat_manager.session_timeout_ns // 1_000_000)
-            self.handle_broker_fenced(broker_id, records)
-            heartbeat_manager.fence(broker_id)
-        return records
-
-    def are_partition_leaders_imbalanced(self) -> bool:
-        """Mirrors ReplicationControlManager#arePartitionLeadersImbalanced."""
-        return bool(self.imbalanced_partitions)
-
-    def maybe_balance_partition_leaders(self) -> tuple[list[Any], bool]:
-        """Mirrors ReplicationControlManager#maybeBalancePartitionLeaders: (records, reschedule at once).
-
-        A preferred election for each imbalanced partition, at most max_elections_per_imbalance
-        records; True when it stopped there with partitions left to try.
-        """
-        records: list[Any] = []
-        reschedule_immediately = False
-        for topic_id, partition_id in list(self.imbalanced_partitions):
-            # 1. The bound.
-            if len(records) >= self.max_elections_per_imbalance:
-                reschedule_immediately = True
-                break
-            # 2. A partition that is gone is skipped.
-            partition = self.get_partition(topic_id, partition_id)
-            if partition is None:
-                continue
-            # 3. The preferred election, if the preferred replica can lead.
-            change = self._builder(partition, topic_id, partition_id, self.cluster_control.is_active).set_election(
-                Election.PREFERRED).build()
-            if change is not None:
-                records.append(change)
-        return records, reschedule_immediately
-
-    def elect_leaders(self, request: ElectLeadersRequest) -> tuple[list[Any], ElectLeadersResponse]:
-        """Mirrors ReplicationControlManager#electLeaders.
-
-        1. The election type must be PREFERRED or UNCLEAN (else INVALID_REQUEST).
-        2. No partitions named (None): try every partition of every topic, and leave the ones
-           that need no election out of the answer.
-        3. Named partitions: try each and answer each, ELECTION_NOT_NEEDED included.
-        """
-        # 1. The election type.
-        try:
-            election = Election.UNCLEAN if ElectionType(request.election_type) is ElectionType.UNCLEAN else Election.PREFERRED
-        except ValueError:
-            raise InvalidRequestException(f"Unknown election type {request.election_type}") from None
-        records: list[Any] = []
-        results: list[ReplicaElectionResult] = []
-        if request.topic_partitions is None:
-            # 2. Every partition.
-            for name, topic_id in self.topics_by_name.items():
-                topic = self.topics.get(topic_id)
-                answered = []
-                for partition_id in sorted(topic.parts) if topic is not None else ():
-                    error = self.elect_leader(name, partition_id, election, records)
-                    if error.error is not Errors.ELECTION_NOT_NEEDED:
-                        answered.append(PartitionResult(partition_id=partition_id, error_code=error.error.code,
-                                                        error_message=error.message))
-                results.append(ReplicaElectionResult(topic=name, partition_result=tuple(answered)))
-        else:
-            # 3. The named partitions.
-            for topic in request.topic_partitions:
-                answered = []
-                for partition_id in topic.partitions:
-                    error = self.elect_leader(topic.topic, partition_id, election, records)
-                    answered.append(PartitionResult(partition_id=partition_id, error_code=error.error.code,
-                                                    error_message=error.message))
-                results.append(ReplicaElectionResult(topic=topic.topic, partition_result=tuple(answered)))
-        return records, ElectLeadersResponse(replica_election_results=tuple(results))
-
-    def elect_leader(self, topic_name: str, partition_id: int, election: Election, records: list[Any]) -> ApiError:
-        """Mirrors ReplicationControlManager#electLeader (PREFERRED or UNCLEAN).
-
-        1. The topic and partition must exist (UNKNOWN_TOPIC_OR_PARTITION, saying which is
-        missing); 2. a partition that already has what the election wants needs none; 3. build
-        the change: none possible is PREFERRED_LEADER_NOT_AVAILABLE or ELIGIBLE_LEADERS_NOT_AVAILABLE.
-        Errors made from a code alone carry its default text, as Kafka's ApiError(Errors) does.
-        """
-        # 1. Existence.
-        topic_id = self.topics_by_name.get(topic_name)
-        if topic_id is None:
-            return ApiError(Errors.UNKNOWN_TOPIC_OR_PARTITION, f"No such topic as {topic_name}")
-        topic = self.topics.get(topic_id)
-        if topic is None:
-            return ApiError(Errors.UNKNOWN_TOPIC_OR_PARTITION, f"No such topic id as {topic_id}")
-        partition = topic.parts.get(partition_id)
-        if partition is None:
-            return ApiError(Errors.UNKNOWN_TOPIC_OR_PARTITION, f"No such partition as {topic_name}-{partition_id}")
-        # 2. Nothing to do.
-        if (election is Election.PREFERRED and partition.has_preferred_leader()) or (
-                election is Election.UNCLEAN and partition.has_leader()):
-            return ApiError(Errors.ELECTION_NOT_NEEDED, Errors.ELECTION_NOT_NEEDED.message)
-        # 3. The change.
-        builder = self._builder(partition, topic_id, partition_id, self.cluster_control.is_active).set_election(election)
-        change = builder.build()
-        if change is None:
-            error = Errors.PREFERRED_LEADER_NOT_AVAILABLE if election is Election.PREFERRED else Errors.ELIGIBLE_LEADERS_NOT_AVAILABLE
-            return ApiError(error, error.message)
-        records.append(change)
-        return ApiError(Errors.NONE)
