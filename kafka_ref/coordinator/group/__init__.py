@@ -7,9 +7,9 @@ Mirrors the package kafka.coordinator.group (Kafka 3.x, before KIP-848's new coo
 - ``GroupMetadataManager``: the group cache, ``__consumer_offsets`` reads (loading) and
   writes (group metadata and offset commits), ownership of offsets partitions
   (group_metadata_manager.py);
-- ``GroupCoordinator``: JoinGroup / SyncGroup / Heartbeat / LeaveGroup / OffsetCommit /
-  OffsetFetch (group_coordinator.py), rebalances and failure detection through delayed
-  operations (rebalance.py, delayed_join.py, delayed_heartbeat.py);
+- ``GroupCoordinator``: JoinGroup / SyncGroup / Heartbeat / LeaveGroup (group_coordinator.py),
+  OffsetCommit / OffsetFetch / OffsetDelete (group_offsets.py), rebalances and failure
+  detection through delayed operations (rebalance.py, delayed_join.py, delayed_heartbeat.py);
 - the binary key and value formats of ``__consumer_offsets`` (schemas.py);
 - the KafkaApis handlers of the group APIs and FindCoordinator, and the broker wiring
   (group_apis.py);

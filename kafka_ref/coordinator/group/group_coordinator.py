@@ -14,7 +14,8 @@ Each member must then heartbeat within its session timeout (DelayedHeartbeat) or
 which starts another rebalance.
 
 The methods the delayed operations call back into (rebalance, heartbeat expiry, pending
-syncs) are in rebalance.py, which this class inherits.
+syncs) are in rebalance.py, and OffsetCommit / OffsetFetch / OffsetDelete are in
+group_offsets.py; this class inherits both.
 
 Static members (KIP-345) carry a group instance id: a restarted one rejoins without its member
 id and takes its old place under a new id (often without a rebalance), a stale instance is
@@ -34,10 +35,8 @@ from kafka_ref.common.errors import Errors
 from kafka_ref.common.requests.api_keys import ApiKeys
 from kafka_ref.common.requests.join_group import UNKNOWN_MEMBER_ID
 from kafka_ref.common.requests.leave_group import MemberIdentity, MemberResponse
-from kafka_ref.common.requests.offset_fetch import OffsetFetchResponsePartitions
 from kafka_ref.common.state_change import state_change_logger
 from kafka_ref.common.time import Time
-from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.coordinator.group.delayed_heartbeat import MemberKey
 from kafka_ref.coordinator.group.delayed_join import GroupJoinKey
 from kafka_ref.coordinator.group.group_metadata import (
@@ -47,12 +46,12 @@ from kafka_ref.coordinator.group.group_metadata import (
     Empty,
     GroupMetadata,
     IllegalStateException,
-    OffsetAndMetadata,
     PreparingRebalance,
     Stable,
     parse_group_type,
 )
-from kafka_ref.coordinator.group.group_metadata_manager import GROUP_METADATA_TOPIC_NAME, GroupMetadataManager
+from kafka_ref.coordinator.group.group_metadata_manager import GroupMetadataManager
+from kafka_ref.coordinator.group.group_offsets import GroupOffsets
 from kafka_ref.coordinator.group.member_metadata import plain_protocol_set
 from kafka_ref.coordinator.group.rebalance import GroupRebalance, JoinGroupResult, SyncGroupResult
 from kafka_ref.server.delayed_operation import DelayedOperationPurgatory
@@ -119,7 +118,7 @@ class GroupPurgatory(DelayedOperationPurgatory):
         return completed
 
 
-class GroupCoordinator(GroupRebalance):
+class GroupCoordinator(GroupRebalance, GroupOffsets):
     """Mirrors kafka.coordinator.group.GroupCoordinator."""
 
     def __init__(
@@ -571,79 +570,6 @@ class GroupCoordinator(GroupRebalance):
         else:
             raise IllegalStateException(f"Reached unexpected condition for Dead group {group_id}")
 
-    # -- OffsetCommit / OffsetFetch ---------------------------------------------------------------
-
-    def handle_commit_offsets(self, group_id: str, member_id: str, group_instance_id: str | None, generation_id: int,
-                              offset_metadata: Mapping[TopicPartition, OffsetAndMetadata],
-                              response_callback: Callable[[dict[TopicPartition, Errors]], None]) -> None:
-        """Mirrors kafka.coordinator.group.GroupCoordinator#handleCommitOffsets.
-
-        An unknown group is created (Empty) for a commit with generation -1 (a consumer not
-        using group management); a member commit to an unknown group is ILLEGAL_GENERATION.
-        """
-        error = self._validate_group_status(group_id, ApiKeys.OFFSET_COMMIT)
-        if error is not None:
-            response_callback({tp: error for tp in offset_metadata})
-            return
-        group = self.group_manager.get_group(group_id)
-        if group is None:
-            if generation_id < 0:
-                self._log.info("simple_consumer_group_created", group_id=group_id)
-                group = self.group_manager.add_group(GroupMetadata(group_id, Empty, self.time, self.broker_id))
-            else:
-                response_callback({tp: Errors.ILLEGAL_GENERATION for tp in offset_metadata})
-                return
-        self._do_commit_offsets(group, member_id, group_instance_id, generation_id, offset_metadata, response_callback)
-
-    def _validate_offset_commit(self, group: GroupMetadata, generation_id: int, member_id: str,
-                                group_instance_id: str | None) -> Errors | None:
-        """Mirrors kafka.coordinator.group.GroupCoordinator#validateOffsetCommit (non-transactional)."""
-        if group.is_(Dead):
-            return Errors.COORDINATOR_NOT_AVAILABLE
-        if generation_id < 0 and group.is_(Empty):
-            return None
-        if generation_id >= 0 or member_id != UNKNOWN_MEMBER_ID or group_instance_id is not None:
-            error = self._validate_current_member(group, member_id, group_instance_id, "offset-commit")
-            if error is not None:
-                return error
-            return Errors.ILLEGAL_GENERATION if generation_id != group.generation_id else None
-        if not group.is_(Empty):
-            return Errors.UNKNOWN_MEMBER_ID
-        return None
-
-    def _do_commit_offsets(self, group: GroupMetadata, member_id: str, group_instance_id: str | None, generation_id: int,
-                           offset_metadata: Mapping[TopicPartition, OffsetAndMetadata],
-                           response_callback: Callable[[dict[TopicPartition, Errors]], None]) -> None:
-        """Mirrors kafka.coordinator.group.GroupCoordinator#doCommitOffsets.
-
-        Commits are accepted when Empty, Stable or PreparingRebalance (a commit renews the
-        member's session); CompletingRebalance answers REBALANCE_IN_PROGRESS.
-        """
-        error = self._validate_offset_commit(group, generation_id, member_id, group_instance_id)
-        if error is not None:
-            response_callback({tp: error for tp in offset_metadata})
-            return
-        offset_tp = TopicPartition(GROUP_METADATA_TOPIC_NAME, self.partition_for(group.group_id))
-        state = group.current_state
-        if state is Empty:
-            self.group_manager.store_offsets(group, member_id, offset_tp, offset_metadata, response_callback)
-        elif state in (Stable, PreparingRebalance):
-            self._complete_and_schedule_next_heartbeat_expiration(group, group.get(member_id))
-            self.group_manager.store_offsets(group, member_id, offset_tp, offset_metadata, response_callback)
-        elif state is CompletingRebalance:
-            response_callback({tp: Errors.REBALANCE_IN_PROGRESS for tp in offset_metadata})
-        else:
-            raise IllegalStateException(f"Logic error: unexpected group state {state}")
-
-    def handle_fetch_offsets(self, group_id: str, require_stable: bool, partitions: Iterable[TopicPartition] | None = None
-                             ) -> tuple[Errors, dict[TopicPartition, OffsetFetchResponsePartitions]]:
-        """Mirrors kafka.coordinator.group.GroupCoordinator#handleFetchOffsets: answered from the cache, any state."""
-        error = self._validate_group_status(group_id, ApiKeys.OFFSET_FETCH)
-        if error is not None:
-            return error, {}
-        return Errors.NONE, self.group_manager.get_offsets(group_id, require_stable,
-                                                           None if partitions is None else list(partitions))
-
     # -- __consumer_offsets leadership (seed 000, seed 002 §handleStopReplicaRequest) ----------------
 
     def on_election(self, offset_topic_partition_id: int, coordinator_epoch: int) -> None:
@@ -712,46 +638,6 @@ class GroupCoordinator(GroupRebalance):
                 errors[group.group_id] = Errors.NONE
             self._log.info("groups_deleted", groups=[g.group_id for g in eligible], offsets_removed=removed)
         return errors
-
-    def handle_delete_offsets(self, group_id: str,
-                              partitions: Iterable[TopicPartition]) -> tuple[Errors, dict[TopicPartition, Errors]]:
-        """Mirrors kafka.coordinator.group.GroupCoordinator#handleDeleteOffsets.
-
-        1. The group's status error (INVALID_GROUP_ID, NOT_COORDINATOR, loading, ...). 2. An
-        unknown or Dead group is GROUP_ID_NOT_FOUND where this broker owns its partition, else
-        NOT_COORDINATOR. 3. Empty: every partition may go; a consumer group with members (any
-        state but Dead and Empty): partitions of topics it subscribes to are
-        GROUP_SUBSCRIBED_TO_TOPIC, the others may go; any other group with members is
-        NON_EMPTY_GROUP. 4. The eligible offsets are removed with tombstones and answer NONE.
-        A group error comes with no partition errors.
-        """
-        partitions = list(partitions)
-        partition_errors: dict[TopicPartition, Errors] = {}
-        # 1. Status.
-        error = self._validate_group_status(group_id, ApiKeys.OFFSET_DELETE)
-        if error is not None:
-            return error, {}
-        # 2. Unknown or dead.
-        group = self.group_manager.get_group(group_id)
-        if group is None or group.is_(Dead):
-            return (Errors.GROUP_ID_NOT_FOUND if self.group_manager.group_not_exists(group_id)
-                    else Errors.NOT_COORDINATOR), {}
-        # 3. Which partitions may go.
-        if group.is_(Empty):
-            eligible = partitions
-        elif group.is_consumer_group():
-            eligible = [tp for tp in partitions if not group.is_subscribed_to_topic(tp.topic)]
-            partition_errors.update({tp: Errors.GROUP_SUBSCRIBED_TO_TOPIC for tp in partitions
-                                     if group.is_subscribed_to_topic(tp.topic)})
-        else:
-            return Errors.NON_EMPTY_GROUP, {}
-        # 4. Remove them, tombstones written.
-        if eligible:
-            removed = self.group_manager.cleanup_group_metadata([group], lambda g: g.remove_offsets(eligible))
-            partition_errors.update({tp: Errors.NONE for tp in eligible})
-            self._log.info("offsets_deleted", group_id=group_id, partitions=[str(tp) for tp in eligible],
-                           offsets_removed=removed)
-        return Errors.NONE, partition_errors
 
     def handle_describe_group(self, group_id: str) -> tuple[Errors, tuple[str, str, str, list]]:
         """Mirrors kafka.coordinator.group.GroupCoordinator#handleDescribeGroup.
