@@ -66,7 +66,8 @@ from kafka_ref.common.uuid import ZERO_UUID, Uuid
 from kafka_ref.controller.quorum.cluster_control_manager import ClusterControlManager
 from kafka_ref.controller.quorum.configuration_control_manager import ConfigurationControlManager, FeatureControlManager
 from kafka_ref.controller.quorum.quorum_controller import ControllerResult
-from kafka_ref.controller.quorum.replication_control_manager import BrokerHeartbeatReply, ReplicationControlManager
+from kafka_ref.controller.quorum.replication_broker_changes import BrokerHeartbeatReply
+from kafka_ref.controller.quorum.replication_control_manager import ReplicationControlManager
 from kafka_ref.controller.reassignment import ApiError
 from kafka_ref.image.records import (
     NO_LEADER,

@@ -53,7 +53,7 @@ from kafka_ref.controller.quorum.cluster_control_manager import ClusterControlMa
 from kafka_ref.controller.quorum.configuration_control_manager import ConfigurationControlManager, FeatureControlManager
 from kafka_ref.controller.quorum.partition_change_builder import Election, PartitionChangeBuilder
 from kafka_ref.controller.quorum.partition_reassignment import PartitionReassignmentReplicas, PartitionReassignmentRevert
-from kafka_ref.controller.quorum.replication_broker_changes import BrokerHeartbeatReply, ReplicationBrokerChanges  # noqa: F401
+from kafka_ref.controller.quorum.replication_broker_changes import ReplicationBrokerChanges
 from kafka_ref.controller.quorum.replication_leader_elections import ReplicationLeaderElections
 from kafka_ref.controller.reassignment import ApiError
 from kafka_ref.image.records import (
