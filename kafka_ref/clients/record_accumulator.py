@@ -6,7 +6,9 @@ ProduceRequestResult and FutureRecordMetadata, and org.apache.kafka.clients.prod
 last batch of its partition while that batch has room (``batch_size``), otherwise into a new
 one. ``ready`` tells the Sender which leaders have a batch worth sending (full, lingered
 ``linger_ms``, retry backoff over, or a flush / close in progress) and ``drain`` takes at most
-one batch per partition for each of them. See producer.py for the overall flow.
+one batch per partition for each of them. An idempotent producer's retried batches go back in
+sequence order, and its drain holds a partition back while the sequences forbid sending its
+first batch (see ``should_stop_drain_batches_for_partition``). See producer.py for the overall flow.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Callable, Iterable
 import anyio
 
 from kafka_ref.clients.client_metadata import MetadataSnapshot
-from kafka_ref.common.errors import KafkaException
+from kafka_ref.common.errors import IllegalStateException, KafkaException
 from kafka_ref.common.records import RECORD_BATCH_OVERHEAD, MemoryRecords, SimpleRecord
 from kafka_ref.common.records.constants import CompressionType
 from kafka_ref.common.records.record import size_in_bytes
@@ -228,15 +230,35 @@ class ProducerBatch:
     def reset_producer_state(self, producer_id: int, producer_epoch: int, base_sequence: int) -> None:
         """Mirrors org.apache.kafka.clients.producer.internals.ProducerBatch#resetProducerState.
 
-        A renumbered batch (epoch bump): the new stamp, and the v2 batch is written again with it.
+        A renumbered batch (epoch bump, or a failed batch ahead of it): the new stamp, and the
+        v2 batch is written again with it when next drained.
         """
         self.reopened = True
         self.set_producer_state(producer_id, producer_epoch, base_sequence)
         self._built = None
 
     def sequence_has_been_reset(self) -> bool:
-        """Mirrors org.apache.kafka.clients.producer.internals.ProducerBatch#sequenceHasBeenReset."""
+        """Mirrors org.apache.kafka.clients.producer.internals.ProducerBatch#sequenceHasBeenReset.
+
+        True from a renumbering until the batch is next drained (``close`` clears it).
+        """
         return self.reopened
+
+    def close(self) -> None:
+        """Mirrors org.apache.kafka.clients.producer.internals.ProducerBatch#close.
+
+        1. The v2 batch is built (again, after a renumbering). 2. It is no longer reopened.
+        """
+        self.records_for_request()
+        self.reopened = False
+
+    def last_sequence(self) -> int:
+        """Mirrors org.apache.kafka.clients.producer.internals.ProducerBatch#lastSequence."""
+        return self.base_sequence + self.record_count - 1
+
+    def in_retry(self) -> bool:
+        """Mirrors org.apache.kafka.clients.producer.internals.ProducerBatch#inRetry."""
+        return self.retry
 
     def has_sequence(self) -> bool:
         """Mirrors org.apache.kafka.clients.producer.internals.ProducerBatch#hasSequence."""
@@ -419,7 +441,8 @@ class RecordAccumulator:
                 if first.attempts > 0 and now_ms - first.last_attempt_ms < self.retry_backoff_ms:
                     continue
                 # 3. Stop before the request grows past max_size (but send at least one batch),
-                #    or when the idempotent producer's sequences forbid this batch now.
+                #    or when the idempotent producer's sequences forbid this batch now (Kafka
+                #    stops the node's drain there, not only the partition's).
                 if size + first.estimated_size > max_size and ready:
                     break
                 if self.should_stop_drain_batches_for_partition(first, tp):
@@ -435,7 +458,7 @@ class RecordAccumulator:
                     tm.increment_sequence_number(tp, first.record_count)
                     tm.add_in_flight_batch(first)
                 dq.popleft()
-                first.records_for_request()
+                first.close()
                 size += first.estimated_size
                 first.drained(now_ms)
                 ready.append(first)
@@ -445,24 +468,66 @@ class RecordAccumulator:
     def should_stop_drain_batches_for_partition(self, first: ProducerBatch, tp: TopicPartition) -> bool:
         """Mirrors org.apache.kafka.clients.producer.internals.RecordAccumulator#shouldStopDrainBatchesForPartition.
 
+        0. Not while the producer is in its fatal state (TransactionManager#isSendToPartitionAllowed).
         1. No producer id yet: nothing can be stamped. 2. A new batch waits while the partition
-        still has batches in flight under an older id or epoch. 3. A retried batch waits until
-        it is the first in flight of its partition.
+        still has batches in flight under an older id or epoch (sequence 0 of the new epoch
+        must not overtake them), 3. and while the partition has an unresolved sequence (a batch
+        that expired after being sent). 4. A retried batch (it has a sequence) waits until it is
+        the first in flight of its partition: retries go one at a time, in sequence order.
         """
         tm = self.transaction_manager
         if tm is None:
             return False
-        if not tm.has_producer_id():
+        # 0.-1. Allowed to send, with a producer id.
+        if tm.has_fatal_error() or not tm.has_producer_id():
             return True
-        if not first.has_sequence() and tm.has_inflight_batches(tp) and tm.has_stale_producer_id_and_epoch(tp):
-            return True
+        # 2.-3. A batch not yet stamped.
+        if not first.has_sequence():
+            if tm.has_inflight_batches(tp) and tm.has_stale_producer_id_and_epoch(tp):
+                return True
+            if tm.has_unresolved_sequence(tp):
+                return True
+        # 4. A retried batch.
         first_in_flight = tm.first_in_flight_sequence(tp)
         return first_in_flight != -1 and first.has_sequence() and first.base_sequence != first_in_flight
 
     def reenqueue(self, batch: ProducerBatch, now_ms: int) -> None:
-        """Mirrors org.apache.kafka.clients.producer.internals.RecordAccumulator#reenqueue: back to the head."""
+        """Mirrors org.apache.kafka.clients.producer.internals.RecordAccumulator#reenqueue.
+
+        Back to the head of its partition queue, or, for an idempotent producer, to its place
+        by sequence among the other retried batches.
+        """
         batch.reenqueued(now_ms)
-        self.batches.setdefault(batch.topic_partition, deque()).appendleft(batch)
+        dq = self.batches.setdefault(batch.topic_partition, deque())
+        if self.transaction_manager is not None:
+            self.insert_in_sequence_order(dq, batch)
+        else:
+            dq.appendleft(batch)
+
+    def insert_in_sequence_order(self, dq: deque[ProducerBatch], batch: ProducerBatch) -> None:
+        """Mirrors org.apache.kafka.clients.producer.internals.RecordAccumulator#insertInSequenceOrder.
+
+        Several batches of a partition were in flight and come back for a retry one at a time,
+        in any order; the queue must stay in sequence order. 1. The batch must have a sequence
+        and be tracked in flight. 2. The retried batches with a lower sequence at the head of
+        the queue stay ahead of it; it goes right after them (before any batch never sent, or
+        with a higher sequence).
+        """
+        # 1. Only a stamped, tracked batch comes back.
+        if not batch.has_sequence():
+            raise IllegalStateException("Trying to re-enqueue a batch which doesn't have a sequence even though "
+                                        "idempotency is enabled.")
+        if not self.transaction_manager.has_inflight_batches(batch.topic_partition):
+            raise IllegalStateException("We are re-enqueueing a batch which is not tracked as part of the in flight "
+                                        f"requests. batch.topicPartition: {batch.topic_partition}; batch.baseSequence: "
+                                        f"{batch.base_sequence}")
+        # 2. Skip the lower sequences at the head, insert, put them back in front.
+        ahead: list[ProducerBatch] = []
+        while dq and dq[0].has_sequence() and dq[0].base_sequence < batch.base_sequence:
+            ahead.append(dq.popleft())
+        dq.appendleft(batch)
+        for earlier in reversed(ahead):
+            dq.appendleft(earlier)
 
     def expired_batches(self, now_ms: int) -> list[ProducerBatch]:
         """Mirrors org.apache.kafka.clients.producer.internals.RecordAccumulator#expiredBatches."""

@@ -7,6 +7,9 @@ InitProducerId (nothing is drained before). Each round finds ready leaders, drai
 A response completes each batch: success sets the offsets; a retriable error puts the batch
 back at the head of its partition queue (and asks for fresh metadata when the error means the
 cached leader is stale); any other error fails the batch's records with the Kafka exception.
+Only ``max_in_flight`` 1 mutes a partition while its batch is in flight; an idempotent producer
+with more keeps several batches of a partition in flight and relies on sequence numbers for
+their order (the TransactionManager and the accumulator's drain).
 """
 
 from __future__ import annotations
@@ -55,10 +58,9 @@ class Sender:
         self.accumulator = producer.accumulator
         self.time = producer.time
         self.transaction_manager = producer.transaction_manager
-        # One batch in flight per partition when ordering must hold: max.in.flight 1, or an
-        # idempotent producer (kafka_ref keeps its sequences in order this way; Kafka allows up
-        # to five in flight and re-orders retried batches by sequence).
-        self.guarantee_message_order = producer.max_in_flight == 1 or self.transaction_manager is not None
+        # One batch in flight per partition only with max.in.flight 1 (KafkaProducer#newSender);
+        # an idempotent producer otherwise keeps order by sequence numbers.
+        self.guarantee_message_order = producer.max_in_flight == 1
         self.running = True
         self.forced_close = False
         # The next InitProducerId resends a failed one (TxnRequestHandler#isRetry).
@@ -106,6 +108,10 @@ class Sender:
         """Mirrors org.apache.kafka.clients.producer.internals.Sender#runOnce (with NetworkClient#poll's metadata step)."""
         now = self.time.milliseconds()
         tm = self.transaction_manager
+        # 0. Partitions left unresolved by an expired batch, with nothing more in flight, are
+        #    resolved now (or ask for an epoch bump).
+        if tm is not None:
+            tm.maybe_resolve_sequences()
         # 1. An idempotent producer in its fatal state sends nothing: every record fails with the error.
         if tm is not None and tm.has_fatal_error():
             if tm.last_error is not None and self.accumulator.has_incomplete():
@@ -193,13 +199,18 @@ class Sender:
                 self.in_flight_batches.setdefault(batch.topic_partition, []).append(batch)
                 if self.guarantee_message_order:
                     self.accumulator.muted.add(batch.topic_partition)
-        # 4. Expire batches past the delivery timeout, queued or in flight.
+        # 4. Expire batches past the delivery timeout, in flight or queued. An expired batch
+        #    that had been sent before (it was in retry) leaves its partition's sequences
+        #    unresolved: nothing new is drained there until the batches in flight settle it.
         self.accumulator.next_batch_expiry_time_ms = float("inf")
-        expired = self.accumulator.expired_batches(now) + self.get_expired_inflight_batches(now)
+        expired_inflight = self.get_expired_inflight_batches(now)
+        expired = self.accumulator.expired_batches(now) + expired_inflight
         for batch in expired:
             self.fail_batch(batch, TimeoutException(
                 f"Expiring {batch.record_count} record(s) for {batch.topic_partition}:{now - batch.created_ms} ms "
-                f"has passed since batch creation"))
+                f"has passed since batch creation"), False)
+            if self.transaction_manager is not None and batch.in_retry():
+                self.transaction_manager.mark_sequence_unresolved(batch)
         # 5. Send one request per leader.
         for node, node_batches in batches.items():
             if node_batches:
@@ -210,16 +221,23 @@ class Sender:
         return max(poll_timeout, 0)
 
     def get_expired_inflight_batches(self, now: int) -> list[ProducerBatch]:
-        """Mirrors org.apache.kafka.clients.producer.internals.Sender#getExpiredInflightBatches."""
+        """Mirrors org.apache.kafka.clients.producer.internals.Sender#getExpiredInflightBatches.
+
+        Per partition, in the order the batches were sent: 1. those past the delivery timeout
+        leave the in-flight list and are returned; 2. the first one that is not ends the walk
+        and sets the next expiry time. (Partitions are walked in the order they were first
+        sent to; Kafka walks a HashMap.)
+        """
         expired: list[ProducerBatch] = []
-        for tp, batches in self.in_flight_batches.items():
-            for batch in list(batches):
-                if batch.has_reached_delivery_timeout(self.accumulator.delivery_timeout_ms, now):
-                    batches.remove(batch)
-                    expired.append(batch)
-                else:
+        for batches in self.in_flight_batches.values():
+            while batches:
+                batch = batches[0]
+                if not batch.has_reached_delivery_timeout(self.accumulator.delivery_timeout_ms, now):
                     self.accumulator.next_batch_expiry_time_ms = min(
                         self.accumulator.next_batch_expiry_time_ms, batch.created_ms + self.accumulator.delivery_timeout_ms)
+                    break
+                batches.pop(0)
+                expired.append(batch)
         return expired
 
     def send_produce_request(self, node: int, batches: list[ProducerBatch], task_group: anyio.abc.TaskGroup) -> None:
@@ -376,6 +394,7 @@ class Sender:
             self.accumulator.deallocate(batch)
 
     def _remove_in_flight(self, batch: ProducerBatch) -> None:
+        """Mirrors org.apache.kafka.clients.producer.internals.Sender#maybeRemoveFromInflightBatches."""
         batches = self.in_flight_batches.get(batch.topic_partition)
         if batches is not None and batch in batches:
             batches.remove(batch)
