@@ -63,6 +63,8 @@ from kafka_ref.common.errors import (
     InvalidRequestException,
     KafkaException,
     NetworkException,
+    NotLeaderOrFollowerException,
+    RecordTooLargeException,
     TimeoutException,
     TopicAuthorizationException,
 )
@@ -779,3 +781,589 @@ async def test_cancel_in_flight_request_after_fatal_error() -> None:
         await settle()
         assert future2.exception() is future1.exception()
         assert producer.client.in_flight_request_count(0) == 0
+
+
+# --------------------------------------------------------------------------------------------
+# Idempotence with several batches of a partition in flight
+# --------------------------------------------------------------------------------------------
+
+
+def respond_to(brokers: MockBrokers, envelope: Envelope, response: Any) -> None:
+    """MockClient#respondToRequest: answer this pending request, whatever its place in the queue."""
+    brokers.pending.remove(envelope)
+    envelope.respond(response)
+
+
+def stamp(envelope: Envelope, tp: TopicPartition) -> tuple[int, int, int]:
+    """The (producer id, epoch, base sequence) of the one batch ``envelope`` carries for ``tp``."""
+    [batch] = batches_of(envelope, tp)
+    return (batch.producer_id, batch.producer_epoch, batch.base_sequence)
+
+
+def respond_idempotent(brokers: MockBrokers, expected_sequence: int, tp: TopicPartition, error: Errors, offset: int,
+                       log_start_offset: int = -1, expected_epoch: int = -1) -> None:
+    """SenderTest#sendIdempotentProducerResponse: answer the oldest pending produce request after
+    checking it carries one idempotent batch for ``tp`` with the expected sequence (and epoch)."""
+    envelope = brokers.requests()[0]
+    producer_id, epoch, sequence = stamp(envelope, tp)
+    assert producer_id != -1
+    assert sequence == expected_sequence
+    if expected_epoch > -1:
+        assert epoch == expected_epoch
+    respond_to(brokers, envelope, produce_response(tp, offset, error, log_start_offset))
+
+
+def partition_state(producer: KafkaProducer, tp: TopicPartition) -> tuple[int, int, int, int | None]:
+    """SenderTest#assertPartitionState's values: the partition's producer id and epoch, next sequence, last acknowledged sequence."""
+    tm = producer.transaction_manager
+    producer_id, epoch = tm.producer_id_and_epoch(tp)
+    return (producer_id, epoch, tm.sequence_number(tp), tm.last_acked_sequence(tp))
+
+
+async def send_one(producer: KafkaProducer, tp: TopicPartition):
+    """appendToAccumulator then runOnce: one record, drained into its own request."""
+    future = append(producer, tp)
+    await settle()
+    return future
+
+
+async def past_retry_backoff() -> None:
+    await anyio.sleep(RETRY_BACKOFF_MS / 1000)
+    await settle()
+
+
+@pytest.mark.anyio
+async def test_idempotence_with_multiple_inflights() -> None:
+    """Mirrors SenderTest#testIdempotenceWithMultipleInflights: two batches of one partition in
+    flight at once (sequences 0 and 1), acknowledged in order."""
+    async with sender_env(enable_idempotence=True) as (brokers, producer):
+        tm = producer.transaction_manager
+        await receive_producer_id(brokers, PRODUCER_ID)
+        assert tm.has_producer_id() and tm.sequence_number(TP0) == 0
+        request1 = await send_one(producer, TP0)
+        assert producer.client.in_flight_request_count(0) == 1
+        assert (tm.sequence_number(TP0), tm.last_acked_sequence(TP0)) == (1, None)
+        request2 = await send_one(producer, TP0)
+        assert producer.client.in_flight_request_count(0) == 2
+        assert (tm.sequence_number(TP0), tm.last_acked_sequence(TP0)) == (2, None)
+        assert not request1.done() and not request2.done()
+        assert producer.client.is_ready(0)
+        respond_idempotent(brokers, 0, TP0, Errors.NONE, 0)
+        await settle()
+        assert producer.client.in_flight_request_count(0) == 1
+        assert tm.last_acked_sequence(TP0) == 0
+        assert request1.value().offset == 0
+        assert not request2.done()
+        respond_idempotent(brokers, 1, TP0, Errors.NONE, 1)
+        await settle()
+        assert tm.last_acked_sequence(TP0) == 1
+        assert producer.client.in_flight_request_count(0) == 0
+        assert in_flight_batches(producer, TP0) == 0
+        assert request2.value().offset == 1
+
+
+@pytest.mark.anyio
+async def test_idempotence_with_multiple_inflights_retried_in_order() -> None:
+    """Mirrors SenderTest#testIdempotenceWithMultipleInflightsRetriedInOrder: three batches in
+    flight all come back for a retry (the first with LEADER_NOT_AVAILABLE, the others with
+    OUT_OF_ORDER_SEQUENCE_NUMBER, which for a batch that is not the next one just retries); they
+    go again one at a time in sequence order, and a fourth batch waits until they are done."""
+    async with sender_env(enable_idempotence=True) as (brokers, producer):
+        tm = producer.transaction_manager
+        await receive_producer_id(brokers, PRODUCER_ID)
+        request1 = await send_one(producer, TP0)
+        assert (producer.client.in_flight_request_count(0), tm.sequence_number(TP0)) == (1, 1)
+        request2 = await send_one(producer, TP0)
+        request3 = await send_one(producer, TP0)
+        assert (producer.client.in_flight_request_count(0), tm.sequence_number(TP0)) == (3, 3)
+        assert tm.last_acked_sequence(TP0) is None
+        assert not any(f.done() for f in (request1, request2, request3))
+        respond_idempotent(brokers, 0, TP0, Errors.LEADER_NOT_AVAILABLE, -1)
+        await settle()
+        # The fourth batch queues behind the retried first one.
+        request4 = await send_one(producer, TP0)
+        assert producer.client.in_flight_request_count(0) == 2
+        assert tm.last_acked_sequence(TP0) is None
+        respond_idempotent(brokers, 1, TP0, Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, -1)
+        await settle()
+        respond_idempotent(brokers, 2, TP0, Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, -1)
+        await settle()
+        assert (tm.producer_epoch, tm.epoch_bump_required) == (0, False)   # no gap: no epoch bump
+        assert [b.base_sequence for b in producer.accumulator.get_deque(TP0)] == [0, 1, 2, -1]
+        assert producer.client.in_flight_request_count(0) == 0
+        # Once the backoff is over only the first one goes: one in flight while retrying.
+        await past_retry_backoff()
+        assert producer.client.in_flight_request_count(0) == 1
+        assert (tm.sequence_number(TP0), tm.last_acked_sequence(TP0)) == (3, None)
+        respond_idempotent(brokers, 0, TP0, Errors.NONE, 0)
+        await settle()
+        assert tm.last_acked_sequence(TP0) == 0
+        assert request1.value().offset == 0
+        # The second goes as soon as the first is acknowledged.
+        assert producer.client.in_flight_request_count(0) == 1 and in_flight_batches(producer, TP0) == 1
+        respond_idempotent(brokers, 1, TP0, Errors.NONE, 1)
+        await settle()
+        assert tm.last_acked_sequence(TP0) == 1
+        assert request2.value().offset == 1
+        # The third goes, the last retried one; then the fourth is at the head of the queue and
+        # gets its sequence (Kafka's runOnce drains it in the round after; here the Sender's
+        # next round follows at once).
+        assert producer.client.in_flight_request_count(0) == 2 and in_flight_batches(producer, TP0) == 2
+        assert [stamp(e, TP0)[2] for e in brokers.requests()] == [2, 3]
+        respond_idempotent(brokers, 2, TP0, Errors.NONE, 2)
+        await settle()
+        assert tm.last_acked_sequence(TP0) == 2
+        assert request3.value().offset == 2
+        assert producer.client.in_flight_request_count(0) == 1 and in_flight_batches(producer, TP0) == 1
+        respond_idempotent(brokers, 3, TP0, Errors.NONE, 3)
+        await settle()
+        assert tm.last_acked_sequence(TP0) == 3
+        assert request4.value().offset == 3
+
+
+@pytest.mark.anyio
+async def test_idempotence_with_multiple_inflights_where_first_fails_fatally() -> None:
+    """Mirrors SenderTest#testIdempotenceWithMultipleInflightsWhereFirstFailsFatallyAndSequenceOfFutureBatchesIsAdjusted:
+    the first batch fails for good (MESSAGE_TOO_LARGE) with retries left, which bumps the epoch;
+    the second, answered OUT_OF_ORDER_SEQUENCE_NUMBER, is resent as sequence 0 of the new epoch."""
+    async with sender_env(enable_idempotence=True) as (brokers, producer):
+        tm = producer.transaction_manager
+        await receive_producer_id(brokers, PRODUCER_ID)
+        request1 = await send_one(producer, TP0)
+        request2 = await send_one(producer, TP0)
+        assert (producer.client.in_flight_request_count(0), tm.sequence_number(TP0)) == (2, 2)
+        respond_idempotent(brokers, 0, TP0, Errors.MESSAGE_TOO_LARGE, -1)
+        await settle()
+        assert isinstance(request1.exception(), RecordTooLargeException)
+        assert producer.client.in_flight_request_count(0) == 1
+        assert tm.last_acked_sequence(TP0) is None
+        # The epoch bump renumbered the batch still in flight.
+        assert (tm.producer_epoch, tm.sequence_number(TP0)) == (1, 1)
+        respond_idempotent(brokers, 1, TP0, Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, -1, expected_epoch=0)
+        await settle()
+        assert tm.last_acked_sequence(TP0) is None
+        assert producer.client.in_flight_request_count(0) == 0
+        await past_retry_backoff()
+        assert producer.client.in_flight_request_count(0) == 1
+        assert stamp(brokers.requests()[0], TP0) == (PRODUCER_ID, 1, 0)
+        respond_idempotent(brokers, 0, TP0, Errors.NONE, 0, expected_epoch=1)
+        await settle()
+        assert tm.last_acked_sequence(TP0) == 0
+        assert producer.client.in_flight_request_count(0) == 0
+        assert request2.value().offset == 0
+
+
+@pytest.mark.anyio
+async def test_epoch_bump_on_out_of_order_sequence_for_next_batch() -> None:
+    """Mirrors SenderTest#testEpochBumpOnOutOfOrderSequenceForNextBatch: OUT_OF_ORDER_SEQUENCE_NUMBER
+    for the batch right after the last acknowledged one is a real gap: epoch bump, sequences from 0."""
+    async with sender_env(enable_idempotence=True) as (brokers, producer):
+        tm = producer.transaction_manager
+        await receive_producer_id(brokers, PRODUCER_ID)
+        request1 = append(producer, TP0)
+        append(producer, TP0)
+        await settle()
+        assert producer.client.in_flight_request_count(0) == 1
+        # A batch of two records takes two sequences.
+        assert (tm.sequence_number(TP0), tm.last_acked_sequence(TP0)) == (2, None)
+        respond_idempotent(brokers, 0, TP0, Errors.NONE, 0)
+        await settle()
+        request2 = await send_one(producer, TP0)
+        assert producer.client.in_flight_request_count(0) == 1
+        assert (tm.sequence_number(TP0), tm.last_acked_sequence(TP0)) == (3, 1)
+        assert request1.value().offset == 0
+        assert not request2.done()
+        respond_idempotent(brokers, 2, TP0, Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, -1)
+        await settle()
+        assert tm.producer_epoch == 1
+        assert tm.sequence_number(TP0) == 1
+        assert tm.first_in_flight_sequence(TP0) == 0
+
+
+@pytest.mark.anyio
+async def test_epoch_bump_on_out_of_order_sequence_for_next_batch_when_there_is_no_batch_in_flight() -> None:
+    """Mirrors SenderTest#testEpochBumpOnOutOfOrderSequenceForNextBatchWhenThereIsNoBatchInFlight:
+    the bump renumbers the failing partition at once; another partition, with nothing in
+    flight, moves to the new epoch (from sequence 0) when its next batch is drained."""
+    async with sender_env(enable_idempotence=True) as (brokers, producer):
+        tm = producer.transaction_manager
+        await receive_producer_id(brokers, PRODUCER_ID)
+        assert tm.producer_id_and_epoch() == (PRODUCER_ID, 0)
+        await send_one(producer, TP0)
+        assert partition_state(producer, TP0) == (PRODUCER_ID, 0, 1, None)
+        respond_idempotent(brokers, 0, TP0, Errors.NONE, 0, expected_epoch=0)
+        await settle()
+        assert partition_state(producer, TP0) == (PRODUCER_ID, 0, 1, 0)
+        await send_one(producer, TP1)
+        assert partition_state(producer, TP1) == (PRODUCER_ID, 0, 1, None)
+        respond_idempotent(brokers, 0, TP1, Errors.NONE, 0, expected_epoch=0)
+        await settle()
+        assert partition_state(producer, TP1) == (PRODUCER_ID, 0, 1, 0)
+        await send_one(producer, TP0)
+        assert partition_state(producer, TP0) == (PRODUCER_ID, 0, 2, 0)
+        respond_idempotent(brokers, 1, TP0, Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, -1, expected_epoch=0)
+        await past_retry_backoff()
+        assert tm.producer_epoch == 1
+        assert partition_state(producer, TP0) == (PRODUCER_ID, 1, 1, None)
+        assert partition_state(producer, TP1) == (PRODUCER_ID, 0, 1, 0)
+        assert tm.has_stale_producer_id_and_epoch(TP1)
+        respond_idempotent(brokers, 0, TP0, Errors.NONE, 1, expected_epoch=1)
+        await settle()
+        assert partition_state(producer, TP0) == (PRODUCER_ID, 1, 1, 0)
+        await send_one(producer, TP1)
+        assert partition_state(producer, TP1) == (PRODUCER_ID, 1, 1, None)
+        assert not tm.has_stale_producer_id_and_epoch(TP1)
+        respond_idempotent(brokers, 0, TP1, Errors.NONE, 1, expected_epoch=1)
+        await settle()
+        assert partition_state(producer, TP1) == (PRODUCER_ID, 1, 1, 0)
+
+
+@pytest.mark.anyio
+async def test_epoch_bump_on_out_of_order_sequence_for_next_batch_when_batch_in_flight_fails() -> None:
+    """Mirrors SenderTest#testEpochBumpOnOutOfOrderSequenceForNextBatchWhenBatchInFlightFails (retries=1):
+    a partition whose batch under the old epoch is still in flight keeps that epoch while it
+    retries and when it fails for good; its next batch starts over at sequence 0 of the new epoch."""
+    async with sender_env(enable_idempotence=True, retries=1) as (brokers, producer):
+        tm = producer.transaction_manager
+        await receive_producer_id(brokers, PRODUCER_ID)
+        assert tm.producer_id_and_epoch() == (PRODUCER_ID, 0)
+        await send_one(producer, TP0)
+        assert partition_state(producer, TP0) == (PRODUCER_ID, 0, 1, None)
+        respond_idempotent(brokers, 0, TP0, Errors.NONE, 0, expected_epoch=0)
+        await settle()
+        assert partition_state(producer, TP0) == (PRODUCER_ID, 0, 1, 0)
+        await send_one(producer, TP1)
+        assert partition_state(producer, TP1) == (PRODUCER_ID, 0, 1, None)
+        respond_idempotent(brokers, 0, TP1, Errors.NONE, 0, expected_epoch=0)
+        await settle()
+        assert partition_state(producer, TP1) == (PRODUCER_ID, 0, 1, 0)
+        await send_one(producer, TP0)
+        assert partition_state(producer, TP0) == (PRODUCER_ID, 0, 2, 0)
+        tp1_second = await send_one(producer, TP1)
+        assert partition_state(producer, TP1) == (PRODUCER_ID, 0, 2, 0)
+        # Partition 0: OUT_OF_ORDER_SEQUENCE_NUMBER for the next batch: epoch bump and retry.
+        respond_idempotent(brokers, 1, TP0, Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, -1, expected_epoch=0)
+        await past_retry_backoff()
+        assert tm.producer_epoch == 1
+        assert partition_state(producer, TP0) == (PRODUCER_ID, 1, 1, None)
+        # Partition 1 keeps the old epoch while its batch is in flight.
+        assert partition_state(producer, TP1) == (PRODUCER_ID, 0, 2, 0)
+        assert tm.has_stale_producer_id_and_epoch(TP1)
+        respond_idempotent(brokers, 1, TP1, Errors.NOT_LEADER_OR_FOLLOWER, -1, expected_epoch=0)
+        await settle()
+        assert partition_state(producer, TP1) == (PRODUCER_ID, 0, 2, 0)
+        assert tm.has_stale_producer_id_and_epoch(TP1)
+        respond_idempotent(brokers, 0, TP0, Errors.NONE, 1, expected_epoch=1)
+        await settle()
+        assert partition_state(producer, TP0) == (PRODUCER_ID, 1, 1, 0)
+        # Partition 1's retry, still under epoch 0, fails again: out of retries.
+        await past_retry_backoff()
+        respond_idempotent(brokers, 1, TP1, Errors.NOT_LEADER_OR_FOLLOWER, -1, expected_epoch=0)
+        await settle()
+        assert isinstance(tp1_second.exception(), NotLeaderOrFollowerException)
+        assert partition_state(producer, TP1) == (PRODUCER_ID, 0, 2, 0)
+        assert tm.has_stale_producer_id_and_epoch(TP1)
+        # Its next batch moves it to the new epoch, from sequence 0.
+        await send_one(producer, TP1)
+        assert partition_state(producer, TP1) == (PRODUCER_ID, 1, 1, None)
+        assert not tm.has_stale_producer_id_and_epoch(TP1)
+        respond_idempotent(brokers, 0, TP1, Errors.NONE, 0, expected_epoch=1)
+        await settle()
+        assert partition_state(producer, TP1) == (PRODUCER_ID, 1, 1, 0)
+        await send_one(producer, TP0)
+        assert partition_state(producer, TP0) == (PRODUCER_ID, 1, 2, 0)
+        respond_idempotent(brokers, 1, TP0, Errors.NONE, 0, expected_epoch=1)
+        await settle()
+        assert partition_state(producer, TP0) == (PRODUCER_ID, 1, 2, 1)
+
+
+@pytest.mark.anyio
+async def test_correct_handling_of_out_of_order_responses() -> None:
+    """Mirrors SenderTest#testCorrectHandlingOfOutOfOrderResponses: the second request is answered
+    first (OUT_OF_ORDER_SEQUENCE_NUMBER), then the first (NOT_LEADER_OR_FOLLOWER); both batches
+    go back to the queue in sequence order and are resent one at a time."""
+    async with sender_env(enable_idempotence=True) as (brokers, producer):
+        tm = producer.transaction_manager
+        await receive_producer_id(brokers, PRODUCER_ID)
+        request1 = await send_one(producer, TP0)
+        assert (producer.client.in_flight_request_count(0), tm.sequence_number(TP0)) == (1, 1)
+        request2 = await send_one(producer, TP0)
+        assert (producer.client.in_flight_request_count(0), tm.sequence_number(TP0)) == (2, 2)
+        assert tm.last_acked_sequence(TP0) is None
+        assert not request1.done() and not request2.done()
+        first, second = brokers.requests()
+        respond_to(brokers, second, produce_response(TP0, -1, Errors.OUT_OF_ORDER_SEQUENCE_NUMBER))
+        await settle()
+        queued = producer.accumulator.get_deque(TP0)
+        assert [b.base_sequence for b in queued] == [1]
+        assert producer.client.in_flight_request_count(0) == 1
+        assert tm.last_acked_sequence(TP0) is None
+        respond_to(brokers, first, produce_response(TP0, -1, Errors.NOT_LEADER_OR_FOLLOWER))
+        await settle()
+        assert [b.base_sequence for b in queued] == [0, 1]
+        assert tm.last_acked_sequence(TP0) is None
+        assert producer.client.in_flight_request_count(0) == 0
+        assert not request1.done() and not request2.done()
+        # Resent in order, one at a time.
+        await past_retry_backoff()
+        assert producer.client.in_flight_request_count(0) == 1
+        assert tm.last_acked_sequence(TP0) is None
+        respond_idempotent(brokers, 0, TP0, Errors.NONE, 0)
+        await settle()
+        assert tm.last_acked_sequence(TP0) == 0
+        assert request1.value().offset == 0
+        assert producer.client.in_flight_request_count(0) == 1
+        respond_idempotent(brokers, 1, TP0, Errors.NONE, 1)
+        await settle()
+        assert producer.client.in_flight_request_count(0) == 0
+        assert tm.last_acked_sequence(TP0) == 1
+        assert request2.value().offset == 1
+
+
+@pytest.mark.anyio
+async def test_correct_handling_of_out_of_order_responses_when_second_succeeds() -> None:
+    """Mirrors SenderTest#testCorrectHandlingOfOutOfOrderResponsesWhenSecondSucceeds: the second
+    batch is acknowledged first; the first, retried after REQUEST_TIMED_OUT, succeeds later and
+    the last acknowledged sequence stays 1."""
+    async with sender_env(enable_idempotence=True) as (brokers, producer):
+        tm = producer.transaction_manager
+        await receive_producer_id(brokers, PRODUCER_ID)
+        request1 = await send_one(producer, TP0)
+        request2 = await send_one(producer, TP0)
+        assert producer.client.in_flight_request_count(0) == 2
+        assert not request1.done() and not request2.done()
+        first, second = brokers.requests()
+        respond_to(brokers, second, produce_response(TP0, 1, Errors.NONE, log_start_offset=1))
+        await settle()
+        assert request2.value().offset == 1
+        assert not request1.done()
+        queued = producer.accumulator.get_deque(TP0)
+        assert len(queued) == 0
+        assert producer.client.in_flight_request_count(0) == 1
+        assert tm.last_acked_sequence(TP0) == 1
+        respond_to(brokers, first, produce_response(TP0, -1, Errors.REQUEST_TIMED_OUT))
+        await settle()
+        assert [b.base_sequence for b in queued] == [0]
+        assert tm.last_acked_sequence(TP0) == 1
+        assert producer.client.in_flight_request_count(0) == 0
+        await past_retry_backoff()
+        assert producer.client.in_flight_request_count(0) == 1
+        respond_idempotent(brokers, 0, TP0, Errors.NONE, 0)
+        await settle()
+        assert len(queued) == 0
+        assert tm.last_acked_sequence(TP0) == 1
+        assert producer.client.in_flight_request_count(0) == 0
+        assert request1.value().offset == 0
+
+
+@pytest.mark.anyio
+async def test_expiry_of_first_batch_should_not_cause_unresolved_sequences_if_future_batches_succeed() -> None:
+    """Mirrors SenderTest#testExpiryOfFirstBatchShouldNotCauseUnresolvedSequencesIfFutureBatchesSucceed:
+    the first batch, sent once then waiting to be retried, expires: the partition is unresolved
+    and a new batch is held back; the second batch's success resolves it and the new batch goes
+    with the next sequence. (Kafka keeps the first batch queued by disconnecting the node; here
+    its error comes 40 ms before its delivery timeout, inside the retry backoff.)"""
+    async with sender_env(enable_idempotence=True) as (brokers, producer):
+        tm = producer.transaction_manager
+        await receive_producer_id(brokers, PRODUCER_ID)
+        start = producer.time.milliseconds()
+        request1 = await send_one(producer, TP0)
+        await anyio.sleep(1)
+        request2 = await send_one(producer, TP0)
+        assert producer.client.in_flight_request_count(0) == 2 and in_flight_batches(producer, TP0) == 2
+        await anyio.sleep((DELIVERY_TIMEOUT_MS - 40) / 1000 - 1)
+        respond_idempotent(brokers, 0, TP0, Errors.REQUEST_TIMED_OUT, -1)
+        await settle()
+        assert in_flight_batches(producer, TP0) == 1
+        await anyio.sleep(0.04)   # the first batch expires, still backing off
+        await settle()
+        assert producer.time.milliseconds() - start == DELIVERY_TIMEOUT_MS
+        assert isinstance(request1.exception(), TimeoutException)
+        assert tm.has_unresolved_sequence(TP0)
+        assert tm.partitions_with_unresolved_sequences == {TP0: 1}
+        # A new batch is not drained while the partition is unresolved.
+        request3 = await send_one(producer, TP0)
+        await anyio.sleep(0.02)
+        await settle()
+        assert not request2.done()
+        assert producer.client.in_flight_request_count(0) == 1
+        assert [b.has_sequence() for b in producer.accumulator.get_deque(TP0)] == [False]
+        # The second batch succeeds: the expired one was written; resolved, the third goes.
+        respond_idempotent(brokers, 1, TP0, Errors.NONE, 1)
+        await settle()
+        assert request2.value().offset == 1
+        assert not tm.has_unresolved_sequence(TP0)
+        assert tm.has_producer_id() and tm.producer_epoch == 0
+        assert len(producer.accumulator.get_deque(TP0)) == 0
+        assert producer.client.in_flight_request_count(0) == 1
+        assert stamp(brokers.requests()[0], TP0) == (PRODUCER_ID, 0, 2)
+        assert not request3.done()
+        assert in_flight_batches(producer, TP0) == 1
+
+
+@pytest.mark.anyio
+async def test_expiry_of_first_batch_should_cause_epoch_bump_if_future_batches_fail() -> None:
+    """Mirrors SenderTest#testExpiryOfFirstBatchShouldCauseEpochBumpIfFutureBatchesFail: after the
+    first batch expires unresolved, OUT_OF_ORDER_SEQUENCE_NUMBER for the batch right after it
+    means it was not written: epoch bump, the second batch renumbered to 0, resolved."""
+    async with sender_env(enable_idempotence=True) as (brokers, producer):
+        tm = producer.transaction_manager
+        await receive_producer_id(brokers, PRODUCER_ID)
+        request1 = await send_one(producer, TP0)
+        await anyio.sleep(1)
+        request2 = await send_one(producer, TP0)
+        assert producer.client.in_flight_request_count(0) == 2
+        await anyio.sleep((DELIVERY_TIMEOUT_MS - 40) / 1000 - 1)
+        respond_idempotent(brokers, 0, TP0, Errors.NOT_LEADER_OR_FOLLOWER, -1)
+        await settle()
+        await anyio.sleep(0.04)   # the first batch expires
+        await settle()
+        assert isinstance(request1.exception(), TimeoutException)
+        assert tm.has_unresolved_sequence(TP0)
+        append(producer, TP0)
+        await anyio.sleep(0.02)
+        await settle()
+        assert not request2.done()
+        respond_idempotent(brokers, 1, TP0, Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, 1)
+        await settle()
+        # Retried under a bumped epoch, back in the queue ahead of the new batch.
+        assert len(producer.accumulator.get_deque(TP0)) == 2
+        assert tm.producer_epoch == 1
+        assert tm.sequence_number(TP0) == 1
+        assert not tm.has_unresolved_sequence(TP0)
+        assert [b.base_sequence for b in producer.accumulator.get_deque(TP0)] == [0, -1]
+
+
+@pytest.mark.anyio
+async def test_expiry_of_all_sent_batches_should_cause_unresolved_sequences() -> None:
+    """Mirrors SenderTest#testExpiryOfAllSentBatchesShouldCauseUnresolvedSequences: the only batch,
+    sent once, expires: unresolved until the Sender's next round, which finds nothing in flight
+    and the sequences with a gap, so bumps the epoch."""
+    async with sender_env(enable_idempotence=True) as (brokers, producer):
+        tm = producer.transaction_manager
+        await receive_producer_id(brokers, PRODUCER_ID)
+        request1 = await send_one(producer, TP0)
+        await anyio.sleep((DELIVERY_TIMEOUT_MS - 40) / 1000)
+        respond_idempotent(brokers, 0, TP0, Errors.NOT_LEADER_OR_FOLLOWER, -1)
+        await settle()
+        assert tm.sequence_number(TP0) == 1
+        await anyio.sleep(0.04)   # the batch expires
+        await settle()
+        assert isinstance(request1.exception(), TimeoutException)
+        assert tm.has_unresolved_sequence(TP0)
+        assert producer.client.in_flight_request_count(0) == 0
+        assert len(producer.accumulator.get_deque(TP0)) == 0
+        assert tm.producer_id_and_epoch() == (PRODUCER_ID, 0)
+        # The next round bumps the epoch and clears the unresolved sequence.
+        producer.sender.wakeup()
+        await settle()
+        assert tm.producer_id_and_epoch() == (PRODUCER_ID, 1)
+        assert not tm.has_unresolved_sequence(TP0)
+
+
+@pytest.mark.anyio
+async def test_batches_drained_with_old_producer_id_should_succeed_on_subsequent_retry() -> None:
+    """Mirrors SenderTest#testBatchesDrainedWithOldProducerIdShouldSucceedOnSubsequentRetry: a
+    partition's batch keeps its old epoch across retries after another partition bumped the
+    epoch, and succeeds; its sequences move to the new epoch only with its next batch. (Kafka's
+    second answer names partition 1 only; here partition 0's resent batch is acknowledged in it.)"""
+    async with sender_env(enable_idempotence=True) as (brokers, producer):
+        tm = producer.transaction_manager
+        await receive_producer_id(brokers, PRODUCER_ID)
+        out_of_order = append(producer, TP0)
+        successful = append(producer, TP1)
+        await settle()
+        assert producer.client.in_flight_request_count(0) == 1
+        brokers.respond(ProduceResponse.of({
+            TP1: PartitionProduceResponse(index=1, error_code=Errors.NOT_LEADER_OR_FOLLOWER.code, base_offset=-1),
+            TP0: PartitionProduceResponse(index=0, error_code=Errors.OUT_OF_ORDER_SEQUENCE_NUMBER.code, base_offset=-1)}))
+        await settle()
+        assert not out_of_order.done()
+        assert tm.producer_epoch == 1
+        await past_retry_backoff()
+        [resend] = brokers.requests()
+        assert stamp(resend, TP1) == (PRODUCER_ID, 0, 0)
+        assert stamp(resend, TP0) == (PRODUCER_ID, 1, 0)
+        assert not successful.done()
+        brokers.respond(ProduceResponse.of({
+            TP1: PartitionProduceResponse(index=1, error_code=Errors.NOT_LEADER_OR_FOLLOWER.code, base_offset=0),
+            TP0: PartitionProduceResponse(index=0, base_offset=0)}))
+        await settle()
+        assert not successful.done()
+        assert out_of_order.value().offset == 0
+        await past_retry_backoff()
+        [retry] = brokers.requests()
+        assert stamp(retry, TP1) == (PRODUCER_ID, 0, 0)
+        brokers.respond(produce_response(TP1, 0))
+        await settle()
+        assert successful.value().offset == 0
+        assert tm.sequence_number(TP1) == 1
+        assert tm.producer_id_and_epoch(TP1) == (PRODUCER_ID, 0)
+
+
+@pytest.mark.anyio
+async def test_unknown_producer_error_should_be_retried_for_future_batches_when_first_fails() -> None:
+    """Mirrors SenderTest#testUnknownProducerErrorShouldBeRetriedForFutureBatchesWhenFirstFails:
+    UNKNOWN_PRODUCER_ID past the log start offset bumps the epoch and renumbers both batches in
+    flight; the second one's own UNKNOWN_PRODUCER_ID (it was renumbered since) just retries."""
+    async with sender_env(enable_idempotence=True) as (brokers, producer):
+        tm = producer.transaction_manager
+        await receive_producer_id(brokers, PRODUCER_ID)
+        request1 = await send_one(producer, TP0)
+        assert (producer.client.in_flight_request_count(0), tm.sequence_number(TP0)) == (1, 1)
+        respond_idempotent(brokers, 0, TP0, Errors.NONE, 1000, log_start_offset=10)
+        await settle()
+        assert request1.value().offset == 1000
+        assert (tm.last_acked_sequence(TP0), tm.last_acked_offset(TP0)) == (0, 1000)
+        request2 = await send_one(producer, TP0)
+        assert (tm.sequence_number(TP0), tm.last_acked_sequence(TP0)) == (2, 0)
+        request3 = await send_one(producer, TP0)
+        assert (tm.sequence_number(TP0), tm.last_acked_sequence(TP0)) == (3, 0)
+        assert not request2.done() and not request3.done()
+        assert producer.client.in_flight_request_count(0) == 2
+        respond_idempotent(brokers, 1, TP0, Errors.UNKNOWN_PRODUCER_ID, -1, log_start_offset=1010)
+        await past_retry_backoff()
+        assert (tm.last_acked_sequence(TP0), tm.sequence_number(TP0)) == (None, 2)
+        assert not request2.done() and not request3.done()
+        assert producer.client.in_flight_request_count(0) == 2
+        assert tm.producer_epoch == 1
+        # The third batch's first answer: its request still carries sequence 2.
+        respond_idempotent(brokers, 2, TP0, Errors.UNKNOWN_PRODUCER_ID, -1, log_start_offset=1010, expected_epoch=0)
+        await settle()
+        assert producer.client.in_flight_request_count(0) == 1
+        assert (tm.last_acked_sequence(TP0), tm.sequence_number(TP0), tm.producer_epoch) == (None, 2, 1)
+        respond_idempotent(brokers, 0, TP0, Errors.NONE, 1011, log_start_offset=1010, expected_epoch=1)
+        await settle()
+        assert request2.value().offset == 1011
+        assert not request3.done()
+        assert producer.client.in_flight_request_count(0) == 0
+        assert (tm.last_acked_sequence(TP0), tm.last_acked_offset(TP0)) == (0, 1011)
+        await past_retry_backoff()
+        assert producer.client.in_flight_request_count(0) == 1
+        respond_idempotent(brokers, 1, TP0, Errors.NONE, 1012, log_start_offset=1010, expected_epoch=1)
+        await settle()
+        assert producer.client.in_flight_request_count(0) == 0
+        assert request3.value().offset == 1012
+        assert tm.last_acked_offset(TP0) == 1012
+
+
+@pytest.mark.anyio
+async def test_should_raise_out_of_order_sequence_exception_to_user_if_log_was_not_truncated() -> None:
+    """Mirrors SenderTest#testShouldRaiseOutOfOrderSequenceExceptionToUserIfLogWasNotTruncated (its
+    3.8 content): UNKNOWN_PRODUCER_ID although the log start offset is below the last acknowledged
+    offset still makes an idempotent producer bump its epoch and retry."""
+    async with sender_env(enable_idempotence=True) as (brokers, producer):
+        tm = producer.transaction_manager
+        await receive_producer_id(brokers, PRODUCER_ID)
+        request1 = await send_one(producer, TP0)
+        respond_idempotent(brokers, 0, TP0, Errors.NONE, 1000, log_start_offset=10)
+        await settle()
+        assert request1.value().offset == 1000
+        assert (tm.last_acked_sequence(TP0), tm.last_acked_offset(TP0)) == (0, 1000)
+        request2 = await send_one(producer, TP0)
+        assert (tm.sequence_number(TP0), tm.last_acked_sequence(TP0)) == (2, 0)
+        respond_idempotent(brokers, 1, TP0, Errors.UNKNOWN_PRODUCER_ID, -1, log_start_offset=10)
+        await settle()
+        assert tm.producer_epoch == 1
+        assert tm.last_acked_sequence(TP0) is None
+        assert not request2.done()

@@ -200,8 +200,10 @@ class TransactionManager:
         """Mirrors TransactionManager#hasProducerId."""
         return self.producer_id != NO_PRODUCER_ID
 
-    def producer_id_and_epoch(self) -> tuple[int, int]:
-        """Mirrors TransactionManager#producerIdAndEpoch."""
+    def producer_id_and_epoch(self, tp: TopicPartition | None = None) -> tuple[int, int]:
+        """Mirrors TransactionManager#producerIdAndEpoch: the producer's, or (given a partition) the one its sequences belong to."""
+        if tp is not None:
+            return self.get_or_create(tp).producer_id_and_epoch
         return (self.producer_id, self.producer_epoch)
 
     def set_producer_id_and_epoch(self, producer_id: int, producer_epoch: int) -> None:
