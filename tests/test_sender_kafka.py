@@ -10,9 +10,11 @@ without moving the virtual clock; ``anyio.sleep`` moves it. The Sender settings 
 SenderTest's: acks all, retry backoff 50 ms, request timeout 5000 ms, delivery timeout 1500 ms
 (set on the accumulator, as the test builds it, below the config rule's linger + request timeout).
 
-Differences that shape the ports: an idempotent kafka_ref producer keeps one batch in flight
-per partition (Kafka allows five and re-orders retries by sequence), so the tests with several
-idempotent batches in flight are left out; a retried batch waits a constant retry backoff.
+Differences that shape the ports: a retried batch waits a constant retry backoff (SenderTest's
+accumulator has none, so its retried batches go in the next ``runOnce``; here a test sleeps
+the backoff, and can look at the queue meanwhile); the Sender's next round follows a response
+at once (Kafka's ``runOnce`` drains before it polls, so some of its intermediate states, one
+round apart, are not observable here and the ports check the state after the round instead).
 
 Not ported:
 - testMessageFormatDownConversion, testDownConversionForMismatchedMagicValues,
@@ -23,17 +25,11 @@ Not ported:
   testDoNotPollWhenNoRequestSent: check MockClient / poll internals (spied calls) kafka_ref has no counterpart for.
 - testInitProducerIdWithMaxInFlightOne, testIdempotentInitProducerIdWithMaxInFlightOne,
   testNodeNotReady: MockClient's max-in-flight and delayReady / throttle switches.
-- testIdempotenceWithMultipleInflights*, testEpochBumpOnOutOfOrderSequenceForNextBatch*,
-  testCorrectHandlingOfOutOfOrderResponses*, testExpiryOfFirstBatch*, testExpiryOfAllSentBatches*,
-  testUnresolvedSequencesAreNotFatal, testCloseWithProducerIdReset,
-  testForceCloseWithProducerIdReset, testBatchesDrainedWithOldProducerIdShouldSucceedOnSubsequentRetry,
-  testIdempotentUnknownProducerHandlingWhenRetentionLimitReached (its one-batch path is ported),
-  testUnknownProducerErrorShouldBeRetriedForFutureBatchesWhenFirstFails,
-  testShouldRaiseOutOfOrderSequenceExceptionToUserIfLogWasNotTruncated:
-  need several idempotent batches of one partition in flight, or the unresolved-sequence
-  bookkeeping for expired in-flight batches, neither of which kafka_ref models.
-- testSenderShouldCloseWhenTransactionManagerInErrorState: transactional (its error state comes from an
-  aborted transaction).
+- testForceCloseWithProducerIdReset: kafka_ref's Sender waits for the InitProducerId answer
+  inside its round (Kafka's runOnce sends it and polls), so a forced close takes effect only once
+  that answer or the request timeout arrives.
+- testSenderShouldCloseWhenTransactionManagerInErrorState, testUnresolvedSequencesAreNotFatal:
+  transactional (their state comes from a transaction: aborted, or an abortable error).
 - Every transactional test (testTransactional*, testRecordsFlushedImmediatelyOnTransactionCompletion,
   testAwaitPendingRecordsBeforeCommittingTransaction, testIncompleteTransactionAbortOnShutdown,
   testForceShutdownWithIncompleteTransaction, testTransactionAbortedExceptionOnAbortWithoutError,
@@ -424,33 +420,47 @@ async def test_unknown_producer_error_should_be_retried_when_log_start_offset_is
 
 
 @pytest.mark.anyio
-async def test_unknown_producer_id_past_the_log_start_bumps_the_epoch() -> None:
-    """Mirrors the idempotent path of SenderTest#testIdempotentUnknownProducerHandlingWhenRetentionLimitReached
-    (one batch in flight): the leader lost the producer's state because retention removed its
-    records (last acknowledged offset below the log start offset): epoch bump, sequences from 0."""
+async def test_idempotent_unknown_producer_handling_when_retention_limit_reached() -> None:
+    """Mirrors SenderTest#testIdempotentUnknownProducerHandlingWhenRetentionLimitReached: the leader
+    lost the producer's state because retention removed its records (last acknowledged offset
+    below the log start offset): epoch bump, the two-record batch is resent as sequence 0."""
     async with sender_env(enable_idempotence=True) as (brokers, producer):
         tm = producer.transaction_manager
         await receive_producer_id(brokers, PRODUCER_ID)
+        assert tm.sequence_number(TP0) == 0
         request1 = append(producer, TP0)
         await settle()
+        assert producer.client.in_flight_request_count(0) == 1
+        assert (tm.sequence_number(TP0), tm.last_acked_sequence(TP0)) == (1, None)
         brokers.respond(produce_response(TP0, 1000, log_start_offset=10))
         await settle()
         assert request1.value().offset == 1000
+        assert (tm.last_acked_sequence(TP0), tm.last_acked_offset(TP0)) == (0, 1000)
+        # One batch of two records.
+        append(producer, TP0)
         request2 = append(producer, TP0)
         await settle()
+        assert (tm.sequence_number(TP0), tm.last_acked_sequence(TP0)) == (3, 0)
+        assert not request2.done()
+        [request] = brokers.requests()
+        [batch] = batches_of(request, TP0)
+        assert batch.base_sequence == 1
         brokers.respond(produce_response(TP0, -1, Errors.UNKNOWN_PRODUCER_ID, log_start_offset=1010))
         await anyio.sleep(RETRY_BACKOFF_MS / 1000)
         await settle()
+        assert (tm.last_acked_sequence(TP0), tm.sequence_number(TP0)) == (None, 2)
         assert not request2.done()
-        assert (tm.producer_id, tm.producer_epoch, tm.sequence_number(TP0), tm.last_acked_sequence(TP0)) == (
-            PRODUCER_ID, 1, 1, None)
+        assert producer.client.in_flight_request_count(0) == 1
+        assert (tm.producer_id, tm.producer_epoch) == (PRODUCER_ID, 1)
         [retry] = brokers.requests()
         [batch] = batches_of(retry, TP0)
         assert (batch.producer_epoch, batch.base_sequence) == (1, 0)
         brokers.respond(produce_response(TP0, 1011, log_start_offset=1010))
         await settle()
-        assert request2.value().offset == 1011
-        assert (tm.last_acked_sequence(TP0), tm.last_acked_offset(TP0)) == (0, 1011)
+        assert (tm.last_acked_sequence(TP0), tm.sequence_number(TP0)) == (1, 2)
+        assert producer.client.in_flight_request_count(0) == 0
+        assert request2.value().offset == 1012
+        assert tm.last_acked_offset(TP0) == 1012
 
 
 @pytest.mark.anyio
@@ -716,22 +726,37 @@ async def test_expiry_of_unsent_batches_should_not_cause_unresolved_sequences() 
 
 
 @pytest.mark.anyio
-async def test_duplicate_sequence_error_completes_without_offset() -> None:
-    """Mirrors the answer to the first batch in SenderTest#testCorrectHandlingOfDuplicateSequenceError
-    (one batch in flight here): DUPLICATE_SEQUENCE_NUMBER means the records are written but their
-    offsets are unknown: the future succeeds with offset -1 and the sequence counts as acknowledged."""
+async def test_correct_handling_of_duplicate_sequence_error() -> None:
+    """Mirrors SenderTest#testCorrectHandlingOfDuplicateSequenceError: the second batch is
+    acknowledged first (offset 1000); the first then gets DUPLICATE_SEQUENCE_NUMBER, which means
+    its records are written but their offsets are unknown: its future succeeds with offset -1
+    and the last acknowledged sequence and offset stay the second batch's."""
     async with sender_env(enable_idempotence=True) as (brokers, producer):
         tm = producer.transaction_manager
         await receive_producer_id(brokers, PRODUCER_ID)
         request1 = append(producer, TP0)
         await settle()
-        assert (tm.sequence_number(TP0), tm.last_acked_sequence(TP0)) == (1, None)
-        brokers.respond(produce_response(TP0, ProduceResponse.INVALID_OFFSET, Errors.DUPLICATE_SEQUENCE_NUMBER))
+        assert (producer.client.in_flight_request_count(0), tm.sequence_number(TP0)) == (1, 1)
+        assert tm.last_acked_sequence(TP0) is None
+        request2 = append(producer, TP0)
         await settle()
-        assert producer.client.in_flight_request_count(0) == 0 and brokers.requests() == []
+        assert (producer.client.in_flight_request_count(0), tm.sequence_number(TP0)) == (2, 2)
+        assert tm.last_acked_sequence(TP0) is None
+        assert not request1.done() and not request2.done()
+        first, second = brokers.requests()
+        brokers.pending.remove(second)
+        second.respond(produce_response(TP0, 1000, log_start_offset=0))
+        await settle()
+        assert (tm.last_acked_offset(TP0), tm.last_acked_sequence(TP0)) == (1000, 1)
+        brokers.pending.remove(first)
+        first.respond(produce_response(TP0, ProduceResponse.INVALID_OFFSET, Errors.DUPLICATE_SEQUENCE_NUMBER,
+                                       log_start_offset=0))
+        await settle()
+        assert (tm.last_acked_sequence(TP0), tm.last_acked_offset(TP0)) == (1, 1000)
+        assert producer.client.in_flight_request_count(0) == 0
         metadata = request1.value()
         assert metadata.offset == -1
-        assert (tm.last_acked_sequence(TP0), tm.last_acked_offset(TP0)) == (0, None)
+        assert request2.value().offset == 1000
 
 
 @pytest.mark.anyio
@@ -1367,3 +1392,34 @@ async def test_should_raise_out_of_order_sequence_exception_to_user_if_log_was_n
         assert tm.producer_epoch == 1
         assert tm.last_acked_sequence(TP0) is None
         assert not request2.done()
+
+
+@pytest.mark.anyio
+async def test_close_with_producer_id_reset() -> None:
+    """Mirrors SenderTest#testCloseWithProducerIdReset: a close begun while the producer must get a
+    new producer id (exhausted epoch) still drains every queued batch once the id arrives."""
+    async with sender_env(enable_idempotence=True, retries=10) as (brokers, producer):
+        tm = producer.transaction_manager
+        await receive_producer_id(brokers, PRODUCER_ID, 32767)
+        append(producer, TP0)
+        append(producer, TP1)
+        await settle()
+        assert producer.client.in_flight_request_count(0) == 1
+        brokers.respond(ProduceResponse.of({
+            TP1: PartitionProduceResponse(index=1, error_code=Errors.NOT_LEADER_OR_FOLLOWER.code, base_offset=-1),
+            TP0: PartitionProduceResponse(index=0, error_code=Errors.OUT_OF_ORDER_SEQUENCE_NUMBER.code, base_offset=-1)}))
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(producer.close)
+            await settle()
+            assert not tm.has_producer_id()
+            assert producer.accumulator.has_undrained()
+            await receive_producer_id(brokers, PRODUCER_ID + 1, 1)
+            await past_retry_backoff()
+            assert not producer.accumulator.has_undrained()
+            [resend] = brokers.requests()
+            assert set(resend.request.partition_records()) == {TP0, TP1}
+            brokers.respond(ProduceResponse.of({TP0: PartitionProduceResponse(index=0, base_offset=0),
+                                                TP1: PartitionProduceResponse(index=1, base_offset=0)}))
+            await settle()
+            assert producer.sender.finished.is_set()
+
