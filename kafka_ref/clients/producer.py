@@ -95,7 +95,8 @@ class KafkaProducer:
     partitioner.py. ``enable_idempotence`` is enable.idempotence: on unless set False or unset
     beside acks other than all, retries 0 or more than 5 in flight (Kafka's rule); an idempotent
     producer gets a producer id first and numbers its batches, so a retried batch is never
-    written twice (transaction_manager.py). ``compression_type`` is the producer's compression.type (none, gzip,
+    written twice, and keeps several batches of a partition in flight in sequence order
+    (transaction_manager.py); only ``max_in_flight=1`` holds a partition to one batch in flight. ``compression_type`` is the producer's compression.type (none, gzip,
     snappy, lz4, zstd): each batch is written in that codec, and a topic whose own
     compression.type is "producer" (the default) keeps it.
     """
