@@ -77,8 +77,7 @@ async def run_until(producer: KafkaProducer, condition, max_tries: int = 10) -> 
     assert condition(), f"Condition not satisfied after {max_tries} tries"
 
 
-@pytest.mark.anyio
-async def test_default_sequence_number() -> None:
+def test_default_sequence_number() -> None:
     """Mirrors TransactionManagerTest#testDefaultSequenceNumber."""
     tm = TransactionManager("clientId")
     assert tm.sequence_number(TP0) == 0
@@ -86,8 +85,7 @@ async def test_default_sequence_number() -> None:
     assert tm.sequence_number(TP0) == 3
 
 
-@pytest.mark.anyio
-async def test_sequence_number_overflow() -> None:
+def test_sequence_number_overflow() -> None:
     """Mirrors TransactionManagerTest#testSequenceNumberOverflow: sequences wrap past Integer.MAX_VALUE to 0."""
     tm = TransactionManager("clientId")
     assert tm.sequence_number(TP0) == 0
@@ -364,7 +362,9 @@ async def test_no_failed_batch_handling_when_txn_manager_is_in_fatal_error() -> 
 
 @pytest.mark.anyio
 async def test_failed_inflight_batch_after_epoch_bump() -> None:
-    """Mirrors TransactionManagerTest#testFailedInflightBatchAfterEpochBump: an epoch bump for
+    """Mirrors TransactionManagerTest#testFailedInflightBatchAfterEpochBump and
+    #testHealthyPartitionRetriesDuringEpochBump (the same steps; the latter moves the partition
+    to the current epoch once more at the end, which changes nothing): an epoch bump for
     partition 0 renumbers its batches only; partition 1 keeps its old-epoch batch in flight,
     holds back a new batch meanwhile, retries the old one under the old epoch, and moves to the
     new epoch (from sequence 0) only when it is done."""
@@ -431,3 +431,6 @@ async def test_failed_inflight_batch_after_epoch_bump() -> None:
         tm.handle_completed_batch(tp1_b3, 500)
         assert not tm.has_inflight_batches(TP1)
         assert tm.sequence_number(TP1) == 1
+        tm.maybe_update_producer_id_and_epoch(TP1)
+        assert not tm.has_inflight_batches(TP1)
+        assert (tm.sequence_number(TP1), tm.last_acked_sequence(TP1)) == (1, 0)
