@@ -25,9 +25,6 @@ Not ported:
   testDoNotPollWhenNoRequestSent: check MockClient / poll internals (spied calls) kafka_ref has no counterpart for.
 - testInitProducerIdWithMaxInFlightOne, testIdempotentInitProducerIdWithMaxInFlightOne,
   testNodeNotReady: MockClient's max-in-flight and delayReady / throttle switches.
-- testForceCloseWithProducerIdReset: kafka_ref's Sender waits for the InitProducerId answer
-  inside its round (Kafka's runOnce sends it and polls), so a forced close takes effect only once
-  that answer or the request timeout arrives.
 - testSenderShouldCloseWhenTransactionManagerInErrorState, testUnresolvedSequencesAreNotFatal:
   transactional (their state comes from a transaction: aborted, or an abortable error).
 - Every transactional test (testTransactional*, testRecordsFlushedImmediatelyOnTransactionCompletion,
@@ -1423,3 +1420,30 @@ async def test_close_with_producer_id_reset() -> None:
             await settle()
             assert producer.sender.finished.is_set()
 
+
+
+@pytest.mark.anyio
+async def test_force_close_with_producer_id_reset() -> None:
+    """Mirrors SenderTest#testForceCloseWithProducerIdReset: a forced close while the producer
+    waits for a new producer id (exhausted epoch) does not wait for it: every pending record
+    fails at once and nothing stays queued."""
+    async with sender_env(enable_idempotence=True, retries=10) as (brokers, producer):
+        tm = producer.transaction_manager
+        await receive_producer_id(brokers, 1, 32767)
+        failed = append(producer, TP0)
+        successful = append(producer, TP1)
+        await settle()
+        assert producer.client.in_flight_request_count(0) == 1
+        brokers.respond(ProduceResponse.of({
+            TP1: PartitionProduceResponse(index=1, error_code=Errors.NOT_LEADER_OR_FOLLOWER.code, base_offset=-1),
+            TP0: PartitionProduceResponse(index=0, error_code=Errors.OUT_OF_ORDER_SEQUENCE_NUMBER.code, base_offset=-1)}))
+        await settle()
+        assert not tm.has_producer_id()
+        assert len(brokers.requests(InitProducerIdRequest)) == 1
+        producer.sender.force_close()
+        await settle()
+        assert producer.sender.finished.is_set()
+        assert not producer.accumulator.has_undrained()
+        assert successful.done() and failed.done()
+        assert str(successful.exception()) == "Producer is closed forcefully."
+        assert producer.client.in_flight_request_count(0) == 0

@@ -65,6 +65,9 @@ class Sender:
         self.forced_close = False
         # The next InitProducerId resends a failed one (TxnRequestHandler#isRetry).
         self.init_producer_id_is_retry = False
+        # The wait for an InitProducerId answer, which a forced close ends (Kafka's runOnce
+        # never blocks on it: it polls and comes back to check its running flags).
+        self._init_producer_id_scope: anyio.CancelScope | None = None
         self.in_flight_requests: dict[int, int] = {}
         self.in_flight_batches: dict[TopicPartition, list[ProducerBatch]] = {}
         self.finished = anyio.Event()
@@ -85,8 +88,10 @@ class Sender:
         self.wakeup()
 
     def force_close(self) -> None:
-        """Mirrors org.apache.kafka.clients.producer.internals.Sender#forceClose: stop now."""
+        """Mirrors org.apache.kafka.clients.producer.internals.Sender#forceClose: stop now (even while waiting for a producer id)."""
         self.forced_close = True
+        if self._init_producer_id_scope is not None:
+            self._init_producer_id_scope.cancel()
         self.initiate_close()
 
     async def run(self, task_group: anyio.abc.TaskGroup) -> None:
@@ -144,7 +149,7 @@ class Sender:
         ``retry.backoff.ms`` (Kafka sleeps before resending a handler marked as a retry).
         2. An id ends the wait; a lost connection, a timeout or a retriable error makes the
         request a retry; any other error fails every batch waiting to be sent and is retried
-        too. Returns the poll timeout.
+        too. A forced close ends the wait at once. Returns the poll timeout.
         """
         from kafka_ref.common.requests.init_producer_id import InitProducerIdRequest
 
@@ -154,13 +159,17 @@ class Sender:
         if node is None:
             self.metadata.request_update()
             return backoff
-        if self.init_producer_id_is_retry:
-            await self.time.sleep(backoff)
-        try:
-            response = await self.client.send(node, InitProducerIdRequest(transactional_id=None,
-                                                                            transaction_timeout_ms=2**31 - 1))
-        except (NetworkException, TimeoutException):
-            self.init_producer_id_is_retry = True
+        response = None
+        with anyio.CancelScope() as self._init_producer_id_scope:
+            if self.init_producer_id_is_retry:
+                await self.time.sleep(backoff)
+            try:
+                response = await self.client.send(node, InitProducerIdRequest(transactional_id=None,
+                                                                                transaction_timeout_ms=2**31 - 1))
+            except (NetworkException, TimeoutException):
+                self.init_producer_id_is_retry = True
+        self._init_producer_id_scope = None
+        if response is None:
             return 0
         # 2. The answer.
         error = Errors.for_code(response.error_code)
