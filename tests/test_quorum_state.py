@@ -104,14 +104,15 @@ def test_transitions_are_durable_and_checked():
         state.transition_to_unattached(2)
 
 
-def test_observer_cannot_vote_or_stand():
-    """QuorumStateTest#testObserverCannotBecomeCandidate / #testObserverCannotTransitionToVoted."""
+def test_observer_cannot_stand_but_can_vote():
+    """QuorumStateTest#testObserverCannotBecomeCandidateOrLeader / #testObserverWithIdCanVote (Kafka 3.8:
+    QuorumState no longer checks the voter set when voting; KafkaRaftClient decides whom it answers)."""
     state, _time = quorum(local_id=10)
     assert state.is_observer() and state.state.remaining_election_ms() == float("inf")
     with pytest.raises(IllegalStateException):
         state.transition_to_candidate()
-    with pytest.raises(IllegalStateException):
-        state.transition_to_voted(0 + 1, 2)
+    state.transition_to_voted(0 + 1, 2)
+    assert state.is_voted() and (state.epoch, state.state.voted_id) == (1, 2)
 
 
 def test_candidate_vote_counting():
@@ -127,7 +128,7 @@ def test_candidate_vote_counting():
     assert not state.is_vote_rejected()
     state.record_rejected_vote(5)
     assert state.is_vote_rejected() and state.rejecting_voters() == {3, 4, 5}
-    with pytest.raises(IllegalStateException):
+    with pytest.raises(ValueError):  # Kafka's IllegalArgumentException
         state.record_granted_vote(3)
 
 

@@ -735,9 +735,9 @@ class KafkaRaftClient:
         valid, (end_offset, end_epoch) = self.log.validate_offset_and_epoch(request.fetch_offset, request.last_fetched_epoch)
         if not valid:
             return self._fetch_response(Errors.NONE, state, diverging=(end_epoch, end_offset))
-        # 3. The replica's progress.
-        if request.replica_id >= 0 and request.replica_id != self.node_id:
-            state.update_check_quorum_for_following_voter(request.replica_id)
+        # 3. The replica's progress (LeaderState#updateReplicaState ignores a consumer's negative id and
+        #    counts the fetch for check quorum; a fetch under the leader's own id would be its IllegalStateException).
+        if request.replica_id != self.node_id:
             if state.update_replica_state(request.replica_id, self.time.milliseconds(), request.fetch_offset):
                 self._on_update_leader_high_watermark(state)
         # 4. Data.

@@ -38,21 +38,35 @@ class ElectionState:
 
     @staticmethod
     def with_elected_leader(epoch: int, leader_id: int, voters: Iterable[int]) -> "ElectionState":
+        """Mirrors org.apache.kafka.raft.ElectionState#withElectedLeader (a negative leader id is a ValueError,
+        Kafka's IllegalArgumentException)."""
+        if leader_id < 0:
+            raise ValueError(f"Illegal leader Id {leader_id}: must be non-negative")
         return ElectionState(epoch, leader_id=leader_id, voters=frozenset(voters))
 
     @staticmethod
     def with_voted_candidate(epoch: int, voted_id: int, voters: Iterable[int]) -> "ElectionState":
+        """Mirrors org.apache.kafka.raft.ElectionState#withVotedCandidate (a negative voted id is a ValueError)."""
+        if voted_id < 0:
+            raise ValueError(f"Illegal voted Id {voted_id}: must be non-negative")
         return ElectionState(epoch, voted_id=voted_id, voters=frozenset(voters))
 
     @staticmethod
     def with_unknown_leader(epoch: int, voters: Iterable[int]) -> "ElectionState":
+        """Mirrors org.apache.kafka.raft.ElectionState#withUnknownLeader."""
         return ElectionState(epoch, voters=frozenset(voters))
 
     def is_leader(self, node_id: int) -> bool:
+        """Mirrors org.apache.kafka.raft.ElectionState#isLeader (a negative id is a ValueError)."""
+        if node_id < 0:
+            raise ValueError(f"Invalid negative nodeId: {node_id}")
         return self.leader_id == node_id
 
     def is_voted_candidate(self, node_id: int) -> bool:
-        return self.voted_id == node_id
+        """Mirrors org.apache.kafka.raft.ElectionState#isVotedCandidate, without directory ids (KIP-853)."""
+        if node_id < 0:
+            raise ValueError(f"Invalid node key {node_id}")
+        return self.has_voted() and self.voted_id == node_id
 
     def has_leader(self) -> bool:
         return self.leader_id >= 0
@@ -218,14 +232,26 @@ class FollowerState(EpochState):
         self.fetch_timer.reset(timeout_ms)
 
     def update_high_watermark(self, high_watermark: int | None) -> bool:
-        """Mirrors FollowerState#updateHighWatermark: never backwards; True when it moved."""
-        if high_watermark is None:
-            return False
-        if self._high_watermark is not None and high_watermark < self._high_watermark:
-            raise IllegalStateException(f"Non-monotonic update of high watermark from {self._high_watermark} "
-                                        f"to {high_watermark}")
-        if self._high_watermark == high_watermark:
-            return False
+        """Mirrors org.apache.kafka.raft.FollowerState#updateHighWatermark: never backwards; True when it changed.
+
+        1. an unknown value may not replace a known one; 2. with a known one, a negative or a
+        smaller value is refused (ValueError, Kafka's IllegalArgumentException) and the same
+        value is no change; 3. else it is taken (an unknown HW taking an unknown value counts as
+        a change, as in Kafka).
+        """
+        # 1. Unknown over known.
+        if high_watermark is None and self._high_watermark is not None:
+            raise ValueError(f"Attempt to overwrite current high watermark {self._high_watermark} with unknown value")
+        # 2. Monotonic.
+        if self._high_watermark is not None:
+            if high_watermark < 0:  # type: ignore[operator]
+                raise ValueError(f"Illegal negative ({high_watermark}) high watermark update")
+            if self._high_watermark > high_watermark:  # type: ignore[operator]
+                raise ValueError(f"Non-monotonic update of high watermark from {self._high_watermark} "
+                                 f"to {high_watermark}")
+            if self._high_watermark == high_watermark:
+                return False
+        # 3. Take it.
         self._high_watermark = high_watermark
         return True
 
@@ -240,6 +266,9 @@ class CandidateState(EpochState):
 
     def __init__(self, time: Time, local_id: int, epoch: int, voters: frozenset[int], high_watermark: int | None,
                  retries: int, election_timeout_ms: float) -> None:
+        # Kafka: the local replica must be one of the voters (IllegalArgumentException).
+        if local_id not in voters:
+            raise ValueError(f"Local replica {local_id} must be in the set of voters {sorted(voters)}")
         self.time = time
         self.local_id = local_id
         self.epoch = epoch
@@ -257,10 +286,13 @@ class CandidateState(EpochState):
 
     def majority_size(self) -> int:
         """Mirrors CandidateState#majoritySize."""
-        return len(self.voters) // 2 + 1
+        return len(self.vote_states) // 2 + 1
 
     def granted_voters(self) -> set[int]:
+        """Mirrors org.apache.kafka.raft.CandidateState#grantingVoters."""
         return {v for v, s in self.vote_states.items() if s is True}
+
+    granting_voters = granted_voters
 
     def rejecting_voters(self) -> set[int]:
         return {v for v, s in self.vote_states.items() if s is False}
@@ -278,24 +310,32 @@ class CandidateState(EpochState):
         return len(self.granted_voters()) + len(self.unrecorded_voters()) < self.majority_size()
 
     def record_granted_vote(self, remote_id: int) -> bool:
-        """Mirrors CandidateState#recordGrantedVote; a voter that rejected cannot grant in the same epoch."""
-        if self.vote_states.get(remote_id, "absent") == "absent":
-            raise IllegalStateException(f"Vote from {remote_id}, which is not a voter")
-        if self.vote_states[remote_id] is False:
-            raise IllegalStateException(f"Vote granted by {remote_id}, which already rejected this candidacy")
-        was = self.vote_states[remote_id] is None
+        """Mirrors org.apache.kafka.raft.CandidateState#recordGrantedVote: True when the voter had not answered.
+
+        A non-voter, or a voter that already rejected this candidacy, is a caller bug (ValueError,
+        Kafka's IllegalArgumentException).
+        """
+        state = self.vote_states.get(remote_id, "absent")
+        if state == "absent":
+            raise ValueError(f"Attempt to grant vote to non-voter {remote_id}")
+        if state is False:
+            raise ValueError(f"Attempt to grant vote from node {remote_id} which previously rejected our request")
         self.vote_states[remote_id] = True
-        return was
+        return state is None
 
     def record_rejected_vote(self, remote_id: int) -> bool:
-        """Mirrors CandidateState#recordRejectedVote."""
-        if self.vote_states.get(remote_id, "absent") == "absent":
-            raise IllegalStateException(f"Vote from {remote_id}, which is not a voter")
-        if self.vote_states[remote_id] is True:
-            raise IllegalStateException(f"Vote rejected by {remote_id}, which already granted this candidacy")
-        was = self.vote_states[remote_id] is None
+        """Mirrors org.apache.kafka.raft.CandidateState#recordRejectedVote: True when the voter had not answered.
+
+        A non-voter, or a voter that already granted (this candidate's own vote included), is a
+        caller bug (ValueError).
+        """
+        state = self.vote_states.get(remote_id, "absent")
+        if state == "absent":
+            raise ValueError(f"Attempt to reject vote to non-voter {remote_id}")
+        if state is True:
+            raise ValueError(f"Attempt to reject vote from node {remote_id} which previously granted our request")
         self.vote_states[remote_id] = False
-        return was
+        return state is None
 
     def start_backing_off(self, backoff_ms: float) -> None:
         """Mirrors CandidateState#startBackingOff: wait before the next candidacy."""
@@ -308,7 +348,10 @@ class CandidateState(EpochState):
         return self.backoff_timer is not None and self.backoff_timer.is_expired()
 
     def remaining_backoff_ms(self) -> float:
-        return self.backoff_timer.remaining_ms() if self.backoff_timer is not None else 0.0
+        """Mirrors org.apache.kafka.raft.CandidateState#remainingBackoffMs (only while backing off)."""
+        if self.backoff_timer is None:
+            raise IllegalStateException("Candidate is not currently backing off")
+        return self.backoff_timer.remaining_ms()
 
     def has_election_timeout_expired(self) -> bool:
         return self.election_timer.is_expired()
@@ -322,15 +365,68 @@ class CandidateState(EpochState):
 
 @dataclass
 class ReplicaState:
-    """Mirrors LeaderState.ReplicaState: what the leader knows of one replica's log."""
+    """Mirrors LeaderState.ReplicaState: what the leader knows of one replica's log (timestamps -1: never)."""
 
     node_id: int
     end_offset: int | None = None
-    last_fetch_ms: float = -1.0
+    last_fetch_timestamp: float = -1
+    last_fetch_leader_log_end_offset: int = -1
+    last_caught_up_timestamp: float = -1
     has_acknowledged_leader: bool = False
+
+    def update_leader_end_offset(self, end_offset: int) -> None:
+        """Mirrors LeaderState.ReplicaState#updateLeaderEndOffset: the leader's own entry keeps only its end."""
+        self.end_offset = end_offset
+
+    def update_follower_state(self, current_time_ms: float, fetch_offset: int, leader_end_offset: int | None) -> None:
+        """Mirrors LeaderState.ReplicaState#updateFollowerState.
+
+        1. with the leader's end known: a fetch at (or past) it catches the replica up now; a
+        fetch at (or past) the leader's end as of the previous fetch caught it up at that
+        previous fetch's time; either way remember the leader's end for the next fetch;
+        2. the fetch time, end offset and acknowledgement follow.
+        """
+        # 1. Caught-up time, before the fetch time moves.
+        if leader_end_offset is not None:
+            if fetch_offset >= leader_end_offset:
+                self.last_caught_up_timestamp = max(self.last_caught_up_timestamp, current_time_ms)
+            elif self.last_fetch_leader_log_end_offset > 0 and fetch_offset >= self.last_fetch_leader_log_end_offset:
+                self.last_caught_up_timestamp = max(self.last_caught_up_timestamp, self.last_fetch_timestamp)
+            self.last_fetch_leader_log_end_offset = leader_end_offset
+        # 2. The fetch itself.
+        self.last_fetch_timestamp = max(self.last_fetch_timestamp, current_time_ms)
+        self.end_offset = fetch_offset
+        self.has_acknowledged_leader = True
+
+    def sort_key(self) -> tuple:
+        """Mirrors LeaderState.ReplicaState#compareTo: largest end offset first, unknown last, then by id."""
+        return (self.end_offset is None, -(self.end_offset or 0), self.node_id)
+
+
+@dataclass(frozen=True, slots=True)
+class DescribeQuorumReplicaState:
+    """Mirrors DescribeQuorumResponseData.ReplicaState (-1: unknown)."""
+
+    replica_id: int
+    log_end_offset: int = -1
+    last_fetch_timestamp: float = -1
+    last_caught_up_timestamp: float = -1
+
+
+@dataclass(frozen=True, slots=True)
+class DescribeQuorumPartitionData:
+    """Mirrors DescribeQuorumResponseData.PartitionData as LeaderState#describeQuorum fills it."""
+
+    error_code: int
+    leader_id: int
+    leader_epoch: int
+    high_watermark: int
+    current_voters: tuple[DescribeQuorumReplicaState, ...]
+    observers: tuple[DescribeQuorumReplicaState, ...]
 
 
 CHECK_QUORUM_TIMEOUT_FACTOR = 1.5
+OBSERVER_SESSION_TIMEOUT_MS = 300_000
 
 
 class LeaderState(EpochState):
@@ -339,7 +435,8 @@ class LeaderState(EpochState):
     ``epoch_start_offset`` is the log end when the epoch began (where the LeaderChangeMessage
     goes). The high watermark is the largest offset a majority of voters (the leader counts)
     have, and only once it is past the epoch start: a leader must commit an entry of its own
-    epoch before anything of an earlier epoch counts as committed.
+    epoch before anything of an earlier epoch counts as committed. It never goes back, even
+    when a change of the voter set would compute a smaller one.
     """
 
     name = "Leader"
@@ -350,11 +447,11 @@ class LeaderState(EpochState):
         self.local_id = local_id
         self.epoch = epoch
         self.epoch_start_offset = epoch_start_offset
-        self.voters = voters
+        self.voters = frozenset(voters)
         self.granting_voters = frozenset(granting_voters)
         self._high_watermark: int | None = None
-        self.voter_states = {v: ReplicaState(v) for v in voters}
-        self.voter_states[local_id].has_acknowledged_leader = True
+        # Only the leader itself has acknowledged its leadership so far.
+        self.voter_states = {v: ReplicaState(v, has_acknowledged_leader=v == local_id) for v in sorted(voters)}
         self.observer_states: dict[int, ReplicaState] = {}
         self.resign_requested = False
         # Check quorum (KAFKA-15489): resign when a majority has not fetched for 1.5 fetch timeouts.
@@ -363,24 +460,36 @@ class LeaderState(EpochState):
         self.fetched_voters: set[int] = set()
 
     def election(self) -> ElectionState:
-        return ElectionState.with_elected_leader(self.epoch, self.local_id, self.voters)
+        return ElectionState.with_elected_leader(self.epoch, self.local_id, self.voter_states)
 
     def high_watermark(self) -> int | None:
         return self._high_watermark
 
+    def is_voter(self, remote_node_id: int) -> bool:
+        """Mirrors LeaderState#isVoter: a member of the leader's current voter set."""
+        return remote_node_id in self.voter_states
+
     def time_until_check_quorum_expires(self) -> float:
         """Mirrors LeaderState#timeUntilCheckQuorumExpires (a lone voter never expires)."""
-        if len(self.voters) == 1:
+        if len(self.voter_states) == 1:
             return NO_TIMEOUT
         return self.check_quorum_timer.remaining_ms()
 
     def update_check_quorum_for_following_voter(self, node_id: int) -> None:
-        """Mirrors LeaderState#updateCheckQuorumForFollowingVoter: a majority fetched → restart the timer."""
-        if node_id not in self.voters or node_id == self.local_id:
-            return
-        self.fetched_voters.add(node_id)
-        # The leader counts itself towards the majority.
-        if len(self.fetched_voters) + 1 >= len(self.voters) // 2 + 1:
+        """Mirrors LeaderState#updateCheckQuorumForFollowingVoter: a majority fetched → restart the timer.
+
+        1. a fetch from the leader itself is a caller bug (ValueError, Kafka's
+        IllegalArgumentException); only voters count; 2. once the voters that fetched, with the
+        leader, make a majority, the timer restarts and the count starts over.
+        """
+        # 1. Whose fetch.
+        if node_id == self.local_id:
+            raise ValueError("Received a FETCH/FETCH_SNAPSHOT request from the leader itself.")
+        if self.is_voter(node_id):
+            self.fetched_voters.add(node_id)
+        # 2. The majority excluding the leader (1 of 3 voters, 2 of 5).
+        majority = len(self.voter_states) // 2
+        if len(self.fetched_voters) >= majority:
             self.fetched_voters.clear()
             self.check_quorum_timer.reset(self.check_quorum_timeout_ms)
 
@@ -389,63 +498,127 @@ class LeaderState(EpochState):
         return {v for v, s in self.voter_states.items() if not s.has_acknowledged_leader}
 
     def add_acknowledgement_from(self, remote_id: int) -> None:
-        """Mirrors LeaderState#addAcknowledgementFrom."""
+        """Mirrors LeaderState#addAcknowledgementFrom (a non-voter is a ValueError, Kafka's IllegalArgumentException)."""
         state = self.voter_states.get(remote_id)
-        if state is not None:
-            state.has_acknowledged_leader = True
+        if state is None:
+            raise ValueError(f"Unexpected acknowledgement from non-voter {remote_id}")
+        state.has_acknowledged_leader = True
+
+    def _followers_by_descending_fetch_offset(self) -> list[ReplicaState]:
+        """Mirrors LeaderState#followersByDescendingFetchOffset (the voters, the leader included)."""
+        return sorted(self.voter_states.values(), key=ReplicaState.sort_key)
 
     def non_leader_voters_by_descending_fetch_offset(self) -> list[int]:
         """Mirrors LeaderState#nonLeaderVotersByDescendingFetchOffset: the resignation's preferred successors."""
-        others = [s for v, s in self.voter_states.items() if v != self.local_id]
-        others.sort(key=lambda s: (-(s.end_offset if s.end_offset is not None else -1), s.node_id))
-        return [s.node_id for s in others]
+        return [s.node_id for s in self._followers_by_descending_fetch_offset() if s.node_id != self.local_id]
 
-    def update_local_state(self, end_offset: int) -> bool:
-        """Mirrors LeaderState#updateLocalState: the leader's flushed log end; True when the HW moved."""
-        state = self.voter_states[self.local_id]
-        if state.end_offset is not None and end_offset < state.end_offset:
-            raise IllegalStateException(f"Non-monotonic update of the leader's end offset {state.end_offset} → {end_offset}")
-        state.end_offset = end_offset
+    def _get_or_create_replica_state(self, remote_node_id: int) -> ReplicaState:
+        """Mirrors LeaderState#getOrCreateReplicaState: a voter's entry, else an observer's (created on first sight)."""
+        state = self.voter_states.get(remote_node_id)
+        if state is None:
+            state = self.observer_states.setdefault(remote_node_id, ReplicaState(remote_node_id))
+        return state
+
+    def update_local_state(self, end_offset: int, last_voter_set: Iterable[int] | None = None) -> bool:
+        """Mirrors LeaderState#updateLocalState: the leader's flushed log end; True when the HW moved.
+
+        1. the leader's end never goes back; 2. record it; 3. voters and observers follow the
+        latest voter set (None: the current one; kafka_ref's voter set is static, KIP-853's
+        changes reach only this method); 4. recompute the HW.
+        """
+        # 1. Monotonic.
+        state = self._get_or_create_replica_state(self.local_id)
+        if state.end_offset is not None and state.end_offset > end_offset:
+            raise IllegalStateException(f"Detected non-monotonic update of local end offset: "
+                                        f"{state.end_offset} -> {end_offset}")
+        # 2. Record.
+        state.update_leader_end_offset(end_offset)
+        # 3. The voter set.
+        self._update_voter_and_observer_states(self.voter_states.keys() if last_voter_set is None else last_voter_set)
+        # 4. The HW.
         return self.maybe_update_high_watermark()
 
-    def update_replica_state(self, replica_id: int, fetch_time_ms: float, end_offset: int) -> bool:
+    def update_replica_state(self, replica_id: int, current_time_ms: float, fetch_offset: int) -> bool:
         """Mirrors LeaderState#updateReplicaState: a voter's or observer's fetch offset; True when the HW moved.
 
-        1. the leader's own offset is never set by a fetch; 2. a voter's offset never goes back
-        (except by a new fetch after truncation, which Kafka logs); 3. voters recompute the HW.
+        1. a negative id (a consumer's fetch) changes nothing; the leader's own id is a caller
+        bug; 2. the replica's state (an observer's is created), updated against the leader's
+        end offset (a fetch offset going back is only logged in Kafka); 3. the fetch counts
+        towards check quorum; 4. only voters move the HW.
         """
+        # 1. Who fetched.
+        if replica_id < 0:
+            return False
         if replica_id == self.local_id:
-            raise IllegalStateException("Remote replica id matches the leader's")
-        # 1. Whose state.
-        if replica_id in self.voter_states:
-            state = self.voter_states[replica_id]
-        else:
-            state = self.observer_states.setdefault(replica_id, ReplicaState(replica_id))
-        # 2. Record it (a fetch acknowledges the leader).
-        state.end_offset = end_offset
-        state.last_fetch_ms = fetch_time_ms
-        state.has_acknowledged_leader = True
-        # 3. Only voters move the HW.
-        return replica_id in self.voter_states and self.maybe_update_high_watermark()
+            raise IllegalStateException(f"Remote replica ID {replica_id} matches the local leader ID")
+        # 2. Its state.
+        state = self._get_or_create_replica_state(replica_id)
+        leader_end_offset = self._get_or_create_replica_state(self.local_id).end_offset
+        state.update_follower_state(current_time_ms, fetch_offset, leader_end_offset)
+        # 3. Check quorum.
+        self.update_check_quorum_for_following_voter(replica_id)
+        # 4. The HW.
+        return self.is_voter(state.node_id) and self.maybe_update_high_watermark()
 
     def maybe_update_high_watermark(self) -> bool:
         """Mirrors LeaderState#maybeUpdateHighWatermark.
 
-        1. sort the voters' end offsets, largest first; 2. the one at index len/2 is on a
-        majority; 3. it becomes the HW if it is past the epoch start and above the current HW.
+        1. the voters by end offset, largest first (unknown last); 2. the one at index len/2
+        is on a majority; 3. it becomes the HW only if known, past the epoch start and above
+        the current HW (a smaller value, after a change of the voter set or a follower that
+        lost its disk, is only logged in Kafka).
         """
-        # 1. Voters by end offset (unknown offsets last).
-        offsets = sorted((s.end_offset for s in self.voter_states.values() if s.end_offset is not None), reverse=True)
-        index = len(self.voter_states) // 2
-        if index >= len(offsets):
-            return False
+        # 1. Voters by end offset.
+        followers = self._followers_by_descending_fetch_offset()
+        index_of_hw = len(self.voter_states) // 2
         # 2. Replicated on a majority.
-        candidate = offsets[index]
-        # 3. Past the epoch start, and forward only.
-        if candidate > self.epoch_start_offset and (self._high_watermark is None or candidate > self._high_watermark):
+        candidate = followers[index_of_hw].end_offset
+        # 3. Known, past the epoch start, forward only.
+        if candidate is None or candidate <= self.epoch_start_offset:
+            return False
+        if self._high_watermark is None or candidate > self._high_watermark:
             self._high_watermark = candidate
             return True
         return False
+
+    def _update_voter_and_observer_states(self, last_voter_set: Iterable[int]) -> None:
+        """Mirrors LeaderState#updateVoterAndObserverStates: replicas move between voters and observers, state kept."""
+        voters = set(last_voter_set)
+        # 1. Voters no longer in the set become observers.
+        for node_id in [n for n in self.voter_states if n not in voters]:
+            self.observer_states[node_id] = self.voter_states.pop(node_id)
+        # 2. New voters come from the observers (or start empty).
+        for node_id in sorted(voters):
+            if node_id not in self.voter_states:
+                self.voter_states[node_id] = self.observer_states.pop(node_id, None) or ReplicaState(node_id)
+        self.voters = frozenset(self.voter_states)
+
+    def _clear_inactive_observers(self, current_time_ms: float) -> None:
+        """Mirrors LeaderState#clearInactiveObservers: observers silent for OBSERVER_SESSION_TIMEOUT_MS go (never the leader)."""
+        for node_id in [n for n, s in self.observer_states.items()
+                        if current_time_ms - s.last_fetch_timestamp >= OBSERVER_SESSION_TIMEOUT_MS and n != self.local_id]:
+            del self.observer_states[node_id]
+
+    def _describe_replica_state(self, state: ReplicaState, current_time_ms: float) -> DescribeQuorumReplicaState:
+        """Mirrors LeaderState#describeReplicaState: the leader is always fetched and caught up as of now."""
+        if state.node_id == self.local_id:
+            last_caught_up, last_fetch = current_time_ms, current_time_ms
+        else:
+            last_caught_up, last_fetch = state.last_caught_up_timestamp, state.last_fetch_timestamp
+        return DescribeQuorumReplicaState(state.node_id, state.end_offset if state.end_offset is not None else -1,
+                                          last_fetch, last_caught_up)
+
+    def describe_quorum(self, current_time_ms: float) -> DescribeQuorumPartitionData:
+        """Mirrors LeaderState#describeQuorum: the leader's view of voters and recently active observers."""
+        self._clear_inactive_observers(current_time_ms)
+        return DescribeQuorumPartitionData(
+            error_code=0, leader_id=self.local_id, leader_epoch=self.epoch,
+            high_watermark=self._high_watermark if self._high_watermark is not None else -1,
+            current_voters=tuple(self._describe_replica_state(s, current_time_ms)
+                                 for _, s in sorted(self.voter_states.items())),
+            observers=tuple(self._describe_replica_state(s, current_time_ms)
+                            for _, s in sorted(self.observer_states.items())),
+        )
 
     def request_resign(self) -> None:
         """Mirrors LeaderState#requestResign."""
@@ -474,7 +647,9 @@ class ResignedState(EpochState):
         return ElectionState.with_elected_leader(self.epoch, self.local_id, self.voters)
 
     def acknowledge_resignation(self, voter_id: int) -> None:
-        """Mirrors ResignedState#acknowledgeResignation."""
+        """Mirrors org.apache.kafka.raft.ResignedState#acknowledgeResignation (a non-voter is a ValueError)."""
+        if voter_id not in self.voters:
+            raise ValueError(f"Attempt to acknowledge delivery of EndQuorumEpoch by a non-voter {voter_id}")
         self.unacked_voters.discard(voter_id)
 
     def has_election_timeout_expired(self) -> bool:
@@ -537,6 +712,39 @@ class QuorumState:
 
     def has_leader(self) -> bool:
         return self.leader_id() >= 0
+
+    def has_remote_leader(self) -> bool:
+        """Mirrors org.apache.kafka.raft.QuorumState#hasRemoteLeader: a known leader that is not this node."""
+        return self.has_leader() and self.leader_id() != self.local_id
+
+    def _state_or_throw(self, kind: type, name: str):
+        if isinstance(self.state, kind):
+            return self.state
+        raise IllegalStateException(f"Expected to be {name}, but the current state is {self.state}")
+
+    def follower_state_or_throw(self) -> "FollowerState":
+        """Mirrors org.apache.kafka.raft.QuorumState#followerStateOrThrow."""
+        return self._state_or_throw(FollowerState, "Follower")
+
+    def voted_state_or_throw(self) -> "VotedState":
+        """Mirrors org.apache.kafka.raft.QuorumState#votedStateOrThrow."""
+        return self._state_or_throw(VotedState, "Voted")
+
+    def unattached_state_or_throw(self) -> "UnattachedState":
+        """Mirrors org.apache.kafka.raft.QuorumState#unattachedStateOrThrow."""
+        return self._state_or_throw(UnattachedState, "Unattached")
+
+    def leader_state_or_throw(self) -> "LeaderState":
+        """Mirrors org.apache.kafka.raft.QuorumState#leaderStateOrThrow."""
+        return self._state_or_throw(LeaderState, "Leader")
+
+    def resigned_state_or_throw(self) -> "ResignedState":
+        """Mirrors org.apache.kafka.raft.QuorumState#resignedStateOrThrow."""
+        return self._state_or_throw(ResignedState, "Resigned")
+
+    def candidate_state_or_throw(self) -> "CandidateState":
+        """Mirrors org.apache.kafka.raft.QuorumState#candidateStateOrThrow."""
+        return self._state_or_throw(CandidateState, "Candidate")
 
     def leader_and_epoch(self) -> tuple[int, int]:
         """Mirrors QuorumState#leaderAndEpoch."""
@@ -640,15 +848,24 @@ class QuorumState:
         self._durable_transition_to(UnattachedState(self.time, epoch, self.voters, self.high_watermark(), timeout))
 
     def transition_to_voted(self, epoch: int, candidate_id: int) -> None:
-        """Mirrors QuorumState#transitionToVoted: one vote per epoch, only by a voter, only for a voter."""
+        """Mirrors org.apache.kafka.raft.QuorumState#transitionToVoted: one vote per epoch.
+
+        1. never for ourselves; 2. never for an older epoch, and in the current epoch only from
+        Unattached. As in Kafka 3.8 the voter set is not checked here (an observer with an id
+        may vote, and for a replica outside the voter set): KafkaRaftClient decides whom to ask
+        and whom to answer.
+        """
+        # 1. Not ourselves.
         if candidate_id == self.local_id:
-            raise IllegalStateException("Cannot transition to Voted for ourselves")
-        if not self.is_voter():
-            raise IllegalStateException(f"Cannot vote: {self.local_id} is not a voter")
-        if not self.is_voter(candidate_id):
-            raise IllegalStateException(f"Cannot vote for {candidate_id}: not a voter")
-        if epoch < self.epoch or (epoch == self.epoch and not self.is_unattached()):
-            raise IllegalStateException(f"Cannot transition to Voted for {candidate_id} in epoch {epoch} from {self.state}")
+            raise IllegalStateException(f"Cannot transition to Voted for {candidate_id} and epoch {epoch} since it "
+                                        f"matches the local broker.id")
+        # 2. Epoch rules.
+        if epoch < self.epoch:
+            raise IllegalStateException(f"Cannot transition to Voted for {candidate_id} and epoch {epoch} since the "
+                                        f"current epoch ({self.epoch}) is larger")
+        if epoch == self.epoch and not self.is_unattached():
+            raise IllegalStateException(f"Cannot transition to Voted for {candidate_id} and epoch {epoch} from the "
+                                        f"current state ({self.state})")
         self._durable_transition_to(VotedState(self.time, epoch, candidate_id, self.voters, self.high_watermark(),
                                                self.random_election_timeout_ms()))
 
