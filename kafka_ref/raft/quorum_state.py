@@ -405,7 +405,7 @@ class ReplicaState:
 
 @dataclass(frozen=True, slots=True)
 class DescribeQuorumReplicaState:
-    """Mirrors DescribeQuorumResponseData.ReplicaState (-1: unknown)."""
+    """Mirrors org.apache.kafka.common.message.DescribeQuorumResponseData.ReplicaState (-1: unknown)."""
 
     replica_id: int
     log_end_offset: int = -1
@@ -415,7 +415,7 @@ class DescribeQuorumReplicaState:
 
 @dataclass(frozen=True, slots=True)
 class DescribeQuorumPartitionData:
-    """Mirrors DescribeQuorumResponseData.PartitionData as LeaderState#describeQuorum fills it."""
+    """Mirrors org.apache.kafka.common.message.DescribeQuorumResponseData.PartitionData (LeaderState#describeQuorum fills it)."""
 
     error_code: int
     leader_id: int
