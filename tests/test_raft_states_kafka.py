@@ -1236,6 +1236,17 @@ def test_quorum_observer_with_id_can_vote(fx):
     assert (voted.epoch, voted.voted_id) == (5, 1)
 
 
+def test_quorum_observer_with_id_finds_its_vote_after_a_restart(fx):
+    """QuorumState#initialize (after QuorumStateTest#testObserverWithIdCanVote and #testInitializeAsVoted):
+    Kafka 3.8 refuses a stored vote only without a local id, so an observer that voted restarts Voted."""
+    state = fx.initialize_empty(frozenset({1}))
+    state.transition_to_voted(5, 1)
+    restarted = fx.build(frozenset({1}))
+    restarted.initialize(0)
+    assert restarted.is_observer() and restarted.is_voted()
+    assert (restarted.epoch, restarted.voted_state_or_throw().voted_id) == (5, 1)
+
+
 def test_quorum_observer_follower_to_unattached(fx):
     """Mirrors QuorumStateTest#testObserverFollowerToUnattached: an observer waits in Unattached without a timer."""
     state = fx.initialize_empty(frozenset({1, 2}))

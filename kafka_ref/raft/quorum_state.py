@@ -1,11 +1,21 @@
 """Where a node stands in the metadata quorum: the epoch states and their persisted election state.
 
-Mirrors org.apache.kafka.raft.QuorumState (Kafka 3.7, KIP-595) and its EpochState classes:
+Mirrors org.apache.kafka.raft.QuorumState (KIP-595) and its EpochState classes:
 UnattachedState, VotedState, CandidateState, LeaderState, FollowerState, ResignedState, with
 ElectionState (epoch, leader, voted-for) persisted through a QuorumStateStore
 (FileBasedStateStore's role). The store lives on the node's disk object, so a restarted voter
 finds the epoch it was in and whom it voted for: it never votes twice in one epoch and never
 leads an epoch twice.
+
+The state classes follow Kafka 3.8 (tests/test_raft_states_kafka.py ports their unit tests):
+the leader tracks observers and caught-up times (LeaderState#describeQuorum) and moves replicas
+between voters and observers when handed a new voter set, but the quorum's voter set itself is
+static here: KIP-853's voter-set records, directory ids (ReplicaKey) and kraft.version are not
+modelled. Two differences stay: initialize refuses a store whose voter set differs from the
+configured one (Kafka 3.7's rule; 3.8 reads the voters from the log), and an observer starts
+Unattached with no election timer, where Kafka draws one it never reads (drawing it here
+would shift the node's seeded RNG).
+Kafka's IllegalArgumentException is ValueError.
 
 Timers are virtual-time deadlines in milliseconds (``Time.milliseconds()``); election timeouts
 are drawn from the node's seeded RNG.
@@ -794,8 +804,8 @@ class QuorumState:
         if election.voters and election.voters != self.voters:
             raise IllegalStateException(f"Configured voters {sorted(self.voters)} differ from the stored "
                                         f"{sorted(election.voters)}")
-        if election.has_voted() and not self.is_voter():
-            raise IllegalStateException(f"Stored state {election} has a vote but {self.local_id} is not a voter")
+        # Kafka 3.8 refuses a stored vote only without a local id (every kafka_ref node has one): an
+        # observer may have voted (QuorumState#transitionToVoted) and finds its vote again.
         # 2. The log is ahead of the store.
         if election.epoch < log_end_epoch:
             state: EpochState = UnattachedState(self.time, log_end_epoch, self.voters, None, self._election_timeout())
