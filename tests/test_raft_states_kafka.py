@@ -21,7 +21,7 @@ Not ported:
 - QuorumStateTest#testInitializeWithEmptyLocalId and
   #testNoLocalIdInitializationFailsIfElectionStateHasVotedCandidate: every kafka_ref node has an id.
 - RequestManagerTest#testRequestToBootstrapList, #testFindReadyWithInflightRequest,
-  #testFindReadyWithRequestTimedout, #testAnyInflightRequestWithAnyRequest: KIP-853's
+  #testFindReadyWithRequestTimedout: KIP-853's
   controller.quorum.bootstrap.servers; a kafka_ref observer picks a random voter itself
   (KafkaRaftClient#maybeSendAnyVoterFetch).
 """
@@ -50,6 +50,7 @@ from kafka_ref.raft.quorum_state import (
     UnattachedState,
     VotedState,
 )
+from kafka_ref.raft.request_manager import RequestManager
 
 LOCAL_ID = 0
 
@@ -1634,3 +1635,96 @@ def test_election_state_rejects_negative_ids():
         election.is_leader(-1)
     with pytest.raises(ValueError):
         election.is_voted_candidate(-1)
+
+
+# ---------------------------------------------------------------------------------- RequestManagerTest
+
+RM_REQUEST_TIMEOUT_MS = 30000
+RM_RETRY_BACKOFF_MS = 100
+
+
+def new_request_manager(time: MockTime) -> RequestManager:
+    """RequestManagerTest's RequestManager: retry backoff 100 ms, request timeout 30000 ms."""
+    return RequestManager(time, RM_RETRY_BACKOFF_MS, RM_REQUEST_TIMEOUT_MS)
+
+
+def test_request_manager_reset_all_connections():
+    """Mirrors RequestManagerTest#testResetAllConnections: a request in flight and a backoff are both forgotten."""
+    time = MockTime()
+    cache = new_request_manager(time)
+    cache.on_request_sent(1, 1)
+    assert cache.is_ready(1) is False
+    cache.on_request_sent(2, 2)
+    cache.on_response_result(2, 2, False)
+    assert cache.is_ready(2) is False
+    cache.reset_all()
+    assert (cache.is_ready(1), cache.is_ready(2)) == (True, True)
+
+
+def test_request_manager_backoff_after_failure():
+    """Mirrors RequestManagerTest#testBackoffAfterFailure."""
+    time = MockTime()
+    cache = new_request_manager(time)
+    assert cache.is_ready(1) is True
+    cache.on_request_sent(1, 1)
+    assert cache.is_ready(1) is False
+    cache.on_response_result(1, 1, False)
+    assert cache.is_ready(1) is False
+    assert (cache.is_backing_off(1), cache.remaining_backoff_ms(1)) == (True, RM_RETRY_BACKOFF_MS)
+    time.advance(RM_RETRY_BACKOFF_MS)
+    assert cache.is_ready(1) is True
+
+
+def test_request_manager_successful_response():
+    """Mirrors RequestManagerTest#testSuccessfulResponse."""
+    time = MockTime()
+    cache = new_request_manager(time)
+    cache.on_request_sent(1, 1)
+    assert cache.is_ready(1) is False
+    cache.on_response_result(1, 1, True)
+    assert cache.is_ready(1) is True
+
+
+def test_request_manager_ignore_unexpected_response():
+    """Mirrors RequestManagerTest#testIgnoreUnexpectedResponse: an answer to another correlation id changes nothing."""
+    time = MockTime()
+    cache = new_request_manager(time)
+    cache.on_request_sent(1, 1)
+    assert cache.is_ready(1) is False
+    cache.on_response_result(1, 2, True)
+    assert cache.is_ready(1) is False
+    assert cache.is_response_expected(1, 1) is True
+
+
+def test_request_manager_request_timeout():
+    """Mirrors RequestManagerTest#testRequestTimeout: a request unanswered for request.timeout.ms frees the
+    connection (kafka_ref waited for the network's failure before)."""
+    time = MockTime()
+    cache = new_request_manager(time)
+    cache.on_request_sent(1, 1)
+    assert cache.is_ready(1) is False
+    assert cache.remaining_request_time_ms(1) == RM_REQUEST_TIMEOUT_MS
+    time.advance(RM_REQUEST_TIMEOUT_MS - 1)
+    assert (cache.is_ready(1), cache.has_request_timed_out(1)) == (False, False)
+    time.advance(1)
+    assert cache.has_request_timed_out(1) is True
+    assert cache.is_ready(1) is True
+    assert cache.is_response_expected(1, 1) is False
+
+
+def test_request_manager_any_inflight_request_with_any_request():
+    """Mirrors RequestManagerTest#testAnyInflightRequestWithAnyRequest: in flight until answered, failed
+    or timed out."""
+    time = MockTime()
+    cache = new_request_manager(time)
+    assert cache.has_any_inflight_request() is False
+    cache.on_request_sent(1, 11)
+    assert cache.has_any_inflight_request() is True
+    time.advance(RM_REQUEST_TIMEOUT_MS)
+    assert cache.has_any_inflight_request() is False
+    cache.on_request_sent(1, 12)
+    cache.on_response_result(1, 12, False)
+    assert cache.has_any_inflight_request() is False
+    cache.on_request_sent(1, 12)
+    cache.on_response_result(1, 12, True)
+    assert cache.has_any_inflight_request() is False

@@ -416,6 +416,7 @@ class KafkaRaftClient:
         for destination in sorted(destinations):
             if self.request_manager.is_ready(destination):
                 self._send(destination, build(destination))
+            # Backing off: until the backoff ends; else (just sent, or in flight) a request timeout.
             wait = min(wait, self.request_manager.remaining_backoff_ms(destination) or self.config.request_timeout_ms)
         return wait
 
@@ -436,7 +437,10 @@ class KafkaRaftClient:
         if ready:
             self._send(self.rng.choice(ready), self._build_fetch_request())
             return self.config.request_timeout_ms
-        return min((self.request_manager.remaining_backoff_ms(v) for v in self.voters), default=NO_TIMEOUT) or 1
+        # Until a voter is ready: its backoff, or a request timeout while a request is in flight.
+        waits = (self.request_manager.remaining_backoff_ms(v) if self.request_manager.is_backing_off(v)
+                 else self.config.request_timeout_ms for v in self.voters)
+        return min(waits, default=NO_TIMEOUT) or 1
 
     def _build_fetch_request(self) -> MetadataFetchRequest:
         """Mirrors KafkaRaftClient#buildFetchRequest: our log end and its last epoch."""
@@ -466,7 +470,7 @@ class KafkaRaftClient:
         if not self.request_manager.is_response_expected(source, correlation_id):
             return
         if isinstance(result, BaseException):
-            self.request_manager.on_response_error(source)
+            self.request_manager.on_response_result(source, correlation_id, False)
             self._wake()
             return
         if result.error_code:
@@ -481,10 +485,7 @@ class KafkaRaftClient:
             handled = self._handle_end_quorum_epoch_response(source, result)
         else:
             handled = False
-        if handled:
-            self.request_manager.on_response_received(source)
-        else:
-            self.request_manager.on_response_error(source)
+        self.request_manager.on_response_result(source, correlation_id, handled)
         self._poll_listeners()
         self._wake()
 
