@@ -64,13 +64,9 @@ from typing import Any, Callable
 import anyio
 import pytest
 
+from kafka_ref.clients.abstract_coordinator import NO_GENERATION, Generation
 from kafka_ref.clients.consumer import KafkaConsumer
-from kafka_ref.clients.consumer_coordinator import (
-    NO_GENERATION,
-    CommitFailedException,
-    Generation,
-    OffsetAndMetadata,
-)
+from kafka_ref.clients.consumer_coordinator import CommitFailedException, OffsetAndMetadata
 from kafka_ref.clients.consumer_protocol import Assignment, ConsumerProtocol, Subscription
 from kafka_ref.common.errors import (
     Errors,

@@ -15,14 +15,13 @@ import anyio
 import pytest
 
 from helpers_replica import lai_request, lai_state, make_broker, metadata_for, um_state
+from kafka_ref.clients.abstract_coordinator import Generation, MemberState
 from kafka_ref.clients.client_metadata import Metadata, NetworkClient
 from kafka_ref.clients.consumer_coordinator import (
     Assignment,
     CommitFailedException,
     ConsumerCoordinator,
     ConsumerProtocol,
-    Generation,
-    MemberState,
     RangeAssignor,
     RoundRobinAssignor,
     Subscription,

@@ -15,8 +15,8 @@ serve consumers only up to the high watermark (the LSO for ``isolation_level=1``
 that starts inside a batch gets the whole batch: records below the position are skipped here.
 
 Group membership: with ``group_id`` set, ``subscribe(topics)`` hands partition assignment to the
-group (consumer_coordinator.py: JoinGroup/SyncGroup/Heartbeat, range and round-robin assignors,
-``commit_sync`` / ``committed``). ``_update_assignment_metadata_if_needed`` first lets the
+group (abstract_coordinator.py: JoinGroup/SyncGroup/Heartbeat; consumer_coordinator.py: range
+and round-robin assignors, ``commit_sync`` / ``committed``). ``_update_assignment_metadata_if_needed`` first lets the
 coordinator poll (join, heartbeat), whose assignment replaces the consumer's, then initialises
 positions of newly assigned partitions from the committed offsets before falling back to
 ``auto_offset_reset``.

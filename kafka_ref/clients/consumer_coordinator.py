@@ -1,70 +1,53 @@
-"""The consumer's side of group membership: find the coordinator, join, sync, heartbeat, commit.
+"""The consumer's side of group membership: assignment, offset commit and fetch, rebalance callbacks.
 
-Mirrors org.apache.kafka.clients.consumer.internals.AbstractCoordinator and ConsumerCoordinator
-(Kafka 3.x, the classic protocol with the EAGER rebalance protocol), using ConsumerProtocol
-(consumer_protocol.py) and the range / round-robin assignors (assignors.py), with
-CommitFailedException (the Heartbeat timer is a deadline kept here).
+Mirrors org.apache.kafka.clients.consumer.internals.ConsumerCoordinator (Kafka 3.x, the classic
+protocol with the EAGER rebalance protocol) on top of AbstractCoordinator (abstract_coordinator.py:
+coordinator discovery, JoinGroup / SyncGroup, heartbeats, leaving, Generation and MemberState),
+using ConsumerProtocol (consumer_protocol.py) and the range / round-robin assignors (assignors.py),
+with CommitFailedException.
 
-Life of a member: FindCoordinator (any broker) → JoinGroup (first without a member id: the
-coordinator hands one out with MEMBER_ID_REQUIRED, KIP-394) → if leader, run the assignor over
-every member's subscription → SyncGroup (the leader sends the assignment, followers an empty
-one) → the assignment arrives → heartbeats every ``heartbeat_interval_ms``. Before rejoining,
-every owned partition is revoked (EAGER), so after a rebalance positions come from the
-committed offsets.
+The leader runs the assignor over every member's subscription; before rejoining, every owned
+partition is revoked (EAGER), so after a rebalance positions come from the committed offsets.
+A subscribed member commits only when STABLE. Partitions owned when the generation was reset
+(UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION) are *lost* rather than revoked.
 
-The member's state follows AbstractCoordinator.MemberState (UNJOINED → PREPARING_REBALANCE when
-the JoinGroup goes out → COMPLETING_REBALANCE when it is answered → STABLE after the SyncGroup);
-a subscribed member commits only when STABLE. A JoinGroup and its SyncGroup are one pending
-operation: a poll that runs out while either waits resumes it next time.
-
-Errors that send the member back: REBALANCE_IN_PROGRESS (rejoin with the same member id),
-UNKNOWN_MEMBER_ID (reset the generation and member id, rejoin), ILLEGAL_GENERATION (reset the
-generation, keep the member id, rejoin) — answers about an older generation are ignored; partitions
-owned when the generation was reset are *lost* rather than revoked; NOT_COORDINATOR /
-COORDINATOR_NOT_AVAILABLE or a lost connection (find the coordinator again; a parked JoinGroup or
-SyncGroup is retried there), COORDINATOR_LOAD_IN_PROGRESS (retry after ``retry_backoff_ms``).
-
-There is no heartbeat thread: like the rest of this in-process consumer, network work happens
-inside ``poll`` (and the blocking calls), so a member must be polled at least every session
-timeout. Static membership (group.instance.id, KIP-345) is modelled. Not modelled: the
-COOPERATIVE protocol, commitAsync and auto-commit, exponential retry backoff (KIP-580), metadata-triggered
-rejoins (a leader does not notice new partitions of subscribed topics), max.poll.interval.ms.
+Not modelled: the COOPERATIVE protocol, commitAsync and auto-commit, metadata-triggered rejoins
+(a leader does not notice new partitions of subscribed topics).
 """
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kafka_ref.clients.abstract_coordinator import (
+    NO_GENERATION,
+    NO_GENERATION_ID,
+    AbstractCoordinator,
+    Generation,
+    MemberState,
+)
 # The assignors and ConsumerProtocol live in their own modules (re-exported here).
 from kafka_ref.clients.assignors import ASSIGNORS, RangeAssignor, RoundRobinAssignor  # noqa: F401
-from kafka_ref.clients.client_metadata import Metadata, NetworkClient, client_logger
+from kafka_ref.clients.client_metadata import Metadata, NetworkClient
 from kafka_ref.clients.consumer_protocol import Assignment, ConsumerProtocol, Subscription  # noqa: F401
 from kafka_ref.clients.subscription_state import FetchPosition
 from kafka_ref.common.errors import (
     ConfigException,
     Errors,
     KafkaException,
-    NetworkException,
     RebalanceInProgressException,
-    RetriableException,
     TimeoutException,
 )
-from kafka_ref.common.requests.find_coordinator import CoordinatorType, FindCoordinatorRequest
-from kafka_ref.common.requests.heartbeat import HeartbeatRequest
-from kafka_ref.common.requests.join_group import JoinGroupRequest, JoinGroupRequestProtocol, JoinGroupResponse
-from kafka_ref.common.requests.leave_group import LeaveGroupRequest, MemberIdentity
+from kafka_ref.common.requests.join_group import JoinGroupRequestProtocol, JoinGroupResponse
 from kafka_ref.common.requests.offset_commit import OffsetCommitRequest
 from kafka_ref.common.requests.offset_fetch import OffsetFetchRequest
-from kafka_ref.common.requests.sync_group import SyncGroupRequest, SyncGroupRequestAssignment
 from kafka_ref.common.time import Time
 from kafka_ref.common.topic_partition import TopicPartition
 
 PROTOCOL_TYPE = "consumer"  # ConsumerProtocol.PROTOCOL_TYPE
-NO_GENERATION_ID = -1
-UNKNOWN_MEMBER_ID = ""
+
 
 
 class CommitFailedException(KafkaException):
@@ -80,32 +63,6 @@ class CommitFailedException(KafkaException):
             "another member. The consumer should rejoin the group with a new poll."))
 
 
-
-
-@dataclass(frozen=True, slots=True)
-class Generation:
-    """Mirrors org.apache.kafka.clients.consumer.internals.AbstractCoordinator.Generation."""
-
-    generation_id: int = NO_GENERATION_ID
-    member_id: str = UNKNOWN_MEMBER_ID
-    protocol_name: str | None = None
-
-    def has_member_id(self) -> bool:
-        return self.member_id != UNKNOWN_MEMBER_ID
-
-
-NO_GENERATION = Generation()
-
-
-class MemberState(enum.Enum):
-    """Mirrors org.apache.kafka.clients.consumer.internals.AbstractCoordinator.MemberState."""
-
-    UNJOINED = "UNJOINED"  # not in a group: before the first join, or after a reset / leave
-    PREPARING_REBALANCE = "PREPARING_REBALANCE"  # JoinGroup sent, no answer yet
-    COMPLETING_REBALANCE = "COMPLETING_REBALANCE"  # JoinGroup answered, SyncGroup pending
-    STABLE = "STABLE"  # SyncGroup answered: a member of a stable generation
-
-
 @dataclass(frozen=True, slots=True)
 class OffsetAndMetadata:
     """Mirrors org.apache.kafka.clients.consumer.OffsetAndMetadata: what a consumer commits."""
@@ -115,8 +72,8 @@ class OffsetAndMetadata:
     metadata: str = ""
 
 
-class ConsumerCoordinator:
-    """Mirrors org.apache.kafka.clients.consumer.internals.ConsumerCoordinator (with AbstractCoordinator).
+class ConsumerCoordinator(AbstractCoordinator):
+    """Mirrors org.apache.kafka.clients.consumer.internals.ConsumerCoordinator.
 
     ``on_partitions_revoked`` / ``on_partitions_assigned`` are called with the partitions
     given up before a rejoin and received after a SyncGroup (ConsumerRebalanceListener);
@@ -142,22 +99,12 @@ class ConsumerCoordinator:
         group_instance_id: str | None = None,
         on_partitions_lost: Callable[[set[TopicPartition]], None] | None = None,
     ) -> None:
-        if not group_id:
-            raise Errors.INVALID_GROUP_ID.exception("The configured group.id should not be empty")
-        if group_instance_id is not None:
-            JoinGroupRequest.validate_group_instance_id(group_instance_id)
-        self.client = client
+        super().__init__(
+            client, group_id, time=time, session_timeout_ms=session_timeout_ms,
+            rebalance_timeout_ms=rebalance_timeout_ms, heartbeat_interval_ms=heartbeat_interval_ms,
+            retry_backoff_ms=retry_backoff_ms, request_timeout_ms=request_timeout_ms,
+            group_instance_id=group_instance_id)
         self.metadata = metadata
-        self.group_id = group_id
-        # group.instance.id: a static member (KIP-345) keeps its assignment across restarts within
-        # the session timeout and does not leave the group when it closes.
-        self.group_instance_id = group_instance_id
-        self.time = time or client.time
-        self.session_timeout_ms = session_timeout_ms
-        self.rebalance_timeout_ms = rebalance_timeout_ms
-        self.heartbeat_interval_ms = heartbeat_interval_ms
-        self.retry_backoff_ms = retry_backoff_ms
-        self.request_timeout_ms = request_timeout_ms
         unknown = [a for a in assignors if a not in ASSIGNORS]
         if unknown:
             raise KafkaException(f"Unknown partition assignment strategy: {unknown}")
@@ -166,19 +113,13 @@ class ConsumerCoordinator:
         self.on_partitions_assigned = on_partitions_assigned
         # ConsumerRebalanceListener#onPartitionsLost: by default the same as a revocation.
         self.on_partitions_lost = on_partitions_lost
-        self.coordinator: int | None = None
-        self.generation = NO_GENERATION
-        self.state = MemberState.UNJOINED
-        self.rejoin_needed = True
         self.subscription: tuple[str, ...] = ()
         self.assignment: set[TopicPartition] = set()
-        self.next_heartbeat_ms = 0
         self.rebalances = 0
-        self._pending: dict[str, Any] = {}
-        # The generation each pending resumable request went out with (its handler's sentGeneration).
-        self._sent_generations: dict[str, Generation] = {}
-        self._heartbeat_generation = NO_GENERATION
-        self._log = client_logger(client_id=client.client_id, group_id=group_id)
+
+    def protocol_type(self) -> str:
+        """Mirrors ConsumerCoordinator#protocolType."""
+        return PROTOCOL_TYPE
 
     # -- subscription --------------------------------------------------------------------------
 
@@ -189,89 +130,6 @@ class ConsumerCoordinator:
             self.subscription = topics
             self.metadata.add_topics(topics)
             self.request_rejoin("subscription changed")
-
-    def request_rejoin(self, reason: str) -> None:
-        """Mirrors AbstractCoordinator#requestRejoin."""
-        if not self.rejoin_needed:
-            self._log.info("rejoin_requested", reason=reason)
-        self.rejoin_needed = True
-
-    # -- coordinator discovery -------------------------------------------------------------------
-
-    def mark_coordinator_unknown(self, reason: str) -> None:
-        """Mirrors AbstractCoordinator#markCoordinatorUnknown: the generation is kept."""
-        if self.coordinator is not None:
-            self._log.info("coordinator_marked_unknown", coordinator=self.coordinator, reason=reason)
-        self.coordinator = None
-        self._pending.pop("heartbeat", None)
-
-    async def ensure_coordinator_ready(self, deadline_ms: int) -> bool:
-        """Mirrors AbstractCoordinator#ensureCoordinatorReady: FindCoordinator until one answers or the deadline."""
-        # 0. A known coordinator we cannot connect to (reconnect backoff) is given up first.
-        if self.coordinator is not None and self.client.is_unavailable(self.coordinator):
-            self.mark_coordinator_unknown("coordinator unavailable")
-            if not await self._backoff(deadline_ms):
-                return False
-        while self.coordinator is None:
-            # 1. FindCoordinator to the least-loaded broker (AbstractCoordinator#lookupCoordinator);
-            #    no broker available is a retriable failure like a lost connection.
-            node = self.client.least_loaded_node()
-            if node is not None:
-                try:
-                    response = await self.client.send(node, FindCoordinatorRequest(
-                        key_type=CoordinatorType.GROUP, coordinator_keys=(self.group_id,)))
-                    result = response.coordinator(self.group_id)
-                    error = Errors.NONE if result is None else Errors.for_code(result.error_code)
-                    if result is not None and error is Errors.NONE:
-                        self.coordinator = result.node_id
-                        self._log.info("coordinator_discovered", coordinator=result.node_id)
-                        return True
-                    if error is Errors.GROUP_AUTHORIZATION_FAILED:
-                        error.maybe_raise(f"Not authorized to access group: {self.group_id}")
-                    # A non-retriable error is fatal (the future is not retriable).
-                    if error is not Errors.NONE and not isinstance(error.exception(), RetriableException):
-                        error.maybe_raise()
-                except (NetworkException, TimeoutException):
-                    pass
-            # 2. Retriable failure: back off, then refresh metadata before looking again.
-            if not await self._backoff(deadline_ms):
-                return False
-            await self.client.await_metadata_update(deadline_ms)
-        return True
-
-    async def _backoff(self, deadline_ms: int) -> bool:
-        """Sleep retry_backoff_ms unless that passes the deadline; False when out of time."""
-        now = self.time.milliseconds()
-        if now >= deadline_ms:
-            return False
-        await self.time.sleep(min(self.retry_backoff_ms, deadline_ms - now))
-        return True
-
-    async def _send_to_coordinator(self, request: object, timeout_ms: float | None = None,
-                                   resumable: str | None = None) -> object | None:
-        """Send to the coordinator; a lost connection or timeout marks it unknown and returns None.
-
-        A ``resumable`` request (JoinGroup, SyncGroup: they may wait at the coordinator for a
-        long time) survives a cancelled wait, e.g. the end of a short ``poll``: the next call
-        waits for the same request instead of sending another (Kafka's pending joinFuture).
-        """
-        node = self.coordinator
-        if node is None:
-            return None
-        envelope = self._pending.get(resumable) if resumable is not None else None
-        if envelope is None or envelope.dst != node:
-            envelope = self.client.post(node, request)
-            if resumable is not None:
-                self._pending[resumable] = envelope
-                self._sent_generations[resumable] = self.generation
-        try:
-            response = await self.client.wait(envelope, timeout_ms)
-        except (NetworkException, TimeoutException) as exc:
-            self._pending.pop(resumable, None)
-            self.mark_coordinator_unknown(f"request {type(request).__name__} failed: {exc!r}")
-            return None
-        self._pending.pop(resumable, None)
-        return response
 
     # -- the poll loop -----------------------------------------------------------------------------
 
@@ -292,82 +150,7 @@ class ConsumerCoordinator:
             return await self.ensure_active_group(deadline)
         return True
 
-    async def maybe_heartbeat(self) -> None:
-        """Mirrors AbstractCoordinator.HeartbeatThread's loop body (run from poll here).
-
-        A heartbeat whose answer a short poll did not wait for is waited for next time.
-        """
-        now = self.time.milliseconds()
-        if self.coordinator is None or self.rejoin_needed or not self.generation.has_member_id():
-            return
-        if "heartbeat" not in self._pending:
-            if now < self.next_heartbeat_ms:
-                return
-            self.next_heartbeat_ms = now + self.heartbeat_interval_ms
-            self._heartbeat_generation = self.generation
-        generation = self._heartbeat_generation
-        response = await self._send_to_coordinator(HeartbeatRequest(
-            group_id=self.group_id, generation_id=generation.generation_id, member_id=generation.member_id,
-            group_instance_id=self.group_instance_id), resumable="heartbeat")
-        if response is None:
-            self.next_heartbeat_ms = self.time.milliseconds() + self.retry_backoff_ms
-            return
-        self._handle_heartbeat_error(Errors.for_code(response.error_code), generation)
-
-    def _handle_heartbeat_error(self, error: Errors, generation: Generation) -> None:
-        """Mirrors AbstractCoordinator.HeartbeatResponseHandler#handle."""
-        if error is Errors.NONE:
-            return
-        if error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR):
-            self.mark_coordinator_unknown(f"heartbeat answered {error.name}")
-        elif error is Errors.REBALANCE_IN_PROGRESS:
-            self.request_rejoin("group is rebalancing (heartbeat)")
-        elif error in (Errors.ILLEGAL_GENERATION, Errors.UNKNOWN_MEMBER_ID, Errors.FENCED_INSTANCE_ID):
-            # 1. Only an answer about the current generation resets it (ILLEGAL_GENERATION keeps
-            #    the member id, which is still valid); a stale one is ignored.
-            if generation == self.generation:
-                self.reset_generation_on_response_error("Heartbeat", error, error is not Errors.ILLEGAL_GENERATION)
-                # 2. A fenced static member cannot go on (FencedInstanceIdException).
-                if error is Errors.FENCED_INSTANCE_ID:
-                    error.maybe_raise()
-        elif error is Errors.GROUP_AUTHORIZATION_FAILED:
-            error.maybe_raise(f"Not authorized to access group: {self.group_id}")
-        else:
-            raise KafkaException(f"Unexpected error in heartbeat response: {error.message}")
-
-    def reset_generation_on_response_error(self, api: str, error: Errors, should_reset_member_id: bool = True) -> None:
-        """Mirrors AbstractCoordinator#resetStateOnResponseError (resetStateAndRejoin): forget the generation, rejoin.
-
-        The member id goes too unless ``should_reset_member_id`` is False (ILLEGAL_GENERATION:
-        the member id is still valid, and rejoining with it spares the coordinator waiting out
-        the old member's rebalance timeout).
-        """
-        self._log.info("generation_reset", api=api, error=error.name, generation_id=self.generation.generation_id)
-        # 1. resetStateAndGeneration: unjoined, no generation; the member id kept or not.
-        self.state = MemberState.UNJOINED
-        if should_reset_member_id:
-            self.generation = NO_GENERATION
-        else:
-            self.generation = Generation(NO_GENERATION_ID, self.generation.member_id, None)
-        # 2. requestRejoin.
-        self.request_rejoin(f"encountered {error.name} from {api} response")
-
-    # -- joining -------------------------------------------------------------------------------------
-
-    async def ensure_active_group(self, deadline_ms: int) -> bool:
-        """Mirrors AbstractCoordinator#ensureActiveGroup / joinGroupIfNeeded: rejoin until stable or out of time."""
-        while self.rejoin_needed:
-            if self.coordinator is None and not await self.ensure_coordinator_ready(deadline_ms):
-                return False
-            # 1. EAGER: give everything up before joining (onJoinPrepare).
-            self._on_join_prepare()
-            # 2. Join and sync; an error sends us round the loop (maybe after a backoff).
-            retry_now = await self._join_group()
-            if self.rejoin_needed and not retry_now and not await self._backoff(deadline_ms):
-                return False
-            if self.rejoin_needed and self.time.milliseconds() >= deadline_ms:
-                return False
-        return True
+    # -- the join hooks --------------------------------------------------------------------------------
 
     def _on_join_prepare(self) -> None:
         """Mirrors ConsumerCoordinator#onJoinPrepare (EAGER, no auto-commit).
@@ -390,75 +173,6 @@ class ConsumerCoordinator:
         metadata = ConsumerProtocol.serialize_subscription(Subscription(self.subscription))
         return tuple(JoinGroupRequestProtocol(name=a.name, metadata=metadata) for a in self.assignors)
 
-    async def _join_group(self) -> bool:
-        """Mirrors AbstractCoordinator#sendJoinGroupRequest and JoinGroupResponseHandler.
-
-        Returns True when the next attempt should go at once (MEMBER_ID_REQUIRED).
-        """
-        # 0. A SyncGroup of this rebalance still waiting at the coordinator (a short poll ended
-        #    meanwhile) is waited for, not replaced by a new JoinGroup: Kafka's joinFuture spans
-        #    both requests.
-        pending_sync = self._pending.get("sync")
-        if pending_sync is not None:
-            if pending_sync.dst == self.coordinator:
-                await self._sync_group({})
-                return False
-            self._pending.pop("sync", None)
-        sent_generation = self._sent_generations["join"] if "join" in self._pending else self.generation
-        request = JoinGroupRequest(
-            group_id=self.group_id, session_timeout_ms=self.session_timeout_ms,
-            rebalance_timeout_ms=self.rebalance_timeout_ms, member_id=self.generation.member_id,
-            group_instance_id=self.group_instance_id, protocol_type=PROTOCOL_TYPE, protocols=self._join_protocols(),
-            reason="rebalance")
-        # The JoinGroup may wait out a whole rebalance timeout at the coordinator.
-        timeout = max(self.request_timeout_ms, self.rebalance_timeout_ms + 5000)
-        self.state = MemberState.PREPARING_REBALANCE  # (initiateJoinGroup)
-        response = await self._send_to_coordinator(request, timeout, resumable="join")
-        if response is None:
-            return False
-        assert isinstance(response, JoinGroupResponse)
-        error = Errors.for_code(response.error_code)
-        # 1. Success, unless the coordinator speaks of another protocol type.
-        if error is Errors.NONE and self._is_protocol_type_inconsistent(response.protocol_type):
-            Errors.INCONSISTENT_GROUP_PROTOCOL.maybe_raise()
-        if error is Errors.NONE:
-            self.state = MemberState.COMPLETING_REBALANCE
-            self.generation = Generation(response.generation_id, response.member_id, response.protocol_name)
-            self._log.info("joined_group", generation_id=response.generation_id, member_id=response.member_id,
-                           leader=response.leader, protocol=response.protocol_name)
-            if response.is_leader():
-                assignment = await self._on_join_leader(response)
-            else:
-                assignment = {}
-            await self._sync_group(assignment)
-            return False
-        if error is Errors.MEMBER_ID_REQUIRED:
-            self.generation = Generation(NO_GENERATION_ID, response.member_id, None)
-            return True
-        if error is Errors.COORDINATOR_LOAD_IN_PROGRESS:
-            return False
-        # 2. UNKNOWN_MEMBER_ID: forget the member id (if the generation did not move) and rejoin at once.
-        if error is Errors.UNKNOWN_MEMBER_ID:
-            if sent_generation == self.generation:
-                self.reset_generation_on_response_error("JoinGroup", error)
-            return True
-        if error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR):
-            self.mark_coordinator_unknown(f"JoinGroup answered {error.name}")
-            return False
-        if error is Errors.REBALANCE_IN_PROGRESS:
-            return True
-        # 3. Fatal errors surface with their own exception; anything else is unexpected.
-        if error is Errors.GROUP_AUTHORIZATION_FAILED:
-            error.maybe_raise(f"Not authorized to access group: {self.group_id}")
-        if error in (Errors.FENCED_INSTANCE_ID, Errors.INCONSISTENT_GROUP_PROTOCOL, Errors.INVALID_SESSION_TIMEOUT,
-                     Errors.INVALID_GROUP_ID, Errors.GROUP_MAX_SIZE_REACHED, Errors.UNSUPPORTED_VERSION):
-            error.maybe_raise()
-        raise KafkaException(f"Unexpected error in join group response: {error.message}")
-
-    def _is_protocol_type_inconsistent(self, protocol_type: str | None) -> bool:
-        """Mirrors AbstractCoordinator#isProtocolTypeInconsistent (an absent type is not checked)."""
-        return protocol_type is not None and protocol_type != PROTOCOL_TYPE
-
     async def _on_join_leader(self, response: JoinGroupResponse) -> dict[str, bytes]:
         """Mirrors ConsumerCoordinator#onLeaderElected: run the chosen assignor over every member's subscription."""
         subscriptions = {m.member_id: ConsumerProtocol.deserialize_subscription(m.metadata) for m in response.members}
@@ -478,57 +192,10 @@ class ConsumerCoordinator:
                        assignment={m: [str(tp) for tp in parts] for m, parts in sorted(assignment.items())})
         return {m: ConsumerProtocol.serialize_assignment(Assignment(tuple(parts))) for m, parts in assignment.items()}
 
-    async def _sync_group(self, assignment: Mapping[str, bytes]) -> None:
-        """Mirrors AbstractCoordinator#sendSyncGroupRequest and SyncGroupResponseHandler.
-
-        A SyncGroup still pending from an earlier (cancelled) wait is waited for again; its
-        answer is judged against the generation it was sent with.
-        """
-        generation = self._sent_generations["sync"] if "sync" in self._pending else self.generation
-        request = SyncGroupRequest(
-            group_id=self.group_id, generation_id=generation.generation_id, member_id=generation.member_id,
-            group_instance_id=self.group_instance_id, protocol_type=PROTOCOL_TYPE, protocol_name=generation.protocol_name,
-            assignments=tuple(SyncGroupRequestAssignment(member_id=m, assignment=a) for m, a in assignment.items()))
-        response = await self._send_to_coordinator(request, max(self.request_timeout_ms, self.rebalance_timeout_ms + 5000),
-                                                   resumable="sync")
-        if response is None:
-            return
-        error = Errors.for_code(response.error_code)
-        if error is Errors.NONE:
-            # 1. Success, unless the coordinator names another protocol type or (for this
-            #    generation) another protocol than the JoinGroup chose.
-            if self._is_protocol_type_inconsistent(response.protocol_type):
-                Errors.INCONSISTENT_GROUP_PROTOCOL.maybe_raise()
-            if self.generation.generation_id == NO_GENERATION_ID and self.generation.protocol_name is None:
-                # The generation was reset meanwhile (hasGenerationReset): retry at once, as ILLEGAL_GENERATION.
-                self.request_rejoin("generation reset before the SyncGroup answer")
-                return
-            if response.protocol_name is not None and response.protocol_name != generation.protocol_name:
-                Errors.INCONSISTENT_GROUP_PROTOCOL.maybe_raise()
-            self._on_join_complete(generation, ConsumerProtocol.deserialize_assignment(response.assignment))
-        elif error is Errors.REBALANCE_IN_PROGRESS:
-            self.request_rejoin("group is rebalancing (SyncGroup)")
-        elif error in (Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION):
-            # 2. Reset (ILLEGAL_GENERATION keeps the member id) if the generation did not move.
-            if generation == self.generation:
-                self.reset_generation_on_response_error("SyncGroup", error, error is not Errors.ILLEGAL_GENERATION)
-        elif error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR):
-            self.mark_coordinator_unknown(f"SyncGroup answered {error.name}")
-        elif error is Errors.GROUP_AUTHORIZATION_FAILED:
-            error.maybe_raise(f"Not authorized to access group: {self.group_id}")
-        elif error is Errors.FENCED_INSTANCE_ID:
-            error.maybe_raise()
-        else:
-            raise KafkaException(f"Unexpected error from SyncGroup: {error.message}")
-
-    def _on_join_complete(self, generation: Generation, assignment: Assignment) -> None:
-        """Mirrors ConsumerCoordinator#onJoinComplete: take the assignment, start heartbeating."""
-        self.state = MemberState.STABLE
-        self.rejoin_needed = False
+    def _on_join_complete(self, generation: Generation, assignment: bytes) -> None:
+        """Mirrors ConsumerCoordinator#onJoinComplete: take the assignment (the base class has made the member STABLE)."""
         self.rebalances += 1
-        self._pending.pop("heartbeat", None)
-        self.assignment = set(assignment.partitions)
-        self.next_heartbeat_ms = self.time.milliseconds() + self.heartbeat_interval_ms
+        self.assignment = set(ConsumerProtocol.deserialize_assignment(assignment).partitions)
         self._log.info("partitions_assigned", generation_id=generation.generation_id,
                        partitions=sorted(str(tp) for tp in self.assignment))
         if self.on_partitions_assigned is not None:
@@ -583,10 +250,6 @@ class ConsumerCoordinator:
                 "Offset commit cannot be completed since the consumer is not part of an active group for auto "
                 "partition assignment; it is likely that the consumer was kicked out of the group.")
         return self.generation
-
-    def rebalance_in_progress(self) -> bool:
-        """Mirrors AbstractCoordinator#rebalanceInProgress."""
-        return self.state in (MemberState.PREPARING_REBALANCE, MemberState.COMPLETING_REBALANCE)
 
     def _handle_commit_response(self, errors: Mapping[TopicPartition, int], generation: Generation) -> bool:
         """Mirrors ConsumerCoordinator.OffsetCommitResponseHandler#handle; True when every partition committed.
@@ -743,19 +406,9 @@ class ConsumerCoordinator:
             callback(partitions)
 
     def maybe_leave_group_nowait(self, reason: str = "the consumer is being closed") -> None:
-        """Mirrors AbstractCoordinator#maybeLeaveGroup: LeaveGroup if a dynamic member (sent, not
-        awaited: close is synchronous). A static member stays until its session times out, so a
-        restart within it rejoins without a rebalance (KIP-345)."""
-        generation = self.generation
-        if self.coordinator is not None and generation.has_member_id() and self.group_instance_id is None:
-            self._log.info("leaving_group", member_id=generation.member_id, reason=reason)
-            self.client.post(self.coordinator, LeaveGroupRequest(
-                group_id=self.group_id, members=(MemberIdentity(member_id=generation.member_id, reason=reason),)))
-        # (resetGenerationOnLeaveGroup)
-        self.state = MemberState.UNJOINED
-        self.generation = NO_GENERATION
+        """AbstractCoordinator#maybeLeaveGroup; the consumer's view of its assignment empties too."""
+        super().maybe_leave_group_nowait(reason)
         self.assignment = set()
-        self.request_rejoin(reason)
 
     # -- the KafkaConsumer side -----------------------------------------------------------------------
 
