@@ -312,7 +312,8 @@ class AbstractCoordinator:
     async def _join_group(self) -> bool:
         """Mirrors AbstractCoordinator#sendJoinGroupRequest and JoinGroupResponseHandler.
 
-        Returns True when the next attempt should go at once (MEMBER_ID_REQUIRED).
+        Returns True when the next attempt should go at once (joinGroupIfNeeded's rule: MEMBER_ID_REQUIRED,
+        UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, REBALANCE_IN_PROGRESS from the JoinGroup or its SyncGroup).
         """
         # 0. A SyncGroup of this rebalance still waiting at the coordinator (a short poll ended
         #    meanwhile) is waited for, not replaced by a new JoinGroup: Kafka's joinFuture spans
@@ -320,8 +321,7 @@ class AbstractCoordinator:
         pending_sync = self._pending.get("sync")
         if pending_sync is not None:
             if pending_sync.dst == self.coordinator:
-                await self._sync_group({})
-                return False
+                return await self._sync_group({})
             self._pending.pop("sync", None)
         sent_generation = self._sent_generations["join"] if "join" in self._pending else self.generation
         request = JoinGroupRequest(
@@ -349,8 +349,7 @@ class AbstractCoordinator:
                 assignment = await self._on_join_leader(response)
             else:
                 assignment = {}
-            await self._sync_group(assignment)
-            return False
+            return await self._sync_group(assignment)
         if error is Errors.MEMBER_ID_REQUIRED:
             self.generation = Generation(NO_GENERATION_ID, response.member_id, None)
             return True
@@ -378,11 +377,14 @@ class AbstractCoordinator:
         """Mirrors AbstractCoordinator#isProtocolTypeInconsistent (an absent type is not checked)."""
         return protocol_type is not None and protocol_type != self.protocol_type()
 
-    async def _sync_group(self, assignment: Mapping[str, bytes]) -> None:
+    async def _sync_group(self, assignment: Mapping[str, bytes]) -> bool:
         """Mirrors AbstractCoordinator#sendSyncGroupRequest and SyncGroupResponseHandler.
 
         A SyncGroup still pending from an earlier (cancelled) wait is waited for again; its
-        answer is judged against the generation it was sent with.
+        answer is judged against the generation it was sent with. Returns True when the next
+        JoinGroup should go at once: joinGroupIfNeeded retries REBALANCE_IN_PROGRESS,
+        UNKNOWN_MEMBER_ID and ILLEGAL_GENERATION (also the one raised for a generation reset
+        meanwhile) without retry.backoff.ms.
         """
         generation = self._sent_generations["sync"] if "sync" in self._pending else self.generation
         request = SyncGroupRequest(
@@ -392,17 +394,19 @@ class AbstractCoordinator:
         response = await self._send_to_coordinator(request, max(self.request_timeout_ms, self.rebalance_timeout_ms + 5000),
                                                    resumable="sync")
         if response is None:
-            return
+            return False
         error = Errors.for_code(response.error_code)
         if error is Errors.NONE:
             # 1. Success, unless the coordinator names another protocol type or (for this
             #    generation) another protocol than the JoinGroup chose.
             if self._is_protocol_type_inconsistent(response.protocol_type):
                 Errors.INCONSISTENT_GROUP_PROTOCOL.maybe_raise()
-            if self.generation.generation_id == NO_GENERATION_ID and self.generation.protocol_name is None:
-                # The generation was reset meanwhile (hasGenerationReset): retry at once, as ILLEGAL_GENERATION.
+            if ((self.generation.generation_id == NO_GENERATION_ID and self.generation.protocol_name is None)
+                    or self.state is not MemberState.COMPLETING_REBALANCE):
+                # The generation or state was reset meanwhile (hasGenerationReset): the protocol name is
+                # not checked, and the rebalance is retried at once, as for ILLEGAL_GENERATION.
                 self.request_rejoin("generation reset before the SyncGroup answer")
-                return
+                return True
             if response.protocol_name is not None and response.protocol_name != generation.protocol_name:
                 Errors.INCONSISTENT_GROUP_PROTOCOL.maybe_raise()
             # 2. A member of a stable generation: heartbeats start over, then the subclass takes
@@ -412,20 +416,25 @@ class AbstractCoordinator:
             self._pending.pop("heartbeat", None)
             self.next_heartbeat_ms = self.time.milliseconds() + self.heartbeat_interval_ms
             self._on_join_complete(generation, response.assignment)
-        elif error is Errors.REBALANCE_IN_PROGRESS:
+            return False
+        # 3. Errors. A rebalance under way or a stale generation: rejoin at once.
+        if error is Errors.REBALANCE_IN_PROGRESS:
             self.request_rejoin("group is rebalancing (SyncGroup)")
-        elif error in (Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION):
-            # 2. Reset (ILLEGAL_GENERATION keeps the member id) if the generation did not move.
+            return True
+        if error in (Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION):
+            # Reset (ILLEGAL_GENERATION keeps the member id) if the generation did not move.
             if generation == self.generation:
                 self.reset_generation_on_response_error("SyncGroup", error, error is not Errors.ILLEGAL_GENERATION)
-        elif error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR):
+            return True
+        # 4. The coordinator moved (retriable, after the backoff); anything else is fatal.
+        if error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR):
             self.mark_coordinator_unknown(f"SyncGroup answered {error.name}")
-        elif error is Errors.GROUP_AUTHORIZATION_FAILED:
+            return False
+        if error is Errors.GROUP_AUTHORIZATION_FAILED:
             error.maybe_raise(f"Not authorized to access group: {self.group_id}")
         elif error is Errors.FENCED_INSTANCE_ID:
             error.maybe_raise()
-        else:
-            raise KafkaException(f"Unexpected error from SyncGroup: {error.message}")
+        raise KafkaException(f"Unexpected error from SyncGroup: {error.message}")
 
     def rebalance_in_progress(self) -> bool:
         """Mirrors AbstractCoordinator#rebalanceInProgress."""
