@@ -261,7 +261,9 @@ class AbstractCoordinator:
         if error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR):
             self.mark_coordinator_unknown(f"heartbeat answered {error.name}")
         elif error is Errors.REBALANCE_IN_PROGRESS:
-            self.request_rejoin("group is rebalancing (heartbeat)")
+            # Only a stable member rejoins; during a rebalance the answer is expected and ignored.
+            if self.state is MemberState.STABLE:
+                self.request_rejoin("group is rebalancing (heartbeat)")
         elif error in (Errors.ILLEGAL_GENERATION, Errors.UNKNOWN_MEMBER_ID, Errors.FENCED_INSTANCE_ID):
             # 1. Only an answer about the current generation resets it (ILLEGAL_GENERATION keeps
             #    the member id, which is still valid); a stale one is ignored.
@@ -368,8 +370,10 @@ class AbstractCoordinator:
         # 3. Fatal errors surface with their own exception; anything else is unexpected.
         if error is Errors.GROUP_AUTHORIZATION_FAILED:
             error.maybe_raise(f"Not authorized to access group: {self.group_id}")
+        if error is Errors.GROUP_MAX_SIZE_REACHED:
+            error.maybe_raise(f"Consumer group {self.group_id} already has the configured maximum number of members.")
         if error in (Errors.FENCED_INSTANCE_ID, Errors.INCONSISTENT_GROUP_PROTOCOL, Errors.INVALID_SESSION_TIMEOUT,
-                     Errors.INVALID_GROUP_ID, Errors.GROUP_MAX_SIZE_REACHED, Errors.UNSUPPORTED_VERSION):
+                     Errors.INVALID_GROUP_ID, Errors.UNSUPPORTED_VERSION):
             error.maybe_raise()
         raise KafkaException(f"Unexpected error in join group response: {error.message}")
 
@@ -449,7 +453,10 @@ class AbstractCoordinator:
             self._log.info("leaving_group", member_id=generation.member_id, reason=reason)
             self.client.post(self.coordinator, LeaveGroupRequest(
                 group_id=self.group_id, members=(MemberIdentity(member_id=generation.member_id, reason=reason),)))
-        # (resetGenerationOnLeaveGroup)
+        self.reset_generation_on_leave_group(reason)
+
+    def reset_generation_on_leave_group(self, reason: str = "consumer pro-actively leaving the group") -> None:
+        """Mirrors AbstractCoordinator#resetGenerationOnLeaveGroup: unjoined, no generation nor member id, rejoin."""
         self.state = MemberState.UNJOINED
         self.generation = NO_GENERATION
         self.request_rejoin(reason)
