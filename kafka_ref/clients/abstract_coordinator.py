@@ -447,12 +447,20 @@ class AbstractCoordinator:
     def maybe_leave_group_nowait(self, reason: str = "the consumer is being closed") -> None:
         """Mirrors AbstractCoordinator#maybeLeaveGroup: LeaveGroup if a dynamic member (sent, not
         awaited: close is synchronous). A static member stays until its session times out, so a
-        restart within it rejoins without a rebalance (KIP-345)."""
+        restart within it rejoins without a rebalance (KIP-345).
+
+        1. Only a dynamic member with a known coordinator, a member id and a state other than
+        UNJOINED (an error answer that reset the generation left it out already) sends LeaveGroup;
+        2. the generation and member id are forgotten either way.
+        """
         generation = self.generation
-        if self.coordinator is not None and generation.has_member_id() and self.group_instance_id is None:
+        # 1. LeaveGroup, if there is anything to leave.
+        if (self.group_instance_id is None and self.coordinator is not None
+                and self.state is not MemberState.UNJOINED and generation.has_member_id()):
             self._log.info("leaving_group", member_id=generation.member_id, reason=reason)
             self.client.post(self.coordinator, LeaveGroupRequest(
                 group_id=self.group_id, members=(MemberIdentity(member_id=generation.member_id, reason=reason),)))
+        # 2. resetGenerationOnLeaveGroup.
         self.reset_generation_on_leave_group(reason)
 
     def reset_generation_on_leave_group(self, reason: str = "consumer pro-actively leaving the group") -> None:
