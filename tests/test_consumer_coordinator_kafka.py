@@ -1,4 +1,4 @@
-"""Ports of Kafka 3.8.0 ConsumerCoordinatorTest (and AbstractCoordinatorTest where it applies).
+"""Ports of Kafka 3.8.0 ConsumerCoordinatorTest (AbstractCoordinatorTest is in test_abstract_coordinator_kafka.py).
 
 clients/src/test/java/org/apache/kafka/clients/consumer/internals/ConsumerCoordinatorTest.java drives
 a ConsumerCoordinator over a MockClient whose answers the test prepares one by one. Here the
@@ -16,7 +16,7 @@ entry points are used instead: ``maybe_heartbeat`` (the heartbeat thread's step)
 ``refresh_committed_offsets_if_needed`` (initWithCommittedOffsetsIfNeeded).
 
 Not ported:
-- testMetrics (both classes), testThreadSafeAssignedPartitionsMetric: kafka_ref keeps no client metrics.
+- testMetrics, testThreadSafeAssignedPartitionsMetric: kafka_ref keeps no client metrics.
 - testPerformAssignment*, testOnLeaderElectedShouldSkipAssignment, testSelectRebalanceProtocol,
   testOutdatedCoordinatorAssignment, test*ExceptionThrownFirstNonBlockingSubCallbacks,
   test*ExceptionShouldBeRenderedIfNotKafkaException, testPrepareJoinAndRejoinAfterFailedRebalance:
@@ -38,20 +38,10 @@ Not ported:
   close tests built on auto-commit (testCloseCoordinatorNotKnown*, testCloseCoordinatorUnavailable*,
   testCloseTimeout*, testCloseMaxWait*, testCloseNoResponse*, testCloseNoWait)): kafka_ref has only
   commitSync, and close sends LeaveGroup without waiting.
-- testWakeup* (both classes), testHeartbeatThreadClose, testUncaughtExceptionInHeartbeatThread,
-  testPollHeartbeatAwakesHeartbeatThread, testHeartbeatSentWhenCompletingRebalance,
-  testHeartbeatRebalanceInProgressResponseDuringRebalancing, testAuthentication*: no wakeup, no
-  heartbeat thread (heartbeats go from poll, only while stable), no authentication layer.
-- testCoordinatorDiscoveryExponentialBackoff, testJoinGroupRequestTimeout*, testJoinGroupRequestMaxTimeout,
-  testRejoinReason, testLookupCoordinator, testHandle*LeaveGroupResponse*: kafka_ref backs off by a
-  constant retry.backoff.ms (no KIP-580 exponential backoff), its JoinGroup timeout is fixed at
-  max(request timeout, rebalance timeout + 5 s), it sends a fixed join reason, and it does not
-  await LeaveGroup answers.
-- testNoGenerationWillNotTriggerProtocolNameCheck: it clears the generation from the heartbeat
-  thread between the JoinGroup and SyncGroup answers, which a single-task client cannot do.
-- testGetGroupMetadata, testThrowOnUnsupportedStableFlag, testNoThrowWhenStableFlagIsSupported,
-  testJoinGroupRequestWithGroupInstanceIdNotFound: no ConsumerGroupMetadata object, no API-version
-  negotiation; the last is covered by test_join_group_request_with_member_id_required.
+- testWakeup*, testHeartbeatThreadClose, testAuthentication*: no wakeup, no heartbeat thread
+  (heartbeats go from poll, only while stable), no authentication layer.
+- testGetGroupMetadata, testThrowOnUnsupportedStableFlag, testNoThrowWhenStableFlagIsSupported:
+  no ConsumerGroupMetadata object, no API-version negotiation.
 """
 
 from __future__ import annotations
@@ -352,32 +342,6 @@ async def test_group_read_unauthorized():
             await coordinator.poll(LONG)
 
 
-async def test_coordinator_discovery_retries_retriable_errors():
-    """Mirrors the retriable branch of AbstractCoordinator#ensureCoordinatorReady: a FindCoordinator answered
-    COORDINATOR_NOT_AVAILABLE is retried after retry.backoff.ms (and a metadata refresh)."""
-    async with harness() as (_, coordinator, broker, _):
-        broker.prepare_response(group_coordinator_response(Errors.COORDINATOR_NOT_AVAILABLE))
-        broker.prepare_response(group_coordinator_response(Errors.NONE))
-        start = coordinator.time.milliseconds()
-        assert await coordinator.ensure_coordinator_ready(now_plus(coordinator))
-        assert coordinator.coordinator == NODE
-        assert broker.sent() == ["FindCoordinatorRequest", "FindCoordinatorRequest"]
-        assert coordinator.time.milliseconds() - start >= 100
-
-
-async def test_coordinator_discovery_fatal_error_is_raised():
-    """Mirrors the fatal branch of AbstractCoordinator#ensureCoordinatorReady: a non-retriable FindCoordinator
-    error is thrown, not retried."""
-    from kafka_ref.common.errors import InvalidRequestException
-
-    async with harness() as (_, coordinator, broker, _):
-        broker.prepare_response(group_coordinator_response(Errors.INVALID_REQUEST))
-        with pytest.raises(InvalidRequestException):
-            await coordinator.ensure_coordinator_ready(now_plus(coordinator))
-        assert broker.sent() == ["FindCoordinatorRequest"]
-        assert coordinator.coordinator is None
-
-
 @pytest.mark.parametrize("error", [Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR])
 async def test_heartbeat_marks_coordinator_unknown(error):
     """Mirrors ConsumerCoordinatorTest#testCoordinatorNotAvailable and #testNotCoordinator."""
@@ -429,65 +393,6 @@ async def test_unknown_member_id():
         assert listener.revoked_count == 0
         assert consumer.assignment() == set()
         assert broker.sent()[-1] == "JoinGroupRequest" and broker.requests[-1].member_id == ""
-
-
-async def test_heartbeat_illegal_generation_response_with_old_generation():
-    """Mirrors AbstractCoordinatorTest#testHeartbeatIllegalGenerationResponseWithOldGeneration (and
-    #testHeartbeatUnknownMemberResponseWithOldGeneration, #testHeartbeatInstanceFencedResponseWithOldGeneration):
-    an answer about a generation the member has since left is ignored."""
-    for error in (Errors.ILLEGAL_GENERATION, Errors.UNKNOWN_MEMBER_ID, Errors.FENCED_INSTANCE_ID):
-        async with harness() as (consumer, coordinator, broker, _):
-            consumer.subscribe([TOPIC1])
-            await join_as_follower_and_receive_assignment(consumer, coordinator, broker, [T1P])
-            await anyio.sleep(SESSION_TIMEOUT_MS / 1000)
-            with anyio.move_on_after(0):
-                await coordinator.maybe_heartbeat()  # sent, not answered yet
-            await settle()
-            assert broker.sent()[-1] == "HeartbeatRequest" and len(broker.held) == 1
-            # Meanwhile the member moved on to generation 2.
-            new_generation = Generation(2, CONSUMER_ID, "range")
-            coordinator.generation = new_generation
-            broker.held.pop().respond(heartbeat_response(error))
-            await coordinator.maybe_heartbeat()  # takes the answer to the pending heartbeat
-            assert "heartbeat" not in coordinator._pending
-            assert coordinator.coordinator == NODE
-            assert coordinator.generation == new_generation
-            assert not coordinator.rejoin_needed
-
-
-async def test_heartbeat_rebalance_in_progress_requests_rejoin():
-    """Mirrors the STABLE branch of AbstractCoordinator.HeartbeatResponseHandler#handle for REBALANCE_IN_PROGRESS
-    (the counterpart of AbstractCoordinatorTest#testHeartbeatRebalanceInProgressResponseDuringRebalancing): a
-    stable member asked to rebalance rejoins with its generation intact, revoking (not losing) its partitions."""
-    async with harness() as (consumer, coordinator, broker, listener):
-        consumer.subscribe([TOPIC1])
-        await join_as_follower_and_receive_assignment(consumer, coordinator, broker, [T1P])
-        await heartbeat_after_session_timeout(coordinator, broker, heartbeat_response(Errors.REBALANCE_IN_PROGRESS))
-        assert coordinator.rejoin_needed
-        assert coordinator.generation == Generation(1, CONSUMER_ID, "range")
-        broker.prepare_response(join_group_follower_response(2, CONSUMER_ID, "leader", Errors.NONE), is_join(CONSUMER_ID))
-        broker.prepare_response(sync_group_response([T1P], Errors.NONE), is_sync(CONSUMER_ID, 2, leader=False))
-        assert await coordinator.poll(LONG)
-        assert (listener.revoked_count, listener.revoked) == (1, {T1P})
-        assert listener.lost_count == 0
-        assert (listener.assigned_count, listener.assigned) == (2, {T1P})
-        assert coordinator.generation == Generation(2, CONSUMER_ID, "range")
-
-
-async def test_heartbeat_request_with_fenced_instance_id_exception():
-    """Mirrors AbstractCoordinatorTest#testHeartbeatRequestWithFencedInstanceIdException."""
-    from kafka_ref.common.errors import FencedInstanceIdException
-
-    async with harness(group_instance_id="test-instance") as (consumer, coordinator, broker, _):
-        consumer.subscribe([TOPIC1])
-        await join_as_follower_and_receive_assignment(consumer, coordinator, broker, [T1P])
-        await anyio.sleep(SESSION_TIMEOUT_MS / 1000)
-        broker.prepare_response(heartbeat_response(Errors.FENCED_INSTANCE_ID))
-        with pytest.raises(FencedInstanceIdException):
-            await coordinator.maybe_heartbeat()
-        assert broker.requests[-1].group_instance_id == "test-instance"
-        assert coordinator.generation == NO_GENERATION
-        assert coordinator.rejoin_needed
 
 
 # --------------------------------------------------------------------------------------------
@@ -647,114 +552,6 @@ async def test_invalid_session_timeout():
             await coordinator.ensure_active_group(now_plus(coordinator))
 
 
-async def test_group_max_size_exception_is_fatal():
-    """Mirrors AbstractCoordinatorTest#testGroupMaxSizeExceptionIsFatal."""
-    from kafka_ref.common.errors import GroupMaxSizeReachedException
-
-    async with harness() as (consumer, coordinator, broker, _):
-        consumer.subscribe([TOPIC1])
-        await ensure_coordinator_ready(coordinator, broker)
-        broker.prepare_response(join_group_follower_response(-1, CONSUMER_ID, "", Errors.GROUP_MAX_SIZE_REACHED))
-        with pytest.raises(GroupMaxSizeReachedException):
-            await coordinator.ensure_active_group(now_plus(coordinator))
-        assert broker.sent() == ["FindCoordinatorRequest", "JoinGroupRequest"]
-
-
-async def test_join_group_request_with_member_id_required():
-    """Mirrors AbstractCoordinatorTest#testJoinGroupRequestWithMemberIdRequired."""
-    async with harness() as (consumer, coordinator, broker, _):
-        consumer.subscribe([TOPIC1])
-        await ensure_coordinator_ready(coordinator, broker)
-        broker.prepare_response(join_group_follower_response(-1, "memberId", "", Errors.MEMBER_ID_REQUIRED), is_join(""))
-        broker.prepare_response(join_group_follower_response(-1, "", "", Errors.UNKNOWN_MEMBER_ID), is_join("memberId"))
-        # After UNKNOWN_MEMBER_ID the member id is forgotten and the next join goes without one.
-        broker.prepare_response(join_group_follower_response(1, "memberId-2", "leader", Errors.NONE), is_join(""))
-        broker.prepare_response(sync_group_response([T1P], Errors.NONE), is_sync("memberId-2", 1, leader=False))
-        assert await coordinator.ensure_active_group(now_plus(coordinator))
-        assert coordinator.generation == Generation(1, "memberId-2", "range")
-
-
-async def test_join_group_request_with_fenced_instance_id_exception():
-    """Mirrors AbstractCoordinatorTest#testJoinGroupRequestWithFencedInstanceIdException."""
-    from kafka_ref.common.errors import FencedInstanceIdException
-
-    async with harness(group_instance_id="test-instance") as (consumer, coordinator, broker, _):
-        consumer.subscribe([TOPIC1])
-        await ensure_coordinator_ready(coordinator, broker)
-        broker.prepare_response(join_group_follower_response(-1, "memberId", "", Errors.FENCED_INSTANCE_ID))
-        with pytest.raises(FencedInstanceIdException, match=Errors.FENCED_INSTANCE_ID.message):
-            await coordinator.ensure_active_group(now_plus(coordinator))
-        assert broker.requests[-1].group_instance_id == "test-instance"
-
-
-async def test_sync_group_request_with_fenced_instance_id_exception():
-    """Mirrors AbstractCoordinatorTest#testSyncGroupRequestWithFencedInstanceIdException."""
-    from kafka_ref.common.errors import FencedInstanceIdException
-
-    async with harness(group_instance_id="test-instance") as (consumer, coordinator, broker, _):
-        consumer.subscribe([TOPIC1])
-        await ensure_coordinator_ready(coordinator, broker)
-        broker.prepare_response(join_group_follower_response(-1, "memberId", "", Errors.NONE))
-        broker.prepare_response(sync_group_response([], Errors.FENCED_INSTANCE_ID))
-        with pytest.raises(FencedInstanceIdException):
-            await coordinator.ensure_active_group(now_plus(coordinator))
-
-
-@pytest.mark.parametrize("join_type, sync_type, sync_name, consistent", [
-    (None, None, None, True),
-    ("consumer", "consumer", "range", True),
-    ("wrong", None, None, False),
-    ("consumer", "wrong-type", "range", False),
-    ("consumer", "consumer", "wrong-name", False),
-])
-async def test_join_group_protocol_type_and_name(join_type, sync_type, sync_name, consistent):
-    """Mirrors AbstractCoordinatorTest#testJoinGroupProtocolTypeAndName."""
-    from kafka_ref.common.errors import InconsistentGroupProtocolException
-
-    async with harness() as (consumer, coordinator, broker, _):
-        consumer.subscribe([TOPIC1])
-        await ensure_coordinator_ready(coordinator, broker)
-        join = join_group_follower_response(1, CONSUMER_ID, "leader", Errors.NONE)
-        broker.prepare_response(JoinGroupResponse(
-            error_code=0, generation_id=1, protocol_type=join_type, protocol_name="range", member_id=CONSUMER_ID,
-            leader=join.leader))
-        broker.prepare_response(SyncGroupResponse(
-            error_code=0, protocol_type=sync_type, protocol_name=sync_name,
-            assignment=ConsumerProtocol.serialize_assignment(Assignment((T1P,)))))
-        if consistent:
-            assert await coordinator.ensure_active_group(now_plus(coordinator))
-            assert consumer.assignment() == {T1P}
-        else:
-            with pytest.raises(InconsistentGroupProtocolException):
-                await coordinator.ensure_active_group(now_plus(coordinator))
-            assert consumer.assignment() == set()
-
-
-@pytest.mark.parametrize("in_sync", [False, True])
-async def test_retain_member_id_after_disconnect(in_sync):
-    """Mirrors AbstractCoordinatorTest#testRetainMemberIdAfterJoinGroupDisconnect and
-    #testRetainMemberIdAfterSyncGroupDisconnect."""
-    async with harness() as (consumer, coordinator, broker, _):
-        consumer.subscribe([TOPIC1])
-        await ensure_coordinator_ready(coordinator, broker)
-        broker.prepare_response(join_group_follower_response(5, "memberId", "leader", Errors.NONE), is_join(""))
-        broker.prepare_response(sync_group_response([T1P], Errors.NONE), is_sync("memberId", 5, leader=False))
-        assert await coordinator.ensure_active_group(now_plus(coordinator))
-        coordinator.request_rejoin("Manual test trigger")
-        assert coordinator.rejoin_needed
-        if in_sync:
-            broker.prepare_response(join_group_follower_response(10, "memberId", "leader", Errors.NONE), is_join("memberId"))
-            broker.prepare_response(None, is_sync("memberId", 10, leader=False), disconnected=True)
-        else:
-            broker.prepare_response(None, is_join("memberId"), disconnected=True)
-        broker.prepare_response(group_coordinator_response(Errors.NONE), lambda r: isinstance(r, FindCoordinatorRequest))
-        # The consumer always starts again from JoinGroup, with the member id it had.
-        broker.prepare_response(join_group_follower_response(10, "memberId", "leader", Errors.NONE), is_join("memberId"))
-        broker.prepare_response(sync_group_response([T1P], Errors.NONE), is_sync("memberId", 10, leader=False))
-        assert await coordinator.ensure_active_group(now_plus(coordinator))
-        assert coordinator.generation == Generation(10, "memberId", "range")
-
-
 # --------------------------------------------------------------------------------------------
 # Leaving the group
 # --------------------------------------------------------------------------------------------
@@ -882,17 +679,6 @@ async def test_no_coordinator_discovery_if_positions_known_or_awaiting_reset(awa
             assert state.position.offset == 500
         assert coordinator.coordinator is None
         assert broker.requests == []
-
-
-async def test_leave_group_sent_with_group_instance_id_unset():
-    """Mirrors AbstractCoordinatorTest#testLeaveGroupSentWithGroupInstanceIdUnSet: a static member sends none."""
-    async with harness(group_instance_id="test-instance") as (consumer, coordinator, broker, _):
-        consumer.subscribe([TOPIC1])
-        await join_as_follower_and_receive_assignment(consumer, coordinator, broker, [T1P])
-        before = len(broker.requests)
-        consumer.close()
-        await anyio.sleep(0.01)
-        assert len(broker.requests) == before
 
 
 # --------------------------------------------------------------------------------------------
@@ -1268,115 +1054,3 @@ async def test_offset_fetch_coordinator_not_available_is_unexpected():
         broker.prepare_response(offset_fetch_response(Errors.COORDINATOR_NOT_AVAILABLE, {}))
         with pytest.raises(KafkaException, match="Unexpected error in fetch offset response"):
             await coordinator.fetch_committed_offsets([T1P], LONG)
-
-
-# --------------------------------------------------------------------------------------------
-# Answers about an older generation, timeouts and retries (AbstractCoordinatorTest)
-# --------------------------------------------------------------------------------------------
-
-
-async def test_join_group_unknown_member_response_with_old_generation():
-    """Mirrors AbstractCoordinatorTest#testJoinGroupUnknownMemberResponseWithOldGeneration."""
-    async with harness() as (consumer, coordinator, broker, _):
-        consumer.subscribe([TOPIC1])
-        await join_as_follower_and_receive_assignment(consumer, coordinator, broker, [T1P])
-        current = coordinator.generation
-        coordinator.request_rejoin("test")
-        with anyio.move_on_after(0):
-            await coordinator.poll(LONG)
-        await settle()
-        assert broker.sent()[-1] == "JoinGroupRequest" and len(broker.held) == 1
-        # The generation changes after the JoinGroup went out.
-        new_generation = Generation(current.generation_id, current.member_id + "-new", current.protocol_name)
-        coordinator.generation = new_generation
-        broker.held.pop().respond(join_group_follower_response(current.generation_id + 1, CONSUMER_ID, "",
-                                                               Errors.UNKNOWN_MEMBER_ID))
-        assert await coordinator._join_group()  # UNKNOWN_MEMBER_ID: retry at once
-        assert coordinator.generation == new_generation
-
-
-@pytest.mark.parametrize("error", [Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION])
-async def test_sync_group_error_response_with_old_generation(error):
-    """Mirrors AbstractCoordinatorTest#testSyncGroupUnknownMemberResponseWithOldGeneration and
-    #testSyncGroupIllegalGenerationResponseWithOldGeneration."""
-    async with harness() as (consumer, coordinator, broker, _):
-        consumer.subscribe([TOPIC1])
-        await join_as_follower_and_receive_assignment(consumer, coordinator, broker, [T1P])
-        current = coordinator.generation
-        coordinator.request_rejoin("test")
-        broker.prepare_response(join_group_follower_response(current.generation_id, CONSUMER_ID, "leader", Errors.NONE))
-        with anyio.move_on_after(0.5):
-            await coordinator.poll(LONG)
-        # The SyncGroup is out and unanswered.
-        assert broker.sent()[-2:] == ["JoinGroupRequest", "SyncGroupRequest"] and len(broker.held) == 1
-        new_generation = Generation(current.generation_id, current.member_id + "-new", current.protocol_name)
-        coordinator.generation = new_generation
-        broker.held.pop().respond(sync_group_response([], error))
-        # The next attempt waits for that SyncGroup (no new JoinGroup), and its answer is stale.
-        assert not await coordinator._join_group()
-        assert broker.sent()[-1] == "SyncGroupRequest"
-        assert coordinator.generation == new_generation
-
-
-async def test_timeout_and_retry_join_group_if_needed():
-    """Mirrors AbstractCoordinatorTest#testTimeoutAndRetryJoinGroupIfNeeded: a JoinGroup left unanswered when the
-    first attempt runs out of time is the one the second attempt waits for."""
-    async with harness() as (consumer, coordinator, broker, _):
-        consumer.subscribe([TOPIC1])
-        await ensure_coordinator_ready(coordinator, broker)
-        with anyio.move_on_after(30):
-            await coordinator.poll(30000)
-        assert coordinator.rejoin_needed
-        assert len(broker.held) == 1 and broker.sent() == ["FindCoordinatorRequest", "JoinGroupRequest"]
-        broker.held.pop().respond(join_group_follower_response(1, "memberId", "leaderId", Errors.NONE))
-        broker.prepare_response(sync_group_response([T1P], Errors.NONE))
-        assert await coordinator.poll(30000)
-        assert broker.sent() == ["FindCoordinatorRequest", "JoinGroupRequest", "SyncGroupRequest"]
-        assert coordinator.generation == Generation(1, "memberId", "range")
-
-
-async def test_join_group_request_with_rebalance_in_progress():
-    """Mirrors AbstractCoordinatorTest#testJoinGroupRequestWithRebalanceInProgress: retried at once."""
-    async with harness() as (consumer, coordinator, broker, listener):
-        consumer.subscribe([TOPIC1])
-        await ensure_coordinator_ready(coordinator, broker)
-        broker.prepare_response(join_group_follower_response(-1, "memberId", "", Errors.REBALANCE_IN_PROGRESS))
-        broker.prepare_response(join_group_follower_response(1, "memberId", "leader", Errors.NONE))
-        broker.prepare_response(sync_group_response([T1P], Errors.NONE))
-        start = coordinator.time.milliseconds()
-        assert await coordinator.ensure_active_group(now_plus(coordinator))
-        assert coordinator.time.milliseconds() == start
-        assert listener.assigned_count == 1
-        assert broker.sent() == ["FindCoordinatorRequest", "JoinGroupRequest", "JoinGroupRequest", "SyncGroupRequest"]
-
-
-async def test_backoff_and_retry_upon_retriable_error():
-    """Mirrors AbstractCoordinatorTest#testBackoffAndRetryUponRetriableError (one retry.backoff.ms; kafka_ref's
-    backoff is constant, so no jitter)."""
-    async with harness() as (consumer, coordinator, broker, _):
-        consumer.subscribe([TOPIC1])
-        await ensure_coordinator_ready(coordinator, broker)
-        broker.prepare_response(join_group_follower_response(-1, "", "", Errors.COORDINATOR_LOAD_IN_PROGRESS))
-        broker.prepare_response(join_group_follower_response(1, "memberId", "leader", Errors.NONE))
-        broker.prepare_response(sync_group_response([T1P], Errors.NONE))
-        start = coordinator.time.milliseconds()
-        assert await coordinator.ensure_active_group(now_plus(coordinator, 30000))
-        assert coordinator.time.milliseconds() - start == 100
-
-
-async def test_return_upon_retriable_error_and_expired_timer():
-    """Mirrors AbstractCoordinatorTest#testReturnUponRetriableErrorAndExpiredTimer."""
-    async with harness() as (consumer, coordinator, broker, _):
-        consumer.subscribe([TOPIC1])
-        await ensure_coordinator_ready(coordinator, broker)
-        start = coordinator.time.milliseconds()
-        deadline = now_plus(coordinator, 500)
-        async with anyio.create_task_group() as tg:
-            async def attempt() -> None:
-                assert not await coordinator.ensure_active_group(deadline)
-
-            tg.start_soon(attempt)
-            await anyio.sleep(0.5)
-            broker.held.pop().respond(join_group_follower_response(-1, "", "", Errors.COORDINATOR_LOAD_IN_PROGRESS))
-        assert coordinator.time.milliseconds() - start == 500
-        assert coordinator.rejoin_needed
