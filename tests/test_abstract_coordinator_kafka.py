@@ -627,6 +627,32 @@ async def test_heartbeat_sent_every_heartbeat_interval():
         assert not coordinator.rejoin_needed
 
 
+@pytest.mark.parametrize("error", [Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR])
+async def test_failed_heartbeat_retried_after_backoff(error):
+    """Mirrors Heartbeat#failHeartbeat as AbstractCoordinator.HeartbeatThread uses it: after a heartbeat answered
+    COORDINATOR_NOT_AVAILABLE / NOT_COORDINATOR (the coordinator marked unknown, then found again), the next
+    heartbeat is due retry.backoff.ms after the failure, not a whole heartbeat.interval.ms after the failed
+    one went out (kafka_ref's backoff is the constant retry.backoff.ms, without KIP-580's jitter)."""
+    async with harness() as (consumer, coordinator, broker, _):
+        consumer.subscribe([TOPIC1])
+        await join_as_follower_and_receive_assignment(consumer, coordinator, broker, [T1P])
+        await heartbeat_after_session_timeout(coordinator, broker, heartbeat_response(error))
+        failed = coordinator.time.milliseconds()
+        assert coordinator.coordinator is None
+        await ensure_coordinator_ready(coordinator, broker)
+        sent = len(broker.requests)
+        await sleep_until(coordinator, failed + 99)
+        await coordinator.maybe_heartbeat()
+        assert len(broker.requests) == sent
+        await sleep_until(coordinator, failed + 100)
+        broker.prepare_response(heartbeat_response(Errors.NONE), lambda r: isinstance(r, HeartbeatRequest))
+        await coordinator.maybe_heartbeat()
+        assert broker.sent()[sent:] == ["HeartbeatRequest"]
+        assert coordinator.generation == Generation(1, CONSUMER_ID, "range")
+        # A successful heartbeat brings the interval back.
+        assert coordinator.next_heartbeat_ms == failed + 100 + HEARTBEAT_INTERVAL_MS
+
+
 @pytest.mark.parametrize("error", [Errors.GROUP_AUTHORIZATION_FAILED, Errors.UNKNOWN_SERVER_ERROR])
 async def test_heartbeat_fatal_errors(error):
     """Mirrors the GROUP_AUTHORIZATION_FAILED and unexpected-error branches of

@@ -236,10 +236,19 @@ class AbstractCoordinator:
         """Mirrors AbstractCoordinator.HeartbeatThread's loop body (run from poll here).
 
         A heartbeat whose answer a short poll did not wait for is waited for next time.
+
+        1. Nothing to do without a coordinator, while a rejoin is pending or before a member id;
+        2. a heartbeat is due heartbeat.interval.ms after the previous one went out (Heartbeat#sentHeartbeat);
+        3. a failed one (lost connection, or an error answer other than REBALANCE_IN_PROGRESS,
+        FENCED_INSTANCE_ID or one about an older generation) makes the next one due
+        retry.backoff.ms after the failure (Heartbeat#failHeartbeat; constant, no KIP-580 jitter);
+        4. the answer is handled (HeartbeatResponseHandler).
         """
+        # 1. Anyone to heartbeat to, as a member?
         now = self.time.milliseconds()
         if self.coordinator is None or self.rejoin_needed or not self.generation.has_member_id():
             return
+        # 2. Due? (A pending heartbeat is waited for again.)
         if "heartbeat" not in self._pending:
             if now < self.next_heartbeat_ms:
                 return
@@ -249,10 +258,17 @@ class AbstractCoordinator:
         response = await self._send_to_coordinator(HeartbeatRequest(
             group_id=self.group_id, generation_id=generation.generation_id, member_id=generation.member_id,
             group_instance_id=self.group_instance_id), resumable="heartbeat")
+        # 3. A failure backs off.
         if response is None:
             self.next_heartbeat_ms = self.time.milliseconds() + self.retry_backoff_ms
             return
-        self._handle_heartbeat_error(Errors.for_code(response.error_code), generation)
+        error = Errors.for_code(response.error_code)
+        stale = (error in (Errors.ILLEGAL_GENERATION, Errors.UNKNOWN_MEMBER_ID, Errors.FENCED_INSTANCE_ID)
+                 and generation != self.generation)
+        if error not in (Errors.NONE, Errors.REBALANCE_IN_PROGRESS, Errors.FENCED_INSTANCE_ID) and not stale:
+            self.next_heartbeat_ms = self.time.milliseconds() + self.retry_backoff_ms
+        # 4. The answer.
+        self._handle_heartbeat_error(error, generation)
 
     def _handle_heartbeat_error(self, error: Errors, generation: Generation) -> None:
         """Mirrors AbstractCoordinator.HeartbeatResponseHandler#handle."""
