@@ -25,8 +25,6 @@ Not ported:
   synchronous here), so there is no LeaveGroupResponseHandler future to check.
 - testLookupCoordinator: lookupCoordinator's shared in-flight future is not modelled
   (ensure_coordinator_ready sends FindCoordinator and waits for it in line).
-- testRejoinReason: the JoinGroup carries a fixed reason ("rebalance"), not the last requestRejoin
-  reason.
 - testAuthenticationErrorInEnsureCoordinatorReady: no authentication layer.
 """
 
@@ -496,6 +494,68 @@ async def test_no_generation_will_not_trigger_protocol_name_check():
                                  "JoinGroupRequest", "SyncGroupRequest"]
         # The second JoinGroup went without a member id: leaving the group forgets it.
         assert broker.requests[3].member_id == ""
+
+
+async def test_rejoin_reason():
+    """Mirrors AbstractCoordinatorTest#testRejoinReason."""
+    from kafka_ref.common.errors import GroupMaxSizeReachedException
+
+    def expect_join(broker, member_id: str, reason: str) -> None:
+        broker.prepare_response(join_group_follower_response(5, "memberId", "leaderId", Errors.NONE),
+                                lambda r: is_join(member_id)(r) and r.protocol_type == "consumer" and r.reason == reason)
+        broker.prepare_response(sync_group_response([T1P], Errors.NONE), is_sync("memberId", 5, leader=False))
+
+    async def ensure_active_group(coordinator) -> None:
+        assert await coordinator.ensure_active_group(now_plus(coordinator))
+        assert coordinator.generation == Generation(5, "memberId", "range")
+        assert not coordinator.rejoin_needed
+        # A completed rebalance empties the reason.
+        assert coordinator.rejoin_reason == ""
+
+    async with harness() as (consumer, coordinator, broker, _):
+        consumer.subscribe([TOPIC1])
+        await ensure_coordinator_ready(coordinator, broker)
+        # The first JoinGroup has no reason to give.
+        expect_join(broker, "", "")
+        await ensure_active_group(coordinator)
+        # A requested rejoin sends its reason.
+        expect_join(broker, "memberId", "Manual test trigger")
+        coordinator.request_rejoin("Manual test trigger")
+        await ensure_active_group(coordinator)
+        # A failed rebalance: the next JoinGroup names the exception.
+        broker.prepare_response(join_group_follower_response(-1, "memberId", "", Errors.GROUP_MAX_SIZE_REACHED))
+        coordinator.request_rejoin("Manual test trigger 2")
+        with pytest.raises(GroupMaxSizeReachedException):
+            await coordinator.ensure_active_group(now_plus(coordinator, 100))
+        expect_join(broker, "memberId", "rebalance failed due to GroupMaxSizeReachedException")
+        await ensure_active_group(coordinator)
+        # A reason longer than 255 characters is cut to 255.
+        reason = "Very l" + "o" * 163 + "ng reason that is 271 characters long to make sure that length limit logic handles the scenario nicely"
+        assert len(reason) == 271
+        expect_join(broker, "memberId", reason[:255])
+        coordinator.request_rejoin(reason)
+        await ensure_active_group(coordinator)
+
+
+async def test_rejoin_reason_names_what_sent_the_member_back():
+    """Mirrors the reasons AbstractCoordinator#resetStateOnResponseError, #joinGroupIfNeeded and
+    ConsumerCoordinator#rejoinNeededOrPending give requestRejoin, as the next JoinGroup carries them: a
+    heartbeat answered ILLEGAL_GENERATION, a SyncGroup answered REBALANCE_IN_PROGRESS, a changed subscription."""
+    async with harness() as (consumer, coordinator, broker, _):
+        consumer.subscribe([TOPIC1])
+        await join_as_follower_and_receive_assignment(consumer, coordinator, broker, [T1P])
+        await heartbeat_after_session_timeout(coordinator, broker, heartbeat_response(Errors.ILLEGAL_GENERATION))
+        assert coordinator.rejoin_reason == "encountered ILLEGAL_GENERATION from HEARTBEAT response"
+        broker.prepare_response(join_group_follower_response(2, CONSUMER_ID, "leader", Errors.NONE),
+                                lambda r: r.reason == "encountered ILLEGAL_GENERATION from HEARTBEAT response")
+        broker.prepare_response(sync_group_response([], Errors.REBALANCE_IN_PROGRESS))
+        broker.prepare_response(join_group_follower_response(3, CONSUMER_ID, "leader", Errors.NONE),
+                                lambda r: r.reason == "rebalance failed due to RebalanceInProgressException")
+        broker.prepare_response(sync_group_response([T1P], Errors.NONE), is_sync(CONSUMER_ID, 3, leader=False))
+        assert await coordinator.ensure_active_group(now_plus(coordinator))
+        assert coordinator.rejoin_reason == ""
+        consumer.subscribe([TOPIC1, "otherTopic"])
+        assert coordinator.rejoin_needed and coordinator.rejoin_reason == "subscription has changed"
 
 
 @pytest.mark.parametrize("error, member_id_after_error", [

@@ -52,6 +52,9 @@ from kafka_ref.common.time import Time
 
 NO_GENERATION_ID = -1
 UNKNOWN_MEMBER_ID = ""
+#: ApiKeys names, as a rejoin reason spells the API whose answer reset the generation.
+_API_KEY_NAMES = {"Heartbeat": "HEARTBEAT", "JoinGroup": "JOIN_GROUP", "SyncGroup": "SYNC_GROUP",
+                  "OffsetCommit": "OFFSET_COMMIT"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +120,8 @@ class AbstractCoordinator:
         self.generation = NO_GENERATION
         self.state = MemberState.UNJOINED
         self.rejoin_needed = True
+        # The reason the next JoinGroup carries: the last requestRejoin's, emptied by a completed rebalance.
+        self.rejoin_reason = ""
         # The Heartbeat timer: when the next heartbeat is due.
         self.next_heartbeat_ms = 0
         self._pending: dict[str, Any] = {}
@@ -147,11 +152,22 @@ class AbstractCoordinator:
         """Called with this member's assignment once the SyncGroup succeeds (AbstractCoordinator#onJoinComplete, abstract)."""
         raise NotImplementedError
 
-    def request_rejoin(self, reason: str) -> None:
-        """Mirrors AbstractCoordinator#requestRejoin."""
+    def request_rejoin(self, reason: str, full_reason: str | None = None) -> None:
+        """Mirrors AbstractCoordinator#requestRejoin: ``reason`` (the short one) goes with the next
+        JoinGroup; ``full_reason`` (default: the same) is what is logged."""
         if not self.rejoin_needed:
-            self._log.info("rejoin_requested", reason=reason)
+            self._log.info("rejoin_requested", reason=full_reason or reason)
+        self.rejoin_reason = reason
         self.rejoin_needed = True
+
+    def request_rejoin_if_necessary(self, reason: str, full_reason: str | None = None) -> None:
+        """Mirrors AbstractCoordinator#requestRejoinIfNecessary: a rejoin already pending keeps its reason."""
+        if not self.rejoin_needed:
+            self.request_rejoin(reason, full_reason)
+
+    def _rebalance_failed(self, exception_name: str) -> None:
+        """The rejoin joinGroupIfNeeded requests when a JoinGroup / SyncGroup fails: its reason names the failure."""
+        self.request_rejoin(f"rebalance failed due to {exception_name}")
 
     # -- coordinator discovery -------------------------------------------------------------------
 
@@ -279,7 +295,7 @@ class AbstractCoordinator:
         elif error is Errors.REBALANCE_IN_PROGRESS:
             # Only a stable member rejoins; during a rebalance the answer is expected and ignored.
             if self.state is MemberState.STABLE:
-                self.request_rejoin("group is rebalancing (heartbeat)")
+                self.request_rejoin("group is already rebalancing", "group is rebalancing (heartbeat)")
         elif error in (Errors.ILLEGAL_GENERATION, Errors.UNKNOWN_MEMBER_ID, Errors.FENCED_INSTANCE_ID):
             # 1. Only an answer about the current generation resets it (ILLEGAL_GENERATION keeps
             #    the member id, which is still valid); a stale one is ignored.
@@ -308,7 +324,8 @@ class AbstractCoordinator:
         else:
             self.generation = Generation(NO_GENERATION_ID, self.generation.member_id, None)
         # 2. requestRejoin.
-        self.request_rejoin(f"encountered {error.name} from {api} response")
+        self.request_rejoin(f"encountered {error.name} from {_API_KEY_NAMES.get(api, api)} response",
+                            f"encountered {error.name} from {api} response")
 
     # -- joining -------------------------------------------------------------------------------------
 
@@ -319,8 +336,13 @@ class AbstractCoordinator:
                 return False
             # 1. EAGER: give everything up before joining (onJoinPrepare).
             self._on_join_prepare()
-            # 2. Join and sync; an error sends us round the loop (maybe after a backoff).
-            retry_now = await self._join_group()
+            # 2. Join and sync; an error sends us round the loop (maybe after a backoff). A fatal
+            #    one is raised, the next JoinGroup's reason naming it.
+            try:
+                retry_now = await self._join_group()
+            except KafkaException as exc:
+                self._rebalance_failed(type(exc).__name__)
+                raise
             if self.rejoin_needed and not retry_now and not await self._backoff(deadline_ms):
                 return False
             if self.rejoin_needed and self.time.milliseconds() >= deadline_ms:
@@ -346,15 +368,18 @@ class AbstractCoordinator:
             group_id=self.group_id, session_timeout_ms=self.session_timeout_ms,
             rebalance_timeout_ms=self.rebalance_timeout_ms, member_id=self.generation.member_id,
             group_instance_id=self.group_instance_id, protocol_type=self.protocol_type(), protocols=self._join_protocols(),
-            reason="rebalance")
+            reason=JoinGroupRequest.maybe_truncate_reason(self.rejoin_reason))
         # The JoinGroup may wait out a whole rebalance timeout at the coordinator.
         timeout = max(self.request_timeout_ms, self.rebalance_timeout_ms + 5000)
         self.state = MemberState.PREPARING_REBALANCE  # (initiateJoinGroup)
         response = await self._send_to_coordinator(request, timeout, resumable="join")
         if response is None:
+            self._rebalance_failed("DisconnectException")
             return False
         assert isinstance(response, JoinGroupResponse)
         error = Errors.for_code(response.error_code)
+        if error is not Errors.NONE and error is not Errors.MEMBER_ID_REQUIRED:
+            self._rebalance_failed(type(error.exception()).__name__)
         # 1. Success, unless the coordinator speaks of another protocol type.
         if error is Errors.NONE and self._is_protocol_type_inconsistent(response.protocol_type):
             Errors.INCONSISTENT_GROUP_PROTOCOL.maybe_raise()
@@ -370,6 +395,7 @@ class AbstractCoordinator:
             return await self._sync_group(assignment)
         if error is Errors.MEMBER_ID_REQUIRED:
             self.generation = Generation(NO_GENERATION_ID, response.member_id, None)
+            self.request_rejoin(f"need to re-join with the given member-id: {response.member_id}")
             return True
         if error is Errors.COORDINATOR_LOAD_IN_PROGRESS:
             return False
@@ -377,6 +403,7 @@ class AbstractCoordinator:
         if error is Errors.UNKNOWN_MEMBER_ID:
             if sent_generation == self.generation:
                 self.reset_generation_on_response_error("JoinGroup", error)
+            self._rebalance_failed(type(error.exception()).__name__)
             return True
         if error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR):
             self.mark_coordinator_unknown(f"JoinGroup answered {error.name}")
@@ -414,6 +441,7 @@ class AbstractCoordinator:
         response = await self._send_to_coordinator(request, max(self.request_timeout_ms, self.rebalance_timeout_ms + 5000),
                                                    resumable="sync")
         if response is None:
+            self._rebalance_failed("DisconnectException")
             return False
         error = Errors.for_code(response.error_code)
         if error is Errors.NONE:
@@ -425,7 +453,7 @@ class AbstractCoordinator:
                     or self.state is not MemberState.COMPLETING_REBALANCE):
                 # The generation or state was reset meanwhile (hasGenerationReset): the protocol name is
                 # not checked, and the rebalance is retried at once, as for ILLEGAL_GENERATION.
-                self.request_rejoin("generation reset before the SyncGroup answer")
+                self._rebalance_failed("IllegalGenerationException")
                 return True
             if response.protocol_name is not None and response.protocol_name != generation.protocol_name:
                 Errors.INCONSISTENT_GROUP_PROTOCOL.maybe_raise()
@@ -435,20 +463,23 @@ class AbstractCoordinator:
             self.rejoin_needed = False
             self._pending.pop("heartbeat", None)
             self.next_heartbeat_ms = self.time.milliseconds() + self.heartbeat_interval_ms
+            self.rejoin_reason = ""
             self._on_join_complete(generation, response.assignment)
             return False
         # 3. Errors. A rebalance under way or a stale generation: rejoin at once.
         if error is Errors.REBALANCE_IN_PROGRESS:
-            self.request_rejoin("group is rebalancing (SyncGroup)")
+            self._rebalance_failed(type(error.exception()).__name__)
             return True
         if error in (Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION):
             # Reset (ILLEGAL_GENERATION keeps the member id) if the generation did not move.
             if generation == self.generation:
                 self.reset_generation_on_response_error("SyncGroup", error, error is not Errors.ILLEGAL_GENERATION)
+            self._rebalance_failed(type(error.exception()).__name__)
             return True
         # 4. The coordinator moved (retriable, after the backoff); anything else is fatal.
         if error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR):
             self.mark_coordinator_unknown(f"SyncGroup answered {error.name}")
+            self._rebalance_failed(type(error.exception()).__name__)
             return False
         if error is Errors.GROUP_AUTHORIZATION_FAILED:
             error.maybe_raise(f"Not authorized to access group: {self.group_id}")
@@ -475,13 +506,15 @@ class AbstractCoordinator:
                 and self.state is not MemberState.UNJOINED and generation.has_member_id()):
             self._log.info("leaving_group", member_id=generation.member_id, reason=reason)
             self.client.post(self.coordinator, LeaveGroupRequest(
-                group_id=self.group_id, members=(MemberIdentity(member_id=generation.member_id, reason=reason),)))
+                group_id=self.group_id, members=(MemberIdentity(
+                    member_id=generation.member_id, reason=JoinGroupRequest.maybe_truncate_reason(reason)),)))
         # 2. resetGenerationOnLeaveGroup.
         self.reset_generation_on_leave_group(reason)
 
-    def reset_generation_on_leave_group(self, reason: str = "consumer pro-actively leaving the group") -> None:
-        """Mirrors AbstractCoordinator#resetGenerationOnLeaveGroup: unjoined, no generation nor member id, rejoin."""
+    def reset_generation_on_leave_group(self, log_reason: str | None = None) -> None:
+        """Mirrors AbstractCoordinator#resetGenerationOnLeaveGroup: unjoined, no generation nor member id, rejoin
+        (logged with ``log_reason`` when given, e.g. why the member left)."""
         self.state = MemberState.UNJOINED
         self.generation = NO_GENERATION
-        self.request_rejoin(reason)
+        self.request_rejoin("consumer pro-actively leaving the group", log_reason)
 

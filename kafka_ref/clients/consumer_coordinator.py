@@ -114,6 +114,8 @@ class ConsumerCoordinator(AbstractCoordinator):
         # ConsumerRebalanceListener#onPartitionsLost: by default the same as a revocation.
         self.on_partitions_lost = on_partitions_lost
         self.subscription: tuple[str, ...] = ()
+        # The subscription the last JoinGroup carried (ConsumerCoordinator#joinedSubscription).
+        self._joined_subscription: tuple[str, ...] | None = None
         self.assignment: set[TopicPartition] = set()
         self.rebalances = 0
 
@@ -124,12 +126,19 @@ class ConsumerCoordinator(AbstractCoordinator):
     # -- subscription --------------------------------------------------------------------------
 
     def subscribe(self, topics: Iterable[str]) -> None:
-        """Mirrors KafkaConsumer#subscribe's effect on the coordinator: a changed subscription means a rejoin."""
+        """Mirrors KafkaConsumer#subscribe's effect on the coordinator: a changed subscription means a rejoin.
+
+        Its reason is "subscription has changed" once a JoinGroup went out with another subscription
+        (ConsumerCoordinator#rejoinNeededOrPending); before the first one, there is none to give.
+        """
         topics = tuple(sorted(set(topics)))
         if topics != self.subscription:
             self.subscription = topics
             self.metadata.add_topics(topics)
-            self.request_rejoin("subscription changed")
+            if self._joined_subscription is not None:
+                self.request_rejoin_if_necessary("subscription has changed", "subscription changed")
+            else:
+                self.rejoin_needed = True
 
     # -- the poll loop -----------------------------------------------------------------------------
 
@@ -170,6 +179,7 @@ class ConsumerCoordinator(AbstractCoordinator):
 
     def _join_protocols(self) -> tuple[JoinGroupRequestProtocol, ...]:
         """Mirrors ConsumerCoordinator#metadata: one protocol per assignor, all with this subscription."""
+        self._joined_subscription = self.subscription
         metadata = ConsumerProtocol.serialize_subscription(Subscription(self.subscription))
         return tuple(JoinGroupRequestProtocol(name=a.name, metadata=metadata) for a in self.assignors)
 
