@@ -613,6 +613,37 @@ async def test_join_and_sync_coordinator_errors_mark_coordinator_unknown(api, er
         assert coordinator.generation == Generation(2, CONSUMER_ID, "range")
 
 
+async def test_join_group_answer_after_leaving_is_unjoined():
+    """Mirrors the UnjoinedGroupException branch of AbstractCoordinator.JoinGroupResponseHandler#handle: a JoinGroup
+    still pending when the member left the group (its answer waited for as it is, initiateJoinGroup's joinFuture)
+    is not followed by a SyncGroup; the member stays UNJOINED and joins again after retry.backoff.ms, without
+    a member id."""
+    async with harness() as (consumer, coordinator, broker, _):
+        consumer.subscribe([TOPIC1])
+        await join_as_follower_and_receive_assignment(consumer, coordinator, broker, [T1P])
+        coordinator.request_rejoin("test")
+        with anyio.move_on_after(0):
+            await coordinator.poll(LONG)
+        await settle()
+        assert broker.sent()[-1] == "JoinGroupRequest" and len(broker.held) == 1
+        pending_join = broker.held.pop()
+        coordinator.maybe_leave_group_nowait("test leaving")
+        await settle()
+        assert broker.sent()[-1] == "LeaveGroupRequest"
+        assert coordinator.state is MemberState.UNJOINED
+        pending_join.respond(join_group_follower_response(2, CONSUMER_ID, "leader", Errors.NONE))
+        assert not await coordinator._join_group()  # retriable: after the backoff
+        assert broker.sent()[-1] == "LeaveGroupRequest"  # no SyncGroup
+        assert coordinator.state is MemberState.UNJOINED
+        assert coordinator.generation == NO_GENERATION
+        assert coordinator.rejoin_needed
+        assert coordinator.rejoin_reason == "rebalance failed due to UnjoinedGroupException"
+        broker.prepare_response(join_group_follower_response(3, "memberId-2", "leader", Errors.NONE), is_join(""))
+        broker.prepare_response(sync_group_response([T1P], Errors.NONE), is_sync("memberId-2", 3, leader=False))
+        assert await coordinator.ensure_active_group(now_plus(coordinator))
+        assert coordinator.generation == Generation(3, "memberId-2", "range")
+
+
 async def test_group_max_size_reached_names_the_group():
     """Mirrors the GROUP_MAX_SIZE_REACHED branch of AbstractCoordinator.JoinGroupResponseHandler#handle: a fatal
     GroupMaxSizeReachedException that names the group."""

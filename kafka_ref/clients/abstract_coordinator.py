@@ -371,7 +371,11 @@ class AbstractCoordinator:
             reason=JoinGroupRequest.maybe_truncate_reason(self.rejoin_reason))
         # The JoinGroup may wait out a whole rebalance timeout at the coordinator.
         timeout = max(self.request_timeout_ms, self.rebalance_timeout_ms + 5000)
-        self.state = MemberState.PREPARING_REBALANCE  # (initiateJoinGroup)
+        # (initiateJoinGroup: a new JoinGroup makes the member PREPARING_REBALANCE; one still
+        #  pending is waited for as it is, whatever happened to the member meanwhile.)
+        pending_join = self._pending.get("join")
+        if pending_join is None or pending_join.dst != self.coordinator:
+            self.state = MemberState.PREPARING_REBALANCE
         response = await self._send_to_coordinator(request, timeout, resumable="join")
         if response is None:
             self._rebalance_failed("DisconnectException")
@@ -383,6 +387,11 @@ class AbstractCoordinator:
         # 1. Success, unless the coordinator speaks of another protocol type.
         if error is Errors.NONE and self._is_protocol_type_inconsistent(response.protocol_type):
             Errors.INCONSISTENT_GROUP_PROTOCOL.maybe_raise()
+        if error is Errors.NONE and self.state is not MemberState.PREPARING_REBALANCE:
+            # The member left the group while the JoinGroup was out: no SyncGroup for it
+            # (UnjoinedGroupException, retriable: a new JoinGroup after the backoff).
+            self._rebalance_failed("UnjoinedGroupException")
+            return False
         if error is Errors.NONE:
             self.state = MemberState.COMPLETING_REBALANCE
             self.generation = Generation(response.generation_id, response.member_id, response.protocol_name)
