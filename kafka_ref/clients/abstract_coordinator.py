@@ -17,15 +17,20 @@ SyncGroup are one pending operation: a poll that runs out while either waits res
 
 Errors that send the member back: REBALANCE_IN_PROGRESS (rejoin with the same member id),
 UNKNOWN_MEMBER_ID (reset the generation and member id, rejoin), ILLEGAL_GENERATION (reset the
-generation, keep the member id, rejoin) — answers about an older generation are ignored;
+generation, keep the member id, rejoin) — answers about an older generation are ignored; from a
+JoinGroup or SyncGroup these three (and MEMBER_ID_REQUIRED) send the next JoinGroup at once.
 NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE or a lost connection (find the coordinator again; a
-parked JoinGroup or SyncGroup is retried there), COORDINATOR_LOAD_IN_PROGRESS (retry after
-``retry_backoff_ms``).
+parked JoinGroup or SyncGroup is retried there) and COORDINATOR_LOAD_IN_PROGRESS retry after
+``retry_backoff_ms``. Each JoinGroup carries the reason of the last rejoin request (KIP-800's
+rejoinReason: "rebalance failed due to <exception>" after a failed attempt).
 
 There is no heartbeat thread: network work happens inside the consumer's ``poll`` (and the
 blocking calls), so a member must be polled at least every session timeout; the Heartbeat timer
 is the deadline ``next_heartbeat_ms`` kept here. Static membership (group.instance.id, KIP-345)
-is modelled. Not modelled: exponential retry backoff (KIP-580), max.poll.interval.ms.
+is modelled. Not modelled: exponential retry backoff with jitter (KIP-580: the backoff is the
+constant ``retry_backoff_ms``), the Heartbeat's session and poll timers (no client-side session
+expiry, and max.poll.interval.ms does not make the member leave: without a heartbeat thread, a
+member that is not polled simply stops heartbeating), and awaiting the LeaveGroup answer.
 """
 
 from __future__ import annotations
