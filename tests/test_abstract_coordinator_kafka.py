@@ -15,14 +15,14 @@ Not ported:
 - testMetrics: kafka_ref keeps no client metrics.
 - testCoordinatorDiscoveryExponentialBackoff: coordinator discovery backs off by a constant
   retry.backoff.ms; KIP-580's exponential backoff with random jitter is not modelled.
-- testWakeup* (nine tests), testWakeupFromEnsureCoordinatorReady: no wakeup().
+- testWakeup* (nine tests, testWakeupFromEnsureCoordinatorReady among them): no wakeup().
 - testHeartbeatSentWhenCompletingRebalance, testUncaughtExceptionInHeartbeatThread,
   testPollHeartbeatAwakesHeartbeatThread: no heartbeat thread; heartbeats go from poll while the
   member is stable, and a JoinGroup / SyncGroup wait blocks them.
-- testHandleNormalLeaveGroupResponse, testHandleNormalLeaveGroupResponseAndTruncatedLeaveReason,
-  testHandleMultipleMembersLeaveGroupResponse, testHandleLeaveGroupResponseWithEmptyMemberResponse,
+- testHandleMultipleMembersLeaveGroupResponse, testHandleLeaveGroupResponseWithEmptyMemberResponse,
   testHandleLeaveGroupResponseWithException: the LeaveGroup is sent without waiting (close is
-  synchronous here), so there is no LeaveGroupResponseHandler future to check.
+  synchronous here), so there is no LeaveGroupResponseHandler future to check (of
+  testHandleNormalLeaveGroupResponse and its truncated-reason variant, the request is checked).
 - testLookupCoordinator: lookupCoordinator's shared in-flight future is not modelled
   (ensure_coordinator_ready sends FindCoordinator and waits for it in line).
 - testAuthenticationErrorInEnsureCoordinatorReady: no authentication layer.
@@ -782,6 +782,29 @@ async def test_leave_group_resets_generation_and_sends_reason():
         assert coordinator.generation == NO_GENERATION
         assert coordinator.state is MemberState.UNJOINED
         assert coordinator.rejoin_needed
+
+
+@pytest.mark.parametrize("reason_length", [22, 276])
+async def test_handle_normal_leave_group_response(reason_length):
+    """Mirrors AbstractCoordinatorTest#testHandleNormalLeaveGroupResponse and
+    #testHandleNormalLeaveGroupResponseAndTruncatedLeaveReason: the LeaveGroup their matcher checks (this
+    member's id, the reason cut to 255 characters) and its answer taken by the broker; kafka_ref does not wait
+    for that answer, so the future they check has no counterpart."""
+    from kafka_ref.common.requests.leave_group import LeaveGroupResponse, MemberResponse
+
+    reason = "test maybe leave group" if reason_length == 22 else "Very l" + "o" * 163 + (
+        "ng leaveReason that is 271 characters long to make sure that length limit logic handles the scenario nicely")
+    assert len(reason) == reason_length
+    async with harness(max_poll_interval_ms=2**31 - 1) as (consumer, coordinator, broker, _):
+        consumer.subscribe([TOPIC1])
+        await join_as_follower_and_receive_assignment(consumer, coordinator, broker, [T1P])
+        broker.prepare_response(
+            LeaveGroupResponse(error_code=0, members=(MemberResponse(member_id=CONSUMER_ID, error_code=0),)),
+            lambda r: (isinstance(r, LeaveGroupRequest)
+                       and [(m.member_id, m.reason) for m in r.members] == [(CONSUMER_ID, reason[:255])]))
+        coordinator.maybe_leave_group_nowait(reason)
+        await settle()
+        assert broker.sent()[-1] == "LeaveGroupRequest" and len(broker.prepared) == 0
 
 
 async def test_unjoined_member_sends_no_leave_group():
