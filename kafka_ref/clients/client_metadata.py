@@ -8,11 +8,12 @@ broker, the least-loaded node, and the DefaultMetadataUpdater that sends Metadat
 hears of every disconnection.
 
 Every client (Producer, Consumer, Admin) owns one ``Metadata`` and one ``NetworkClient``. The
-metadata follows Kafka 3.x rules, with the constant refresh backoff of Kafka before 3.7
-(KIP-580's exponential backoff is not modelled):
+metadata follows Kafka 3.8 rules, including KIP-580's exponential refresh backoff (failed
+attempts, and consecutive responses that changed nothing, back off from ``retry.backoff.ms``
+towards ``retry.backoff.max.ms`` with ±20 % jitter):
 
 - an update is *requested* (after an error that means the cached leader is stale) and then
-  happens as soon as ``refresh_backoff_ms`` has passed since the last attempt; a topic the
+  happens as soon as the refresh backoff has passed since the last attempt; a topic the
   client has not seen before is fetched at once; without requests, metadata older than
   ``metadata_max_age_ms`` is refreshed anyway;
 - a partition's metadata is replaced only by a response with the same or a newer leader epoch,
@@ -26,6 +27,7 @@ mirror what Kafka reports.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 import weakref
@@ -35,10 +37,11 @@ from typing import Any, Callable, Iterable
 import anyio
 import structlog
 
-from kafka_ref.clients.cluster_connection_states import ClusterConnectionStates
+from kafka_ref.clients.cluster_connection_states import ClusterConnectionStates, ExponentialBackoff
 from kafka_ref.common.node import Node  # noqa: F401  (re-exported: the clients' name for it)
 from kafka_ref.common.errors import (
     Errors,
+    IllegalStateException,
     InvalidMetadataException,
     InvalidTopicException,
     KafkaException,
@@ -52,6 +55,11 @@ from kafka_ref.common.time import Time
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.common.uuid import ZERO_UUID, Uuid
 from kafka_ref.network.network import ANONYMOUS_PRINCIPAL, DisconnectException, Envelope, Network
+
+
+# CommonClientConfigs#RETRY_BACKOFF_EXP_BASE and #RETRY_BACKOFF_JITTER (the metadata refresh backoff).
+RETRY_BACKOFF_EXP_BASE = 2
+RETRY_BACKOFF_JITTER = 0.2
 
 
 def client_logger(**context: Any) -> Any:
@@ -126,6 +134,19 @@ class MetadataSnapshot:
             return None
         return partition.leader_id
 
+    def node_by_id(self, node_id: int) -> Node | None:
+        """Mirrors org.apache.kafka.common.Cluster#nodeById."""
+        return self.nodes.get(node_id)
+
+    def node_if_online(self, tp: TopicPartition, node_id: int) -> Node | None:
+        """Mirrors org.apache.kafka.common.Cluster#nodeIfOnline: a known replica of ``tp`` that is not offline."""
+        node = self.nodes.get(node_id)
+        partition = self.partitions.get(tp)
+        if (node is None or partition is None or node_id in partition.offline_replica_ids
+                or node_id not in partition.replica_ids):
+            return None
+        return node
+
     def topics(self) -> set[str]:
         """Mirrors org.apache.kafka.common.Cluster#topics."""
         return {tp.topic for tp in self.partitions}
@@ -140,6 +161,10 @@ class Metadata:
     """Mirrors org.apache.kafka.clients.Metadata (with ProducerMetadata/ConsumerMetadata's topic set).
 
     ``topics`` are the topics this client wants metadata for; ``None`` asks for every topic.
+    ``refresh_backoff_ms`` / ``refresh_backoff_max_ms`` are ``retry.backoff.ms`` /
+    ``retry.backoff.max.ms`` (KIP-580); the jitter draws from ``rng`` (Kafka: ThreadLocalRandom),
+    seeded so a simulation replays exactly. Without ``refresh_backoff_max_ms`` the backoff is the
+    constant ``refresh_backoff_ms`` without jitter (ExponentialBackoff with max = initial).
     """
 
     def __init__(
@@ -149,27 +174,59 @@ class Metadata:
         *,
         topics: Iterable[str] | None = (),
         allow_auto_topic_creation: bool = True,
+        refresh_backoff_max_ms: int | None = None,
+        rng: random.Random | None = None,
     ) -> None:
         self.refresh_backoff_ms = refresh_backoff_ms
+        self.refresh_backoff = ExponentialBackoff(refresh_backoff_ms, RETRY_BACKOFF_EXP_BASE,
+                                                  refresh_backoff_ms if refresh_backoff_max_ms is None else refresh_backoff_max_ms,
+                                                  RETRY_BACKOFF_JITTER, rng or random.Random("metadata-refresh-backoff"))
         self.metadata_expire_ms = metadata_expire_ms
         self.topics: set[str] | None = None if topics is None else set(topics)
         self.allow_auto_topic_creation = allow_auto_topic_creation
         self.snapshot = MetadataSnapshot()
         self.last_refresh_ms = 0
         self.last_successful_refresh_ms = 0
+        self.attempts = 0
         self.request_version = 0
         self.update_version = 0
         self.need_full_update = True
         self.need_partial_update = False
+        self.equivalent_response_count = 0
+        self.is_closed = False
         self.last_seen_leader_epochs: dict[TopicPartition, int] = {}
         self.invalid_topics: set[str] = set()
         self.unauthorized_topics: set[str] = set()
+        # ClusterResourceListeners: called with the cluster id after every update.
+        self.cluster_resource_listeners: list[Callable[[str | None], None]] = []
+        self._log = client_logger()
 
     # -- reading ---------------------------------------------------------------------------
 
     def fetch(self) -> MetadataSnapshot:
         """Mirrors org.apache.kafka.clients.Metadata#fetch: the current view, without waiting."""
         return self.snapshot
+
+    def last_seen_leader_epoch(self, tp: TopicPartition) -> int | None:
+        """Mirrors org.apache.kafka.clients.Metadata#lastSeenLeaderEpoch."""
+        return self.last_seen_leader_epochs.get(tp)
+
+    def last_successful_update(self) -> int:
+        """Mirrors org.apache.kafka.clients.Metadata#lastSuccessfulUpdate."""
+        return self.last_successful_refresh_ms
+
+    def partition_metadata_if_current(self, tp: TopicPartition) -> PartitionMetadata | None:
+        """Mirrors org.apache.kafka.clients.Metadata#partitionMetadataIfCurrent.
+
+        The cached partition, unless a newer leader epoch than its own has been seen.
+        """
+        # 1. No epoch seen (old format): whatever is cached.
+        epoch = self.last_seen_leader_epochs.get(tp)
+        partition = self.snapshot.partitions.get(tp)
+        if epoch is None or partition is None:
+            return partition
+        # 2. Cached metadata of another epoch is not current.
+        return partition if partition.leader_epoch == epoch else None
 
     def current_leader(self, tp: TopicPartition) -> LeaderAndEpoch:
         """Mirrors org.apache.kafka.clients.Metadata#currentLeader.
@@ -178,18 +235,29 @@ class Metadata:
         leader is unknown and only the epoch is reported).
         """
         # 1. Cached metadata that is current for the last epoch seen.
-        epoch = self.last_seen_leader_epochs.get(tp)
-        partition = self.snapshot.partitions.get(tp)
-        if partition is not None and epoch is not None and partition.leader_epoch != epoch:
-            partition = None
+        partition = self.partition_metadata_if_current(tp)
         # 2. No current metadata: leader unknown.
         if partition is None:
-            return LeaderAndEpoch(None, epoch)
+            return LeaderAndEpoch(None, self.last_seen_leader_epochs.get(tp))
         return LeaderAndEpoch(self.snapshot.leader_for(tp), partition.leader_epoch)
 
     def time_to_allow_update(self, now_ms: int) -> int:
-        """Mirrors org.apache.kafka.clients.Metadata#timeToAllowUpdate (constant backoff)."""
-        return max(self.last_refresh_ms + self.refresh_backoff_ms - now_ms, 0)
+        """Mirrors org.apache.kafka.clients.Metadata#timeToAllowUpdate (KIP-580's exponential backoff).
+
+        Two backoffs, each drawn with jitter at every call as Kafka does: one for failed
+        attempts, one for consecutive responses that changed nothing (stale metadata).
+        """
+        # 1. Backoff for failed attempts since the last success.
+        backoff_for_attempts = max(
+            self.last_refresh_ms + self.refresh_backoff.backoff(self.attempts - 1 if self.attempts > 0 else 0) - now_ms, 0)
+        # 2. Expired metadata starts the equivalent-response count over.
+        if max(self.last_successful_refresh_ms + self.metadata_expire_ms - now_ms, 0) == 0:
+            self.equivalent_response_count = 0
+        # 3. Backoff for responses that made no progress.
+        equivalent_backoff = (self.refresh_backoff.backoff(self.equivalent_response_count - 1)
+                              if self.equivalent_response_count > 0 else 0)
+        backoff_for_equivalent = max(self.last_refresh_ms + equivalent_backoff - now_ms, 0)
+        return max(backoff_for_attempts, backoff_for_equivalent)
 
     def time_to_next_update(self, now_ms: int) -> int:
         """Mirrors org.apache.kafka.clients.Metadata#timeToNextUpdate.
@@ -206,15 +274,22 @@ class Metadata:
 
     # -- asking for updates ----------------------------------------------------------------
 
-    def request_update(self) -> int:
-        """Mirrors org.apache.kafka.clients.Metadata#requestUpdate: refresh after the backoff."""
+    def request_update(self, reset_equivalent_response_backoff: bool = False) -> int:
+        """Mirrors org.apache.kafka.clients.Metadata#requestUpdate: refresh after the backoff.
+
+        ``reset_equivalent_response_backoff`` is True where new metadata is wanted, False (the
+        default here, as at most of Kafka's call sites) where an operation is being retried.
+        """
         self.need_full_update = True
+        if reset_equivalent_response_backoff:
+            self.equivalent_response_count = 0
         return self.update_version
 
     def request_update_for_new_topics(self) -> int:
         """Mirrors org.apache.kafka.clients.Metadata#requestUpdateForNewTopics: refresh at once."""
         self.last_refresh_ms = 0
         self.need_partial_update = True
+        self.equivalent_response_count = 0
         self.request_version += 1
         return self.update_version
 
@@ -239,57 +314,84 @@ class Metadata:
         """Mirrors org.apache.kafka.clients.Metadata#updateLastSeenEpochIfNewer.
 
         A newer epoch learnt from a fetched batch or response makes the cached leader stale:
-        remember it and request an update.
+        remember it and request an update. Without an epoch on record nothing changes.
         """
+        # 1. A negative epoch is a caller bug (IllegalArgumentException).
+        if leader_epoch < 0:
+            raise ValueError(f"Invalid leader epoch {leader_epoch} (must be non-negative)")
+        # 2. Only an epoch newer than one on record replaces it.
         old = self.last_seen_leader_epochs.get(tp)
         updated = old is not None and leader_epoch > old
         if updated:
             self.last_seen_leader_epochs[tp] = leader_epoch
-            self.need_full_update = True
+        # 3. A newer epoch means the cached leader is stale.
+        self.need_full_update = self.need_full_update or updated
         return updated
 
     # -- applying responses ----------------------------------------------------------------
 
     def failed_update(self, now_ms: int) -> None:
-        """Mirrors org.apache.kafka.clients.Metadata#failedUpdate: only the backoff clock moves."""
+        """Mirrors org.apache.kafka.clients.Metadata#failedUpdate: the attempt counts for the backoff."""
         self.last_refresh_ms = now_ms
+        self.attempts += 1
+        self.equivalent_response_count = 0
+
+    def close(self) -> None:
+        """Mirrors org.apache.kafka.clients.Metadata#close: no more updates."""
+        self.is_closed = True
+
+    def update_with_current_request_version(self, response: MetadataResponse, now_ms: int) -> None:
+        """Mirrors org.apache.kafka.clients.Metadata#updateWithCurrentRequestVersion (full updates)."""
+        self.update(self.request_version, response, now_ms)
 
     def update(self, request_version: int, response: MetadataResponse, now_ms: int) -> None:
         """Mirrors org.apache.kafka.clients.Metadata#update (full updates) and #handleMetadataResponse."""
-        # 1. Bookkeeping: this attempt succeeded; topics added meanwhile still need a fetch.
+        # 1. A closed metadata takes no more updates.
+        if self.is_closed:
+            raise IllegalStateException("Update requested after metadata close")
+        # 2. Bookkeeping: this attempt succeeded; topics added meanwhile still need a fetch. The
+        #    equivalent-response count goes up; a response that changes a partition's leader
+        #    epoch (or topic id, or has none) resets it in _update_latest_metadata.
         self.need_partial_update = request_version < self.request_version
         self.last_refresh_ms = now_ms
+        self.attempts = 0
         self.update_version += 1
         self.need_full_update = False
         self.last_successful_refresh_ms = now_ms
-        # 2. Topics: partitions of healthy topics (epoch-checked), errors remembered.
+        self.equivalent_response_count += 1
+        previous_cluster_id = self.snapshot.cluster_id
+        # 3. Topics: partitions of healthy topics (epoch-checked), errors remembered.
         partitions: dict[TopicPartition, PartitionMetadata] = {}
         topic_ids: dict[str, Uuid] = {}
+        old_topic_ids = self.snapshot.topic_ids
         unauthorized: set[str] = set()
         invalid: set[str] = set()
         internal: set[str] = set()
         for topic in response.topics:
             name = topic.name or ""
+            topic_id: Uuid | None = None
+            old_topic_id: Uuid | None = None
             if topic.topic_id != ZERO_UUID:
-                topic_ids[name] = topic.topic_id
+                topic_id = topic_ids[name] = topic.topic_id
+                old_topic_id = old_topic_ids.get(name)
             if topic.is_internal:
                 internal.add(name)
             error = Errors.for_code(topic.error_code)
             if error is Errors.NONE:
                 for p in topic.partitions:
-                    latest = self._update_latest_metadata(_partition_metadata(name, p))
+                    latest = self._update_latest_metadata(_partition_metadata(name, p), topic_id, old_topic_id)
                     if latest is not None:
                         partitions[latest.topic_partition] = latest
                     if isinstance(Errors.for_code(p.error_code).exception(), InvalidMetadataException):
-                        self.request_update()
+                        self.request_update(False)
             else:
                 if isinstance(error.exception(), InvalidMetadataException):
-                    self.request_update()
+                    self.request_update(False)
                 if error is Errors.INVALID_TOPIC_EXCEPTION:
                     invalid.add(name)
                 elif error is Errors.TOPIC_AUTHORIZATION_FAILED:
                     unauthorized.add(name)
-        # 3. The new view replaces the old one.
+        # 4. The new view replaces the old one.
         self.snapshot = MetadataSnapshot(
             cluster_id=response.cluster_id,
             nodes={b.node_id: Node(b.node_id, b.host, b.port, b.rack) for b in response.brokers},
@@ -300,45 +402,116 @@ class Metadata:
             invalid_topics=frozenset(invalid),
             internal_topics=frozenset(internal),
         )
-        # 4. Errors for callers to raise; forget epochs of topics no longer wanted.
+        # 5. Errors for callers to raise (maybeSetMetadataError); forget epochs of topics no longer wanted.
         self.invalid_topics = invalid
         self.unauthorized_topics = unauthorized
         if self.topics is not None:
             for tp in [tp for tp in self.last_seen_leader_epochs if tp.topic not in self.topics]:
                 del self.last_seen_leader_epochs[tp]
+        # 6. A new cluster id is logged (debug: info-level client events go to the simulator timeline);
+        #    listeners hear of every update.
+        if previous_cluster_id != response.cluster_id:
+            self._log.debug("cluster_id", cluster_id=response.cluster_id)
+        for listener in self.cluster_resource_listeners:
+            listener(response.cluster_id)
 
-    def _update_latest_metadata(self, partition: PartitionMetadata) -> PartitionMetadata | None:
-        """Mirrors org.apache.kafka.clients.Metadata#updateLatestMetadata (without topic-id resets)."""
+    def _update_latest_metadata(self, partition: PartitionMetadata, topic_id: Uuid | None = None,
+                                old_topic_id: Uuid | None = None) -> PartitionMetadata | None:
+        """Mirrors org.apache.kafka.clients.Metadata#updateLatestMetadata.
+
+        Which partition metadata to cache, ordered by leader epoch; a topic that was recreated
+        (new topic id) starts its epochs over.
+        """
         tp = partition.topic_partition
         # 1. No epoch in the response: take it as it is and forget the epoch.
         if partition.leader_epoch is None:
             self.last_seen_leader_epochs.pop(tp, None)
+            self.equivalent_response_count = 0
             return partition
-        # 2. First epoch seen, or not older than the last one: take it.
+        new_epoch = partition.leader_epoch
         current = self.last_seen_leader_epochs.get(tp)
-        if current is None or partition.leader_epoch >= current:
-            self.last_seen_leader_epochs[tp] = partition.leader_epoch
+        # 2. First epoch seen: take it.
+        if current is None:
+            self.last_seen_leader_epochs[tp] = new_epoch
+            self.equivalent_response_count = 0
             return partition
-        # 3. An older epoch (a stale broker): keep what we had.
+        # 3. A new topic id (the topic was recreated): its epoch replaces ours, even if lower.
+        if topic_id is not None and topic_id != old_topic_id:
+            self._log.debug("leader_epoch_reset_for_new_topic_id", partition=str(tp), epoch=new_epoch,
+                           old_topic_id=str(old_topic_id), topic_id=str(topic_id))
+            self.last_seen_leader_epochs[tp] = new_epoch
+            self.equivalent_response_count = 0
+            return partition
+        # 4. Not older than the last one: take it (a newer one is progress).
+        if new_epoch >= current:
+            self.last_seen_leader_epochs[tp] = new_epoch
+            if new_epoch > current:
+                self.equivalent_response_count = 0
+            return partition
+        # 5. An older epoch (a stale broker): keep what we had.
         return self.snapshot.partitions.get(tp)
 
+    def update_partition_leadership(self, partition_leaders: dict[TopicPartition, LeaderAndEpoch],
+                                    leader_nodes: Iterable[Node]) -> set[TopicPartition]:
+        """Mirrors org.apache.kafka.clients.Metadata#updatePartitionLeadership (KIP-951).
+
+        New leaders learnt from a Produce or Fetch response are merged into the cached
+        metadata; returns the partitions whose leader changed.
+        """
+        # 1. The given nodes, then the cached ones not among them.
+        new_nodes = {node.id: node for node in leader_nodes}
+        for node_id, node in self.snapshot.nodes.items():
+            new_nodes.setdefault(node_id, node)
+        # 2. Keep only complete, newer leaders on a known node for a partition still cached.
+        updated: dict[TopicPartition, PartitionMetadata] = {}
+        for tp, new_leader in partition_leaders.items():
+            current = self.current_leader(tp)
+            if new_leader.epoch is None or new_leader.leader is None:
+                continue
+            if current.epoch is not None and new_leader.epoch <= current.epoch:
+                continue
+            if new_leader.leader not in new_nodes:
+                continue
+            existing = self.snapshot.partitions.get(tp)
+            if existing is None:
+                continue
+            updated[tp] = dataclasses.replace(existing, leader_id=new_leader.leader, leader_epoch=new_leader.epoch)
+            self.last_seen_leader_epochs[tp] = new_leader.epoch
+        if not updated:
+            return set()
+        # 3. Merge: the updated partitions replace theirs, everything else is kept
+        #    (MetadataSnapshot#mergeWith).
+        self.snapshot = dataclasses.replace(self.snapshot, nodes=new_nodes,
+                                            partitions={**self.snapshot.partitions, **updated})
+        for listener in self.cluster_resource_listeners:
+            listener(self.snapshot.cluster_id)
+        return set(updated)
+
     def maybe_throw_exception_for_topic(self, topic: str) -> None:
-        """Mirrors org.apache.kafka.clients.Metadata#maybeThrowExceptionForTopic."""
-        if topic in self.invalid_topics:
-            self.invalid_topics.discard(topic)
-            raise InvalidTopicException(f"Invalid topics: [{topic}]")
+        """Mirrors org.apache.kafka.clients.Metadata#maybeThrowExceptionForTopic.
+
+        Raises the topic's error (authorization before invalid); every recoverable error is
+        cleared either way (#clearErrorsAndMaybeThrowException).
+        """
+        # 1. The topic's error, if any.
+        exception: KafkaException | None = None
         if topic in self.unauthorized_topics:
-            self.unauthorized_topics.discard(topic)
-            raise TopicAuthorizationException(f"Not authorized to access topics: [{topic}]")
+            exception = TopicAuthorizationException(f"Not authorized to access topics: [{topic}]")
+        elif topic in self.invalid_topics:
+            exception = InvalidTopicException(f"Invalid topics: [{topic}]")
+        # 2. All recoverable errors are cleared.
+        self.invalid_topics, self.unauthorized_topics = set(), set()
+        if exception is not None:
+            raise exception
 
     def maybe_throw_any_exception(self) -> None:
-        """Mirrors org.apache.kafka.clients.Metadata#maybeThrowAnyException."""
+        """Mirrors org.apache.kafka.clients.Metadata#maybeThrowAnyException (authorization before invalid)."""
         invalid, unauthorized = sorted(self.invalid_topics), sorted(self.unauthorized_topics)
         self.invalid_topics, self.unauthorized_topics = set(), set()
-        if invalid:
-            raise InvalidTopicException(f"Invalid topics: [{', '.join(invalid)}]")
         if unauthorized:
             raise TopicAuthorizationException(f"Not authorized to access topics: [{', '.join(unauthorized)}]")
+        if invalid:
+            raise InvalidTopicException(f"Invalid topics: [{', '.join(invalid)}]")
 
 
 def _partition_metadata(topic: str, p: Any) -> PartitionMetadata:
@@ -402,7 +575,9 @@ class NetworkClient:
         # Kafka draws the least-loaded node's starting offset and the backoff jitter at random;
         # a stream seeded from the client id keeps runs replayable.
         self.rng = rng or random.Random(f"network-client/{client_id}")
-        self.connection_states = ClusterConnectionStates(reconnect_backoff_ms, reconnect_backoff_max_ms, self.rng)
+        self.connection_states = ClusterConnectionStates(
+            reconnect_backoff_ms, reconnect_backoff_max_ms, self.rng,
+            setup_timeout_rng=random.Random(f"connection-setup-timeout/{client_id}"))
         self.in_flight: dict[int, int] = {}
         self.metadata_listeners: list[Callable[[], None]] = []
         self._metadata_fetch: anyio.Event | None = None
