@@ -712,9 +712,10 @@ class NetworkClient:
         if not sent:
             return
         for envelope in sorted(sent, key=lambda e: e.correlation_id):
-            if not envelope.answered:
-                self._failed_at_post.add(envelope)
-                envelope.fail(DisconnectException(f"connection to node {node} was closed"))
+            # Failed already (the broker went away) or failed now: either way its waiter must
+            # not process this disconnection again.
+            self._failed_at_post.add(envelope)
+            envelope.fail(DisconnectException(f"connection to node {node} was closed"))
 
     def connection_failed(self, node: int) -> bool:
         """Mirrors org.apache.kafka.clients.NetworkClient#connectionFailed."""
