@@ -163,8 +163,9 @@ class Metadata:
     ``topics`` are the topics this client wants metadata for; ``None`` asks for every topic.
     ``refresh_backoff_ms`` / ``refresh_backoff_max_ms`` are ``retry.backoff.ms`` /
     ``retry.backoff.max.ms`` (KIP-580); the jitter draws from ``rng`` (Kafka: ThreadLocalRandom),
-    seeded so a simulation replays exactly. Without ``refresh_backoff_max_ms`` the backoff is the
-    constant ``refresh_backoff_ms`` without jitter (ExponentialBackoff with max = initial).
+    seeded so a simulation replays exactly. ``refresh_backoff_max_ms`` defaults to Kafka 3.8's
+    ``retry.backoff.max.ms`` (1000); None makes the backoff the constant ``refresh_backoff_ms``
+    without jitter (ExponentialBackoff with max = initial, Kafka before 3.7).
     """
 
     def __init__(
@@ -174,7 +175,7 @@ class Metadata:
         *,
         topics: Iterable[str] | None = (),
         allow_auto_topic_creation: bool = True,
-        refresh_backoff_max_ms: int | None = None,
+        refresh_backoff_max_ms: int | None = 1000,
         rng: random.Random | None = None,
     ) -> None:
         self.refresh_backoff_ms = refresh_backoff_ms
