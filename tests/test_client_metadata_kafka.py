@@ -660,3 +660,52 @@ def test_update_partition_leadership() -> None:
     check(expected, nodes)
     assert metadata.last_seen_leader_epoch(tp11) == 101
     assert calls == ["kafka-cluster", "kafka-cluster"]
+
+
+# --------------------------------------------------------------------------------------------
+# Topic expiry (ProducerMetadata's retainTopic, which MetadataTest's base class leaves out)
+# --------------------------------------------------------------------------------------------
+
+
+def producer_metadata(idle_ms: int = 60000) -> Metadata:
+    return Metadata(REFRESH_BACKOFF_MS, METADATA_EXPIRE_MS, topics=(), metadata_idle_ms=idle_ms, rng=random.Random(3))
+
+
+def test_topic_expiry() -> None:
+    """After ProducerMetadataTest#testTopicExpiry: an unused topic leaves the request after metadata.max.idle.ms."""
+    metadata = producer_metadata()
+    now = 1000
+    # 1. A new topic: wanted, fetched at once, kept while new.
+    metadata.add_topics(["topic-0"], now)
+    assert metadata.topics == {"topic-0"} and metadata.new_topics == {"topic-0"}
+    assert metadata.time_to_next_update(now) == 0
+    metadata.update_with_current_request_version(update_with("c", 1, partition_counts={"topic-0": 1}, epoch=lambda tp: 3), now)
+    assert metadata.new_topics == set()
+    assert metadata.last_seen_leader_epoch(TopicPartition("topic-0", 0)) == 3
+    # 2. Used again before the expiry: kept.
+    metadata.add_topics(["topic-0"], now + 50000)
+    metadata.update_with_current_request_version(update_with("c", 1, partition_counts={"topic-0": 1}, epoch=lambda tp: 3), now + 60000)
+    assert metadata.topics == {"topic-0"}
+    request, _ = metadata.new_metadata_request_and_version()
+    assert [t.name for t in request.topics] == ["topic-0"]
+    # 3. Unused past its expiry: dropped from the response and from the wanted topics; its epoch too.
+    metadata.update_with_current_request_version(update_with("c", 1, partition_counts={"topic-0": 1}, epoch=lambda tp: 3), now + 110000)
+    assert metadata.topics == set()
+    assert TopicPartition("topic-0", 0) not in metadata.fetch().partitions
+    assert metadata.last_seen_leader_epoch(TopicPartition("topic-0", 0)) is None
+    request, _ = metadata.new_metadata_request_and_version()
+    assert request.topics == ()
+
+
+def test_new_topic_is_retained_until_its_first_metadata() -> None:
+    """After ProducerMetadataTest#testRequestUpdateForTopic / ProducerMetadata#retainTopic: a new topic never expires before its first metadata."""
+    metadata = producer_metadata(idle_ms=100)
+    metadata.add_topics(["new-topic"], 0)
+    # A response without it (e.g. still being created), far past the idle time: still wanted.
+    metadata.update_with_current_request_version(update_with("c", 1), 10000)
+    assert metadata.topics == {"new-topic"} and metadata.new_topics == {"new-topic"}
+    # Once its metadata came, the idle time applies.
+    metadata.update_with_current_request_version(update_with("c", 1, partition_counts={"new-topic": 1}), 10000)
+    assert metadata.new_topics == set() and metadata.topics == {"new-topic"}
+    metadata.update_with_current_request_version(update_with("c", 1, partition_counts={"new-topic": 1}), 10001)
+    assert metadata.topics == set()

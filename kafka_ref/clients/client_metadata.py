@@ -177,6 +177,7 @@ class Metadata:
         allow_auto_topic_creation: bool = True,
         refresh_backoff_max_ms: int | None = 1000,
         rng: random.Random | None = None,
+        metadata_idle_ms: int | None = None,
     ) -> None:
         self.refresh_backoff_ms = refresh_backoff_ms
         self.refresh_backoff = ExponentialBackoff(refresh_backoff_ms, RETRY_BACKOFF_EXP_BASE,
@@ -184,6 +185,11 @@ class Metadata:
                                                   RETRY_BACKOFF_JITTER, rng or random.Random("metadata-refresh-backoff"))
         self.metadata_expire_ms = metadata_expire_ms
         self.topics: set[str] | None = None if topics is None else set(topics)
+        # ProducerMetadata's topic expiry (metadata.max.idle.ms): a topic not used for that long
+        # is dropped from the wanted set; None (consumer, admin) keeps topics until removed.
+        self.metadata_idle_ms = metadata_idle_ms
+        self.topic_expiry_ms: dict[str, int] = {}
+        self.new_topics: set[str] = set()
         self.allow_auto_topic_creation = allow_auto_topic_creation
         self.snapshot = MetadataSnapshot()
         self.last_refresh_ms = 0
@@ -294,14 +300,48 @@ class Metadata:
         self.request_version += 1
         return self.update_version
 
-    def add_topics(self, topics: Iterable[str]) -> None:
-        """Mirrors ProducerMetadata#add / ConsumerMetadata#setTopics: want these topics too."""
+    def add_topics(self, topics: Iterable[str], now_ms: int | None = None) -> None:
+        """Mirrors ProducerMetadata#add / ConsumerMetadata#setTopics: want these topics too.
+
+        With topic expiry, each use (``now_ms``) pushes the topic's expiry to
+        ``now_ms + metadata_idle_ms``; a topic not wanted before is fetched at once.
+        """
         if self.topics is None:
             return
-        new = set(topics) - self.topics
+        topics = set(topics)
+        # 1. Every use of a topic keeps it alive for metadata.max.idle.ms.
+        if self.metadata_idle_ms is not None and now_ms is not None:
+            for topic in topics:
+                self.topic_expiry_ms[topic] = now_ms + self.metadata_idle_ms
+        # 2. New topics: fetch them at once.
+        new = topics - self.topics
         if new:
             self.topics |= new
+            self.new_topics |= new
             self.request_update_for_new_topics()
+
+    def retain_topic(self, topic: str, is_internal: bool, now_ms: int) -> bool:
+        """Mirrors ProducerMetadata#retainTopic (Metadata#retainTopic keeps everything).
+
+        A topic not wanted is dropped; a new one is kept until its first metadata; one unused
+        past its expiry is removed from the wanted set now.
+        """
+        # 1. Every topic wanted (the base Metadata).
+        if self.topics is None:
+            return True
+        # 2. Not wanted; or new and still waiting for its metadata.
+        if topic not in self.topics:
+            return False
+        if topic in self.new_topics:
+            return True
+        # 3. Expired: forget it.
+        expiry = self.topic_expiry_ms.get(topic)
+        if expiry is not None and expiry <= now_ms:
+            self._log.debug("removing_unused_topic", topic=topic, expiry_ms=expiry, now_ms=now_ms)
+            self.topics.discard(topic)
+            del self.topic_expiry_ms[topic]
+            return False
+        return True
 
     def new_metadata_request_and_version(self) -> tuple[MetadataRequest, int]:
         """Mirrors org.apache.kafka.clients.Metadata#newMetadataRequestAndVersion (full requests only)."""
@@ -375,6 +415,10 @@ class Metadata:
             if topic.topic_id != ZERO_UUID:
                 topic_id = topic_ids[name] = topic.topic_id
                 old_topic_id = old_topic_ids.get(name)
+            # Only a Metadata with topic expiry (the producer's) filters the response by its
+            # topics; the others keep whatever the broker sent, as they always have here.
+            if self.metadata_idle_ms is not None and not self.retain_topic(name, topic.is_internal, now_ms):
+                continue
             if topic.is_internal:
                 internal.add(name)
             error = Errors.for_code(topic.error_code)
@@ -406,10 +450,12 @@ class Metadata:
         # 5. Errors for callers to raise (maybeSetMetadataError); forget epochs of topics no longer wanted.
         self.invalid_topics = invalid
         self.unauthorized_topics = unauthorized
-        if self.topics is not None:
-            for tp in [tp for tp in self.last_seen_leader_epochs if tp.topic not in self.topics]:
-                del self.last_seen_leader_epochs[tp]
-        # 6. A new cluster id is logged (debug: info-level client events go to the simulator timeline);
+        for tp in [tp for tp in self.last_seen_leader_epochs if not self.retain_topic(tp.topic, False, now_ms)]:
+            del self.last_seen_leader_epochs[tp]
+        # 6. New topics in the response have had their first metadata (ProducerMetadata#update).
+        if self.new_topics:
+            self.new_topics -= {topic.name or "" for topic in response.topics}
+        # 7. A new cluster id is logged (debug: info-level client events go to the simulator timeline);
         #    listeners hear of every update.
         if previous_cluster_id != response.cluster_id:
             self._log.debug("cluster_id", cluster_id=response.cluster_id)
