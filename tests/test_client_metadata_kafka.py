@@ -3,20 +3,19 @@
 Kafka's ``Metadata(100, 1000, 1000)`` is ``Metadata(100, 1000, refresh_backoff_max_ms=1000,
 topics=None)`` here (the base class wants every topic); responses are built the way
 RequestTestUtils#metadataUpdateWith builds them: nodes 0..n-1, partition i led by node i % n
-with itself as the only replica, no leader epoch unless one is given. kafka_ref has full
-updates only, so ``updateWithCurrentRequestVersion(response, false, now)`` is
-``update_with_current_request_version(response, now)``. A Metadata here starts as if Kafka's
-#bootstrap had run (the bootstrap brokers live in NetworkClient): an update is requested at
-once.
+with itself as the only replica, no leader epoch unless one is given.
+``updateWithCurrentRequestVersion(response, isPartial, now)`` is
+``update_with_current_request_version(response, now, is_partial_update=isPartial)``. Kafka's
+anonymous subclasses that override retainTopic / newMetadataRequestBuilderForNewTopics are
+``topics`` (the retained set) and ``partial_updates=True`` here. A Metadata here starts as if
+Kafka's #bootstrap had run (the bootstrap brokers live in NetworkClient): an update is
+requested at once.
 
 Not ported:
 - testIgnoreLeaderEpochInOlderMetadataResponse: responses carry no wire version here (every
   response is the latest version, whose leader epochs are reliable).
 - testClusterCopy, testConcurrentUpdateAndFetchForSnapshotAndCluster: Java Cluster copies and
   sentinel objects; threads (one event loop here, MetadataSnapshot is immutable).
-- testPartialMetadataUpdate, testMetadataMerge, testMetadataMergeOnIdDowngrade: kafka_ref's
-  Metadata sends full requests only (no partial updates, no MetadataSnapshot#mergeWith of a
-  response, no retainTopic override).
 """
 
 from __future__ import annotations
@@ -247,17 +246,17 @@ def test_request_version() -> None:
     """Mirrors MetadataTest#testRequestVersion (full updates only)."""
     metadata = new_metadata()
     metadata.request_update(True)
-    _, version = metadata.new_metadata_request_and_version()
+    version = metadata.new_metadata_request_and_version().request_version
     metadata.update(version, update_with(None, 1, partition_counts={"topic": 1}), 0)
     assert not metadata.update_requested()
     # 1. A topic added while a request is in flight: the answer to the older request leaves an update due.
     metadata.request_update_for_new_topics()
-    _, version = metadata.new_metadata_request_and_version()
+    version = metadata.new_metadata_request_and_version().request_version
     metadata.request_update_for_new_topics()
     metadata.update(version, update_with(None, 1, partition_counts={"topic": 1}), 0)
     assert metadata.update_requested()
     # 2. The next update resolves it.
-    _, version = metadata.new_metadata_request_and_version()
+    version = metadata.new_metadata_request_and_version().request_version
     metadata.update(version, update_with(None, 1, partition_counts={"topic": 1}), 0)
     assert not metadata.update_requested()
 
@@ -618,7 +617,7 @@ def test_update_partition_leadership() -> None:
     }
     ids = {"topic1": Uuid(8, 1), "topic2": Uuid(8, 2), "__consumer_offsets": Uuid(8, 3)}
     metadata.request_update(True)
-    _, version = metadata.new_metadata_request_and_version()
+    version = metadata.new_metadata_request_and_version().request_version
     metadata.update(version, update_with(
         "kafka-cluster", 5, topic_errors={"topic3": Errors.INVALID_TOPIC_EXCEPTION, "topic4": Errors.TOPIC_AUTHORIZATION_FAILED},
         partition_counts={"topic1": 2, "topic2": 1, "__consumer_offsets": 1}, topic_ids=ids,
@@ -686,14 +685,14 @@ def test_topic_expiry() -> None:
     metadata.add_topics(["topic-0"], now + 50000)
     metadata.update_with_current_request_version(update_with("c", 1, partition_counts={"topic-0": 1}, epoch=lambda tp: 3), now + 60000)
     assert metadata.topics == {"topic-0"}
-    request, _ = metadata.new_metadata_request_and_version()
+    request = metadata.new_metadata_request_and_version().request
     assert [t.name for t in request.topics] == ["topic-0"]
     # 3. Unused past its expiry: dropped from the response and from the wanted topics; its epoch too.
     metadata.update_with_current_request_version(update_with("c", 1, partition_counts={"topic-0": 1}, epoch=lambda tp: 3), now + 110000)
     assert metadata.topics == set()
     assert TopicPartition("topic-0", 0) not in metadata.fetch().partitions
     assert metadata.last_seen_leader_epoch(TopicPartition("topic-0", 0)) is None
-    request, _ = metadata.new_metadata_request_and_version()
+    request = metadata.new_metadata_request_and_version().request
     assert request.topics == ()
 
 
@@ -709,3 +708,145 @@ def test_new_topic_is_retained_until_its_first_metadata() -> None:
     assert metadata.new_topics == set() and metadata.topics == {"new-topic"}
     metadata.update_with_current_request_version(update_with("c", 1, partition_counts={"new-topic": 1}), 10001)
     assert metadata.topics == set()
+
+
+# --------------------------------------------------------------------------------------------
+# Partial updates and merges
+# --------------------------------------------------------------------------------------------
+
+
+def test_partial_metadata_update() -> None:
+    """Mirrors MetadataTest#testPartialMetadataUpdate."""
+    metadata = Metadata(REFRESH_BACKOFF_MS, METADATA_EXPIRE_MS, topics=None, partial_updates=True, rng=random.Random(2))
+    metadata.need_full_update = False  # Kafka's Metadata starts without a request (no bootstrap here)
+    now = 0
+    assert not metadata.update_requested()
+    response = update_with(None, 1, partition_counts={"topic": 1})
+
+    def update(request_and_version, at: int = now) -> None:
+        metadata.update(request_and_version.request_version, response, at, is_partial_update=request_and_version.is_partial_update)
+
+    # 1. A requested update is a full one.
+    metadata.request_update(True)
+    rv = metadata.new_metadata_request_and_version(now)
+    assert not rv.is_partial_update
+    update(rv)
+    assert not metadata.update_requested()
+    # 2. New topics only: partial.
+    metadata.request_update_for_new_topics()
+    rv = metadata.new_metadata_request_and_version(now)
+    assert rv.is_partial_update
+    update(rv)
+    assert not metadata.update_requested()
+    # 3. Both: full.
+    metadata.request_update(True)
+    metadata.request_update_for_new_topics()
+    rv = metadata.new_metadata_request_and_version(now)
+    assert not rv.is_partial_update
+    update(rv)
+    assert not metadata.update_requested()
+    # 4. New topics, but the metadata has expired: full.
+    metadata.request_update_for_new_topics()
+    refresh_time = now + METADATA_EXPIRE_MS
+    rv = metadata.new_metadata_request_and_version(refresh_time)
+    assert not rv.is_partial_update
+    update(rv, refresh_time)
+    assert not metadata.update_requested()
+    # 5. Two overlapping partial updates: only the later one settles it.
+    metadata.request_update_for_new_topics()
+    first = metadata.new_metadata_request_and_version(refresh_time)
+    assert first.is_partial_update
+    metadata.request_update_for_new_topics()
+    second = metadata.new_metadata_request_and_version(refresh_time)
+    assert second.is_partial_update
+    assert metadata.update_requested()
+    metadata.update(first.request_version, update_with(None, 1, partition_counts={"topic-1": 1}), refresh_time,
+                    is_partial_update=True)
+    assert metadata.update_requested()
+    metadata.update(second.request_version, update_with(None, 1, partition_counts={"topic-2": 1}), refresh_time,
+                    is_partial_update=True)
+    assert not metadata.update_requested()
+
+
+def test_partial_request_names_only_new_topics() -> None:
+    """After MetadataTest#testPartialMetadataUpdate: ProducerMetadata's partial request asks for the new topics only."""
+    metadata = Metadata(REFRESH_BACKOFF_MS, METADATA_EXPIRE_MS, topics=(), partial_updates=True, rng=random.Random(2))
+    metadata.add_topics(["a"])
+    rv = metadata.new_metadata_request_and_version(0)
+    assert not rv.is_partial_update and [t.name for t in rv.request.topics] == ["a"]
+    metadata.update(rv.request_version, update_with("c", 1, partition_counts={"a": 1}), 0)
+    metadata.add_topics(["b"])
+    rv = metadata.new_metadata_request_and_version(10)
+    assert rv.is_partial_update and [t.name for t in rv.request.topics] == ["b"]
+    metadata.update(rv.request_version, update_with("c", 1, partition_counts={"b": 2}), 10, is_partial_update=True)
+    # The merge keeps topic a; b joins it; the full update stays where it was.
+    assert metadata.fetch().partition_count("a") == 1 and metadata.fetch().partition_count("b") == 2
+    assert metadata.last_successful_update() == 0
+    assert metadata.new_topics == set()
+
+
+def test_metadata_merge() -> None:
+    """Mirrors MetadataTest#testMetadataMerge."""
+    metadata = Metadata(REFRESH_BACKOFF_MS, METADATA_EXPIRE_MS, topics=(), partial_updates=True, rng=random.Random(2))
+    ids = {"oldValidTopic": Uuid(9, 1), "keepValidTopic": Uuid(9, 2)}
+    # 1. "old" and "keep" variants, all retained.
+    metadata.topics = {"oldInvalidTopic", "keepInvalidTopic", "oldUnauthorizedTopic", "keepUnauthorizedTopic",
+                       "oldValidTopic", "keepValidTopic"}
+    metadata.update_with_current_request_version(update_with(
+        "oldClusterId", 2,
+        topic_errors={"oldInvalidTopic": Errors.INVALID_TOPIC_EXCEPTION, "keepInvalidTopic": Errors.INVALID_TOPIC_EXCEPTION,
+                      "oldUnauthorizedTopic": Errors.TOPIC_AUTHORIZATION_FAILED,
+                      "keepUnauthorizedTopic": Errors.TOPIC_AUTHORIZATION_FAILED},
+        partition_counts={"oldValidTopic": 2, "keepValidTopic": 3}, epoch=lambda tp: 100, topic_ids=ids), 0,
+        is_partial_update=True)
+    snapshot = metadata.fetch()
+    assert snapshot.cluster_id == "oldClusterId" and len(snapshot.nodes) == 2
+    assert snapshot.invalid_topics == {"oldInvalidTopic", "keepInvalidTopic"}
+    assert snapshot.unauthorized_topics == {"oldUnauthorizedTopic", "keepUnauthorizedTopic"}
+    assert snapshot.topics() == {"oldValidTopic", "keepValidTopic"}
+    assert snapshot.partition_count("oldValidTopic") == 2 and snapshot.partition_count("keepValidTopic") == 3
+    assert snapshot.topic_ids == ids
+    # 2. "new" variants join "keep"; the "old" ones go.
+    metadata.topics = {"keepInvalidTopic", "newInvalidTopic", "keepUnauthorizedTopic", "newUnauthorizedTopic",
+                       "keepValidTopic", "newValidTopic"}
+    ids["newValidTopic"] = Uuid(9, 3)
+    new_response = update_with(
+        "newClusterId", 3,
+        topic_errors={"newInvalidTopic": Errors.INVALID_TOPIC_EXCEPTION, "newUnauthorizedTopic": Errors.TOPIC_AUTHORIZATION_FAILED},
+        partition_counts={"keepValidTopic": 2, "newValidTopic": 4}, epoch=lambda tp: 200, topic_ids=ids)
+    metadata.update_with_current_request_version(new_response, 0, is_partial_update=True)
+    del ids["oldValidTopic"]
+    snapshot = metadata.fetch()
+    assert snapshot.cluster_id == "newClusterId" and len(snapshot.nodes) == 3
+    assert snapshot.invalid_topics == {"keepInvalidTopic", "newInvalidTopic"}
+    assert snapshot.unauthorized_topics == {"keepUnauthorizedTopic", "newUnauthorizedTopic"}
+    assert snapshot.topics() == {"keepValidTopic", "newValidTopic"}
+    assert snapshot.partition_count("keepValidTopic") == 2 and snapshot.partition_count("newValidTopic") == 4
+    assert snapshot.topic_ids == ids
+    # 3. Nothing retained: every topic is cleared.
+    metadata.topics = set()
+    metadata.update_with_current_request_version(new_response, 0, is_partial_update=True)
+    snapshot = metadata.fetch()
+    assert snapshot.cluster_id == "newClusterId" and len(snapshot.nodes) == 3
+    assert snapshot.invalid_topics == frozenset() and snapshot.unauthorized_topics == frozenset()
+    assert snapshot.topics() == set() and snapshot.topic_ids == {}
+
+
+def test_metadata_merge_on_id_downgrade() -> None:
+    """Mirrors MetadataTest#testMetadataMergeOnIdDowngrade: a response without a topic id removes it."""
+    metadata = Metadata(REFRESH_BACKOFF_MS, METADATA_EXPIRE_MS, topics=("validTopic1", "validTopic2"),
+                        partial_updates=True, rng=random.Random(2))
+    ids = {"validTopic1": Uuid(10, 1), "validTopic2": Uuid(10, 2)}
+    counts = {"validTopic1": 2, "validTopic2": 3}
+    metadata.update_with_current_request_version(update_with("clusterId", 2, partition_counts=counts, epoch=lambda tp: 100,
+                                                             topic_ids=ids), 0, is_partial_update=True)
+    assert metadata.fetch().topic_ids == ids
+    # The controller's older IBP: validTopic1 comes without an id.
+    del ids["validTopic1"]
+    metadata.update_with_current_request_version(update_with("clusterId", 2, partition_counts=counts, epoch=lambda tp: 200,
+                                                             topic_ids=ids), 0, is_partial_update=True)
+    snapshot = metadata.fetch()
+    assert snapshot.topic_ids == ids
+    assert snapshot.topics() == {"validTopic1", "validTopic2"}
+    assert snapshot.partition_count("validTopic1") == 2
+    assert snapshot.topic_ids.get("validTopic1") is None

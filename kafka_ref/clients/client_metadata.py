@@ -147,6 +147,44 @@ class MetadataSnapshot:
             return None
         return node
 
+    def merge_with(self, cluster_id: str | None, nodes: dict[int, Node], add_partitions: Iterable[PartitionMetadata],
+                   add_unauthorized: Iterable[str], add_invalid: Iterable[str], add_internal: Iterable[str],
+                   controller_id: int | None, add_topic_ids: dict[str, Uuid],
+                   retain_topic: Callable[[str, bool], bool]) -> MetadataSnapshot:
+        """Mirrors org.apache.kafka.clients.MetadataSnapshot#mergeWith.
+
+        The new partitions, plus this view's partitions of retained topics; topic ids of retained
+        topics, replaced (or removed, when the response has none) for the topics in the response.
+        """
+        def retained(topic: str) -> bool:
+            return retain_topic(topic, topic in self.internal_topics)
+
+        # 1. Topic ids of retained topics, then the response's (a topic without one loses it).
+        topic_ids = {topic: tid for topic, tid in self.topic_ids.items() if retained(topic)}
+        partitions: dict[TopicPartition, PartitionMetadata] = {}
+        for partition in add_partitions:
+            partitions[partition.topic_partition] = partition
+            tid = add_topic_ids.get(partition.topic_partition.topic)
+            if tid is not None:
+                topic_ids[partition.topic_partition.topic] = tid
+            else:
+                topic_ids.pop(partition.topic_partition.topic, None)
+        # 2. Partitions of retained topics not in the response.
+        for tp, partition in self.partitions.items():
+            if retained(tp.topic):
+                partitions.setdefault(tp, partition)
+        # 3. Topic error and internal sets: the new ones plus the retained old ones.
+        return MetadataSnapshot(
+            cluster_id=cluster_id,
+            nodes=dict(nodes),
+            controller_id=controller_id,
+            partitions=partitions,
+            topic_ids=topic_ids,
+            unauthorized_topics=frozenset(add_unauthorized) | {t for t in self.unauthorized_topics if retained(t)},
+            invalid_topics=frozenset(add_invalid) | {t for t in self.invalid_topics if retained(t)},
+            internal_topics=frozenset(add_internal) | {t for t in self.internal_topics if retained(t)},
+        )
+
     def topics(self) -> set[str]:
         """Mirrors org.apache.kafka.common.Cluster#topics."""
         return {tp.topic for tp in self.partitions}
@@ -155,6 +193,15 @@ class MetadataSnapshot:
 # --------------------------------------------------------------------------------------------
 # The mutable cache and its refresh rules
 # --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class MetadataRequestAndVersion:
+    """Mirrors org.apache.kafka.clients.Metadata.MetadataRequestAndVersion."""
+
+    request: MetadataRequest
+    request_version: int
+    is_partial_update: bool
 
 
 class Metadata:
@@ -178,6 +225,7 @@ class Metadata:
         refresh_backoff_max_ms: int | None = 1000,
         rng: random.Random | None = None,
         metadata_idle_ms: int | None = None,
+        partial_updates: bool = False,
     ) -> None:
         self.refresh_backoff_ms = refresh_backoff_ms
         self.refresh_backoff = ExponentialBackoff(refresh_backoff_ms, RETRY_BACKOFF_EXP_BASE,
@@ -190,6 +238,9 @@ class Metadata:
         self.metadata_idle_ms = metadata_idle_ms
         self.topic_expiry_ms: dict[str, int] = {}
         self.new_topics: set[str] = set()
+        # ProducerMetadata#newMetadataRequestBuilderForNewTopics: ask for new topics only while
+        # the rest is fresh (the base Metadata and ConsumerMetadata always send full requests).
+        self.partial_updates = partial_updates
         self.allow_auto_topic_creation = allow_auto_topic_creation
         self.snapshot = MetadataSnapshot()
         self.last_refresh_ms = 0
@@ -343,13 +394,23 @@ class Metadata:
             return False
         return True
 
-    def new_metadata_request_and_version(self) -> tuple[MetadataRequest, int]:
-        """Mirrors org.apache.kafka.clients.Metadata#newMetadataRequestAndVersion (full requests only)."""
+    def new_metadata_request_and_version(self, now_ms: int = 0) -> MetadataRequestAndVersion:
+        """Mirrors org.apache.kafka.clients.Metadata#newMetadataRequestAndVersion.
+
+        A partial request (the new topics only) when partial updates are on, no full update is
+        wanted and the metadata has not expired; otherwise every wanted topic.
+        """
+        # 1. Partial: only while the last full update is still fresh.
+        if (self.partial_updates and not self.need_full_update
+                and self.last_successful_refresh_ms + self.metadata_expire_ms > now_ms):
+            request = MetadataRequest.for_topics(sorted(self.new_topics), self.allow_auto_topic_creation)
+            return MetadataRequestAndVersion(request, self.request_version, True)
+        # 2. Full.
         if self.topics is None:
             request = MetadataRequest.all_topics()
         else:
             request = MetadataRequest.for_topics(sorted(self.topics), self.allow_auto_topic_creation)
-        return request, self.request_version
+        return MetadataRequestAndVersion(request, self.request_version, False)
 
     def update_last_seen_epoch_if_newer(self, tp: TopicPartition, leader_epoch: int) -> bool:
         """Mirrors org.apache.kafka.clients.Metadata#updateLastSeenEpochIfNewer.
@@ -381,12 +442,18 @@ class Metadata:
         """Mirrors org.apache.kafka.clients.Metadata#close: no more updates."""
         self.is_closed = True
 
-    def update_with_current_request_version(self, response: MetadataResponse, now_ms: int) -> None:
-        """Mirrors org.apache.kafka.clients.Metadata#updateWithCurrentRequestVersion (full updates)."""
-        self.update(self.request_version, response, now_ms)
+    def update_with_current_request_version(self, response: MetadataResponse, now_ms: int, *,
+                                            is_partial_update: bool = False) -> None:
+        """Mirrors org.apache.kafka.clients.Metadata#updateWithCurrentRequestVersion."""
+        self.update(self.request_version, response, now_ms, is_partial_update=is_partial_update)
 
-    def update(self, request_version: int, response: MetadataResponse, now_ms: int) -> None:
-        """Mirrors org.apache.kafka.clients.Metadata#update (full updates) and #handleMetadataResponse."""
+    def update(self, request_version: int, response: MetadataResponse, now_ms: int, *,
+               is_partial_update: bool = False) -> None:
+        """Mirrors org.apache.kafka.clients.Metadata#update and #handleMetadataResponse.
+
+        A partial update (new topics only) is merged into the current view and leaves a full
+        update that was due still due.
+        """
         # 1. A closed metadata takes no more updates.
         if self.is_closed:
             raise IllegalStateException("Update requested after metadata close")
@@ -397,8 +464,9 @@ class Metadata:
         self.last_refresh_ms = now_ms
         self.attempts = 0
         self.update_version += 1
-        self.need_full_update = False
-        self.last_successful_refresh_ms = now_ms
+        if not is_partial_update:
+            self.need_full_update = False
+            self.last_successful_refresh_ms = now_ms
         self.equivalent_response_count += 1
         previous_cluster_id = self.snapshot.cluster_id
         # 3. Topics: partitions of healthy topics (epoch-checked), errors remembered.
@@ -415,9 +483,10 @@ class Metadata:
             if topic.topic_id != ZERO_UUID:
                 topic_id = topic_ids[name] = topic.topic_id
                 old_topic_id = old_topic_ids.get(name)
-            # Only a Metadata with topic expiry (the producer's) filters the response by its
-            # topics; the others keep whatever the broker sent, as they always have here.
-            if self.metadata_idle_ms is not None and not self.retain_topic(name, topic.is_internal, now_ms):
+            # Only a Metadata with topic expiry (the producer's) or a partial update filters the
+            # response by its topics; the others keep whatever the broker sent, as they always have here.
+            if ((self.metadata_idle_ms is not None or is_partial_update)
+                    and not self.retain_topic(name, topic.is_internal, now_ms)):
                 continue
             if topic.is_internal:
                 internal.add(name)
@@ -436,20 +505,28 @@ class Metadata:
                     invalid.add(name)
                 elif error is Errors.TOPIC_AUTHORIZATION_FAILED:
                     unauthorized.add(name)
-        # 4. The new view replaces the old one.
-        self.snapshot = MetadataSnapshot(
-            cluster_id=response.cluster_id,
-            nodes={b.node_id: Node(b.node_id, b.host, b.port, b.rack) for b in response.brokers},
-            controller_id=response.controller_id if response.controller_id >= 0 else None,
-            partitions=partitions,
-            topic_ids=topic_ids,
-            unauthorized_topics=frozenset(unauthorized),
-            invalid_topics=frozenset(invalid),
-            internal_topics=frozenset(internal),
-        )
+        # 4. The new view replaces the old one (a partial one is merged into it).
+        nodes = {b.node_id: Node(b.node_id, b.host, b.port, b.rack) for b in response.brokers}
+        controller_id = response.controller_id if response.controller_id >= 0 else None
+        if is_partial_update:
+            in_response = {topic.name or "" for topic in response.topics}
+            self.snapshot = self.snapshot.merge_with(
+                response.cluster_id, nodes, partitions.values(), unauthorized, invalid, internal, controller_id,
+                topic_ids, lambda topic, is_internal: topic not in in_response and self.retain_topic(topic, is_internal, now_ms))
+        else:
+            self.snapshot = MetadataSnapshot(
+                cluster_id=response.cluster_id,
+                nodes=nodes,
+                controller_id=controller_id,
+                partitions=partitions,
+                topic_ids=topic_ids,
+                unauthorized_topics=frozenset(unauthorized),
+                invalid_topics=frozenset(invalid),
+                internal_topics=frozenset(internal),
+            )
         # 5. Errors for callers to raise (maybeSetMetadataError); forget epochs of topics no longer wanted.
-        self.invalid_topics = invalid
-        self.unauthorized_topics = unauthorized
+        self.invalid_topics = set(self.snapshot.invalid_topics)
+        self.unauthorized_topics = set(self.snapshot.unauthorized_topics)
         for tp in [tp for tp in self.last_seen_leader_epochs if not self.retain_topic(tp.topic, False, now_ms)]:
             del self.last_seen_leader_epochs[tp]
         # 6. New topics in the response have had their first metadata (ProducerMetadata#update).
@@ -958,7 +1035,8 @@ class NetworkClient:
                 self.metadata.failed_update(now)
                 return False
             # 4. Ask it for the topics this client wants.
-            request, version = self.metadata.new_metadata_request_and_version()
+            request_and_version = self.metadata.new_metadata_request_and_version(now)
+            request = request_and_version.request
             try:
                 response = await self.send(node, request)
             except (NetworkException, TimeoutException) as exc:
@@ -969,7 +1047,8 @@ class NetworkClient:
             if not response.brokers:
                 self.metadata.failed_update(self.time.milliseconds())
                 return False
-            self.metadata.update(version, response, self.time.milliseconds())
+            self.metadata.update(request_and_version.request_version, response, self.time.milliseconds(),
+                                 is_partial_update=request_and_version.is_partial_update)
             return True
         finally:
             event, self._metadata_fetch = self._metadata_fetch, None
