@@ -395,6 +395,28 @@ async def test_server_disconnect_with_multiple_in_flights_counts_once(anyio_back
     assert 8000 <= client.connection_delay(NODE, client.time.milliseconds()) <= 12000
 
 
+@pytest.mark.anyio
+async def test_late_failure_of_a_closed_connections_request_leaves_the_new_connection(anyio_backend) -> None:
+    """After NetworkClientTest#testDisconnectWithMultipleInFlights: a request of a connection already closed fails
+    without closing the connection made since."""
+    network = Network()
+    network.register(NODE)
+    time = MockTime()
+    client = new_client(network, time)
+    old = client.post(NODE, metadata_request())
+    # 1. The broker goes; the client notices before the request's waiter runs, and reconnects later.
+    network.unregister(NODE)
+    assert not client.is_ready(NODE, time.milliseconds())
+    time.advance(int(client.connection_delay(NODE, time.milliseconds())))
+    network.register(NODE)
+    assert client.ready(NODE, time.milliseconds())
+    # 2. The old request's failure surfaces now: the new connection stays.
+    with pytest.raises(DisconnectException):
+        await client.wait(old)
+    assert client.is_ready(NODE, time.milliseconds())
+    assert client.connection_states.node_state[NODE].failed_attempts == 0
+
+
 def test_call_disconnect() -> None:
     """Mirrors NetworkClientTest#testCallDisconnect."""
     network = Network()
