@@ -680,8 +680,13 @@ class NetworkClient:
     connection, dropped one or let a request time out is disconnected and blacked out for its
     reconnect backoff (exponential, ``reconnect_backoff_ms`` up to ``reconnect_backoff_max_ms``).
     Every disconnection asks for a metadata update, since it may mean the metadata is stale
-    (DefaultMetadataUpdater#handleServerDisconnect). Transport failures surface as Kafka's
-    NetworkException (DisconnectException) or TimeoutException (NetworkTimeoutException).
+    (DefaultMetadataUpdater#handleServerDisconnect), and fails every request still in flight on
+    that connection; a connection is disconnected once, however many requests were waiting on
+    it (the client's own ``disconnect`` asks for no update). Transport failures surface as
+    Kafka's NetworkException (DisconnectException) or TimeoutException (NetworkTimeoutException).
+    A response's ``throttle_time_ms`` holds the connection back (KIP-219), and
+    ``max_in_flight_requests_per_connection`` (unbounded unless given) caps what #isReady
+    allows.
 
     A connection attempt here succeeds or fails at once (the broker is up on the in-process
     network or not), so ``ready(node)`` connects in the same step; a connection the client
