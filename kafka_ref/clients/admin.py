@@ -125,8 +125,9 @@ class KafkaAdminClient:
                                                 RETRY_BACKOFF_JITTER, random.Random(f"admin-retry/{client_id}"))
         self.retries = retries
         self.time = time or Time()
-        # AdminMetadataManager: brokers and the controller only (topics are asked for per call).
-        self.metadata = Metadata(retry_backoff_ms, metadata_max_age_ms, topics=())
+        # AdminMetadataManager: brokers and the controller only (topics are asked for per call);
+        # its refresh backoff is the constant retry.backoff.ms (no KIP-580 there in Kafka 3.8).
+        self.metadata = Metadata(retry_backoff_ms, metadata_max_age_ms, topics=(), refresh_backoff_max_ms=None)
         self.client = NetworkClient(network, client_id, bootstrap_brokers, self.metadata, time=self.time,
                                     request_timeout_ms=request_timeout_ms)
         self._log = client_logger(client_id=client_id)
