@@ -1,6 +1,6 @@
 """Changes on top of a MetadataImage, accumulated record by record.
 
-Mirrors org.apache.kafka.image.MetadataDelta and its parts (Kafka 3.4): ``replay(record)``
+Mirrors org.apache.kafka.image.MetadataDelta and its parts (Kafka 3.8): ``replay(record)``
 dispatches on the record type (seed 004 §2.1 step 4), each part remembers only what changed
 (a TopicRecord only stages a new TopicDelta, step 5–6), and ``apply()`` builds the next
 immutable image. TopicDelta#localChanges / TopicsDelta#localChanges classify what a broker
@@ -43,6 +43,7 @@ from kafka_ref.image.records import (
     UnregisterBrokerRecord,
 )
 from kafka_ref.image.registrations import BrokerRegistration, PartitionRegistration
+from kafka_ref.image.writer import METADATA_VERSION_FEATURE, MINIMUM_KRAFT_VERSION
 
 
 class MetadataReplayException(RuntimeError):
@@ -62,11 +63,21 @@ class PartitionInfo:
 
 @dataclass(slots=True)
 class LocalReplicaChanges:
-    """Mirrors org.apache.kafka.image.LocalReplicaChanges (Kafka 3.3–3.6: deletes, leaders, followers)."""
+    """Mirrors org.apache.kafka.image.LocalReplicaChanges (Kafka 3.8).
+
+    ``deletes``: partitions this broker no longer hosts; ``leaders``: partitions it leads
+    whose partition epoch moved (a new leadership, or an ISR or replica change);
+    ``elected_leaders``: the subset of ``leaders`` whose leader epoch moved too (KAFKA-15468,
+    3.8: what the coordinators load on); ``followers``: partitions it follows whose partition
+    epoch moved; ``topic_ids``: name → id of the topics in leaders and followers. The
+    directory assignments of Kafka 3.7+ (JBOD) are not modelled.
+    """
 
     deletes: set[TopicPartition] = field(default_factory=set)
     leaders: dict[TopicPartition, PartitionInfo] = field(default_factory=dict)
     followers: dict[TopicPartition, PartitionInfo] = field(default_factory=dict)
+    elected_leaders: dict[TopicPartition, PartitionInfo] = field(default_factory=dict)
+    topic_ids: dict[str, Uuid] = field(default_factory=dict)
 
 
 # ------------------------------------------------------------------------------ topics
@@ -111,10 +122,11 @@ class TopicDelta:
         return TopicImage(self.image.name, self.image.id, partitions)
 
     def local_changes(self, broker_id: int) -> LocalReplicaChanges:
-        """Mirrors TopicDelta#localChanges (Kafka 3.3–3.6).
+        """Mirrors TopicDelta#localChanges (Kafka 3.8).
 
         For every changed partition: not a replica any more but was one → delete; the leader
-        is this broker and the partition epoch moved → leader; a replica with another leader
+        is this broker and the partition epoch moved → leader, and elected leader too when
+        the leader epoch moved (or the partition is new here); a replica with another leader
         and a moved partition epoch → follower. A partition epoch bump without a leader epoch
         bump (an ISR change) still lands in leaders/followers; Partition#makeFollower then
         decides whether fetchers restart.
@@ -127,14 +139,19 @@ class TopicDelta:
             if broker_id not in registration.replicas:
                 if previous is not None and broker_id in previous.replicas:
                     changes.deletes.add(tp)
-            # 2. Leader here, with a new partition epoch.
+            # 2. Leader here, with a new partition epoch; elected if the leader epoch moved too.
             elif registration.leader == broker_id:
                 if previous is None or previous.partition_epoch != registration.partition_epoch:
-                    changes.leaders[tp] = PartitionInfo(self.id, registration)
+                    info = PartitionInfo(self.id, registration)
+                    changes.leaders[tp] = info
+                    if previous is None or previous.leader_epoch != registration.leader_epoch:
+                        changes.elected_leaders[tp] = info
+                    changes.topic_ids.setdefault(self.name, self.id)
             # 3. Follower here, with a new partition epoch.
             else:
                 if previous is None or previous.partition_epoch != registration.partition_epoch:
                     changes.followers[tp] = PartitionInfo(self.id, registration)
+                    changes.topic_ids.setdefault(self.name, self.id)
         return changes
 
     def __repr__(self) -> str:
@@ -146,14 +163,16 @@ class TopicsDelta:
 
     def __init__(self, image: TopicsImage) -> None:
         self.image = image
+        # Topics deleted here are not in changed_topics; a topic of the image that was deleted is
+        # in deleted_topic_ids; one created and deleted within this delta leaves no trace there.
         self.changed_topics: dict[Uuid, TopicDelta] = {}
         self.deleted_topic_ids: set[Uuid] = set()
-        self.created_topics: dict[str, Uuid] = {}
+        self.created_topic_ids: set[Uuid] = set()
 
     def replay_topic(self, record: TopicRecord) -> None:
         """Mirrors TopicsDelta#replay(TopicRecord): stage an empty topic; its partitions come next."""
         self.changed_topics[record.topic_id] = TopicDelta(TopicImage(record.name, record.topic_id, {}))
-        self.created_topics[record.name] = record.topic_id
+        self.created_topic_ids.add(record.topic_id)
 
     def _get_or_create_topic_delta(self, topic_id: Uuid) -> TopicDelta:
         """Mirrors TopicsDelta#getOrCreateTopicDelta."""
@@ -177,16 +196,18 @@ class TopicsDelta:
     def replay_remove_topic(self, record: RemoveTopicRecord) -> str:
         """Mirrors TopicsDelta#replay(RemoveTopicRecord); returns the removed topic's name.
 
-        A topic created and removed within this delta simply disappears; one from the image is
-        remembered as deleted (localChanges then deletes its local replicas).
+        A topic created and removed within this delta simply disappears from the changed topics
+        (its id stays among the created ones, as in Kafka); one from the image is remembered as
+        deleted (localChanges then deletes its local replicas).
         """
+        # 1. Staged in this delta: drop the staged changes.
         delta = self.changed_topics.pop(record.topic_id, None)
         if delta is not None:
             name = delta.image.name
             if record.topic_id in self.image.topics_by_id:
                 self.deleted_topic_ids.add(record.topic_id)
-            self.created_topics.pop(name, None)
             return name
+        # 2. Only in the image: remember the deletion.
         image = self.image.get_topic(record.topic_id)
         if image is None:
             raise MetadataReplayException(f"Unable to delete unknown topic ID {record.topic_id}")
@@ -213,16 +234,18 @@ class TopicsDelta:
     def local_changes(self, broker_id: int) -> LocalReplicaChanges:
         """Mirrors TopicsDelta#localChanges (seed 004 §2.2 step 3).
 
-        The union of each changed topic's local changes, plus every replica of a deleted topic
-        this broker held.
+        The union of each changed topic's local changes (deletes, elected leaders, leaders,
+        followers, topic ids), plus every replica of a deleted topic this broker held.
         """
         changes = LocalReplicaChanges()
         # 1. Changed topics.
         for delta in self.changed_topics.values():
             topic_changes = delta.local_changes(broker_id)
             changes.deletes |= topic_changes.deletes
+            changes.elected_leaders.update(topic_changes.elected_leaders)
             changes.leaders.update(topic_changes.leaders)
             changes.followers.update(topic_changes.followers)
+            changes.topic_ids.update(topic_changes.topic_ids)
         # 2. Deleted topics: every partition we were a replica of.
         for topic_id in self.deleted_topic_ids:
             image = self.image.get_topic(topic_id)
@@ -264,8 +287,8 @@ class ClusterDelta:
         self.changed_brokers[record.broker_id] = BrokerRegistration.from_record(record)
 
     def replay_unregister(self, record: UnregisterBrokerRecord) -> None:
-        """Mirrors ClusterDelta#replay(UnregisterBrokerRecord)."""
-        self._broker_or_throw(record.broker_id, record.broker_epoch, "unregister")
+        """Mirrors ClusterDelta#replay(UnregisterBrokerRecord): the broker goes, whatever its epoch
+        (unlike fencing, Kafka checks neither that it is registered nor the epoch)."""
         self.changed_brokers[record.broker_id] = None
 
     def replay_fence(self, record: FenceBrokerRecord) -> None:
@@ -281,9 +304,23 @@ class ClusterDelta:
                                                             BrokerRegistrationInControlledShutdownChange.NONE)
 
     def replay_registration_change(self, record: BrokerRegistrationChangeRecord) -> None:
-        """Mirrors ClusterDelta#replay(BrokerRegistrationChangeRecord)."""
+        """Mirrors ClusterDelta#replay(BrokerRegistrationChangeRecord).
+
+        1. The broker must be registered at the record's epoch; 2. both fields must hold a
+        known change; 3. only a registration that really changes is staged.
+        """
+        # 1. Current registration.
         broker = self._broker_or_throw(record.broker_id, record.broker_epoch, "change")
-        self.changed_brokers[record.broker_id] = broker.clone_with(record.fenced, record.in_controlled_shutdown)
+        # 2. Known values only (BrokerRegistrationFencingChange#fromValue and its sibling).
+        if record.fenced not in set(BrokerRegistrationFencingChange):
+            raise MetadataReplayException(f"Unable to replay {record}: unknown value for fenced field: {record.fenced}")
+        if record.in_controlled_shutdown not in set(BrokerRegistrationInControlledShutdownChange):
+            raise MetadataReplayException(f"Unable to replay {record}: unknown value for inControlledShutdown field: "
+                                          f"{record.in_controlled_shutdown}")
+        # 3. Stage the new registration if it differs.
+        changed = broker.clone_with(record.fenced, record.in_controlled_shutdown)
+        if changed != broker:
+            self.changed_brokers[record.broker_id] = changed
 
     def apply(self) -> ClusterImage:
         """Mirrors ClusterDelta#apply."""
@@ -333,25 +370,40 @@ class ConfigurationsDelta:
 
 
 class FeaturesDelta:
-    """Mirrors org.apache.kafka.image.FeaturesDelta (level 0 removes a feature)."""
+    """Mirrors org.apache.kafka.image.FeaturesDelta: feature level changes (level 0 removes a
+    feature) and, apart, a metadata.version change."""
 
     def __init__(self, image: FeaturesImage) -> None:
         self.image = image
-        self.changes: dict[str, int] = {}
+        self.changes: dict[str, int | None] = {}
+        self.metadata_version_change: int | None = None
 
     def replay_feature_level(self, record: FeatureLevelRecord) -> None:
-        """Mirrors FeaturesDelta#replay(FeatureLevelRecord)."""
-        self.changes[record.name] = record.feature_level
+        """Mirrors FeaturesDelta#replay(FeatureLevelRecord).
+
+        metadata.version is kept apart (MetadataVersion#fromFeatureLevel refuses a level that
+        names no version, 0 included); any other feature at level 0 is removed.
+        """
+        if record.name == METADATA_VERSION_FEATURE:
+            if record.feature_level < MINIMUM_KRAFT_VERSION:
+                raise MetadataReplayException(f"No MetadataVersion with feature level {record.feature_level}")
+            self.metadata_version_change = record.feature_level
+        elif record.feature_level == 0:
+            self.changes[record.name] = None
+        else:
+            self.changes[record.name] = record.feature_level
 
     def apply(self) -> FeaturesImage:
         """Mirrors FeaturesDelta#apply."""
         versions = dict(self.image.finalized_versions)
         for name, level in self.changes.items():
-            if level == 0:
+            if level is None:
                 versions.pop(name, None)
             else:
                 versions[name] = level
-        return FeaturesImage(versions)
+        metadata_version = self.image.metadata_version if self.metadata_version_change is None \
+            else self.metadata_version_change
+        return FeaturesImage(versions, metadata_version)
 
 
 class ProducerIdsDelta:
@@ -414,6 +466,10 @@ class MetadataDelta:
             self.producer_ids_delta = ProducerIdsDelta(self.image.producer_ids)
         return self.producer_ids_delta
 
+    def metadata_version_changed(self) -> int | None:
+        """Mirrors MetadataDelta#metadataVersionChanged: the new metadata.version level, if this delta sets one."""
+        return None if self.features_delta is None else self.features_delta.metadata_version_change
+
     def replay(self, record: object) -> None:
         """Mirrors MetadataDelta#replay(ApiMessage): dispatch on the record type (seed 004 §2.1 step 4)."""
         record_type = getattr(record, "API_KEY", None)
@@ -440,13 +496,17 @@ class MetadataDelta:
                 name = self.get_or_create_topics_delta().replay_remove_topic(record)
                 self.get_or_create_configs_delta().delete_topic_configs(name)
             case MetadataRecordType.FEATURE_LEVEL_RECORD:
-                self.get_or_create_features_delta().replay_feature_level(record)
+                self.replay_feature_level(record)
             case MetadataRecordType.PRODUCER_IDS_RECORD:
                 self.get_or_create_producer_ids_delta().replay_producer_ids(record)
             case MetadataRecordType.BROKER_REGISTRATION_CHANGE_RECORD:
                 self.get_or_create_cluster_delta().replay_registration_change(record)
             case _:
                 raise MetadataReplayException(f"Unknown metadata record type {type(record).__name__}")
+
+    def replay_feature_level(self, record: FeatureLevelRecord) -> None:
+        """Mirrors MetadataDelta#replay(FeatureLevelRecord): the features delta takes the record."""
+        self.get_or_create_features_delta().replay_feature_level(record)
 
     def apply(self, provenance: MetadataProvenance | None = None) -> MetadataImage:
         """Mirrors MetadataDelta#apply: the next image (parts without a delta are shared)."""

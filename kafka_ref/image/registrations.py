@@ -134,6 +134,7 @@ class BrokerRegistration:
     fenced: bool = True
     in_controlled_shutdown: bool = False
     supported_features: tuple[BrokerFeature, ...] = ()
+    is_migrating_zk_broker: bool = False
 
     @classmethod
     def from_record(cls, record: RegisterBrokerRecord) -> "BrokerRegistration":
@@ -142,6 +143,7 @@ class BrokerRegistration:
             id=record.broker_id, epoch=record.broker_epoch, incarnation_id=record.incarnation_id,
             listeners=tuple(record.end_points), rack=record.rack, fenced=record.fenced,
             in_controlled_shutdown=record.in_controlled_shutdown, supported_features=tuple(record.features),
+            is_migrating_zk_broker=record.is_migrating_zk_broker,
         )
 
     def to_record(self, metadata_version_level: int, handle_loss: Callable[[str], None]) -> RegisterBrokerRecord:
@@ -149,7 +151,8 @@ class BrokerRegistration:
 
         1. Identity, rack, epoch, incarnation, fenced state; 2. the in-controlled-shutdown state
         only where the metadata.version has it (3.3-IV3, level 7; else ``handle_loss`` is told);
-        3. listeners and supported features.
+        3. the ZK-migration flag only from 3.4-IV0 (level 8), likewise; 4. listeners and
+        supported features.
         """
         # 2. A state the older metadata.version cannot carry is lost.
         in_controlled_shutdown = False
@@ -158,10 +161,18 @@ class BrokerRegistration:
                 in_controlled_shutdown = True
             else:
                 handle_loss("the inControlledShutdown state of one or more brokers")
-        # 1, 3. The rest as registered.
+        # 3. Likewise the migrating-ZK-broker flag.
+        is_migrating_zk_broker = False
+        if self.is_migrating_zk_broker:
+            if metadata_version_level >= 8:  # MetadataVersion#isMigrationSupported
+                is_migrating_zk_broker = True
+            else:
+                handle_loss("the isMigratingZkBroker state of one or more brokers")
+        # 1, 4. The rest as registered.
         return RegisterBrokerRecord(
             broker_id=self.id, rack=self.rack, broker_epoch=self.epoch, incarnation_id=self.incarnation_id,
-            fenced=self.fenced, in_controlled_shutdown=in_controlled_shutdown, end_points=self.listeners,
+            fenced=self.fenced, in_controlled_shutdown=in_controlled_shutdown,
+            is_migrating_zk_broker=is_migrating_zk_broker, end_points=self.listeners,
             features=self.supported_features,
         )
 
@@ -173,7 +184,11 @@ class BrokerRegistration:
         return None
 
     def clone_with(self, fencing_change: int, in_controlled_shutdown_change: int) -> "BrokerRegistration":
-        """Mirrors BrokerRegistration#cloneWith: apply a BrokerRegistrationChangeRecord's two changes."""
+        """Mirrors BrokerRegistration#cloneWith: apply a BrokerRegistrationChangeRecord's two changes.
+
+        FENCE / UNFENCE set the fenced flag, NONE keeps it; IN_CONTROLLED_SHUTDOWN sets the
+        controlled-shutdown flag, NONE keeps it (only a new registration clears it).
+        """
         fenced = self.fenced
         if fencing_change == BrokerRegistrationFencingChange.FENCE:
             fenced = True
