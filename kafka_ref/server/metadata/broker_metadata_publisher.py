@@ -63,7 +63,7 @@ class BrokerMetadataPublisher:
             topics_delta = delta.topics_delta
             if topics_delta is not None:
                 self.last_local_changes = self.replica_manager.apply_delta(topics_delta, new_image)
-                self._notify_group_coordinator(topics_delta, delta, new_image)
+                self.update_coordinator(new_image, delta)
                 deleted: list[TopicPartition] = []
                 for topic_id in sorted(topics_delta.deleted_topic_ids, key=str):
                     deleted.extend(topics_delta.image.get_topic(topic_id).topic_partitions())
@@ -81,8 +81,16 @@ class BrokerMetadataPublisher:
         finally:
             self.first_publish = False
 
-    def _notify_group_coordinator(self, topics_delta: Any, delta: MetadataDelta, new_image: MetadataImage) -> None:
-        """The __consumer_offsets part of BrokerMetadataPublisher#publish (seed 004 §2.2 step 1)."""
+    def update_coordinator(self, new_image: MetadataImage, delta: MetadataDelta) -> None:
+        """Mirrors BrokerMetadataPublisher#updateCoordinator for __consumer_offsets (seed 004 §2.2 step 1).
+
+        1. The offsets topic was deleted: resign, at its leader epoch, every partition led here;
+        2. its local changes: a replica deleted here resigns without an epoch, a partition led
+        here is an election, one followed here a resignation at the new leader epoch.
+        """
+        topics_delta = delta.topics_delta
+        if topics_delta is None:
+            return
         # 1. The whole offsets topic was deleted: resign from the partitions we led.
         if topics_delta.topic_was_deleted(GROUP_METADATA_TOPIC_NAME):
             old = topics_delta.image.get_topic(GROUP_METADATA_TOPIC_NAME)

@@ -1,0 +1,97 @@
+"""kafka.server.metadata.BrokerMetadataPublisherTest (Kafka 3.8) and BrokerMetadataPublisher#updateCoordinator,
+against kafka_ref/server/metadata/broker_metadata_publisher.py.
+
+``update_coordinator`` reaches the group coordinator through the broker's hooks
+(``on_offsets_partition_resignation(partition, epoch)``, -1 for Kafka's "no epoch", and
+``on_leadership_change(leaders, followers)``, whose group listener calls onElection / onResignation);
+the broker here is a recorder of those hooks with a configuration naming the Kafka release.
+
+Not ported:
+- testReloadUpdatedFilesWithoutConfigChange: the DynamicConfigPublisher and broker reconfiguration are
+  not modelled.
+- testExceptionInUpdateCoordinator: kafka_ref's publisher has no metadata publishing fault handler; a
+  failure in one step is not caught and counted.
+- testNewImagePushedToGroupCoordinator: the new group coordinator (KIP-848, onNewMetadataImage) is not
+  modelled; kafka_ref's group coordinator is the classic one.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from test_metadata_image_kafka import METADATA_IMAGE1, in_sync, metadata_delta1, topic, topics_image
+
+from kafka_ref.common.config import MetadataVersion
+from kafka_ref.common.uuid import Uuid
+from kafka_ref.image.delta import MetadataDelta
+from kafka_ref.image.image import MetadataImage, MetadataProvenance
+from kafka_ref.image.records import PartitionChangeRecord, RemoveTopicRecord
+from kafka_ref.server.metadata.broker_metadata_publisher import BrokerMetadataPublisher, get_topic_delta
+
+LOCAL = 3
+OFFSETS = Uuid(0x99, 1)
+
+
+def test_get_topic_delta():
+    """Mirrors BrokerMetadataPublisherTest#testGetTopicDelta: none for an unknown topic, none for a topic the
+    delta deleted (foo, recreated under another id, is looked up in the old image), one for a changed topic."""
+    delta = metadata_delta1()
+    assert get_topic_delta("not-a-topic", METADATA_IMAGE1, delta) is None
+    assert get_topic_delta("foo", METADATA_IMAGE1, delta) is None
+    bar = get_topic_delta("bar", METADATA_IMAGE1, delta)
+    assert bar is not None and bar.name == "bar" and set(bar.partition_changes) == {0}
+
+
+class _Broker:
+    """Records the coordinator hooks BrokerMetadataPublisher#updateCoordinator calls."""
+
+    def __init__(self, version: str = "3.8") -> None:
+        self.broker_id = LOCAL
+        self.config = SimpleNamespace(broker_version=MetadataVersion.parse(version))
+        self.metadata_cache = None
+        self.replica_manager = None
+        self.calls: list[tuple] = []
+
+    def on_offsets_partition_resignation(self, partition: int, leader_epoch: int) -> None:
+        self.calls.append(("resign", partition, leader_epoch))
+
+    def on_leadership_change(self, leaders, followers) -> None:
+        for change in leaders:
+            self.calls.append(("elect", change.topic_partition.partition, change.get_leader_epoch()))
+        for change in followers:
+            self.calls.append(("resign", change.topic_partition.partition, change.get_leader_epoch()))
+
+
+def offsets_image() -> MetadataImage:
+    """__consumer_offsets with partition 0 led here, 1 followed here, 2 led here, 3 elsewhere."""
+    return MetadataImage(MetadataProvenance(10, 1, 0), topics=topics_image(topic(
+        "__consumer_offsets", OFFSETS,
+        in_sync((LOCAL, 1, 2)), in_sync((1, LOCAL, 2)), in_sync((LOCAL, 2, 1)), in_sync((0, 1, 2)))))
+
+
+def update(broker: _Broker, image: MetadataImage, records: list) -> list[tuple]:
+    delta = MetadataDelta(image)
+    for record in records:
+        delta.replay(record)
+    BrokerMetadataPublisher(broker).update_coordinator(delta.apply(MetadataProvenance(11, 1, 0)), delta)
+    return broker.calls
+
+
+def test_update_coordinator_local_changes():
+    """Mirrors BrokerMetadataPublisher#updateCoordinator: partition 0 moves its leader away (resign at the new
+    leader epoch), 1 is won here (elected at epoch 2), 2 drops this broker from its replicas (resign without
+    an epoch), 3 gains a replica here (a follower: resign at its epoch)."""
+    calls = update(_Broker(), offsets_image(), [
+        PartitionChangeRecord(topic_id=OFFSETS, partition_id=0, leader=1),
+        PartitionChangeRecord(topic_id=OFFSETS, partition_id=1, leader=LOCAL),
+        PartitionChangeRecord(topic_id=OFFSETS, partition_id=2, leader=2, isr=(2, 1), replicas=(2, 1)),
+        PartitionChangeRecord(topic_id=OFFSETS, partition_id=3, replicas=(0, 1, 2, LOCAL)),
+    ])
+    assert calls == [("resign", 2, -1), ("elect", 1, 2), ("resign", 0, 2), ("resign", 3, 1)]
+
+
+def test_update_coordinator_offsets_topic_deleted():
+    """Mirrors BrokerMetadataPublisher#updateCoordinator when __consumer_offsets itself is deleted: every
+    partition led here resigns at its leader epoch; the deleted topic has no topic delta left."""
+    calls = update(_Broker(), offsets_image(), [RemoveTopicRecord(topic_id=OFFSETS)])
+    assert calls == [("resign", 0, 1), ("resign", 2, 1)]
