@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import pytest
+
 from test_metadata_image_kafka import METADATA_IMAGE1, in_sync, metadata_delta1, topic, topics_image
 
 from kafka_ref.common.config import MetadataVersion
@@ -95,3 +97,13 @@ def test_update_coordinator_offsets_topic_deleted():
     partition led here resigns at its leader epoch; the deleted topic has no topic delta left."""
     calls = update(_Broker(), offsets_image(), [RemoveTopicRecord(topic_id=OFFSETS)])
     assert calls == [("resign", 0, 1), ("resign", 2, 1)]
+
+
+@pytest.mark.parametrize("version, expected", [("3.7", [("elect", 0, 1)]), ("3.8", [])])
+def test_update_coordinator_elects_only_on_a_new_leader_epoch(version, expected):
+    """Mirrors BrokerMetadataPublisher#updateCoordinator's use of LocalReplicaChanges#electedLeaders (KAFKA-15468,
+    Kafka 3.8): an ISR shrink on a partition led here moves only the partition epoch; 3.7 called onElection
+    again (at the same leader epoch), 3.8 leaves the loaded partition alone."""
+    calls = update(_Broker(version), offsets_image(),
+                   [PartitionChangeRecord(topic_id=OFFSETS, partition_id=0, isr=(LOCAL, 1))])
+    assert calls == expected

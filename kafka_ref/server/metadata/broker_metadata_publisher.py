@@ -85,8 +85,11 @@ class BrokerMetadataPublisher:
         """Mirrors BrokerMetadataPublisher#updateCoordinator for __consumer_offsets (seed 004 §2.2 step 1).
 
         1. The offsets topic was deleted: resign, at its leader epoch, every partition led here;
-        2. its local changes: a replica deleted here resigns without an epoch, a partition led
-        here is an election, one followed here a resignation at the new leader epoch.
+        2. its local changes: a replica deleted here resigns without an epoch, a partition
+        elected here is an election, one followed here a resignation at the new leader epoch.
+        From Kafka 3.8 (KAFKA-15468) only a partition whose leader epoch moved here
+        (LocalReplicaChanges#electedLeaders) is an election: a leader seeing only an ISR or
+        replica change keeps its loaded groups. Before 3.8 every local leader change was one.
         """
         topics_delta = delta.topics_delta
         if topics_delta is None:
@@ -106,7 +109,8 @@ class BrokerMetadataPublisher:
             self.broker.on_offsets_partition_resignation(tp.partition, NO_EPOCH)
         # The coordinator epoch is the registration's leader epoch (as BrokerMetadataPublisher#updateCoordinator
         # takes it), whatever the local Partition made of the change (an offline one included).
-        leaders = [_CoordinatorChange(tp, info.partition.leader_epoch) for tp, info in sorted(changes.leaders.items(), key=lambda kv: str(kv[0]))]
+        elected = changes.elected_leaders if self.broker.config.broker_version.is_at_least("3.8") else changes.leaders
+        leaders = [_CoordinatorChange(tp, info.partition.leader_epoch) for tp, info in sorted(elected.items(), key=lambda kv: str(kv[0]))]
         followers = [_CoordinatorChange(tp, info.partition.leader_epoch) for tp, info in sorted(changes.followers.items(), key=lambda kv: str(kv[0]))]
         if leaders or followers:
             self.broker.on_leadership_change(leaders, followers)
