@@ -47,6 +47,7 @@ from kafka_ref.image.delta import (
     ClusterDelta,
     ConfigurationsDelta,
     FeaturesDelta,
+    LocalReplicaChanges,
     MetadataDelta,
     MetadataReplayException,
     ProducerIdsDelta,
@@ -556,6 +557,24 @@ def test_metadata_version_is_kept_apart_from_the_features():
     assert EMPTY_IMAGE.features.metadata_version_level() == 1
     with pytest.raises(MetadataReplayException):
         MetadataDelta(image).replay(FeatureLevelRecord(name="metadata.version", feature_level=0))
+
+
+def test_metadata_version_change_reaches_every_part():
+    """Mirrors MetadataDelta#replay(FeatureLevelRecord): a new metadata.version creates every part's delta
+    (their handleMetadataVersionChange), so the next image's parts are rebuilt, unchanged; another
+    feature's level touches only the features."""
+    feature_only = MetadataDelta(METADATA_IMAGE1)
+    feature_only.replay(FeatureLevelRecord(name="foo", feature_level=5))
+    assert (feature_only.cluster_delta, feature_only.topics_delta, feature_only.configs_delta,
+            feature_only.producer_ids_delta) == (None, None, None, None)
+    delta = MetadataDelta(METADATA_IMAGE1)
+    delta.replay(FeatureLevelRecord(name="metadata.version", feature_level=IBP_3_6_IV0))
+    assert delta.topics_delta is not None and delta.topics_delta.changed_topics == {}
+    assert delta.topics_delta.local_changes(LOCAL) == LocalReplicaChanges()
+    assert delta.cluster_delta.changed_brokers == {} and delta.configs_delta.changes == {}
+    image = delta.apply(METADATA_IMAGE1.provenance)
+    assert image == MetadataImage(METADATA_IMAGE1.provenance, FeaturesImage({"foo": 2, "bar": 1}, IBP_3_6_IV0),
+                                  CLUSTER_IMAGE1, TOPICS_IMAGE1, CONFIGS_IMAGE1, PIDS_IMAGE1)
 
 
 # ------------------------------------------------------------------------------ ConfigurationsImageTest

@@ -505,8 +505,21 @@ class MetadataDelta:
                 raise MetadataReplayException(f"Unknown metadata record type {type(record).__name__}")
 
     def replay_feature_level(self, record: FeatureLevelRecord) -> None:
-        """Mirrors MetadataDelta#replay(FeatureLevelRecord): the features delta takes the record."""
+        """Mirrors MetadataDelta#replay(FeatureLevelRecord) (Kafka 3.3+, KAFKA-13830).
+
+        1. The features delta takes the record; 2. a metadata.version change reaches every
+        part (each part's handleMetadataVersionChange, a no-op in Kafka 3.8 for the parts
+        modelled here), which creates every part's delta: the publisher then sees a topics
+        delta, empty as it may be, and hands it to ReplicaManager#applyDelta.
+        """
+        # 1. The feature level.
         self.get_or_create_features_delta().replay_feature_level(record)
+        # 2. Every part learns of the new metadata.version.
+        if self.features_delta.metadata_version_change is not None:
+            self.get_or_create_cluster_delta()
+            self.get_or_create_configs_delta()
+            self.get_or_create_topics_delta()
+            self.get_or_create_producer_ids_delta()
 
     def apply(self, provenance: MetadataProvenance | None = None) -> MetadataImage:
         """Mirrors MetadataDelta#apply: the next image (parts without a delta are shared)."""
