@@ -1,5 +1,6 @@
-"""kafka.server.metadata.BrokerMetadataPublisherTest (Kafka 3.8) and BrokerMetadataPublisher#updateCoordinator,
-against kafka_ref/server/metadata/broker_metadata_publisher.py.
+"""kafka.server.metadata tests (Kafka 3.8): BrokerMetadataPublisherTest and BrokerMetadataPublisher#updateCoordinator,
+against kafka_ref/server/metadata/broker_metadata_publisher.py, and ZkConfigRepositoryTest against
+kafka_ref/server/metadata/zk_config_repository.py.
 
 ``update_coordinator`` reaches the group coordinator through the broker's hooks
 (``on_offsets_partition_resignation(partition, epoch)``, -1 for Kafka's "no epoch", and
@@ -13,6 +14,7 @@ Not ported:
   failure in one step is not caught and counted.
 - testNewImagePushedToGroupCoordinator: the new group coordinator (KIP-848, onNewMetadataImage) is not
   modelled; kafka_ref's group coordinator is the classic one.
+- MockConfigRepositoryTest: kafka_ref has no MockConfigRepository (tests build real images or ZooKeeper).
 """
 
 from __future__ import annotations
@@ -24,11 +26,14 @@ import pytest
 from test_metadata_image_kafka import METADATA_IMAGE1, in_sync, metadata_delta1, topic, topics_image
 
 from kafka_ref.common.config import MetadataVersion
+from kafka_ref.common.errors import InvalidRequestException
 from kafka_ref.common.uuid import Uuid
 from kafka_ref.image.delta import MetadataDelta
 from kafka_ref.image.image import MetadataImage, MetadataProvenance
-from kafka_ref.image.records import PartitionChangeRecord, RemoveTopicRecord
+from kafka_ref.image.records import ConfigResource, ConfigResourceType, PartitionChangeRecord, RemoveTopicRecord
 from kafka_ref.server.metadata.broker_metadata_publisher import BrokerMetadataPublisher, get_topic_delta
+from kafka_ref.server.metadata.zk_config_repository import ZkConfigRepository
+from kafka_ref.zk.zk_data import ConfigType
 
 LOCAL = 3
 OFFSETS = Uuid(0x99, 1)
@@ -107,3 +112,44 @@ def test_update_coordinator_elects_only_on_a_new_leader_epoch(version, expected)
     calls = update(_Broker(version), offsets_image(),
                    [PartitionChangeRecord(topic_id=OFFSETS, partition_id=0, isr=(LOCAL, 1))])
     assert calls == expected
+
+
+# ------------------------------------------------------------------------------ ZkConfigRepositoryTest
+
+
+class _ZkClient:
+    """Answers KafkaZkClient#getEntityConfigs from a table, as the Kafka test's mock does."""
+
+    def __init__(self, configs: dict[tuple[str, str], dict[str, str]]) -> None:
+        self.configs = configs
+
+    def get_entity_configs(self, entity_type: str, name: str) -> dict[str, str]:
+        return dict(self.configs.get((entity_type, name), {}))
+
+
+def test_zk_config_repository():
+    """Mirrors ZkConfigRepositoryTest#testZkConfigRepository: broker and topic configurations come from their
+    znodes; the cluster-wide broker entity (empty name) is read from "<default>"."""
+    repository = ZkConfigRepository(_ZkClient({
+        (ConfigType.BROKER, "1"): {"a": "b"},
+        (ConfigType.TOPIC, "topic"): {"c": "d"},
+        (ConfigType.BROKER, "<default>"): {"e": "f"},
+    }))
+    assert repository.broker_config(1) == {"a": "b"}
+    assert repository.topic_config("topic") == {"c": "d"}
+    assert repository.config(ConfigResource(ConfigResourceType.TOPIC, "topic")) == {"c": "d"}
+    assert repository.config(ConfigResource(ConfigResourceType.BROKER, "")) == {"e": "f"}
+    assert repository.topic_config("other") == {}
+
+
+def test_unsupported_types():
+    """Mirrors ZkConfigRepositoryTest#testUnsupportedTypes: every type but topics, brokers and client metrics
+    is an illegal argument; client metrics are refused as an invalid request (KRaft only)."""
+    repository = ZkConfigRepository(_ZkClient({}))
+    for resource_type in ConfigResourceType:
+        if resource_type in (ConfigResourceType.TOPIC, ConfigResourceType.BROKER, ConfigResourceType.CLIENT_METRICS):
+            continue
+        with pytest.raises(ValueError, match=f"Unsupported config type: {resource_type.name}"):
+            repository.config(ConfigResource(resource_type, resource_type.name))
+    with pytest.raises(InvalidRequestException, match="only supported on KRaft clusters"):
+        repository.config(ConfigResource(ConfigResourceType.CLIENT_METRICS, "CLIENT_METRICS"))

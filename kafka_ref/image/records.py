@@ -75,6 +75,8 @@ class ConfigResourceType(enum.IntEnum):
     UNKNOWN = 0
     TOPIC = 2
     BROKER = 4
+    BROKER_LOGGER = 8
+    CLIENT_METRICS = 16
 
 
 @dataclass(frozen=True, slots=True)
