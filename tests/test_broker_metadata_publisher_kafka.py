@@ -1,6 +1,8 @@
 """kafka.server.metadata tests (Kafka 3.8): BrokerMetadataPublisherTest and BrokerMetadataPublisher#updateCoordinator,
 against kafka_ref/server/metadata/broker_metadata_publisher.py, and ZkConfigRepositoryTest against
-kafka_ref/server/metadata/zk_config_repository.py.
+kafka_ref/server/metadata/zk_config_repository.py; and, since kafka_ref's broker reads the metadata log
+through Kafka 3.3's BrokerMetadataListener (3.4 replaced it with the MetadataLoader, whose tests are not
+ported), BrokerMetadataListenerTest as Kafka 3.3.0 had it.
 
 ``update_coordinator`` reaches the group coordinator through the broker's hooks
 (``on_offsets_partition_resignation(partition, epoch)``, -1 for Kafka's "no epoch", and
@@ -15,12 +17,17 @@ Not ported:
 - testNewImagePushedToGroupCoordinator: the new group coordinator (KIP-848, onNewMetadataImage) is not
   modelled; kafka_ref's group coordinator is the classic one.
 - MockConfigRepositoryTest: kafka_ref has no MockConfigRepository (tests build real images or ZooKeeper).
+- BrokerMetadataListenerTest (3.3) #testCreateSnapshot, #testNotSnapshotAfterMetadataVersionChangeBeforePublishing,
+  #testSnapshotAfterMetadataVersionChangeWhenStarting, #testSnapshotAfterMetadataVersionChange and
+  #testNoSnapshotAfterError: metadata snapshots (the MetadataSnapshotter) are not modelled. The
+  BrokerServerMetrics assertions of #testPublish are left out: those metrics are not modelled.
 """
 
 from __future__ import annotations
 
 from types import SimpleNamespace
 
+import anyio
 import pytest
 
 from test_metadata_image_kafka import METADATA_IMAGE1, in_sync, metadata_delta1, topic, topics_image
@@ -30,7 +37,20 @@ from kafka_ref.common.errors import InvalidRequestException
 from kafka_ref.common.uuid import Uuid
 from kafka_ref.image.delta import MetadataDelta
 from kafka_ref.image.image import MetadataImage, MetadataProvenance
-from kafka_ref.image.records import ConfigResource, ConfigResourceType, PartitionChangeRecord, RemoveTopicRecord
+from kafka_ref.common.time import Time
+from kafka_ref.image.records import (
+    Batch,
+    ConfigResource,
+    ConfigResourceType,
+    PartitionChangeRecord,
+    PartitionRecord,
+    RegisterBrokerRecord,
+    RemoveTopicRecord,
+    TopicRecord,
+)
+from kafka_ref.image.registrations import BrokerRegistration
+from kafka_ref.raft.raft_client import BatchReader
+from kafka_ref.server.metadata.broker_metadata_listener import BrokerMetadataListener
 from kafka_ref.server.metadata.broker_metadata_publisher import BrokerMetadataPublisher, get_topic_delta
 from kafka_ref.server.metadata.zk_config_repository import ZkConfigRepository
 from kafka_ref.zk.zk_data import ConfigType
@@ -153,3 +173,111 @@ def test_unsupported_types():
             repository.config(ConfigResource(resource_type, resource_type.name))
     with pytest.raises(InvalidRequestException, match="only supported on KRaft clusters"):
         repository.config(ConfigResource(ConfigResourceType.CLIENT_METRICS, "CLIENT_METRICS"))
+
+
+# ------------------------------------------------------------------------------ BrokerMetadataListenerTest (Kafka 3.3)
+
+LISTENER_FOO = Uuid(0xAA, 1)
+
+
+def mock_batch_reader(last_offset: int, append_timestamp: int, records: list) -> BatchReader:
+    """RecordTestUtils#mockBatchReader: the records in batches of at most two, epoch 0, ending at ``last_offset``."""
+    batches = []
+    offset = last_offset - len(records) + 1
+    for start in range(0, len(records), 2):
+        chunk = tuple(records[start:start + 2])
+        batches.append(Batch(offset, 0, append_timestamp, chunk))
+        offset += len(chunk)
+    return BatchReader(batches)
+
+
+def registered(broker_id: int, epoch: int, fenced: bool) -> RegisterBrokerRecord:
+    return RegisterBrokerRecord(broker_id=broker_id, broker_epoch=epoch, fenced=fenced, rack=None,
+                                incarnation_id=Uuid(0xBB, broker_id))
+
+
+class _Publisher:
+    """MetadataPublisher: keeps what it was handed."""
+
+    def __init__(self) -> None:
+        self.published: list[tuple[MetadataDelta, MetadataImage]] = []
+
+    def publish(self, delta: MetadataDelta, new_image: MetadataImage) -> None:
+        self.published.append((delta, new_image))
+
+
+@pytest.mark.anyio
+async def test_listener_create_and_close():
+    """Mirrors BrokerMetadataListenerTest#testCreateAndClose: the event queue's task ends once closed, and a
+    commit after that is rejected without loading anything."""
+    listener = BrokerMetadataListener(0, Time())
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(listener.run)
+            listener.close()
+    listener.handle_commit(mock_batch_reader(100, 300, [registered(0, 100, False)]))
+    assert listener.highest_metadata_offset == -1
+
+
+@pytest.mark.anyio
+async def test_listener_publish():
+    """Mirrors BrokerMetadataListenerTest#testPublish (3.3): commits load into the pending delta (the
+    published image stays empty, the loaded offset moves); startPublishing hands the publisher that delta
+    and an image at the last loaded offset."""
+    listener = BrokerMetadataListener(0, Time())
+    publisher = _Publisher()
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(listener.run)
+            listener.handle_commit(mock_batch_reader(100, 300, [registered(0, 100, False)]))
+            assert await listener.get_image_records().get() == []
+            assert listener.highest_metadata_offset == 100
+            listener.handle_commit(mock_batch_reader(200, 500, [registered(1, 200, True)]))
+            await listener.start_publishing(publisher).wait()
+            listener.close()
+    [(delta, image)] = publisher.published
+    assert image.highest_offset == 200
+    assert image.provenance == MetadataProvenance(200, 0, 500)
+    assert delta.cluster_delta.broker(0) == BrokerRegistration(0, 100, Uuid(0xBB, 0), fenced=False)
+    assert delta.cluster_delta.broker(1) == BrokerRegistration(1, 200, Uuid(0xBB, 1), fenced=True)
+    assert listener.image is image
+
+
+@pytest.mark.anyio
+async def test_listener_handle_commits_with_no_snapshotter_defined():
+    """Mirrors BrokerMetadataListenerTest#testHandleCommitsWithNoSnapshotterDefined (3.3): brokers registered,
+    a topic created, then 10001 commits of a removing-replicas set and clear, all loaded up to their offset."""
+    listener = BrokerMetadataListener(0, Time())
+    broker_ids = (0, 1, 2, 3)
+    with anyio.fail_after(60):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(listener.run)
+            for broker_id in broker_ids:
+                listener.handle_commit(mock_batch_reader(100, 0, [registered(broker_id, 100, False)]))
+            listener.handle_commit(mock_batch_reader(200, 0, [
+                TopicRecord(name="foo", topic_id=LISTENER_FOO),
+                PartitionRecord(partition_id=0, topic_id=LISTENER_FOO, isr=broker_ids, leader=0, replicas=broker_ids),
+            ]))
+            await listener.get_image_records().get()
+            assert listener.highest_metadata_offset == 200
+            for _ in range(10001):
+                listener.handle_commit(mock_batch_reader(1000, 0, [
+                    PartitionChangeRecord(partition_id=0, topic_id=LISTENER_FOO, removing_replicas=(1,)),
+                    PartitionChangeRecord(partition_id=0, topic_id=LISTENER_FOO, removing_replicas=()),
+                ]))
+            await listener.get_image_records().get()
+            assert listener.highest_metadata_offset == 1000
+            publisher = _Publisher()
+            await listener.start_publishing(publisher).wait()
+            # Once published, getImageRecords writes the image: brokers, then the topic and its partition
+            # (no feature level at the minimum KRaft metadata.version).
+            records = await listener.get_image_records().get()
+            listener.close()
+    [(_delta, image)] = publisher.published
+    partition = image.topics.get_partition(LISTENER_FOO, 0)
+    # Each change bumps the partition epoch; the leader never changed.
+    assert (partition.removing_replicas, partition.partition_epoch, partition.leader_epoch) == ((), 20002, 0)
+    assert sorted(image.cluster.brokers) == [0, 1, 2, 3]
+    assert [type(r).__name__ for r in records] == ["RegisterBrokerRecord"] * 4 + ["TopicRecord", "PartitionRecord"]
+    assert records[-1] == PartitionRecord(partition_id=0, topic_id=LISTENER_FOO, isr=broker_ids, leader=0,
+                                          replicas=broker_ids, partition_epoch=20002)

@@ -23,6 +23,7 @@ from kafka_ref.common.state_change import state_change_logger
 from kafka_ref.common.time import Time
 from kafka_ref.image.delta import MetadataDelta
 from kafka_ref.image.image import EMPTY_IMAGE, MetadataImage, MetadataProvenance
+from kafka_ref.image.writer import ImageWriterOptions, RecordListWriter
 from kafka_ref.raft.raft_client import BatchReader
 
 
@@ -90,6 +91,27 @@ class BrokerMetadataListener:
         self._append(start_publishing_event)
         return done
 
+    def close(self) -> None:
+        """Mirrors BrokerMetadataListener#close: begin shutdown and close the event queue.
+
+        Events already queued still run (the queue's task drains them and ends); any event
+        appended afterwards is rejected (dropped, see ``_append``).
+        """
+        self._send.close()
+
+    def get_image_records(self) -> "ImageRecordsFuture":
+        """Mirrors BrokerMetadataListener#getImageRecords (for tests): a GetImageRecordsEvent writes
+        the last published image as records, at the image's own metadata.version."""
+        future = ImageRecordsFuture()
+
+        def get_image_records_event() -> None:
+            writer = RecordListWriter()
+            self._image.write(writer, ImageWriterOptions(self._image.features.metadata_version))
+            future.complete(writer.records())
+
+        self._append(get_image_records_event)
+        return future
+
     # ------------------------------------------------------------------ the event queue
 
     def _append(self, event: Callable[[], None]) -> None:
@@ -150,3 +172,19 @@ class BrokerMetadataListener:
         self._log.info("metadata_publish", offset=self._highest_offset, records=delta.records_replayed,
                        topics_changed=delta.topics_delta is not None, brokers_changed=delta.cluster_delta is not None)
         publisher.publish(delta, self._image)
+
+
+class ImageRecordsFuture:
+    """The CompletableFuture of BrokerMetadataListener#getImageRecords: set by the event, awaited by the caller."""
+
+    def __init__(self) -> None:
+        self._done = anyio.Event()
+        self._records: list = []
+
+    def complete(self, records: list) -> None:
+        self._records = records
+        self._done.set()
+
+    async def get(self) -> list:
+        await self._done.wait()
+        return self._records
