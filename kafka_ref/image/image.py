@@ -5,7 +5,8 @@ Mirrors org.apache.kafka.image.MetadataImage and its parts (Kafka 3.8): ClusterI
 ConfigurationsImage, FeaturesImage and ProducerIdsImage, stamped with the offset and epoch of
 the last record they contain (MetadataProvenance). An image is never changed: a MetadataDelta
 built on it produces the next one (seed 004 §2.1 step 6, ``_delta.apply()``). Unchanged
-topics and brokers are shared between consecutive images, as in Kafka.
+topics and brokers are shared between consecutive images, as in Kafka. ``write`` turns an
+image back into the records that rebuild it (kafka_ref/image/writer.py).
 """
 
 from __future__ import annotations
@@ -204,7 +205,11 @@ class MetadataImage:
 
     def write(self, writer: RecordListWriter, options: ImageWriterOptions) -> None:
         """Mirrors MetadataImage#write: features first (metadata.version leads the records), then
-        the cluster, topics, configurations and producer ids; the writer is closed."""
+        the cluster, topics, configurations and producer ids; the writer is closed.
+
+        Kafka 3.8 also writes a ZkMigrationStateRecord from 3.4-IV0, controller registrations,
+        client quotas, ACLs, SCRAM credentials and delegation tokens: none is modelled here.
+        """
         self.features.write(writer, options)
         self.cluster.write(writer, options)
         self.topics.write(writer, options)
