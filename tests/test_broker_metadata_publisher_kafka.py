@@ -18,9 +18,10 @@ Not ported:
   modelled; kafka_ref's group coordinator is the classic one.
 - MockConfigRepositoryTest: kafka_ref has no MockConfigRepository (tests build real images or ZooKeeper).
 - BrokerMetadataListenerTest (3.3) #testCreateSnapshot, #testNotSnapshotAfterMetadataVersionChangeBeforePublishing,
-  #testSnapshotAfterMetadataVersionChangeWhenStarting, #testSnapshotAfterMetadataVersionChange and
-  #testNoSnapshotAfterError: metadata snapshots (the MetadataSnapshotter) are not modelled. The
-  BrokerServerMetrics assertions of #testPublish are left out: those metrics are not modelled.
+  #testSnapshotAfterMetadataVersionChangeWhenStarting and #testSnapshotAfterMetadataVersionChange, and the
+  snapshot half of #testNoSnapshotAfterError: metadata snapshots (the MetadataSnapshotter) are not
+  modelled. The BrokerServerMetrics assertions of #testPublish are left out: those metrics are not
+  modelled (only metadataLoadErrorCount is).
 """
 
 from __future__ import annotations
@@ -281,3 +282,41 @@ async def test_listener_handle_commits_with_no_snapshotter_defined():
     assert [type(r).__name__ for r in records] == ["RegisterBrokerRecord"] * 4 + ["TopicRecord", "PartitionRecord"]
     assert records[-1] == PartitionRecord(partition_id=0, topic_id=LISTENER_FOO, isr=broker_ids, leader=0,
                                           replicas=broker_ids, partition_epoch=20002)
+
+
+@pytest.mark.anyio
+async def test_listener_bad_records_are_loading_faults():
+    """Mirrors the bad-records half of BrokerMetadataListenerTest#testNoSnapshotAfterError (3.3): changes to a
+    topic that does not exist go to the metadata loading fault handler (one fault each, counted), loading
+    carries on, and later good records still load and publish."""
+    listener = BrokerMetadataListener(0, Time())
+    bar = Uuid(0xAA, 2)
+    broker_ids = (0, 1, 2, 3)
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(listener.run)
+            for broker_id in broker_ids:
+                listener.handle_commit(mock_batch_reader(100, 0, [registered(broker_id, 100, False)]))
+            listener.handle_commit(mock_batch_reader(200, 0, [
+                TopicRecord(name="foo", topic_id=LISTENER_FOO),
+                PartitionRecord(partition_id=0, topic_id=LISTENER_FOO, isr=broker_ids, leader=0, replicas=broker_ids),
+            ]))
+            await listener.get_image_records().get()
+            assert (listener.highest_metadata_offset, listener.metadata_load_error_count) == (200, 0)
+            listener.handle_commit(mock_batch_reader(1000, 0, [
+                PartitionChangeRecord(partition_id=0, topic_id=bar, removing_replicas=(1,)),
+                PartitionChangeRecord(partition_id=0, topic_id=bar, removing_replicas=()),
+            ]))
+            await listener.get_image_records().get()
+            assert (listener.highest_metadata_offset, listener.metadata_load_error_count) == (1000, 2)
+            listener.handle_commit(mock_batch_reader(2000, 0, [
+                PartitionChangeRecord(partition_id=0, topic_id=LISTENER_FOO, removing_replicas=(1,)),
+            ]))
+            publisher = _Publisher()
+            await listener.start_publishing(publisher).wait()
+            listener.close()
+    [(_delta, image)] = publisher.published
+    assert listener.metadata_load_error_count == 2
+    assert image.highest_offset == 2000
+    assert image.topics.get_partition(LISTENER_FOO, 0).removing_replicas == (1,)
+    assert image.topics.get_topic(bar) is None

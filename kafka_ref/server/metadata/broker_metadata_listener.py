@@ -19,6 +19,7 @@ from typing import Any, Callable
 
 import anyio
 
+from kafka_ref.common.fatal import RUN_ENDING
 from kafka_ref.common.state_change import state_change_logger
 from kafka_ref.common.time import Time
 from kafka_ref.image.delta import MetadataDelta
@@ -51,6 +52,8 @@ class BrokerMetadataListener:
         self._highest_timestamp = -1
         self._publisher: Any = None
         self.publish_count = 0
+        # BrokerServerMetrics#metadataLoadErrorCount: faults the metadata loading fault handler saw.
+        self.metadata_load_error_count = 0
         self._send, self._receive = anyio.create_memory_object_stream(math.inf)
         self._log = state_change_logger(broker_id=broker_id)
 
@@ -143,15 +146,27 @@ class BrokerMetadataListener:
             self.publish(self._publisher)
 
     def load_batches(self, delta: MetadataDelta, reader: BatchReader) -> BatchLoadResults:
-        """Mirrors BrokerMetadataListener#loadBatches (seed 004 §2.1 step 3): replay every record into ``delta``."""
+        """Mirrors BrokerMetadataListener#loadBatches (seed 004 §2.1 step 3): replay every record into ``delta``.
+
+        A record that cannot be replayed is a metadata loading fault: the broker's handler
+        (KafkaRaftServer's LoggingFaultHandler "metadata loading") logs it and counts it in
+        metadataLoadErrorCount, and loading goes on with the next record.
+        """
         start_ns = self.time.nanoseconds()
         num_batches = num_records = num_bytes = 0
         last_batch = None
-        # 1. Replay each record in order.
+        # 1. Replay each record in order; a failing record is a fault, not the end of loading.
         for batch in reader:
-            for record in batch.records:
-                delta.replay(record)
-                num_records += 1
+            for index, record in enumerate(batch.records):
+                try:
+                    delta.replay(record)
+                except RUN_ENDING:
+                    raise
+                except Exception as exc:  # Kafka: any Throwable goes to metadataLoadingFaultHandler
+                    self.metadata_load_error_count += 1
+                    self._log.error("metadata_replay_error", offset=batch.base_offset + index, error=repr(exc))
+                finally:
+                    num_records += 1
             num_bytes += batch.size_in_bytes
             num_batches += 1
             last_batch = batch
