@@ -12,8 +12,6 @@ the broker here is a recorder of those hooks with a configuration naming the Kaf
 Not ported:
 - testReloadUpdatedFilesWithoutConfigChange: the DynamicConfigPublisher and broker reconfiguration are
   not modelled.
-- testExceptionInUpdateCoordinator: kafka_ref's publisher has no metadata publishing fault handler; a
-  failure in one step is not caught and counted.
 - testNewImagePushedToGroupCoordinator: the new group coordinator (KIP-848, onNewMetadataImage) is not
   modelled; kafka_ref's group coordinator is the classic one.
 - MockConfigRepositoryTest: kafka_ref has no MockConfigRepository (tests build real images or ZooKeeper).
@@ -33,10 +31,10 @@ import pytest
 
 from test_metadata_image_kafka import METADATA_IMAGE1, in_sync, metadata_delta1, topic, topics_image
 
-from kafka_ref.common.config import MetadataVersion
+from kafka_ref.common.config import KafkaConfig, MetadataVersion
 from kafka_ref.common.errors import InvalidRequestException
 from kafka_ref.common.uuid import Uuid
-from kafka_ref.image.delta import MetadataDelta
+from kafka_ref.image.delta import LocalReplicaChanges, MetadataDelta
 from kafka_ref.image.image import MetadataImage, MetadataProvenance
 from kafka_ref.common.time import Time
 from kafka_ref.image.records import (
@@ -52,7 +50,7 @@ from kafka_ref.image.records import (
 from kafka_ref.image.registrations import BrokerRegistration
 from kafka_ref.raft.raft_client import BatchReader
 from kafka_ref.server.metadata.broker_metadata_listener import BrokerMetadataListener
-from kafka_ref.server.metadata.broker_metadata_publisher import BrokerMetadataPublisher, get_topic_delta
+from kafka_ref.server.metadata.broker_metadata_publisher import BrokerMetadataPublisher, FatalFaultError, get_topic_delta
 from kafka_ref.server.metadata.zk_config_repository import ZkConfigRepository
 from kafka_ref.zk.zk_data import ConfigType
 
@@ -133,6 +131,87 @@ def test_update_coordinator_elects_only_on_a_new_leader_epoch(version, expected)
     calls = update(_Broker(version), offsets_image(),
                    [PartitionChangeRecord(topic_id=OFFSETS, partition_id=0, isr=(LOCAL, 1))])
     assert calls == expected
+
+
+
+class _PublishingBroker(_Broker):
+    """A broker whose metadata cache, replica manager and log manager record what publish hands them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.images: list[MetadataImage] = []
+        self.applied: list = []
+        self.deleted: list = []
+        self.hw_checkpoint_started = False
+        self.stray_check_fails = False
+        broker = self
+        self.metadata_cache = SimpleNamespace(set_image=self.images.append)
+
+        def apply_delta(topics_delta, new_image):
+            broker.applied.append(topics_delta)
+            return LocalReplicaChanges()
+
+        def start_hw_checkpoints():
+            broker.hw_checkpoint_started = True
+
+        def set_aside_stray_logs(is_stray):
+            if broker.stray_check_fails:
+                raise OSError("log directory unreadable")
+
+        self.replica_manager = SimpleNamespace(apply_delta=apply_delta,
+                                               start_high_watermark_check_point_thread=start_hw_checkpoints)
+        self.config = KafkaConfig({"broker.id": LOCAL})
+        self.topic_configs: list[tuple[str, int]] = []
+        self.log_manager = SimpleNamespace(
+            set_aside_stray_logs=set_aside_stray_logs, started=True,
+            update_topic_config=lambda topic, config: broker.topic_configs.append((topic, config.min_in_sync_replicas)))
+
+    def on_deleted_partitions(self, partitions) -> None:
+        self.deleted.extend(str(tp) for tp in partitions)
+
+
+def test_exception_in_update_coordinator():
+    """Mirrors BrokerMetadataPublisherTest#testExceptionInUpdateCoordinator: an updateCoordinator that throws is
+    a (non-fatal) metadata publishing fault naming the failure; the rest of the publish still runs (the
+    replica manager got the delta, the deleted partitions were reported) and the next publish works."""
+    broker = _PublishingBroker()
+    publisher = BrokerMetadataPublisher(broker)
+
+    def failing_update_coordinator(new_image, delta):
+        raise RuntimeError("injected failure")
+
+    publisher.update_coordinator = failing_update_coordinator
+    faults: list[tuple[str, str]] = []
+    handle_fault = publisher.handle_publishing_fault
+    publisher.handle_publishing_fault = lambda message, exc: (faults.append((message, str(exc))),
+                                                              handle_fault(message, exc))
+    delta = MetadataDelta(offsets_image())
+    delta.replay(RemoveTopicRecord(topic_id=OFFSETS))
+    new_image = delta.apply(MetadataProvenance(11, 1, 0))
+    publisher.publish(delta, new_image)
+    assert faults == [("Error updating group coordinator with local changes in initial MetadataDelta up to 11",
+                       "injected failure")]
+    assert publisher.metadata_apply_error_count == 1
+    assert broker.images == [new_image] and broker.applied == [delta.topics_delta]
+    assert broker.deleted == ["__consumer_offsets-0", "__consumer_offsets-1", "__consumer_offsets-2",
+                              "__consumer_offsets-3"]
+    # The removed topic's configuration is cleared (the defaults apply again).
+    assert broker.topic_configs == [("__consumer_offsets", 1)]
+    assert broker.hw_checkpoint_started and not publisher.first_publish
+    # The next publish goes through the same steps.
+    publisher.publish(MetadataDelta(new_image), new_image)
+    assert broker.images == [new_image, new_image] and publisher.metadata_apply_error_count == 1
+
+
+def test_failure_to_start_the_managers_is_fatal():
+    """Mirrors BrokerMetadataPublisher#initializeManagers: a LogManager start-up failure goes to the fatal
+    fault handler (the broker stops), not to the publishing one."""
+    broker = _PublishingBroker()
+    broker.stray_check_fails = True
+    publisher = BrokerMetadataPublisher(broker)
+    with pytest.raises(FatalFaultError, match="Error starting LogManager"):
+        publisher.publish(MetadataDelta(offsets_image()), offsets_image())
+    assert publisher.metadata_apply_error_count == 0 and not broker.hw_checkpoint_started
 
 
 # ------------------------------------------------------------------------------ ZkConfigRepositoryTest

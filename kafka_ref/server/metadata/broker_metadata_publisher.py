@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from kafka_ref.common.config import LogConfig
+from kafka_ref.common.fatal import RUN_ENDING
 from kafka_ref.common.state_change import state_change_logger
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.image.delta import MetadataDelta, TopicDelta
@@ -36,8 +37,19 @@ def get_topic_delta(topic_name: str, new_image: MetadataImage, delta: MetadataDe
     return delta.topics_delta.get_topic(topic.id)
 
 
+class FatalFaultError(RuntimeError):
+    """What the broker's fatal fault handler (ProcessExitingFaultHandler) stands for: the broker stops."""
+
+
 class BrokerMetadataPublisher:
-    """Mirrors kafka.server.metadata.BrokerMetadataPublisher."""
+    """Mirrors kafka.server.metadata.BrokerMetadataPublisher.
+
+    Failures while publishing go to the metadata publishing fault handler, which on a broker is
+    not fatal (SharedServer#metadataPublishingFaultHandler): the fault is logged
+    (``metadata_publishing_fault``) and counted (BrokerServerMetrics#metadataApplyErrorCount,
+    ``metadata_apply_error_count``) and the rest of the publish goes on. Only a failure to start
+    the managers on the first publish is fatal (``FatalFaultError`` ends the broker).
+    """
 
     def __init__(self, broker: Any) -> None:
         self.broker = broker
@@ -46,11 +58,25 @@ class BrokerMetadataPublisher:
         self.replica_manager = broker.replica_manager
         self.first_publish = True
         self.last_local_changes: Any = None
+        self.metadata_apply_error_count = 0
         self._log = state_change_logger(broker_id=broker.broker_id)
 
+    def handle_publishing_fault(self, message: str, exc: BaseException) -> None:
+        """The broker's metadataPublishingFaultHandler (non-fatal): log and count the fault."""
+        self.metadata_apply_error_count += 1
+        self._log.error("metadata_publishing_fault", message=message, error=repr(exc))
+
     def publish(self, delta: MetadataDelta, new_image: MetadataImage) -> None:
-        """Mirrors BrokerMetadataPublisher#publish."""
+        """Mirrors BrokerMetadataPublisher#publish (Kafka 3.8's onMetadataUpdate).
+
+        Each step that Kafka guards with the publishing fault handler is guarded here the same
+        way (applying the topics delta, updating the group coordinator, reporting deleted
+        partitions, each topic's configuration, the replica manager's last start step), and so
+        is the whole; a fatal fault (starting the managers) still ends the broker.
+        """
         offset = new_image.highest_offset
+        delta_name = (f"initial MetadataDelta up to {offset}" if self.first_publish
+                      else f"MetadataDelta up to {offset}")
         try:
             # 1. The metadata cache serves the new image from now on.
             self.metadata_cache.set_image(new_image)
@@ -62,22 +88,53 @@ class BrokerMetadataPublisher:
             # 4. Topics: the replica manager, then the group coordinator and deleted partitions.
             topics_delta = delta.topics_delta
             if topics_delta is not None:
-                self.last_local_changes = self.replica_manager.apply_delta(topics_delta, new_image)
-                self.update_coordinator(new_image, delta)
-                deleted: list[TopicPartition] = []
-                for topic_id in sorted(topics_delta.deleted_topic_ids, key=str):
-                    deleted.extend(topics_delta.image.get_topic(topic_id).topic_partitions())
-                if deleted:
-                    self.broker.on_deleted_partitions(deleted)
-            # 5. Topic configuration changes reach the log manager.
+                try:
+                    self.last_local_changes = self.replica_manager.apply_delta(topics_delta, new_image)
+                except RUN_ENDING:
+                    raise
+                except Exception as exc:
+                    self.handle_publishing_fault(f"Error applying topics delta in {delta_name}", exc)
+                try:
+                    self.update_coordinator(new_image, delta)
+                except RUN_ENDING:
+                    raise
+                except Exception as exc:
+                    self.handle_publishing_fault(f"Error updating group coordinator with local changes in {delta_name}", exc)
+                try:
+                    deleted: list[TopicPartition] = []
+                    for topic_id in sorted(topics_delta.deleted_topic_ids, key=str):
+                        deleted.extend(topics_delta.image.get_topic(topic_id).topic_partitions())
+                    if deleted:
+                        self.broker.on_deleted_partitions(deleted)
+                except RUN_ENDING:
+                    raise
+                except Exception as exc:
+                    self.handle_publishing_fault(f"Error updating group coordinator with deleted partitions in {delta_name}", exc)
+            # 5. Topic configuration changes reach the log manager (DynamicConfigPublisher#onMetadataUpdate).
             if delta.configs_delta is not None:
                 for resource in delta.configs_delta.changes:
                     if resource.type is ConfigResourceType.TOPIC:
-                        props = new_image.configs.config_properties(resource)
-                        self.broker.log_manager.update_topic_config(resource.name, LogConfig.from_broker(self.broker.config, props))
+                        try:
+                            props = new_image.configs.config_properties(resource)
+                            self.broker.log_manager.update_topic_config(resource.name, LogConfig.from_broker(self.broker.config, props))
+                        except RUN_ENDING:
+                            raise
+                        except Exception as exc:
+                            self.handle_publishing_fault(f"Error updating topic {resource.name} with new configuration", exc)
             # 6. The first publish finishes the replica manager's start.
             if self.first_publish:
-                self.finish_initializing_replica_manager(new_image)
+                try:
+                    self.finish_initializing_replica_manager(new_image)
+                except RUN_ENDING:
+                    raise
+                except Exception as exc:
+                    self.handle_publishing_fault("Error starting high watermark checkpoint thread during startup", exc)
+        except RUN_ENDING:
+            raise
+        except FatalFaultError:
+            raise
+        except Exception as exc:
+            self.handle_publishing_fault(f"Uncaught exception while publishing broker metadata from {delta_name}", exc)
         finally:
             self.first_publish = False
 
@@ -125,10 +182,15 @@ class BrokerMetadataPublisher:
         already loaded get that test now, and a replica of a topic deleted (or moved away)
         while this broker was down is set aside before the replica manager sees the image.
         """
-        # 1. Stray replicas, as the log manager's start-up would find them.
+        # 1. Stray replicas, as the log manager's start-up would find them (a failure is fatal).
         log_manager = self.broker.log_manager
-        log_manager.set_aside_stray_logs(
-            lambda log: log_manager.is_stray_kraft_replica(self.broker_id, new_image.topics, log))
+        try:
+            log_manager.set_aside_stray_logs(
+                lambda log: log_manager.is_stray_kraft_replica(self.broker_id, new_image.topics, log))
+        except RUN_ENDING:
+            raise
+        except Exception as exc:
+            raise FatalFaultError("Error starting LogManager") from exc
         self._log.info("broker_managers_initialized", log_manager_started=log_manager.started)
 
     def finish_initializing_replica_manager(self, new_image: MetadataImage) -> None:
