@@ -379,7 +379,7 @@ class FeaturesDelta:
         self.metadata_version_change: int | None = None
 
     def replay_feature_level(self, record: FeatureLevelRecord) -> None:
-        """Mirrors FeaturesDelta#replay(FeatureLevelRecord).
+        """Mirrors org.apache.kafka.image.FeaturesDelta#replay(FeatureLevelRecord).
 
         metadata.version is kept apart (MetadataVersion#fromFeatureLevel refuses a level that
         names no version, 0 included); any other feature at level 0 is removed.
@@ -467,7 +467,8 @@ class MetadataDelta:
         return self.producer_ids_delta
 
     def metadata_version_changed(self) -> int | None:
-        """Mirrors MetadataDelta#metadataVersionChanged: the new metadata.version level, if this delta sets one."""
+        """Mirrors org.apache.kafka.image.MetadataDelta#metadataVersionChanged: the new
+        metadata.version level, if this delta sets one."""
         return None if self.features_delta is None else self.features_delta.metadata_version_change
 
     def replay(self, record: object) -> None:
@@ -505,7 +506,7 @@ class MetadataDelta:
                 raise MetadataReplayException(f"Unknown metadata record type {type(record).__name__}")
 
     def replay_feature_level(self, record: FeatureLevelRecord) -> None:
-        """Mirrors MetadataDelta#replay(FeatureLevelRecord) (Kafka 3.3+, KAFKA-13830).
+        """Mirrors org.apache.kafka.image.MetadataDelta#replay(FeatureLevelRecord) (Kafka 3.3+, KAFKA-13830).
 
         1. The features delta takes the record; 2. a metadata.version change reaches every
         part (each part's handleMetadataVersionChange, a no-op in Kafka 3.8 for the parts

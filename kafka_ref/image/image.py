@@ -51,7 +51,8 @@ class ClusterImage:
         return not self.brokers
 
     def write(self, writer: RecordListWriter, options: ImageWriterOptions) -> None:
-        """Mirrors ClusterImage#write: one RegisterBrokerRecord per broker (by id here; Kafka's map order)."""
+        """Mirrors org.apache.kafka.image.ClusterImage#write: one RegisterBrokerRecord per broker
+        (in id order here; Kafka's map order)."""
         for broker_id in sorted(self.brokers):
             writer.write(self.brokers[broker_id].to_record(options.metadata_version, options.handle_loss))
 
@@ -68,7 +69,7 @@ class TopicImage:
         return [TopicPartition(self.name, p) for p in sorted(self.partitions)]
 
     def write(self, writer: RecordListWriter, options: ImageWriterOptions) -> None:
-        """Mirrors TopicImage#write: the TopicRecord, then a PartitionRecord per partition."""
+        """Mirrors org.apache.kafka.image.TopicImage#write: the TopicRecord, then a PartitionRecord per partition."""
         writer.write(TopicRecord(name=self.name, topic_id=self.id))
         for partition_id in sorted(self.partitions):
             writer.write(self.partitions[partition_id].to_record(self.id, partition_id))
@@ -96,15 +97,15 @@ class TopicsImage:
         return not self.topics_by_id
 
     def topic_name_to_id_view(self) -> Mapping[str, Uuid]:
-        """Mirrors TopicsImage#topicNameToIdView: a read-only name → id map."""
+        """Mirrors org.apache.kafka.image.TopicsImage#topicNameToIdView: a read-only name → id map."""
         return MappingProxyType({name: topic.id for name, topic in self.topics_by_name.items()})
 
     def topic_id_to_name_view(self) -> Mapping[Uuid, str]:
-        """Mirrors TopicsImage#topicIdToNameView: a read-only id → name map."""
+        """Mirrors org.apache.kafka.image.TopicsImage#topicIdToNameView: a read-only id → name map."""
         return MappingProxyType({topic_id: topic.name for topic_id, topic in self.topics_by_id.items()})
 
     def write(self, writer: RecordListWriter, options: ImageWriterOptions) -> None:
-        """Mirrors TopicsImage#write: every topic (by name here; Kafka's map order)."""
+        """Mirrors org.apache.kafka.image.TopicsImage#write: every topic (by name here; Kafka's map order)."""
         for name in sorted(self.topics_by_name):
             self.topics_by_name[name].write(writer, options)
 
@@ -120,11 +121,11 @@ class ConfigurationsImage:
         return dict(self.data.get(resource, {}))
 
     def is_empty(self) -> bool:
-        """Mirrors ConfigurationsImage#isEmpty."""
+        """Mirrors org.apache.kafka.image.ConfigurationsImage#isEmpty."""
         return not self.data
 
     def write(self, writer: RecordListWriter, options: ImageWriterOptions) -> None:
-        """Mirrors ConfigurationsImage#write: one ConfigRecord per key of every resource."""
+        """Mirrors org.apache.kafka.image.ConfigurationsImage#write: one ConfigRecord per key of every resource."""
         for resource in sorted(self.data, key=lambda r: (int(r.type), r.name)):
             for name, value in sorted(self.data[resource].items()):
                 writer.write(ConfigRecord(resource_type=int(resource.type), resource_name=resource.name,
@@ -141,15 +142,15 @@ class FeaturesImage:
     metadata_version: int = MINIMUM_KRAFT_VERSION
 
     def metadata_version_level(self) -> int:
-        """Mirrors FeaturesImage#metadataVersion (as a feature level)."""
+        """Mirrors org.apache.kafka.image.FeaturesImage#metadataVersion (as a feature level)."""
         return self.metadata_version
 
     def is_empty(self) -> bool:
-        """Mirrors FeaturesImage#isEmpty: no feature and the minimum KRaft metadata.version."""
+        """Mirrors org.apache.kafka.image.FeaturesImage#isEmpty: no feature and the minimum KRaft metadata.version."""
         return not self.finalized_versions and self.metadata_version == MINIMUM_KRAFT_VERSION
 
     def write(self, writer: RecordListWriter, options: ImageWriterOptions) -> None:
-        """Mirrors FeaturesImage#write.
+        """Mirrors org.apache.kafka.image.FeaturesImage#write.
 
         1. Below 3.3-IV0 no FeatureLevelRecord exists: every finalized feature is a loss; 2.
         otherwise metadata.version first (the options' level: the records are read at it),
@@ -173,11 +174,12 @@ class ProducerIdsImage:
     next_producer_id: int = -1
 
     def is_empty(self) -> bool:
-        """Mirrors ProducerIdsImage#isEmpty."""
+        """Mirrors org.apache.kafka.image.ProducerIdsImage#isEmpty."""
         return self.next_producer_id == -1
 
     def write(self, writer: RecordListWriter, options: ImageWriterOptions) -> None:
-        """Mirrors ProducerIdsImage#write: the next block's start, if any (broker id and epoch -1)."""
+        """Mirrors org.apache.kafka.image.ProducerIdsImage#write: the next block's start, if any
+        (broker id and epoch -1)."""
         if self.next_producer_id >= 0:
             writer.write(ProducerIdsRecord(broker_id=-1, broker_epoch=-1, next_producer_id=self.next_producer_id))
 
@@ -199,12 +201,12 @@ class MetadataImage:
         return self.provenance.last_contained_offset
 
     def is_empty(self) -> bool:
-        """Mirrors MetadataImage#isEmpty."""
+        """Mirrors org.apache.kafka.image.MetadataImage#isEmpty."""
         return (self.features.is_empty() and self.cluster.is_empty() and self.topics.is_empty()
                 and self.configs.is_empty() and self.producer_ids.is_empty())
 
     def write(self, writer: RecordListWriter, options: ImageWriterOptions) -> None:
-        """Mirrors MetadataImage#write: features first (metadata.version leads the records), then
+        """Mirrors org.apache.kafka.image.MetadataImage#write: features first (metadata.version leads the records), then
         the cluster, topics, configurations and producer ids; the writer is closed.
 
         Kafka 3.8 also writes a ZkMigrationStateRecord from 3.4-IV0, controller registrations,

@@ -95,7 +95,7 @@ class BrokerMetadataListener:
         return done
 
     def close(self) -> None:
-        """Mirrors BrokerMetadataListener#close: begin shutdown and close the event queue.
+        """Mirrors kafka.server.metadata.BrokerMetadataListener#close: begin shutdown and close the event queue.
 
         Events already queued still run (the queue's task drains them and ends); any event
         appended afterwards is rejected (dropped, see ``_append``).
@@ -103,8 +103,9 @@ class BrokerMetadataListener:
         self._send.close()
 
     def get_image_records(self) -> "ImageRecordsFuture":
-        """Mirrors BrokerMetadataListener#getImageRecords (for tests): a GetImageRecordsEvent writes
-        the last published image as records, at the image's own metadata.version."""
+        """Mirrors kafka.server.metadata.BrokerMetadataListener#getImageRecords (for tests): a
+        GetImageRecordsEvent writes the last published image as records, at the image's own
+        metadata.version."""
         future = ImageRecordsFuture()
 
         def get_image_records_event() -> None:

@@ -99,7 +99,8 @@ class BrokerMetadataPublisher:
                 except RUN_ENDING:
                     raise
                 except Exception as exc:
-                    self.handle_publishing_fault(f"Error updating group coordinator with local changes in {delta_name}", exc)
+                    self.handle_publishing_fault(
+                        f"Error updating group coordinator with local changes in {delta_name}", exc)
                 try:
                     deleted: list[TopicPartition] = []
                     for topic_id in sorted(topics_delta.deleted_topic_ids, key=str):
@@ -109,18 +110,21 @@ class BrokerMetadataPublisher:
                 except RUN_ENDING:
                     raise
                 except Exception as exc:
-                    self.handle_publishing_fault(f"Error updating group coordinator with deleted partitions in {delta_name}", exc)
+                    self.handle_publishing_fault(
+                        f"Error updating group coordinator with deleted partitions in {delta_name}", exc)
             # 5. Topic configuration changes reach the log manager (DynamicConfigPublisher#onMetadataUpdate).
             if delta.configs_delta is not None:
                 for resource in delta.configs_delta.changes:
                     if resource.type is ConfigResourceType.TOPIC:
                         try:
                             props = new_image.configs.config_properties(resource)
-                            self.broker.log_manager.update_topic_config(resource.name, LogConfig.from_broker(self.broker.config, props))
+                            self.broker.log_manager.update_topic_config(
+                                resource.name, LogConfig.from_broker(self.broker.config, props))
                         except RUN_ENDING:
                             raise
                         except Exception as exc:
-                            self.handle_publishing_fault(f"Error updating topic {resource.name} with new configuration", exc)
+                            self.handle_publishing_fault(
+                                f"Error updating topic {resource.name} with new configuration", exc)
             # 6. The first publish finishes the replica manager's start.
             if self.first_publish:
                 try:
@@ -139,7 +143,7 @@ class BrokerMetadataPublisher:
             self.first_publish = False
 
     def update_coordinator(self, new_image: MetadataImage, delta: MetadataDelta) -> None:
-        """Mirrors BrokerMetadataPublisher#updateCoordinator for __consumer_offsets (seed 004 §2.2 step 1).
+        """Mirrors kafka.server.metadata.BrokerMetadataPublisher#updateCoordinator for __consumer_offsets (seed 004 §2.2 step 1).
 
         1. The offsets topic was deleted: resign, at its leader epoch, every partition led here;
         2. its local changes: a replica deleted here resigns without an epoch, a partition

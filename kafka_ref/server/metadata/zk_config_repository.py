@@ -27,7 +27,7 @@ class ZkConfigRepository:
         self.zk_client = zk_client
 
     def config(self, resource: ConfigResource) -> dict[str, str]:
-        """Mirrors ZkConfigRepository#config.
+        """Mirrors kafka.server.metadata.ZkConfigRepository#config.
 
         1. Only topics and brokers have configurations in ZooKeeper (client metrics exist only
         on KRaft clusters: InvalidRequestException; any other type: IllegalArgumentException,
@@ -49,7 +49,7 @@ class ZkConfigRepository:
         return self.zk_client.get_entity_configs(config_type, name)
 
     def broker_config(self, broker_id: int) -> dict[str, str]:
-        """Mirrors ConfigRepository#brokerConfig."""
+        """Mirrors kafka.server.metadata.ConfigRepository#brokerConfig."""
         return self.config(ConfigResource(ConfigResourceType.BROKER, str(broker_id)))
 
     def topic_config(self, topic: str) -> dict[str, str] | None:
