@@ -268,3 +268,19 @@ def test_a_clean_shutdown_cut_short_by_the_end_of_the_faults_is_finished_at_heal
     assert result.faults["controlled_shutdown"] == 1
     # The seed still reaches the case: healing finished an interrupted shutdown.
     assert any(" interrupted_shutdown_finished " in line for line in result.history.lines())
+
+
+@pytest.mark.anyio
+async def test_metadata_fault_event_is_a_violation() -> None:
+    """A KRaft broker's non-fatal metadata fault (BrokerMetadataPublisher's publishing fault
+    handler logs it and goes on, as Kafka's does) is reported as ``metadata_applied_without_fault``."""
+    from kafka_ref.sim.history import SOURCE_LOG
+    from kafka_ref.sim.scenarios import get_scenario
+    from kafka_ref.sim.simulate import SimConfig, SimContext
+
+    ctx = SimContext(1, get_scenario("leader-failover"), SimConfig(metadata_mode="kraft"))
+    ctx.history.append(SOURCE_LOG, "metadata_replay_error", broker_id=2, offset=7, error="ValueError()")
+    assert [(v.invariant, v.message, v.states) for v in ctx.checker.violations] == [
+        ("metadata_applied_without_fault", "broker 2: metadata_replay_error",
+         {"broker_id": 2, "offset": 7, "error": "ValueError()"})]
+    assert "metadata_applied_without_fault" in INVARIANTS

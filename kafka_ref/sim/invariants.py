@@ -53,7 +53,12 @@ INVARIANTS = (
     "acked_write_durable",
     "consumed_record_durable",
     "committed_offset_durable",
+    "metadata_applied_without_fault",
 )
+
+# Kafka's KRaft broker logs a metadata record it cannot replay, or a publish step that throws,
+# and carries on (its non-fatal fault handlers); in a simulation either one is a bug to report.
+METADATA_FAULT_EVENTS = frozenset({"metadata_publishing_fault", "metadata_replay_error"})
 
 
 @dataclass(slots=True)

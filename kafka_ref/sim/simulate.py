@@ -41,7 +41,7 @@ from kafka_ref.common.state_change import configure_logging
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.sim.client_workload import ClientWorkload
 from kafka_ref.sim.history import SOURCE_FAULT, SOURCE_SIM, Event, History
-from kafka_ref.sim.invariants import InvariantChecker, Violation, metadata_partition_state
+from kafka_ref.sim.invariants import METADATA_FAULT_EVENTS, InvariantChecker, Violation, metadata_partition_state
 from kafka_ref.sim.nemesis import NetworkFaultModel
 from kafka_ref.sim.scenarios import BASE_BROKER_CONFIG, Scenario, get_scenario, normalize_ibp
 from kafka_ref.sim.timeline_svg import TimelineRecorder
@@ -150,6 +150,8 @@ class SimContext:
 
     def _on_event(self, event: Event) -> None:
         self._dirty = True
+        if event.name in METADATA_FAULT_EVENTS:
+            self.checker.violate("metadata_applied_without_fault", f"{event.who}: {event.name}", **event.fields)
         if self._waiters:
             for waiter in list(self._waiters):
                 predicate, done, holder = waiter
