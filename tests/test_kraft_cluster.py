@@ -349,7 +349,7 @@ class FakeEnvelope:
 def controller_with_topic(**config):
     """A QuorumController on MockTime with brokers 0–2 registered and unfenced and topic t = [0, 1, 2]."""
     time = MockTime()
-    controller = QuorumController(3000, KafkaConfig({"node.id": 3000, **config}), time)
+    controller = QuorumController(3000, KafkaConfig({"node.id": 3000, "process.roles": "controller", **config}), time)
     epochs = {}
     for b in range(3):
         env = FakeEnvelope(BrokerRegistrationRequest(broker_id=b, incarnation_id=Uuid(9, b), listeners=(Listener(port=9092 + b),)))

@@ -72,7 +72,7 @@ class FakeEnvelope:
 
 def new_controller(**config) -> QuorumController:
     """QuorumControllerTestEnv with one controller (call inside the event loop: the clock is the loop's)."""
-    return QuorumController(CONTROLLER_ID, KafkaConfig({"node.id": CONTROLLER_ID, **config}))
+    return QuorumController(CONTROLLER_ID, KafkaConfig({"node.id": CONTROLLER_ID, "process.roles": "controller", **config}))
 
 
 def call(controller: QuorumController, request):

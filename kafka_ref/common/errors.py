@@ -515,9 +515,23 @@ class ConfigException(KafkaException):
             text += f": {message}"
         super().__init__(text)
 
-    def __reduce__(self) -> tuple[type, tuple[object, ...]]:
+    @classmethod
+    def from_message(cls, text: str) -> "ConfigException":
+        """Mirrors ConfigException(String message): the text alone, naming no key or value."""
+        exc = cls(text)
+        exc.name, exc.value, exc.message = None, None, text
+        exc.args = (text,)
+        return exc
+
+    def __reduce__(self) -> tuple[object, tuple[object, ...]]:
         # Rebuild from the parts, not the composed text, so pickling round-trips.
+        if self.name is None:
+            return (_config_exception_from_message, (type(self), self.message))
         return (type(self), (self.name, self.value, self.message))
+
+
+def _config_exception_from_message(cls: type, text: str) -> ConfigException:
+    return cls.from_message(text)
 
 
 class StateChangeFailedException(RuntimeError):

@@ -116,7 +116,7 @@ class LogManager:
         if config is not None:
             log.retention_bytes = config.get("retention.bytes")
             log.retention_ms = config.get("retention.ms")
-            policies = config.get("cleanup.policy").split(",")
+            policies = config.get("cleanup.policy")
             log.cleanup_policy_delete = "delete" in policies
             log.compact = "compact" in policies
             log.message_timestamp_type = config.get("message.timestamp.type")

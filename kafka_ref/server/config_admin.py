@@ -38,8 +38,8 @@ from kafka_ref.common.requests.incremental_alter_configs import (
 from kafka_ref.image.records import ConfigResourceType
 from kafka_ref.zk.zk_data import ConfigType
 
-# Topic keys of ConfigDef.Type.LIST among the ones modelled (APPEND/SUBTRACT apply only to these).
-LIST_TOPIC_KEYS = frozenset({"cleanup.policy"})
+# Topic keys of ConfigDef.Type.LIST (APPEND/SUBTRACT apply only to these).
+LIST_TOPIC_KEYS = frozenset(k.name for k in LOG_CONFIG_KEYS if k.type == "LIST")
 _DEFAULTS = {k.name: k.default for k in LOG_CONFIG_KEYS}
 
 
@@ -48,6 +48,8 @@ def topic_key_default(name: str) -> str:
     value = _DEFAULTS[name]
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return ",".join(str(v) for v in value)
     return "" if value is None else str(value)
 
 
@@ -101,35 +103,54 @@ def preprocess(request: IncrementalAlterConfigsRequest,
     return answers
 
 
-def prepare_incremental_configs(ops: Iterable[AlterableConfig], config_props: dict[str, str]) -> None:
-    """Mirrors kafka.server.ZkAdminManager#prepareIncrementalConfigs: apply the operations to ``config_props``.
+def _java_split(text: str) -> list[str]:
+    """String#split(","): the pieces, trailing empty ones dropped (a lone "" stays)."""
+    if text == "":
+        return [""]
+    parts = text.split(",")
+    while parts and parts[-1] == "":
+        parts.pop()
+    return parts
 
-    SET puts the value, DELETE removes the override (back to the broker default), APPEND adds
-    list items (to the current value, or to the default when none is set) and SUBTRACT removes
-    them; APPEND and SUBTRACT on a key that is not a list raise InvalidRequestException, and an
-    unknown key there raises InvalidConfigurationException.
+
+def prepare_incremental_configs(ops: Iterable[AlterableConfig], config_props: dict[str, str]) -> None:
+    """Mirrors kafka.server.ConfigAdminManager$#prepareIncrementalConfigs (topic keys): apply the operations to ``config_props``.
+
+    1. SET puts the value, DELETE removes the override (back to the broker default);
+    2. APPEND and SUBTRACT need a LIST key (InvalidConfigurationException otherwise). Kafka looks
+    the key up in a Scala map, so an unknown key fails there with a NoSuchElementException (a
+    KeyError here, answered UNKNOWN_SERVER_ERROR); 3. APPEND adds the items not yet present to the
+    current value, or to the default when the key is unset; SUBTRACT removes items from the
+    current value or the default.
     """
     for op in ops:
         name = op.name
+        # 1. SET / DELETE.
         if op.config_operation == OpType.SET:
             config_props[name] = op.value if op.value is not None else ""
         elif op.config_operation == OpType.DELETE:
             config_props.pop(name, None)
         elif op.config_operation in (OpType.APPEND, OpType.SUBTRACT):
             verb = "append" if op.config_operation == OpType.APPEND else "subtract"
+            # 2. A LIST key (the map lookup fails first for an unknown one).
             if name not in _DEFAULTS:
-                raise InvalidConfigurationException(f"Unknown topic config name: {name}")
+                raise KeyError(f"key not found: {name}")
             if name not in LIST_TOPIC_KEYS:
-                raise InvalidRequestException(f"Config value {verb} is not allowed for config key: {name}")
+                raise InvalidConfigurationException(f"Config value {verb} is not allowed for config key: {name}")
+            # 3. The current list (or the default's), changed.
             current = config_props.get(name)
-            if current is None and op.config_operation == OpType.APPEND:
+            if current is None:
                 current = topic_key_default(name)
-            old = [v for v in (current or "").split(",") if v]
-            items = [v for v in (op.value or "").split(",") if v]
+            items = _java_split(op.value or "")
             if op.config_operation == OpType.APPEND:
+                old = _java_split(current) if current else []
                 new = old + [v for v in items if v not in old]
             else:
-                new = [v for v in old if v not in items]
+                old = _java_split(current)
+                new = list(old)
+                for v in items:
+                    if v in new:
+                        new.remove(v)
             config_props[name] = ",".join(new)
         else:
             raise InvalidRequestException(f"Unknown config operation {op.config_operation} for config key: {name}")
@@ -171,12 +192,14 @@ def zk_incremental_alter_configs(broker: Any, request: IncrementalAlterConfigsRe
                 broker.apis._log.info("topic_config_update", topic=topic, config=dict(sorted(config_props.items())))
                 admin_zk_client.change_topic_config(topic, config_props)
             out.append(_response(resource, Errors.NONE))
-        except ConfigException as exc:
+        except (ConfigException, ValueError) as exc:  # ConfigException or IllegalArgumentException
             out.append(_response(resource, Errors.INVALID_CONFIG, f"Invalid config value for resource {resource_text(resource)}: {exc}"))
         except ApiException as exc:
             out.append(_response(resource, Errors.for_exception(exc), str(exc) or None))
         except RUN_ENDING:
             raise
+        except Exception:  # ApiError#fromThrowable: UNKNOWN_SERVER_ERROR, no message
+            out.append(_response(resource, Errors.UNKNOWN_SERVER_ERROR))
     return IncrementalAlterConfigsResponse(responses=tuple(out))
 
 
@@ -336,7 +359,7 @@ def zk_legacy_alter_configs(broker: Any, request: Any, principal: str) -> Any:
                 broker.apis._log.info("topic_config_replace", topic=topic, config=dict(sorted(config_props.items())))
                 admin_zk_client.change_topic_config(topic, config_props)
             out.append(_legacy_response(resource, Errors.NONE))
-        except ConfigException as exc:
+        except (ConfigException, ValueError) as exc:  # ConfigException or IllegalArgumentException
             out.append(_legacy_response(resource, Errors.INVALID_CONFIG,
                                         f"Invalid config value for resource {resource_text(resource)}: {exc}"))
         except ApiException as exc:

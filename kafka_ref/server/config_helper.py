@@ -5,15 +5,15 @@ configuration the broker itself uses: a topic's LogConfig (its overrides on the 
 defaults, kafka_ref.common.config.LogConfig) and the broker's KafkaConfig. Sources follow
 Kafka's: a topic override is TOPIC_CONFIG, a key set in the broker's properties is
 STATIC_BROKER_CONFIG, anything else DEFAULT_CONFIG. Dynamic configs, synonyms and documentation
-are not modelled (empty synonym lists, null documentation). Our config definitions keep parsed
-Python values, not Kafka's ConfigDef types, so ``config_type`` is derived from the value
-(BOOLEAN, INT/LONG, DOUBLE, LIST or STRING).
+are not modelled (empty synonym lists, null documentation). ``config_type`` is the key's
+ConfigDef.Type (kafka_ref.common.config.ConfigKey#type).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from kafka_ref.common.config import KAFKA_CONFIG_KEYS, LOG_CONFIG_KEYS
 from kafka_ref.common.errors import Errors, InvalidRequestException, InvalidTopicException
 from kafka_ref.common.requests.describe_configs import (
     ConfigSource,
@@ -38,6 +38,10 @@ def _as_string(value: Any) -> str | None:
 
 
 def _config_type(name: str, value: Any) -> ConfigType:
+    # The key's ConfigDef.Type when kafka_ref defines it (ConfigHelper#configType), else from the value.
+    key_type = _KEY_TYPES.get(name)
+    if key_type is not None:
+        return ConfigType[key_type]
     if isinstance(value, bool):
         return ConfigType.BOOLEAN
     if isinstance(value, int):
@@ -47,6 +51,9 @@ def _config_type(name: str, value: Any) -> ConfigType:
     if isinstance(value, (list, tuple)):
         return ConfigType.LIST
     return ConfigType.STRING
+
+
+_KEY_TYPES = {k.name: k.type for k in (*KAFKA_CONFIG_KEYS, *LOG_CONFIG_KEYS)}
 
 
 def _entries(values: dict[str, Any], explicit: set[str], explicit_source: ConfigSource,

@@ -12,7 +12,7 @@ import dataclasses
 import random
 from typing import Any, Callable
 
-from kafka_ref.common.errors import ApiException, Errors
+from kafka_ref.common.errors import ApiException, ConfigException, Errors, InvalidConfigurationException
 from kafka_ref.common.fatal import RUN_ENDING
 from kafka_ref.common.requests.create_partitions import CreatePartitionsTopic
 from kafka_ref.common.requests.create_topics import (
@@ -91,7 +91,11 @@ class ZkAdminManager:
         waiting: dict[str, Any] = {}
         for topic in request.topics:
             try:
-                # 1. Resolve the assignment: explicit, or assigned over the live brokers.
+                # 1. No null config values; resolve the assignment: explicit, or assigned over the live brokers.
+                null_configs = [c.name for c in topic.configs if c.value is None]
+                if null_configs:
+                    raise InvalidConfigurationException(
+                        f"Null value not supported for topic configs: {','.join(null_configs)}")
                 if topic.assignments:
                     if topic.num_partitions != -1 or topic.replication_factor != -1:
                         raise Errors.INVALID_REQUEST.exception(
@@ -135,12 +139,16 @@ class ZkAdminManager:
                                                            error_message=str(exc))
             except RUN_ENDING:
                 raise
-            except AdminOperationException as exc:  # some brokers have racks, some not: not an ApiException
+            except AdminOperationException:  # some brokers have racks, some not: not an ApiException,
+                # so ApiError#fromThrowable gives UNKNOWN_SERVER_ERROR without a message.
                 results[topic.name] = CreatableTopicResult(name=topic.name, error_code=Errors.UNKNOWN_SERVER_ERROR.code,
-                                                           error_message=str(exc))
-            except Exception as exc:  # ConfigException and other validation errors
+                                                           error_message=None)
+            except ConfigException as exc:  # as an InvalidConfigurationException with its text
                 results[topic.name] = CreatableTopicResult(name=topic.name, error_code=Errors.INVALID_CONFIG.code,
                                                            error_message=str(exc))
+            except Exception:  # ApiError#fromThrowable: UNKNOWN_SERVER_ERROR, no message
+                results[topic.name] = CreatableTopicResult(name=topic.name, error_code=Errors.UNKNOWN_SERVER_ERROR.code,
+                                                           error_message=None)
 
         def answer(pending: dict[str, Any], unfinished: set[str]) -> None:
             out = []
@@ -272,5 +280,5 @@ class ZkAdminManager:
 
 
 def new_admin_manager(broker: Any, rng: random.Random) -> ZkAdminManager:
-    return ZkAdminManager(broker, AdminZkClient(broker.zk_client, rng),
+    return ZkAdminManager(broker, AdminZkClient(broker.zk_client, rng, broker.config),
                           DelayedOperationPurgatory("topic", broker.timer, broker.broker_id))

@@ -13,7 +13,7 @@ import random
 import re
 from typing import Mapping, Sequence
 
-from kafka_ref.common.config import LogConfig
+from kafka_ref.common.config import KafkaConfig, LogConfig
 from kafka_ref.common.errors import (
     BrokerNotAvailableException,
     InvalidPartitionsException,
@@ -192,11 +192,24 @@ def validate_topic_name(topic: str) -> None:
 
 
 class AdminZkClient:
-    """Mirrors kafka.zk.AdminZkClient."""
+    """Mirrors kafka.zk.AdminZkClient.
 
-    def __init__(self, zk_client: KafkaZkClient, rng: random.Random) -> None:
+    ``kafka_config`` is Kafka's optional KafkaConfig: a broker's client validates topic configs on
+    the broker's own defaults (KafkaConfig#extractLogConfigMap), a bare client on LogConfig's.
+    """
+
+    def __init__(self, zk_client: KafkaZkClient, rng: random.Random, kafka_config: KafkaConfig | None = None) -> None:
         self.zk_client = zk_client
         self.rng = rng
+        self.kafka_config = kafka_config
+
+    def _validate_log_config(self, config: Mapping[str, str]) -> None:
+        # LogConfig#validate with the broker's defaults and its tiered-storage switch, when there is a broker.
+        if self.kafka_config is None:
+            LogConfig.validate(config)
+        else:
+            LogConfig.validate(config, self.kafka_config.extract_log_config_map(),
+                               self.kafka_config.is_remote_storage_system_enabled)
 
     def get_broker_metadatas(self) -> dict[int, str | None]:
         """Mirrors kafka.zk.AdminZkClient#getBrokerMetadatas (RackAwareMode.Enforced): each registered broker's rack."""
@@ -241,7 +254,7 @@ class AdminZkClient:
         if sorted(assignment) != expected:
             raise InvalidReplicaAssignmentException("partitions should be a consecutive 0-based integer sequence")
         # 3. The configs.
-        LogConfig.validate(config)
+        self._validate_log_config(config)
 
     def create_topic_with_assignment(
         self, topic: str, config: Mapping[str, str], partition_replica_assignment: Mapping[int, Sequence[int]],
@@ -355,11 +368,13 @@ class AdminZkClient:
 
     def validate_topic_config(self, topic: str, configs: Mapping[str, str]) -> None:
         """Mirrors kafka.zk.AdminZkClient#validateTopicConfig: an existing topic, valid keys and values."""
-        # 1. The topic must exist.
+        # 1. A legal name of an existing topic.
+        validate_topic_name(topic)
         if not self.zk_client.topic_exists(topic):
-            raise UnknownTopicOrPartitionException(f"Topic {topic} does not exist.")
-        # 2. Every key a topic key, every value parses (ConfigException otherwise).
-        LogConfig.validate(configs)
+            raise UnknownTopicOrPartitionException(f"Topic '{topic}' does not exist.")
+        # 2. Every key a topic key (InvalidConfigurationException), every value valid on the
+        #    broker's defaults (ConfigException).
+        self._validate_log_config(configs)
 
     def change_topic_config(self, topic: str, configs: Mapping[str, str]) -> None:
         """Mirrors kafka.zk.AdminZkClient#changeTopicConfig: validate, then the overrides and a change notification."""

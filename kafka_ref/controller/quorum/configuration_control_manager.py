@@ -11,6 +11,7 @@ from typing import Mapping, Sequence
 
 from kafka_ref.common.config import KafkaConfig, LogConfig, MetadataVersion
 from kafka_ref.common.errors import (
+    ApiException,
     ConfigException,
     InvalidConfigurationException,
     InvalidRequestException,
@@ -95,6 +96,28 @@ class ConfigurationControlManager:
         self.static_config = static_config
         self.config_data: dict[ConfigResource, dict[str, str]] = {}
 
+    def validate_alter_config(self, resource: ConfigResource, all_configs: Mapping[str, str]) -> Exception | None:
+        """Mirrors ConfigurationControlManager#validateAlterConfig (the validator's part) with
+        kafka.server.ControllerConfigurationValidator#validate for a topic.
+
+        1. A topic's resulting configs validate on the broker's defaults (LogConfig#validate with
+        KafkaConfig#extractLogConfigMap); 2. a ConfigException is INVALID_CONFIG with its text,
+        another ApiException (an unknown name's InvalidConfigurationException) its own error.
+        Returns the error, or None when valid.
+        """
+        if resource.type is not ConfigResourceType.TOPIC:
+            return None
+        try:
+            # 1. On the static broker defaults.
+            LogConfig.validate(dict(all_configs), self.static_config.extract_log_config_map(),
+                               self.static_config.is_remote_storage_system_enabled)
+        except ConfigException as exc:
+            # 2. Kafka answers ApiError(INVALID_CONFIG, e.getMessage()).
+            return InvalidConfigurationException(str(exc))
+        except ApiException as exc:
+            return exc
+        return None
+
     def incremental_alter_configs(
         self, changes: Mapping[ConfigResource, Mapping[str, str]]
     ) -> tuple[list[ConfigRecord], dict[ConfigResource, Exception]]:
@@ -107,12 +130,10 @@ class ConfigurationControlManager:
         errors: dict[ConfigResource, Exception] = {}
         for resource, keys in changes.items():
             # 1. Validate the resulting topic configuration.
-            if resource.type is ConfigResourceType.TOPIC:
-                try:
-                    LogConfig.validate({**self.config_data.get(resource, {}), **keys})
-                except ConfigException as exc:
-                    errors[resource] = InvalidConfigurationException(str(exc))
-                    continue
+            error = self.validate_alter_config(resource, {**self.config_data.get(resource, {}), **keys})
+            if error is not None:
+                errors[resource] = error
+                continue
             # 2. One ConfigRecord per key.
             for name, value in keys.items():
                 records.append(ConfigRecord(resource_type=int(resource.type), resource_name=resource.name, name=name, value=value))
@@ -160,11 +181,9 @@ class ConfigurationControlManager:
             else:
                 result[name] = new
         # 3. The topic's resulting config must be valid.
-        if resource.type is ConfigResourceType.TOPIC:
-            try:
-                LogConfig.validate(result)
-            except ConfigException as exc:
-                return [], InvalidConfigurationException(str(exc))
+        error = self.validate_alter_config(resource, result)
+        if error is not None:
+            return [], error
         return records, None
 
     def legacy_alter_config_resource(
@@ -184,11 +203,9 @@ class ConfigurationControlManager:
         deleted = [ConfigRecord(resource_type=int(resource.type), resource_name=resource.name, name=name, value=None)
                    for name in current if name not in new_configs]
         # 3. Validation of the result.
-        if resource.type is ConfigResourceType.TOPIC:
-            try:
-                LogConfig.validate(dict(new_configs))
-            except ConfigException as exc:
-                return [], InvalidConfigurationException(str(exc))
+        error = self.validate_alter_config(resource, dict(new_configs))
+        if error is not None:
+            return [], error
         return altered + deleted, None
 
     def replay(self, record: ConfigRecord) -> None:
