@@ -73,7 +73,7 @@ class MetadataVersion:
         # 3. The release, padded to three parts for 1.x and later.
         nums = tuple(int(p) for p in release_text.split("."))
         release = nums if nums[0] == 0 else (nums[0], nums[1], 0)
-        return cls(release, str(text))
+        return cls(release, key)
 
     def is_at_least(self, other: "str | MetadataVersion") -> bool:
         if isinstance(other, MetadataVersion):
@@ -766,6 +766,16 @@ class LogConfig(_Typed):
     @property
     def max_message_size(self) -> int:
         return self._values["max.message.bytes"]
+
+    @property
+    def compact(self) -> bool:
+        """Mirrors LogConfig#compact: cleanup.policy includes "compact"."""
+        return "compact" in self._values["cleanup.policy"]
+
+    @property
+    def delete(self) -> bool:
+        """Mirrors LogConfig#delete: cleanup.policy includes "delete"."""
+        return "delete" in self._values["cleanup.policy"]
 
     @property
     def local_retention_ms(self) -> int:

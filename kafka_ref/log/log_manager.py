@@ -116,9 +116,8 @@ class LogManager:
         if config is not None:
             log.retention_bytes = config.get("retention.bytes")
             log.retention_ms = config.get("retention.ms")
-            policies = config.get("cleanup.policy")
-            log.cleanup_policy_delete = "delete" in policies
-            log.compact = "compact" in policies
+            log.cleanup_policy_delete = config.delete
+            log.compact = config.compact
             log.message_timestamp_type = config.get("message.timestamp.type")
             log.compression_type = config.get("compression.type")
             # LogConfig#getMessageTimestampBeforeMaxMs / AfterMaxMs: the deprecated difference

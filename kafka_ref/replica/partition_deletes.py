@@ -66,8 +66,7 @@ class PartitionDeletes:
                 f"Leader not local for partition {self.topic_partition} on broker {self.local_broker_id}")
         # 2. The topic's cleanup policy must include "delete".
         config = self.log_manager.fetch_log_config(self.topic)
-        policy = config.get("cleanup.policy") if config is not None else "delete"
-        if "delete" not in str(policy).split(","):
+        if config is not None and not config.delete:
             raise PolicyViolationException(
                 f"Records of partition {self.topic_partition} can not be deleted due to the configured policy")
         # 3. -1 means the high watermark; a negative offset is out of range.
