@@ -9,6 +9,7 @@ replicas the same way every run.
 
 from __future__ import annotations
 
+import enum
 import random
 import re
 from typing import Mapping, Sequence
@@ -41,6 +42,17 @@ class AdminOperationException(Exception):
     """Mirrors org.apache.kafka.server.common.AdminOperationException (not an ApiException)."""
 
 
+class RackAwareMode(enum.Enum):
+    """Mirrors kafka.admin.RackAwareMode: how getBrokerMetadatas treats racks."""
+
+    # Ignore every rack.
+    DISABLED = "Disabled"
+    # Use racks when every broker has one, else ignore them.
+    SAFE = "Safe"
+    # Use racks; a mix of brokers with and without one is an error.
+    ENFORCED = "Enforced"
+
+
 def assign_replicas_to_brokers(
     broker_list: Sequence[int],
     n_partitions: int,
@@ -50,13 +62,14 @@ def assign_replicas_to_brokers(
     start_partition_id: int = -1,
     racks: Mapping[int, str | None] | None = None,
 ) -> dict[int, list[int]]:
-    """Mirrors org.apache.kafka.admin.AdminUtils#assignReplicasToBrokers (Kafka 3.7).
+    """Mirrors org.apache.kafka.admin.AdminUtils#assignReplicasToBrokers (Kafka 3.7, unchanged in 3.8).
 
     Rack-unaware when no broker has a rack (``racks``: broker id to rack), rack-aware when every
     broker has one; a mix is an AdminOperationException. Rack-unaware: 1. the first replica of
     each partition walks the sorted brokers from a random start; 2. followers are shifted from
     the first by an amount that grows every time the partition id wraps the broker count, so
-    leaders and followers spread evenly.
+    leaders and followers spread evenly. The brokers are taken in the order given (callers pass
+    them sorted by id, as AdminZkClient#getBrokerMetadatas does).
     """
     if n_partitions <= 0:
         raise InvalidPartitionsException("Number of partitions must be larger than 0.")
@@ -72,7 +85,7 @@ def assign_replicas_to_brokers(
             raise AdminOperationException("Not all brokers have rack information for replica rack aware assignment.")
         return _assign_replicas_to_brokers_rack_aware(n_partitions, replication_factor, rack_of,  # type: ignore[arg-type]
                                                       rng, fixed_start_index, start_partition_id)
-    brokers = sorted(broker_list)
+    brokers = list(broker_list)
     n = len(brokers)
     # 1. Random start and shift unless fixed.
     start_index = fixed_start_index if fixed_start_index >= 0 else rng.randrange(n)
@@ -211,17 +224,37 @@ class AdminZkClient:
             LogConfig.validate(config, self.kafka_config.extract_log_config_map(),
                                self.kafka_config.is_remote_storage_system_enabled)
 
-    def get_broker_metadatas(self) -> dict[int, str | None]:
-        """Mirrors kafka.zk.AdminZkClient#getBrokerMetadatas (RackAwareMode.Enforced): each registered broker's rack."""
-        return {info.broker_id: info.rack for info in self.zk_client.get_all_brokers_in_cluster()}
+    def get_broker_metadatas(self, rack_aware_mode: "RackAwareMode | None" = None,
+                             broker_list: Sequence[int] | None = None) -> dict[int, str | None]:
+        """Mirrors kafka.zk.AdminZkClient#getBrokerMetadatas: each registered broker's rack, by broker id.
+
+        1. The registered brokers, or those of them in ``broker_list``; 2. ENFORCED (the default)
+        refuses a mix of brokers with and without racks (AdminOperationException); 3. DISABLED drops
+        every rack, SAFE drops them all when some broker has none; 4. ordered by broker id.
+        """
+        mode = RackAwareMode.ENFORCED if rack_aware_mode is None else rack_aware_mode
+        # 1. The brokers asked about.
+        brokers = self.zk_client.get_all_brokers_in_cluster()
+        if broker_list is not None:
+            brokers = [b for b in brokers if b.broker_id in broker_list]
+        with_rack = [b for b in brokers if b.rack is not None]
+        # 2. Enforced: all or none.
+        if mode is RackAwareMode.ENFORCED and with_rack and len(with_rack) < len(brokers):
+            raise AdminOperationException("Not all brokers have rack information. Add --disable-rack-aware in command "
+                                          "line to make replica assignment without rack information.")
+        # 3. Which racks to keep.
+        keep = not (mode is RackAwareMode.DISABLED or (mode is RackAwareMode.SAFE and len(with_rack) < len(brokers)))
+        # 4. By id.
+        return {b.broker_id: (b.rack if keep else None) for b in sorted(brokers, key=lambda b: b.broker_id)}
 
     def create_topic(
         self, topic: str, partitions: int, replication_factor: int, topic_config: Mapping[str, str] | None = None,
-        uses_topic_id: bool = False,
+        rack_aware_mode: "RackAwareMode | None" = None, uses_topic_id: bool = False,
     ) -> dict[int, list[int]]:
-        """Mirrors kafka.zk.AdminZkClient#createTopic: assign replicas, then write the topic."""
-        brokers = self.get_broker_metadatas()
-        assignment = assign_replicas_to_brokers(sorted(brokers), partitions, replication_factor, self.rng, racks=brokers)
+        """Mirrors kafka.zk.AdminZkClient#createTopic: assign replicas over the brokers (getBrokerMetadatas
+        with ``rack_aware_mode``, ENFORCED by default), then write the topic."""
+        brokers = self.get_broker_metadatas(rack_aware_mode)
+        assignment = assign_replicas_to_brokers(list(brokers), partitions, replication_factor, self.rng, racks=brokers)
         self.create_topic_with_assignment(topic, topic_config or {}, assignment, uses_topic_id=uses_topic_id)
         return assignment
 
@@ -239,7 +272,11 @@ class AdminZkClient:
         if self.zk_client.topic_exists(topic):
             raise TopicExistsException(f"Topic '{topic}' already exists.")
         if has_collision_chars(topic):
-            colliding = sorted(t for t in self.zk_client.get_all_topics_in_cluster() if has_collision(topic, t))
+            all_topics = self.zk_client.get_all_topics_in_cluster()
+            # The topic may have been created since topicExists answered (a concurrent creation).
+            if topic in all_topics:
+                raise TopicExistsException(f"Topic '{topic}' already exists.")
+            colliding = sorted(t for t in all_topics if has_collision(topic, t))
             if colliding:
                 raise InvalidTopicException(f"Topic '{topic}' collides with existing topics: {', '.join(colliding)}")
         # 2. The assignment.
