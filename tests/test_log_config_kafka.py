@@ -415,7 +415,8 @@ async def test_alter_configs_answer_invalid_configs(mode: str) -> None:
     """IncrementalAlterConfigs and AlterConfigs: each bad config is INVALID_CONFIG, with ZkAdminManager's
     "Invalid config value for resource ..." prefix on a ConfigException in ZooKeeper mode and the
     controller's bare text in KRaft mode (an InvalidConfigurationException keeps its own text in both);
-    the topic's overrides stay as they were."""
+    the topic's overrides stay as they were; a missing topic is checked before the config in ZooKeeper
+    mode and after it in KRaft mode."""
     async with Cluster(brokers=1, metadata_mode=mode, seed=4) as cluster:
         assert await _create(cluster, {"retention.ms": "60000"}) == (Errors.NONE, None)
         await cluster.wait_until(lambda: cluster.broker(0).log_manager.fetch_log_config("t").overrides == {"retention.ms": "60000"})
@@ -425,6 +426,16 @@ async def test_alter_configs_answer_invalid_configs(mode: str) -> None:
             assert await _legacy(cluster, configs) == (Errors.INVALID_CONFIG, _prefixed(mode, message)), configs
         await anyio.sleep(1)
         assert cluster.broker(0).log_manager.fetch_log_config("t").overrides == {"retention.ms": "60000"}
+        # A missing topic: ZkAdminManager#alterTopicConfigs checks the metadata cache first; the KRaft
+        # controller validates the config first (ConfigurationControlManager#validateAlterConfig) and
+        # checks existence after.
+        missing = (Errors.UNKNOWN_TOPIC_OR_PARTITION, "The topic 'missing' does not exist.")
+        bad_config = missing if mode == "zk" else (
+            Errors.INVALID_CONFIG, "Invalid value 0 for configuration min.insync.replicas: Value must be at least 1")
+        assert await _incremental(cluster, ("min.insync.replicas", OpType.SET, "0"), topic="missing") == bad_config
+        assert await _legacy(cluster, {"min.insync.replicas": "0"}, topic="missing") == bad_config
+        assert await _incremental(cluster, ("min.insync.replicas", OpType.SET, "2"), topic="missing") == missing
+        assert await _legacy(cluster, {"min.insync.replicas": "2"}, topic="missing") == missing
 
 
 @pytest.mark.anyio

@@ -7,7 +7,7 @@ metadata.version bootstrap and producer-id blocks need them.
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from kafka_ref.common.config import KafkaConfig, LogConfig, MetadataVersion
 from kafka_ref.common.errors import (
@@ -96,25 +96,31 @@ class ConfigurationControlManager:
         self.static_config = static_config
         self.config_data: dict[ConfigResource, dict[str, str]] = {}
 
-    def validate_alter_config(self, resource: ConfigResource, all_configs: Mapping[str, str]) -> Exception | None:
-        """Mirrors ConfigurationControlManager#validateAlterConfig (the validator's part) with
+    def validate_alter_config(self, resource: ConfigResource, all_configs: Mapping[str, str],
+                              existence_checker: Callable[[ConfigResource], None] | None = None) -> Exception | None:
+        """Mirrors ConfigurationControlManager#validateAlterConfig with
         kafka.server.ControllerConfigurationValidator#validate for a topic.
 
         1. A topic's resulting configs validate on the broker's defaults (LogConfig#validate with
-        KafkaConfig#extractLogConfigMap); 2. a ConfigException is INVALID_CONFIG with its text,
-        another ApiException (an unknown name's InvalidConfigurationException) its own error.
-        Returns the error, or None when valid.
+        KafkaConfig#extractLogConfigMap); 2. then the resource must exist (``existence_checker``,
+        QuorumController's ConfigResourceExistenceChecker; None for a resource being created), so
+        a bad config on a missing topic is INVALID_CONFIG; 3. a ConfigException is INVALID_CONFIG
+        with its text, another ApiException (an unknown name's InvalidConfigurationException, the
+        checker's UnknownTopicOrPartitionException) its own error. Returns the error, or None.
         """
-        if resource.type is not ConfigResourceType.TOPIC:
-            return None
         try:
             # 1. On the static broker defaults.
-            LogConfig.validate(dict(all_configs), self.static_config.extract_log_config_map(),
-                               self.static_config.is_remote_storage_system_enabled)
+            if resource.type is ConfigResourceType.TOPIC:
+                LogConfig.validate(dict(all_configs), self.static_config.extract_log_config_map(),
+                                   self.static_config.is_remote_storage_system_enabled)
+            # 2. An existing resource.
+            if existence_checker is not None:
+                existence_checker(resource)
         except ConfigException as exc:
-            # 2. Kafka answers ApiError(INVALID_CONFIG, e.getMessage()).
+            # 3. Kafka answers ApiError(INVALID_CONFIG, e.getMessage()).
             return InvalidConfigurationException(str(exc))
         except ApiException as exc:
+            # 3. Its own error.
             return exc
         return None
 
@@ -140,14 +146,16 @@ class ConfigurationControlManager:
         return records, errors
 
     def incremental_alter_config_resource(
-        self, resource: ConfigResource, ops: Sequence[tuple[str, int, str | None]]
+        self, resource: ConfigResource, ops: Sequence[tuple[str, int, str | None]],
+        existence_checker: Callable[[ConfigResource], None] | None = None,
     ) -> tuple[list[ConfigRecord], Exception | None]:
         """Mirrors ConfigurationControlManager#incrementalAlterConfigResource: one resource's operations.
 
         1. Each (key, op, value) against the key's current value: SET, DELETE (a null value),
         APPEND / SUBTRACT on list keys only (INVALID_CONFIG otherwise), APPEND starting from the
         default when the key is unset; 2. a ConfigRecord only for a key whose value changes;
-        3. the resulting topic config must validate (INVALID_CONFIG), else nothing is written.
+        3. the resulting topic config must validate (INVALID_CONFIG), then the resource must exist
+        (validateAlterConfig with ``existence_checker``), else nothing is written.
         """
         from kafka_ref.server.config_admin import LIST_TOPIC_KEYS, topic_key_default
 
@@ -180,20 +188,21 @@ class ConfigurationControlManager:
                 result.pop(name, None)
             else:
                 result[name] = new
-        # 3. The topic's resulting config must be valid.
-        error = self.validate_alter_config(resource, result)
+        # 3. The topic's resulting config must be valid, and the topic must exist.
+        error = self.validate_alter_config(resource, result, existence_checker)
         if error is not None:
             return [], error
         return records, None
 
     def legacy_alter_config_resource(
-        self, resource: ConfigResource, new_configs: Mapping[str, str]
+        self, resource: ConfigResource, new_configs: Mapping[str, str],
+        existence_checker: Callable[[ConfigResource], None] | None = None,
     ) -> tuple[list[ConfigRecord], Exception | None]:
         """Mirrors ConfigurationControlManager#legacyAlterConfigResource: ``new_configs`` becomes the whole override set.
 
         1. A ConfigRecord for each named key whose value changes; 2. a deleting ConfigRecord (null
         value) for each current key not named; 3. the resulting topic config must validate
-        (INVALID_CONFIG), else nothing is written for the resource.
+        (INVALID_CONFIG) and the resource exist (``existence_checker``), else nothing is written.
         """
         current = self.config_data.get(resource, {})
         # 1. Keys set to a new value.
@@ -202,8 +211,8 @@ class ConfigurationControlManager:
         # 2. Keys left out go back to their defaults.
         deleted = [ConfigRecord(resource_type=int(resource.type), resource_name=resource.name, name=name, value=None)
                    for name in current if name not in new_configs]
-        # 3. Validation of the result.
-        error = self.validate_alter_config(resource, dict(new_configs))
+        # 3. Validation of the result, then existence.
+        error = self.validate_alter_config(resource, dict(new_configs), existence_checker)
         if error is not None:
             return [], error
         return altered + deleted, None

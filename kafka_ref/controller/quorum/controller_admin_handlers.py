@@ -29,16 +29,25 @@ from kafka_ref.network.network import Envelope
 class ControllerAdminHandlers:
     """QuorumController's admin request handlers (``self`` is the QuorumController)."""
 
+    def _config_resource_existence_checker(self, resource: Any) -> None:
+        """Mirrors QuorumController.ConfigResourceExistenceChecker#accept for a topic: UNKNOWN_TOPIC_OR_PARTITION
+        unless the topic exists."""
+        from kafka_ref.common.errors import UnknownTopicOrPartitionException
+
+        if self.replication_control.get_topic_id(resource.name) is None:
+            raise UnknownTopicOrPartitionException(f"The topic '{resource.name}' does not exist.")
+
     def handle_incremental_alter_configs(self, envelope: Envelope) -> None:
         """Mirrors QuorumController#incrementalAlterConfigs (ControllerApis#incrementalAlterConfigs).
 
         The broker already ran ConfigAdminManager's checks. Per resource: 1. a topic must be named
-        and exist (INVALID_REQUEST / UNKNOWN_TOPIC_OR_PARTITION), a broker resource is not modelled
-        (INVALID_REQUEST); 2. ConfigurationControlManager#incrementalAlterConfigResource gives its
-        records or its error; 3. ``validate_only`` writes nothing; the answer comes once the
+        (INVALID_REQUEST), a broker resource is not modelled (INVALID_REQUEST);
+        2. ConfigurationControlManager#incrementalAlterConfigResource gives its records or its error
+        (the operations, the resulting config, then the topic's existence:
+        UNKNOWN_TOPIC_OR_PARTITION); 3. ``validate_only`` writes nothing; the answer comes once the
         records are committed.
         """
-        from kafka_ref.common.errors import InvalidRequestException, UnknownTopicOrPartitionException
+        from kafka_ref.common.errors import InvalidRequestException
         from kafka_ref.common.requests.incremental_alter_configs import AlterConfigsResourceResponse, IncrementalAlterConfigsResponse
         from kafka_ref.image.records import ConfigResource, ConfigResourceType
 
@@ -48,18 +57,17 @@ class ControllerAdminHandlers:
         for resource in request.resources:
             error: Exception | None = None
             resource_records: list[Any] = []
-            # 1. The resource must be a known topic.
+            # 1. The resource must be a named topic.
             if resource.resource_type != ConfigResourceType.TOPIC:
                 error = InvalidRequestException("kafka_ref models topic configs only; dynamic broker configs are not supported")
             elif not resource.resource_name:
                 error = InvalidRequestException("Default topic resources are not allowed.")
-            elif self.replication_control.get_topic_id(resource.resource_name) is None:
-                error = UnknownTopicOrPartitionException(f"The topic '{resource.resource_name}' does not exist.")
             else:
-                # 2. The operations.
+                # 2. The operations; existence is checked after the config (validateAlterConfig).
                 config_resource = ConfigResource(ConfigResourceType.TOPIC, resource.resource_name)
                 resource_records, error = self.configuration_control.incremental_alter_config_resource(
-                    config_resource, [(c.name, c.config_operation, c.value) for c in resource.configs])
+                    config_resource, [(c.name, c.config_operation, c.value) for c in resource.configs],
+                    self._config_resource_existence_checker)
             if error is None:
                 records.extend(resource_records)
                 responses.append(AlterConfigsResourceResponse(resource_type=resource.resource_type,
@@ -78,12 +86,13 @@ class ControllerAdminHandlers:
 
         1. An unknown resource type is UNSUPPORTED_VERSION, a resource named twice INVALID_REQUEST;
         2. ALTER_CONFIGS on the topic, as the client's principal (TOPIC_AUTHORIZATION_FAILED); 3. per
-        resource left, as for IncrementalAlterConfigs: a named, existing topic (a broker resource is
-        not modelled: INVALID_REQUEST), then ConfigurationControlManager#legacyAlterConfigResource's
-        records (the named keys replace every override) or its error; 4. all records in one atomic
+        resource left, as for IncrementalAlterConfigs: a named topic (a broker resource is not
+        modelled: INVALID_REQUEST), then ConfigurationControlManager#legacyAlterConfigResource's
+        records (the named keys replace every override) or its error (a bad config before a missing
+        topic); 4. all records in one atomic
         batch (none when ``validate_only``); the answer comes once they are committed.
         """
-        from kafka_ref.common.errors import InvalidRequestException, UnknownTopicOrPartitionException
+        from kafka_ref.common.errors import InvalidRequestException
         from kafka_ref.common.requests.alter_configs import AlterConfigsResourceResponse, AlterConfigsResponse
         from kafka_ref.image.records import ConfigResource, ConfigResourceType
 
@@ -123,12 +132,10 @@ class ControllerAdminHandlers:
                 error = InvalidRequestException("kafka_ref models topic configs only; dynamic broker configs are not supported")
             elif not resource.resource_name:
                 error = InvalidRequestException("Default topic resources are not allowed.")
-            elif self.replication_control.get_topic_id(resource.resource_name) is None:
-                error = UnknownTopicOrPartitionException(f"The topic '{resource.resource_name}' does not exist.")
             else:
                 resource_records, error = self.configuration_control.legacy_alter_config_resource(
                     ConfigResource(ConfigResourceType.TOPIC, resource.resource_name),
-                    {c.name: c.value for c in resource.configs})
+                    {c.name: c.value for c in resource.configs}, self._config_resource_existence_checker)
             if error is None:
                 records.extend(resource_records)
                 responses.append(answer(resource, Errors.NONE))
