@@ -8,7 +8,10 @@ ZooKeeper. tests/test_rack_aware_assignment.py already holds
 AdminRackAwareTest#testGetRackAlternatedBrokerListAndAssignReplicasToBrokers,
 #testAssignmentWithRackAware and #testAssignmentWithRackAwareWithRandomStartIndex; the random
 start cases here run over several seeds of the caller's ``random.Random`` (Kafka's AdminUtils
-draws from a static Random).
+draws from a static Random). KRaft's placement is ported from
+metadata/src/test/java/org/apache/kafka/metadata/placement/StripedReplicaPlacerTest.java against
+kafka_ref.controller.quorum.replica_placer with a ``random.Random`` that draws as Kafka's
+MockRandom under java.util.Random#nextInt, so the placements are Kafka's exact ones.
 
 Not ported:
 - AdminZkClientTest#shouldPropagateDynamicBrokerConfigs, #testBootstrapClientIdConfig,
@@ -388,3 +391,184 @@ async def test_topic_config_change() -> None:
         admin.change_topic_config(topic, {"follower.replication.throttled.replicas": "",
                                           "leader.replication.throttled.replicas": ""})
         await check(1048588, 604800000, "", "")
+
+
+# ------------------------------------------------------------------ StripedReplicaPlacerTest (KRaft placement)
+
+
+class JavaMockRandom(random.Random):
+    """org.apache.kafka.server.util.MockRandom under java.util.Random#nextInt(bound): the draws
+    StripedReplicaPlacer makes (randrange and shuffle both go through ``_randbelow``, and Python's
+    shuffle swaps as Collections#shuffle does), so the placements are Kafka's exactly."""
+
+    def __init__(self, state: int = 17) -> None:
+        super().__init__(0)
+        self.state = state
+
+    def _next(self, bits: int) -> int:
+        # MockRandom#next: a 64-bit LCG, the top ``bits`` bits.
+        self.state = (self.state * 2862933555777941757 + 3037000493) & (2**64 - 1)
+        return self.state >> (64 - bits)
+
+    def _randbelow(self, bound: int) -> int:  # type: ignore[override]
+        # Random#nextInt(bound): power-of-two bounds scale, others reject the biased tail.
+        r = self._next(31)
+        m = bound - 1
+        if bound & m == 0:
+            return (bound * r) >> 31
+        u = r
+        r = u % bound
+        while u - r + m > 2**31 - 1:
+            u = self._next(31)
+            r = u % bound
+        return r
+
+
+def _usable(*brokers: tuple[int, str | None, bool]):
+    from kafka_ref.controller.quorum.replica_placer import UsableBroker
+
+    return [UsableBroker(b, rack, fenced) for b, rack, fenced in brokers]
+
+
+def test_striped_broker_list() -> None:
+    """Mirrors StripedReplicaPlacerTest#testBrokerList."""
+    from kafka_ref.controller.quorum.replica_placer import BrokerList
+
+    assert BrokerList().next(1) == -1
+    brokers = BrokerList()
+    brokers.brokers.extend([0, 1, 2, 3])
+    assert [brokers.next(0) for _ in range(6)] == [0, 1, 2, 3, -1, -1]
+    assert [brokers.next(1) for _ in range(5)] == [1, 2, 3, 0, -1]
+
+
+def test_avoid_fenced_replica_if_possible_on_single_rack() -> None:
+    """Mirrors StripedReplicaPlacerTest#testAvoidFencedReplicaIfPossibleOnSingleRack."""
+    from kafka_ref.controller.quorum.replica_placer import RackList
+
+    rack_list = RackList(JavaMockRandom(), _usable((3, None, False), (1, None, True), (0, None, False),
+                                                   (4, None, False), (2, None, False)))
+    assert (rack_list.num_total_brokers, rack_list.num_unfenced_brokers, rack_list.rack_names) == (5, 4, [None])
+    for factor in (0, -1):
+        with pytest.raises(InvalidReplicationFactorException):
+            rack_list.place(factor)
+    assert [rack_list.place(4) for _ in range(5)] == [[3, 4, 0, 2], [4, 0, 2, 3], [0, 2, 3, 4], [2, 3, 4, 0],
+                                                      [0, 4, 3, 2]]
+
+
+def test_multi_partition_topic_placement_on_single_unfenced_broker() -> None:
+    """Mirrors StripedReplicaPlacerTest#testMultiPartitionTopicPlacementOnSingleUnfencedBroker."""
+    from kafka_ref.controller.quorum.replica_placer import StripedReplicaPlacer
+
+    placer = StripedReplicaPlacer(JavaMockRandom())
+    assert placer.place(0, 3, 1, _usable((0, None, False), (1, None, True))) == [[0], [0], [0]]
+
+
+def test_placement_on_fenced_replica_on_single_rack() -> None:
+    """Mirrors StripedReplicaPlacerTest#testPlacementOnFencedReplicaOnSingleRack."""
+    from kafka_ref.controller.quorum.replica_placer import RackList
+
+    rack_list = RackList(JavaMockRandom(), _usable((3, None, False), (1, None, True), (2, None, False)))
+    assert (rack_list.num_total_brokers, rack_list.num_unfenced_brokers, rack_list.rack_names) == (3, 2, [None])
+    assert [rack_list.place(3) for _ in range(4)] == [[3, 2, 1], [2, 3, 1], [3, 2, 1], [2, 3, 1]]
+
+
+def test_rack_list_with_multiple_racks() -> None:
+    """Mirrors StripedReplicaPlacerTest#testRackListWithMultipleRacks."""
+    from kafka_ref.controller.quorum.replica_placer import RackList
+
+    rack_list = RackList(JavaMockRandom(), _usable((11, "1", False), (10, "1", False), (30, "3", False),
+                                                   (31, "3", False), (21, "2", False), (20, "2", True)))
+    assert (rack_list.num_total_brokers, rack_list.num_unfenced_brokers, rack_list.rack_names) == (6, 5, ["1", "2", "3"])
+    assert [rack_list.place(4) for _ in range(3)] == [[11, 21, 31, 10], [21, 30, 10, 20], [31, 11, 21, 30]]
+
+
+def test_rack_list_with_invalid_racks() -> None:
+    """Mirrors StripedReplicaPlacerTest#testRackListWithInvalidRacks: racks 2 and 3 wholly fenced."""
+    from kafka_ref.controller.quorum.replica_placer import RackList
+
+    rack_list = RackList(JavaMockRandom(), _usable((11, "1", False), (10, "1", False), (30, "3", True), (31, "3", True),
+                                                   (20, "2", True), (21, "2", True), (41, "4", False), (40, "4", True)))
+    assert (rack_list.num_total_brokers, rack_list.num_unfenced_brokers, rack_list.rack_names) == (
+        8, 3, ["1", "2", "3", "4"])
+    assert [rack_list.place(4) for _ in range(3)] == [[41, 11, 21, 30], [10, 20, 31, 41], [41, 21, 30, 11]]
+
+
+@pytest.mark.parametrize(("brokers", "factor", "message"), [
+    (((11, "1", True), (10, "1", True)), 1, "All brokers are currently fenced."),
+    (((11, "1", False), (10, "1", False)), 3,
+     "The target replication factor of 3 cannot be reached because only 2 broker(s) are registered."),
+    (((11, "1", False), (10, "1", False)), 0, "Invalid replication factor 0: the replication factor must be positive."),
+], ids=["AllBrokersFenced", "NotEnoughBrokers", "NonPositiveReplicationFactor"])
+def test_placer_refusals(brokers, factor: int, message: str) -> None:
+    """Mirrors StripedReplicaPlacerTest#testAllBrokersFenced, #testNotEnoughBrokers and
+    #testNonPositiveReplicationFactor."""
+    from kafka_ref.controller.quorum.replica_placer import StripedReplicaPlacer
+
+    with pytest.raises(InvalidReplicationFactorException) as info:
+        StripedReplicaPlacer(JavaMockRandom()).place(0, 1, factor, _usable(*brokers))
+    assert str(info.value) == message
+
+
+def test_successful_placement() -> None:
+    """Mirrors StripedReplicaPlacerTest#testSuccessfulPlacement."""
+    from kafka_ref.controller.quorum.replica_placer import StripedReplicaPlacer
+
+    placer = StripedReplicaPlacer(JavaMockRandom())
+    assert placer.place(0, 5, 3, _usable((0, None, False), (3, None, False), (2, None, False), (1, None, False))) == [
+        [2, 3, 0], [3, 0, 1], [0, 1, 2], [1, 2, 3], [1, 0, 2]]
+
+
+def test_even_distribution() -> None:
+    """Mirrors StripedReplicaPlacerTest#testEvenDistribution: 200 partitions of two replicas over four brokers."""
+    from kafka_ref.controller.quorum.replica_placer import StripedReplicaPlacer
+
+    placer = StripedReplicaPlacer(JavaMockRandom())
+    placed = placer.place(0, 200, 2, _usable(*((b, None, False) for b in range(4))))
+    counts = Counter(tuple(replicas) for replicas in placed)
+    assert counts == {(0, 1): 14, (0, 2): 22, (0, 3): 14, (1, 0): 17, (1, 2): 17, (1, 3): 16, (2, 0): 13,
+                      (2, 1): 17, (2, 3): 20, (3, 0): 20, (3, 1): 19, (3, 2): 11}
+
+
+@pytest.mark.parametrize(("brokers", "factor", "message"), [
+    (((0, None, True), (1, None, True), (2, None, True)), 3, "All brokers are currently fenced."),
+    (((11, "1", False), (10, "1", False)), 3,
+     "The target replication factor of 3 cannot be reached because only 2 broker(s) are registered."),
+    (((11, "1", False), (10, "1", False)), -1, "Invalid replication factor -1: the replication factor must be positive."),
+], ids=["RackListAllBrokersFenced", "RackListNotEnoughBrokers", "RackListNonPositiveReplicationFactor"])
+def test_rack_list_refusals(brokers, factor: int, message: str) -> None:
+    """Mirrors StripedReplicaPlacerTest#testRackListAllBrokersFenced, #testRackListNotEnoughBrokers and
+    #testRackListNonPositiveReplicationFactor."""
+    from kafka_ref.controller.quorum.replica_placer import RackList
+
+    rack_list = RackList(JavaMockRandom(), _usable(*brokers))
+    with pytest.raises(InvalidReplicationFactorException) as info:
+        rack_list.place(factor)
+    assert str(info.value) == message
+
+
+def test_rack_list_checks_in_kafkas_order() -> None:
+    """RackList#place checks the factor against the registered brokers before looking for an unfenced
+    one (StripedReplicaPlacer#place checks the other way round)."""
+    from kafka_ref.controller.quorum.replica_placer import RackList, StripedReplicaPlacer
+
+    brokers = _usable((0, None, True), (1, None, True))
+    with pytest.raises(InvalidReplicationFactorException, match="cannot be reached because only 2 broker"):
+        RackList(JavaMockRandom(), brokers).place(3)
+    with pytest.raises(InvalidReplicationFactorException, match="^All brokers are currently fenced.$"):
+        StripedReplicaPlacer(JavaMockRandom()).place(0, 1, 3, brokers)
+
+
+def test_racks_draw_their_offsets_in_hash_map_order() -> None:
+    """StripedReplicaPlacer.RackList initializes its racks by walking a java.util.HashMap: rack "a"
+    (hash bucket 1) draws its start offset before rack "b" (bucket 2) even when "b" registered first;
+    then the rack list draws its own offset."""
+    from kafka_ref.controller.quorum.replica_placer import RackList
+
+    draws = JavaMockRandom(1)
+    a_offset, b_offset, list_offset = draws._randbelow(2), draws._randbelow(3), draws._randbelow(2)
+    swapped = JavaMockRandom(1)
+    assert (swapped._randbelow(3), swapped._randbelow(2)) != (b_offset, a_offset)  # the order is observable
+    rack_list = RackList(JavaMockRandom(1), _usable((5, "b", False), (6, "b", False), (7, "b", False),
+                                                   (1, "a", False), (2, "a", False)))
+    assert (rack_list.racks["a"].unfenced.offset, rack_list.racks["b"].unfenced.offset, rack_list.offset) == (
+        a_offset, b_offset, list_offset)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from kafka_ref.common.errors import InvalidReplicationFactorException
+from kafka_ref.common.utils import java_string_hash
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,22 +98,32 @@ class RackList:
                 self.num_unfenced_brokers += 1
                 rack.unfenced.brokers.append(broker.id)
             self.num_total_brokers += 1
-        for rack in self.racks.values():
-            rack.fenced.initialize(rng)
-            rack.unfenced.initialize(rng)
+        # Kafka walks its HashMap of racks: that order decides which rack draws which random number.
+        for name in _java_hash_map_order(self.rack_names):
+            self.racks[name].fenced.initialize(rng)
+            self.racks[name].unfenced.initialize(rng)
         self.rack_names.sort(key=lambda name: (name is not None, name or ""))
         self.epoch = 0
         self.offset = rng.randrange(len(self.rack_names)) if self.rack_names else 0
 
     def place(self, replication_factor: int) -> list[int]:
-        """Mirrors RackList#place: one partition's replicas, the first from an unfenced broker."""
-        _check(replication_factor, self.num_total_brokers, self.num_unfenced_brokers)
+        """Mirrors RackList#place: one partition's replicas, the first from an unfenced broker.
+
+        0. A positive factor, no more than the brokers, some broker unfenced (in Kafka's order of
+        these checks); 1. once every unfenced broker had its turn, reshuffle (the rack names, then
+        each rack in HashMap order); 2. the first replica from the next unfenced broker; 3. the
+        others round-robin over the racks.
+        """
+        # 0. The checks.
+        _check_positive(replication_factor)
+        _check_enough_brokers(replication_factor, self.num_total_brokers)
+        _check_some_unfenced(self.num_unfenced_brokers)
         # 1. Once every unfenced broker had its turn, reshuffle to vary the assignments.
         if self.epoch == self.num_unfenced_brokers and self.num_unfenced_brokers > 1:
             self.rng.shuffle(self.rack_names)
-            for rack in self.racks.values():
-                rack.fenced.shuffle(self.rng)
-                rack.unfenced.shuffle(self.rng)
+            for name in _java_hash_map_order(self.racks):
+                self.racks[name].fenced.shuffle(self.rng)
+                self.racks[name].unfenced.shuffle(self.rng)
             self.epoch = 0
         if self.offset == len(self.rack_names):
             self.offset = 0
@@ -141,16 +152,51 @@ class RackList:
         return brokers
 
 
-def _check(replication_factor: int, total: int, unfenced: int) -> None:
+def _check_positive(replication_factor: int) -> None:
+    """Mirrors StripedReplicaPlacer#throwInvalidReplicationFactorIfNonPositive."""
     if replication_factor <= 0:
         raise InvalidReplicationFactorException(
             f"Invalid replication factor {replication_factor}: the replication factor must be positive.")
+
+
+def _check_some_unfenced(unfenced: int) -> None:
+    """Mirrors StripedReplicaPlacer#throwInvalidReplicationFactorIfZero."""
     if unfenced == 0:
         raise InvalidReplicationFactorException("All brokers are currently fenced.")
+
+
+def _check_enough_brokers(replication_factor: int, total: int) -> None:
+    """Mirrors StripedReplicaPlacer#throwInvalidReplicationFactorIfTooFewBrokers."""
     if replication_factor > total:
         raise InvalidReplicationFactorException(
             f"The target replication factor of {replication_factor} cannot be reached because only {total} "
             "broker(s) are registered.")
+
+
+def _check(replication_factor: int, total: int, unfenced: int) -> None:
+    # StripedReplicaPlacer#place's order: positive, some broker unfenced, enough brokers.
+    _check_positive(replication_factor)
+    _check_some_unfenced(unfenced)
+    _check_enough_brokers(replication_factor, total)
+
+
+def _java_hash_map_order(keys: Iterable[str | None]) -> list[str | None]:
+    """Iteration order of a java.util.HashMap<Optional<String>, _> after inserting ``keys`` in order.
+
+    Optional#hashCode is the string's hashCode (0 when empty); HashMap spreads it (h ^ h >>> 16)
+    into a table of 16 buckets that doubles past a 0.75 load; it iterates bucket by bucket,
+    keeping insertion order within a bucket (a resize keeps that relative order).
+    """
+    ordered = list(keys)
+    capacity = 16
+    while len(ordered) > capacity * 0.75:
+        capacity *= 2
+
+    def bucket(name: str | None) -> int:
+        h = java_string_hash(name) & 0xFFFFFFFF if name is not None else 0
+        return (h ^ (h >> 16)) & (capacity - 1)
+
+    return [name for _, name in sorted(enumerate(ordered), key=lambda item: (bucket(item[1]), item[0]))]
 
 
 class StripedReplicaPlacer:
