@@ -306,6 +306,14 @@ def test_replica_fetch_wait_max_ms_bounds() -> None:
     assert config.replica_lag_time_max_ms == 500
 
 
+def test_replica_fetch_max_bytes_is_not_bounded_by_message_max_bytes() -> None:
+    """KafkaConfig#validateValues has no rule tying replica.fetch.max.bytes to message.max.bytes (KIP-74
+    made the fetch size a soft limit): a smaller fetch size is accepted as given."""
+    config = KafkaConfig({"broker.id": 0, "replica.fetch.max.bytes": "1024", "message.max.bytes": "2000000"})
+    assert (config.get("replica.fetch.max.bytes"), config.get("message.max.bytes")) == (1024, 2000000)
+    assert config.extract_log_config_map()["max.message.bytes"] == 2000000
+
+
 def test_offsets_commit_required_acks_bounds() -> None:
     """KafkaConfig#validateValues: offsets.commit.required.acks in [-1, offsets.topic.replication.factor]."""
     assert KafkaConfig({"broker.id": 0, "offsets.commit.required.acks": "3"}).get("offsets.commit.required.acks") == 3

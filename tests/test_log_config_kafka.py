@@ -472,3 +472,16 @@ async def test_incremental_list_operations(mode: str) -> None:
             Errors.INVALID_CONFIG, _prefixed(mode, "Invalid value shred for configuration cleanup.policy: String must "
                                                    "be one of: compact, delete"))
         assert policy() == ["delete", "compact"]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", MODES)
+async def test_incremental_null_values_are_refused_up_front(mode: str) -> None:
+    """ConfigAdminManager#preprocess (IncrementalAlterConfigs): a null value for any operation but DELETE
+    is INVALID_REQUEST naming the keys; DELETE takes no value."""
+    async with Cluster(brokers=1, metadata_mode=mode, seed=6) as cluster:
+        assert await _create(cluster, {"retention.ms": "60000"}) == (Errors.NONE, None)
+        assert await _incremental(cluster, ("retention.ms", OpType.SET, None), ("cleanup.policy", OpType.APPEND, None)) == (
+            Errors.INVALID_REQUEST, "Null value not supported for : retention.ms, cleanup.policy")
+        assert await _incremental(cluster, ("retention.ms", OpType.DELETE, None)) == (Errors.NONE, None)
+        await cluster.wait_until(lambda: cluster.broker(0).log_manager.fetch_log_config("t").overrides == {})

@@ -63,7 +63,8 @@ def preprocess(request: IncrementalAlterConfigsRequest,
     """Mirrors kafka.server.ConfigAdminManager#preprocess (IncrementalAlterConfigs): the answers decided up front.
 
     1. A resource named twice: INVALID_REQUEST for it; 2. an unknown resource type:
-    INVALID_REQUEST; 3. a config key named twice in one resource: INVALID_REQUEST;
+    INVALID_REQUEST; 3. a config key named twice in one resource, or a null value for an
+    operation other than DELETE: INVALID_REQUEST;
     4. not authorized (ALTER_CONFIGS): TOPIC_AUTHORIZATION_FAILED or CLUSTER_AUTHORIZATION_FAILED;
     5. a broker resource: INVALID_REQUEST (dynamic broker configs are not modelled). The
     resources left out of the result go on to the change itself.
@@ -85,10 +86,15 @@ def preprocess(request: IncrementalAlterConfigsRequest,
         if resource.resource_type not in (ConfigResourceType.TOPIC, ConfigResourceType.BROKER):
             answers[key] = _response(resource, Errors.INVALID_REQUEST, f"Unknown resource type {resource.resource_type}")
             continue
-        # 3. No duplicate keys within a resource.
+        # 3. No duplicate keys within a resource, and a value for every operation but DELETE.
         names = [c.name for c in resource.configs]
         if len(set(names)) != len(names):
             answers[key] = _response(resource, Errors.INVALID_REQUEST, "Error due to duplicate config keys")
+            continue
+        null_updates = [c.name for c in resource.configs if c.config_operation != OpType.DELETE and c.value is None]
+        if null_updates:
+            answers[key] = _response(resource, Errors.INVALID_REQUEST,
+                                     "Null value not supported for : " + ", ".join(null_updates))
             continue
         # 4. ALTER_CONFIGS on the topic (or the cluster, for a broker resource).
         if not authorize(resource.resource_type, resource.resource_name):
