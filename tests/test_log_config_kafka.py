@@ -485,3 +485,35 @@ async def test_incremental_null_values_are_refused_up_front(mode: str) -> None:
             Errors.INVALID_REQUEST, "Null value not supported for : retention.ms, cleanup.policy")
         assert await _incremental(cluster, ("retention.ms", OpType.DELETE, None)) == (Errors.NONE, None)
         await cluster.wait_until(lambda: cluster.broker(0).log_manager.fetch_log_config("t").overrides == {})
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", MODES)
+async def test_describe_configs_reports_configdef_types(mode: str) -> None:
+    """ConfigHelper#describeConfigs (createTopicConfigEntry): every LogConfig key with its ConfigDef type and
+    ConfigDef#convertToString value; overrides are TOPIC_CONFIG, the rest DEFAULT_CONFIG."""
+    from kafka_ref.common.requests.describe_configs import (
+        ConfigSource,
+        ConfigType,
+        DescribeConfigsRequest,
+        DescribeConfigsResource,
+    )
+
+    async with Cluster(brokers=1, metadata_mode=mode, seed=8) as cluster:
+        assert await _create(cluster, {"cleanup.policy": "compact , delete", "min.cleanable.dirty.ratio": "0.25"}) == (
+            Errors.NONE, None)
+        await cluster.wait_until(lambda: "cleanup.policy" in cluster.broker(0).log_manager.fetch_log_config("t").overrides)
+        request = DescribeConfigsRequest(resources=(DescribeConfigsResource(
+            resource_type=ConfigResourceType.TOPIC, resource_name="t"),))
+        [result] = (await cluster.send(0, request)).results
+        entries = {c.name: (c.value, ConfigType(c.config_type), ConfigSource(c.config_source)) for c in result.configs}
+        assert len(entries) == 34
+        assert entries["cleanup.policy"] == ("compact,delete", ConfigType.LIST, ConfigSource.TOPIC_CONFIG)
+        assert entries["min.cleanable.dirty.ratio"] == ("0.25", ConfigType.DOUBLE, ConfigSource.TOPIC_CONFIG)
+        assert entries["retention.ms"] == ("604800000", ConfigType.LONG, ConfigSource.DEFAULT_CONFIG)
+        assert entries["segment.bytes"] == ("1073741824", ConfigType.INT, ConfigSource.DEFAULT_CONFIG)
+        assert entries["min.insync.replicas"] == ("1", ConfigType.INT, ConfigSource.DEFAULT_CONFIG)
+        assert entries["unclean.leader.election.enable"] == ("false", ConfigType.BOOLEAN, ConfigSource.DEFAULT_CONFIG)
+        assert entries["compression.type"] == ("producer", ConfigType.STRING, ConfigSource.DEFAULT_CONFIG)
+        assert entries["leader.replication.throttled.replicas"] == ("", ConfigType.LIST, ConfigSource.DEFAULT_CONFIG)
+        assert entries["message.timestamp.after.max.ms"] == (str(LONG_MAX), ConfigType.LONG, ConfigSource.DEFAULT_CONFIG)
