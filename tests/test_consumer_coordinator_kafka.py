@@ -3,9 +3,9 @@
 clients/src/test/java/org/apache/kafka/clients/consumer/internals/ConsumerCoordinatorTest.java drives
 a ConsumerCoordinator over a MockClient whose answers the test prepares one by one. Here the
 consumer (kafka_ref.clients.consumer.KafkaConsumer with ``group_id``, which builds the
-ConsumerCoordinator) talks over the in-process network to ``ScriptedCoordinator``: broker 0, which
-answers Metadata by itself (topics ``test1`` and ``test2``, one partition each, as the Kafka test's
-metadata update) and every other request with the next prepared response, after checking the
+ConsumerCoordinator) talks over the in-process network to ``ScriptedCoordinator`` (the MockBrokers
+of tests/mock_brokers.py as one node): broker 0, which answers Metadata by itself (topics ``test1``
+and ``test2``, one partition each, as the Kafka test's metadata update) and every other request with the next prepared response, after checking the
 request against the prepared matcher (MockClient#prepareResponse(matcher, response)). A request
 with no prepared answer stays in flight, as with MockClient. Only the EAGER protocol is run (the
 COOPERATIVE parametrisation needs a protocol kafka_ref does not model).
@@ -48,11 +48,12 @@ from __future__ import annotations
 
 from collections import deque
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import anyio
 import pytest
+from mock_brokers import MockBrokers
 
 from kafka_ref.clients.abstract_coordinator import NO_GENERATION, Generation
 from kafka_ref.clients.consumer import KafkaConsumer
@@ -71,13 +72,6 @@ from kafka_ref.common.requests.find_coordinator import Coordinator, FindCoordina
 from kafka_ref.common.requests.heartbeat import HeartbeatRequest, HeartbeatResponse
 from kafka_ref.common.requests.join_group import JoinGroupRequest, JoinGroupResponse, JoinGroupResponseMember
 from kafka_ref.common.requests.leave_group import LeaveGroupRequest, LeaveGroupResponse
-from kafka_ref.common.requests.metadata import (
-    MetadataRequest,
-    MetadataResponse,
-    MetadataResponseBroker,
-    MetadataResponsePartition,
-    MetadataResponseTopic,
-)
 from kafka_ref.common.requests.offset_commit import OffsetCommitRequest, OffsetCommitResponse
 from kafka_ref.common.requests.offset_fetch import (
     OffsetFetchRequest,
@@ -88,7 +82,7 @@ from kafka_ref.common.requests.offset_fetch import (
 )
 from kafka_ref.common.requests.sync_group import SyncGroupRequest, SyncGroupResponse
 from kafka_ref.common.topic_partition import TopicPartition
-from kafka_ref.network.network import DisconnectException, Envelope, Network, serve_inbox
+from kafka_ref.network.network import Envelope, Network
 
 pytestmark = pytest.mark.anyio
 
@@ -110,50 +104,21 @@ LONG = 10_000_000  # stands in for time.timer(Long.MAX_VALUE): far beyond every 
 # --------------------------------------------------------------------------------------------
 
 
-@dataclass
-class ScriptedCoordinator:
-    """Broker 0: Metadata answered from ``topics``; anything else from the prepared queue."""
+class ScriptedCoordinator(MockBrokers):
+    """Broker 0 (tests/mock_brokers.py): Metadata names ``test1`` and ``test2``, one partition each,
+    led by node 0; anything else is answered from the prepared queue. ``requests`` lists every
+    request received and ``held`` those with no prepared answer."""
 
-    topics: dict[str, int] = field(default_factory=lambda: {TOPIC1: 1, TOPIC2: 1})
-    leader_epoch: int = 0
-    prepared: deque = field(default_factory=deque)
-    requests: list[Any] = field(default_factory=list)
-    held: list[Envelope] = field(default_factory=list)
-    mismatches: list[Any] = field(default_factory=list)
+    def __init__(self, network: Network) -> None:
+        super().__init__(network, {T1P: NODE, T2P: NODE}, (NODE,), cluster_id="kafka-cluster")
 
-    def prepare_response(self, response: Any, matcher: Callable[[Any], bool] | None = None,
-                         disconnected: bool = False) -> None:
-        """MockClient#prepareResponse(matcher, response, disconnected)."""
-        self.prepared.append((matcher, response, disconnected))
+    @property
+    def requests(self) -> list[Any]:
+        return self.received
 
-    def handle(self, envelope: Envelope) -> None:
-        request = envelope.request
-        if isinstance(request, MetadataRequest):
-            envelope.respond(self.metadata_response())
-            return
-        self.requests.append(request)
-        if not self.prepared:
-            self.held.append(envelope)
-            return
-        matcher, response, disconnected = self.prepared.popleft()
-        if matcher is not None and not matcher(request):
-            self.mismatches.append(request)
-        if disconnected:
-            envelope.fail(DisconnectException(f"node {NODE} disconnected"))
-        else:
-            envelope.respond(response)
-
-    def metadata_response(self) -> MetadataResponse:
-        return MetadataResponse(
-            brokers=(MetadataResponseBroker(node_id=NODE, host="localhost", port=9092),),
-            cluster_id="kafka-cluster", controller_id=NODE,
-            topics=tuple(MetadataResponseTopic(name=t, partitions=tuple(
-                MetadataResponsePartition(partition_index=p, leader_id=NODE, leader_epoch=self.leader_epoch, replica_nodes=(NODE,),
-                                          isr_nodes=(NODE,)) for p in range(n)))
-                for t, n in sorted(self.topics.items())))
-
-    def sent(self) -> list[str]:
-        return [type(r).__name__ for r in self.requests]
+    @property
+    def held(self) -> list[Envelope]:
+        return self.pending
 
 
 @dataclass
@@ -172,9 +137,9 @@ class RebalanceListener:
 async def harness(**consumer_config: Any):
     """A group consumer against the scripted coordinator, its callbacks recorded by a listener."""
     network = Network()
-    broker = ScriptedCoordinator()
+    broker = ScriptedCoordinator(network)
     async with anyio.create_task_group() as tg:
-        tg.start_soon(serve_inbox, network.register(NODE), broker.handle)
+        broker.serve(tg)
         config = dict(client_id="consumer-1", group_id=GROUP_ID, session_timeout_ms=SESSION_TIMEOUT_MS,
                       heartbeat_interval_ms=HEARTBEAT_INTERVAL_MS, max_poll_interval_ms=REBALANCE_TIMEOUT_MS,
                       retry_backoff_ms=100, request_timeout_ms=30000)

@@ -2,10 +2,11 @@
 (clients/src/test/java/org/apache/kafka/clients/producer/internals/SenderTest.java).
 
 Kafka's test drives the Sender with a MockClient and calls ``runOnce`` by hand. Here the
-producer runs as usual (its Sender is a task) against ``MockBrokers``: nodes registered on an
-in-process Network whose handler answers MetadataRequest from a fixed partition map and keeps
-every other request (ProduceRequest, InitProducerId) pending until the test answers or
-disconnects it, which is MockClient's respond / disconnect. ``settle()`` lets every task run
+producer runs as usual (its Sender is a task) against ``MockBrokers`` (tests/mock_brokers.py,
+seen here as ``SenderBrokers``): nodes registered on an in-process Network whose handler answers
+MetadataRequest from a fixed partition map and keeps every other request (ProduceRequest,
+InitProducerId) pending until the test answers or disconnects it, which is MockClient's
+respond / disconnect. ``settle()`` lets every task run
 without moving the virtual clock; ``anyio.sleep`` moves it. The Sender settings follow
 SenderTest's: acks all, retry backoff 50 ms, request timeout 5000 ms, delivery timeout 1500 ms
 (set on the accumulator, as the test builds it, below the config rule's linger + request timeout).
@@ -47,6 +48,7 @@ from typing import Any, AsyncIterator
 import anyio
 import anyio.lowlevel
 import pytest
+from mock_brokers import MockBrokers
 
 from kafka_ref.clients.producer import KafkaProducer
 from kafka_ref.common.errors import (
@@ -63,13 +65,6 @@ from kafka_ref.common.errors import (
 )
 from kafka_ref.common.records import SimpleRecord
 from kafka_ref.common.requests.init_producer_id import InitProducerIdRequest, InitProducerIdResponse
-from kafka_ref.common.requests.metadata import (
-    MetadataRequest,
-    MetadataResponse,
-    MetadataResponseBroker,
-    MetadataResponsePartition,
-    MetadataResponseTopic,
-)
 from kafka_ref.common.requests.produce import (
     BatchIndexAndErrorMessage,
     PartitionProduceResponse,
@@ -77,7 +72,7 @@ from kafka_ref.common.requests.produce import (
     ProduceResponse,
 )
 from kafka_ref.common.topic_partition import TopicPartition
-from kafka_ref.network.network import DisconnectException, Envelope, Network, serve_inbox
+from kafka_ref.network.network import Envelope, Network
 
 CLIENT_ID = "clientId"
 REQUEST_TIMEOUT = 5000
@@ -87,52 +82,19 @@ PRODUCER_ID = 343434
 TP0, TP1 = TopicPartition("test", 0), TopicPartition("test", 1)
 
 
-class MockBrokers:
-    """MockClient's role: answers metadata, holds every other request until the test answers it."""
-
-    def __init__(self, network: Network, leaders: dict[TopicPartition, int], nodes: tuple[int, ...] = (0,)) -> None:
-        self.network = network
-        self.leaders = leaders
-        self.nodes = nodes
-        self.pending: list[Envelope] = []
-        self.init_producer_id_times: list[int] = []
-        self.time: Any = None
-
-    def metadata_response(self) -> MetadataResponse:
-        topics: dict[str, list[MetadataResponsePartition]] = {}
-        for tp, leader in sorted(self.leaders.items(), key=lambda kv: (kv[0].topic, kv[0].partition)):
-            topics.setdefault(tp.topic, []).append(MetadataResponsePartition(
-                partition_index=tp.partition, leader_id=leader, leader_epoch=0, replica_nodes=(leader,), isr_nodes=(leader,)))
-        return MetadataResponse(
-            brokers=tuple(MetadataResponseBroker(node_id=n, host="localhost", port=9092 + n) for n in self.nodes),
-            cluster_id="mock", controller_id=self.nodes[0],
-            topics=tuple(MetadataResponseTopic(name=name, partitions=tuple(parts)) for name, parts in topics.items()))
-
-    def handle(self, envelope: Envelope) -> None:
-        if isinstance(envelope.request, MetadataRequest):
-            envelope.respond(self.metadata_response())
-            return
-        if isinstance(envelope.request, InitProducerIdRequest) and self.time is not None:
-            self.init_producer_id_times.append(self.time.milliseconds())
-        self.pending.append(envelope)
-
-    # -- what the test sees and does --------------------------------------------------------
+class SenderBrokers(MockBrokers):
+    """SenderTest's view of the mock brokers: ``requests(kind)`` are the unanswered requests of a
+    kind, ProduceRequest unless told."""
 
     def requests(self, kind: type = ProduceRequest) -> list[Envelope]:
-        return [e for e in self.pending if isinstance(e.request, kind)]
+        return self.waiting(kind)
 
     def respond(self, response: Any, kind: type = ProduceRequest) -> Envelope:
-        """Answer the oldest pending request of the kind."""
-        envelope = self.requests(kind)[0]
-        self.pending.remove(envelope)
-        envelope.respond(response)
-        return envelope
+        return super().respond(response, kind)
 
-    def disconnect(self, node: int) -> None:
-        """Drop the connection: every pending request to ``node`` fails."""
-        for envelope in [e for e in self.pending if e.dst == node]:
-            self.pending.remove(envelope)
-            envelope.fail(DisconnectException(f"node {node} disconnected"))
+    @property
+    def init_producer_id_times(self) -> list[int]:
+        return self.arrival_times(InitProducerIdRequest)
 
 
 def produce_response(tp: TopicPartition, offset: int, error: Errors = Errors.NONE, log_start_offset: int = -1,
@@ -154,10 +116,10 @@ async def settle() -> None:
 
 @asynccontextmanager
 async def sender_env(leaders: dict[TopicPartition, int] | None = None, nodes: tuple[int, ...] = (0,),
-                     **config: Any) -> AsyncIterator[tuple[MockBrokers, KafkaProducer]]:
+                     **config: Any) -> AsyncIterator[tuple[SenderBrokers, KafkaProducer]]:
     """A producer with SenderTest's settings against MockBrokers; unanswered requests fail at the end."""
     network = Network()
-    brokers = MockBrokers(network, leaders or {TP0: 0, TP1: 0}, nodes)
+    brokers = SenderBrokers(network, leaders or {TP0: 0, TP1: 0}, nodes)
     settings: dict[str, Any] = dict(client_id=CLIENT_ID, acks=-1, retry_backoff_ms=RETRY_BACKOFF_MS,
                                     request_timeout_ms=REQUEST_TIMEOUT, max_in_flight=5, enable_idempotence=False)
     settings.update(config)
@@ -165,8 +127,7 @@ async def sender_env(leaders: dict[TopicPartition, int] | None = None, nodes: tu
     producer.accumulator.delivery_timeout_ms = config.get("delivery_timeout_ms", DELIVERY_TIMEOUT_MS)
     brokers.time = producer.time
     async with anyio.create_task_group() as tg:
-        for node in nodes:
-            tg.start_soon(serve_inbox, network.register(node), brokers.handle)
+        brokers.serve(tg)
         async with producer:
             yield brokers, producer
             brokers.leaders = {}
@@ -184,7 +145,7 @@ def append(producer: KafkaProducer, tp: TopicPartition, key: bytes = b"key", val
     return producer.send_nowait(tp.topic, value, key=key, partition=tp.partition)
 
 
-async def receive_producer_id(brokers: MockBrokers, producer_id: int, epoch: int = 0,
+async def receive_producer_id(brokers: SenderBrokers, producer_id: int, epoch: int = 0,
                               error: Errors = Errors.NONE) -> None:
     """prepareAndReceiveInitProducerId: answer the pending InitProducerId."""
     await settle()
@@ -810,7 +771,7 @@ async def test_cancel_in_flight_request_after_fatal_error() -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def respond_to(brokers: MockBrokers, envelope: Envelope, response: Any) -> None:
+def respond_to(brokers: SenderBrokers, envelope: Envelope, response: Any) -> None:
     """MockClient#respondToRequest: answer this pending request, whatever its place in the queue."""
     brokers.pending.remove(envelope)
     envelope.respond(response)
@@ -822,7 +783,7 @@ def stamp(envelope: Envelope, tp: TopicPartition) -> tuple[int, int, int]:
     return (batch.producer_id, batch.producer_epoch, batch.base_sequence)
 
 
-def respond_idempotent(brokers: MockBrokers, expected_sequence: int, tp: TopicPartition, error: Errors, offset: int,
+def respond_idempotent(brokers: SenderBrokers, expected_sequence: int, tp: TopicPartition, error: Errors, offset: int,
                        log_start_offset: int = -1, expected_epoch: int = -1) -> None:
     """SenderTest#sendIdempotentProducerResponse: answer the oldest pending produce request after
     checking it carries one idempotent batch for ``tp`` with the expected sequence (and epoch)."""
