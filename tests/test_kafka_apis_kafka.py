@@ -208,16 +208,18 @@ async def test_list_offset_failed_get_leader_replica(raised: Errors | None, vers
 # ------------------------------------------------------------------------------ OffsetForLeaderEpoch
 
 
-async def test_offsets_for_leader_epoch_error_codes() -> None:
+@pytest.mark.parametrize("mode", ["zk", "kraft"])
+async def test_offsets_for_leader_epoch_error_codes(mode: str) -> None:
     """Mirrors kafka.server.OffsetsForLeaderEpochRequestTest#testOffsetsForLeaderEpochErrorCodes: a
     follower's request for an unknown topic is UNKNOWN_TOPIC_OR_PARTITION; sent to a follower or
     to a broker with no replica it is NOT_LEADER_OR_FOLLOWER."""
-    async with Cluster(brokers=3, metadata_mode="zk", seed=3) as cluster:
+    async with Cluster(brokers=3, metadata_mode=mode, seed=3) as cluster:
         request = epoch_request()
         response = await cluster.send(0, request)
         assert only_epoch_end(response).error_code == Errors.UNKNOWN_TOPIC_OR_PARTITION.code
         await cluster.create_topic(TOPIC, replica_assignment={0: [1, 2]})
-        await cluster.wait_until(lambda: all(cluster.broker(b).metadata_cache.contains(TP) for b in (0, 1, 2)))
+        await cluster.wait_until(lambda: all(cluster.broker(b).metadata_cache.contains(TP) for b in (0, 1, 2))
+                                 and cluster.leader_for(TOPIC, 0) == 1)
         for broker in (2, 0):
             end = only_epoch_end(await cluster.send(broker, request))
             assert (broker, end.error_code, end.leader_epoch, end.end_offset) == (
@@ -226,12 +228,14 @@ async def test_offsets_for_leader_epoch_error_codes() -> None:
         assert (end.error_code, end.leader_epoch, end.end_offset) == (0, 0, 0)
 
 
-async def test_offsets_for_leader_epoch_current_epoch_validation() -> None:
+@pytest.mark.parametrize("mode", ["zk", "kraft"])
+async def test_offsets_for_leader_epoch_current_epoch_validation(mode: str) -> None:
     """Mirrors kafka.server.OffsetsForLeaderEpochRequestTest#testCurrentEpochValidation: the same
     matrix as ListOffsets's after a leader change (NONE, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH
     on the leader; NOT_LEADER_OR_FOLLOWER or the epoch errors on a follower)."""
-    async with Cluster(brokers=3, metadata_mode="zk", seed=3) as cluster:
+    async with Cluster(brokers=3, metadata_mode=mode, seed=3) as cluster:
         await cluster.create_topic(TOPIC, replica_assignment={0: [1, 2, 0]})
+        await cluster.wait_until(lambda: cluster.leader_for(TOPIC, 0) == 1, message="broker 1 leading")
         leader, epoch, follower = await leader_moved_away_from(cluster, 1)
         cases = [
             (leader, -1, Errors.NONE), (leader, epoch, Errors.NONE), (leader, epoch - 1, Errors.FENCED_LEADER_EPOCH),

@@ -1,7 +1,8 @@
 """Ports of Kafka 3.8.0 LogOffsetTest (core/src/test/scala/unit/kafka/server/LogOffsetTest.scala), and
-the KRaft / client-producer halves that the earlier ports of OffsetsForLeaderEpochRequestTest
-(tests/test_kafka_apis_kafka.py, ZooKeeper only) and FetchRequestMaxBytesTest
-(tests/test_fetch_max_bytes.py, v12 fetches of batches appended by the broker) left out.
+the half of FetchRequestMaxBytesTest that its earlier port (tests/test_fetch_max_bytes.py: v12
+fetches of batches the broker appended) left out: records from a producer client, fetched at v3.
+(OffsetsForLeaderEpochRequestTest's KRaft half is the ``mode`` parameter of its ports in
+tests/test_kafka_apis_kafka.py.)
 
 LogOffsetTest runs one broker, writes to a partition's log directly (``appendAsLeader`` on the
 broker's own UnifiedLog, so no high watermark moves unless the test moves it) and asks with
@@ -28,14 +29,14 @@ Not ported:
 from __future__ import annotations
 
 import pytest
-from helpers_kafka_apis import epoch_request, leader_moved_away_from, only_epoch_end, only_partition, send_at
+from helpers_kafka_apis import only_partition, send_at
 
 from kafka_ref import Cluster
 from kafka_ref.common.errors import Errors
 from kafka_ref.common.records import MemoryRecords, SimpleRecord
 from kafka_ref.common.requests.fetch import FetchPartition, FetchRequest, FetchResponse
 from kafka_ref.common.requests.list_offsets import ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic
-from kafka_ref.common.topic_partition import TopicPartition
+from kafka_ref.common.topic_partition import TopicIdPartition, TopicPartition
 from kafka_ref.log.unified_log import EARLIEST_LOCAL_TIMESTAMP, EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP
 
 pytestmark = pytest.mark.anyio
@@ -174,8 +175,6 @@ async def test_get_offsets_before_latest_time(mode: str):
         as_consumer = await _list_offset(cluster, LATEST_TIMESTAMP, CONSUMER)
         assert (as_consumer.error_code, as_consumer.offset) == (0, 0)
         topic_id = cluster.broker(0).metadata_cache.get_topic_id(TOPIC)
-        from kafka_ref.common.topic_partition import TopicIdPartition
-
         fetch = FetchRequest.build(fetch_data={TopicIdPartition(topic_id, TP): FetchPartition(
             partition=0, fetch_offset=latest.offset, partition_max_bytes=300 * 1024)}, max_wait_ms=0, min_bytes=1)
         data = (await send_at(cluster, 0, fetch)).response_data({topic_id: TOPIC})[TP]
@@ -240,51 +239,6 @@ async def test_get_offsets_before_earliest_time(mode: str):
             assert (timestamp, found.offset, found.leader_epoch) == (timestamp, 0, 0)
             answer = await _list_offset(cluster, timestamp, BROKER_REPLICA, tp)
             assert (timestamp, answer.error_code, answer.offset, answer.leader_epoch) == (timestamp, 0, 0, 0)
-
-
-# ----------------------------------------------------------- OffsetsForLeaderEpochRequestTest (KRaft)
-
-
-async def test_offsets_for_leader_epoch_error_codes_kraft() -> None:
-    """Mirrors kafka.server.OffsetsForLeaderEpochRequestTest#testOffsetsForLeaderEpochErrorCodes
-    (quorum "kraft"): an unknown topic is UNKNOWN_TOPIC_OR_PARTITION; a follower and a broker
-    with no replica answer NOT_LEADER_OR_FOLLOWER; the leader answers epoch 0, offset 0."""
-    async with Cluster(brokers=3, metadata_mode="kraft", seed=3) as cluster:
-        request = epoch_request()
-        end = only_epoch_end(await cluster.send(0, request))
-        assert (end.error_code, end.leader_epoch, end.end_offset) == (Errors.UNKNOWN_TOPIC_OR_PARTITION.code, -1, -1)
-        await cluster.create_topic("topic", replica_assignment={0: [1, 2]})
-        tp = TopicPartition("topic", 0)
-        await cluster.wait_until(lambda: all(cluster.broker(b).metadata_cache.contains(tp) for b in (0, 1, 2))
-                                 and cluster.leader_for("topic", 0) == 1, message="the topic everywhere")
-        for broker in (2, 0):
-            end = only_epoch_end(await cluster.send(broker, request))
-            assert (broker, end.error_code, end.leader_epoch, end.end_offset) == (
-                broker, Errors.NOT_LEADER_OR_FOLLOWER.code, -1, -1)
-        end = only_epoch_end(await cluster.send(1, request))
-        assert (end.error_code, end.leader_epoch, end.end_offset) == (0, 0, 0)
-
-
-async def test_offsets_for_leader_epoch_current_epoch_validation_kraft() -> None:
-    """Mirrors kafka.server.OffsetsForLeaderEpochRequestTest#testCurrentEpochValidation (quorum
-    "kraft"): after the first leader is killed, the new leader answers NONE without an epoch and for
-    its own, FENCED_LEADER_EPOCH for an older one, UNKNOWN_LEADER_EPOCH for a newer one; a follower
-    answers NOT_LEADER_OR_FOLLOWER without an epoch or with the current one, the epoch errors
-    otherwise."""
-    async with Cluster(brokers=3, metadata_mode="kraft", seed=3) as cluster:
-        await cluster.create_topic("topic", replica_assignment={0: [1, 2, 0]})
-        await cluster.wait_until(lambda: cluster.leader_for("topic", 0) == 1, message="broker 1 leading")
-        leader, epoch, follower = await leader_moved_away_from(cluster, 1)
-        assert epoch > 0
-        cases = [
-            (leader, -1, Errors.NONE), (leader, epoch, Errors.NONE), (leader, epoch - 1, Errors.FENCED_LEADER_EPOCH),
-            (leader, epoch + 1, Errors.UNKNOWN_LEADER_EPOCH),
-            (follower, -1, Errors.NOT_LEADER_OR_FOLLOWER), (follower, epoch, Errors.NOT_LEADER_OR_FOLLOWER),
-            (follower, epoch + 1, Errors.UNKNOWN_LEADER_EPOCH), (follower, epoch - 1, Errors.FENCED_LEADER_EPOCH),
-        ]
-        for broker, current, error in cases:
-            end = only_epoch_end(await cluster.send(broker, epoch_request(current_leader_epoch=current)))
-            assert (broker, current, Errors.for_code(end.error_code)) == (broker, current, error)
 
 
 # ---------------------------------------------------- FetchRequestMaxBytesTest (producer, version 3)
