@@ -88,11 +88,19 @@ async def _list_offset(cluster: Cluster, timestamp: int, replica_id: int = BROKE
 @MODES
 async def test_get_offsets_for_unknown_topic(mode: str):
     """Mirrors LogOffsetTest#testGetOffsetsForUnknownTopic: LATEST for a topic nobody created is
-    UNKNOWN_TOPIC_OR_PARTITION, with no offset."""
+    UNKNOWN_TOPIC_OR_PARTITION, with no offset. So is a partition beyond an existing topic's
+    (ReplicaManager#getPartitionOrException: not hosted and not in the metadata), while the
+    topic's real partition in the same request is answered."""
     async with _cluster(mode) as cluster:
         answer = await _list_offset(cluster, LATEST_TIMESTAMP, CONSUMER, TopicPartition("foo", 0))
         assert (Errors.for_code(answer.error_code), answer.offset, answer.timestamp) == (
             Errors.UNKNOWN_TOPIC_OR_PARTITION, -1, -1)
+        await _topic_and_log(cluster)
+        request = ListOffsetsRequest(replica_id=CONSUMER, topics=(ListOffsetsTopic(name=TOPIC, partitions=tuple(
+            ListOffsetsPartition(partition_index=p, timestamp=LATEST_TIMESTAMP) for p in (3, 0))),))
+        [topic] = (await send_at(cluster, 0, request)).topics
+        assert [(p.partition_index, Errors.for_code(p.error_code), p.offset) for p in topic.partitions] == [
+            (3, Errors.UNKNOWN_TOPIC_OR_PARTITION, -1), (0, Errors.NONE, 0)]
 
 
 @MODES
