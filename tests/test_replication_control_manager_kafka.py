@@ -142,7 +142,9 @@ class ReplicationControlTestContext:
     def __init__(self, metadata_version: str = "3.8", **config) -> None:
         self.time = MockTime()
         self.feature_control = FeatureControlManager(MetadataVersion.parse(metadata_version))
-        self.configuration_control = ConfigurationControlManager(KafkaConfig({"node.id": 0, "process.roles": "controller", **config}))
+        # (Kafka's test context builds it with KafkaConfigSchema.EMPTY: CreateTopics answers list no configs.)
+        self.configuration_control = ConfigurationControlManager(KafkaConfig({"node.id": 0, "process.roles": "controller", **config}),
+                                                                 empty_config_schema=True)
         self.cluster_control = ClusterControlManager(self.time, SESSION_TIMEOUT_MS_IN_CONTEXT, JavaMockRandom(),
                                                      self.feature_control, 0)
         self.replication_control = ReplicationControlManager(

@@ -7,7 +7,7 @@ metadata.version bootstrap and producer-id blocks need them.
 
 from __future__ import annotations
 
-from typing import Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from kafka_ref.common.config import KafkaConfig, LogConfig, MetadataVersion
 from kafka_ref.common.errors import (
@@ -92,8 +92,11 @@ class FeatureControlManager:
 class ConfigurationControlManager:
     """Mirrors org.apache.kafka.controller.ConfigurationControlManager: dynamic configs by resource."""
 
-    def __init__(self, static_config: KafkaConfig) -> None:
+    def __init__(self, static_config: KafkaConfig, *, empty_config_schema: bool = False) -> None:
         self.static_config = static_config
+        # Builder#setKafkaConfigSchema: the real schema describes every topic config; Kafka's unit
+        # tests leave KafkaConfigSchema.EMPTY, which describes none.
+        self.empty_config_schema = empty_config_schema
         self.config_data: dict[ConfigResource, dict[str, str]] = {}
 
     def validate_alter_config(self, resource: ConfigResource, all_configs: Mapping[str, str],
@@ -231,6 +234,22 @@ class ConfigurationControlManager:
     def delete_topic_configs(self, name: str) -> None:
         """Mirrors ConfigurationControlManager#deleteTopicConfigs."""
         self.config_data.pop(ConfigResource(ConfigResourceType.TOPIC, name), None)
+
+    def compute_effective_topic_configs(self, creation_configs: Mapping[str, str]) -> tuple[Any, ...]:
+        """Mirrors ConfigurationControlManager#computeEffectiveTopicConfigs: a new topic's every config, by name.
+
+        1. The controller's static config supplies the defaults, the creation configs override
+        them (as TOPIC_CONFIG); 2. the entries come back sorted by name, as
+        ReplicationControlManager#createTopic lists them in the CreateTopics answer.
+        """
+        from kafka_ref.server.config_helper import describe_entries
+
+        # 1. Defaults and overrides (KafkaConfigSchema.EMPTY knows no config).
+        if self.empty_config_schema:
+            return ()
+        config = LogConfig.from_broker(self.static_config, dict(creation_configs))
+        # 2. Sorted by name.
+        return tuple(sorted(describe_entries(config), key=lambda e: e.name))
 
     def topic_configs(self, name: str) -> dict[str, str]:
         """Mirrors ConfigurationControlManager#currentTopicConfig."""

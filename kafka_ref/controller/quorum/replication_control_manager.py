@@ -40,7 +40,7 @@ from kafka_ref.common.requests.alter_partition_reassignments import (
     ReassignableTopicResponse,
 )
 from kafka_ref.common.requests.create_partitions import CreatePartitionsTopic, CreatePartitionsTopicResult
-from kafka_ref.common.requests.create_topics import CreatableTopicResult, CreateTopicsRequest, CreateTopicsResponse
+from kafka_ref.common.requests.create_topics import CreatableTopicConfigs, CreatableTopicResult, CreateTopicsRequest, CreateTopicsResponse
 from kafka_ref.common.requests.list_partition_reassignments import (
     ListPartitionReassignmentsResponse,
     ListPartitionReassignmentsTopics,
@@ -358,9 +358,15 @@ class ReplicationControlManager(ReplicationBrokerChanges, ReplicationLeaderElect
         records.extend(config_records)
         for partition_id in sorted(new_parts):
             records.append(new_parts[partition_id].to_record(topic_id, partition_id))
+        # 4. The answer lists the topic's effective configs (its creation configs over the defaults).
+        configs = tuple(CreatableTopicConfigs(name=e.name, value=None if e.is_sensitive else e.value,
+                                              read_only=e.read_only, config_source=int(e.config_source),
+                                              is_sensitive=e.is_sensitive)
+                        for e in self.configuration_control.compute_effective_topic_configs(
+                            {c.name: c.value for c in topic.configs}))
         return CreatableTopicResult(
             name=topic.name, topic_id=topic_id, error_code=Errors.NONE.code, error_message=None,
-            num_partitions=len(new_parts), replication_factor=len(new_parts[0].replicas),
+            num_partitions=len(new_parts), replication_factor=len(new_parts[0].replicas), configs=configs,
         )
 
     def validate_manual_partition_assignment(self, assignment: tuple[int, ...], replication_factor: int | None) -> None:
