@@ -91,7 +91,11 @@ class ZkAdminManager:
         waiting: dict[str, Any] = {}
         for topic in request.topics:
             try:
-                # 1. No null config values; resolve the assignment: explicit, or assigned over the live brokers.
+                # 1. A topic this broker's metadata already has exists, whatever else the request
+                #    says (checked before the counts are resolved); no null config values; then
+                #    resolve the assignment: explicit, or assigned over the live brokers.
+                if self.broker.metadata_cache.contains_topic(topic.name):
+                    raise Errors.TOPIC_ALREADY_EXISTS.exception(f"Topic '{topic.name}' already exists.")
                 null_configs = [c.name for c in topic.configs if c.value is None]
                 if null_configs:
                     raise InvalidConfigurationException(
