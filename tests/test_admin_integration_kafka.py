@@ -1,0 +1,319 @@
+"""Ports of Kafka 3.8.0's admin-client integration tests against kafka_ref's in-process cluster.
+
+core/src/test/scala/integration/kafka/api/BaseAdminIntegrationTest.scala and
+PlaintextAdminIntegrationTest.scala drive a real KafkaAdminClient against three brokers; here
+``cluster.admin()`` (kafka_ref/clients/admin*.py) talks to a three-broker ``Cluster`` in virtual
+time, in both metadata modes where Kafka runs both (its ``quorum`` parameter, "zk" and "kraft").
+The harness's broker settings follow Kafka's (one partition and a replication factor of 1 by
+default, auto leader rebalance off). kafka_ref's admin methods await the whole call and raise the
+first failing key in request order (Kafka's ``*Result#all``), so an assertion on one key's future
+becomes the exception that call raises.
+
+Cases already covered elsewhere: testConsumerGroups' listing, alterConsumerGroupOffsets and
+removeMembersFromConsumerGroup steps (tests/test_admin_groups.py), testIncrementalAlterConfigsForTopic
+(tests/test_alter_configs.py), checkValidAlterConfigs / checkInvalidAlterConfigs on topics
+(tests/test_alter_configs_legacy.py), the DeleteRecords low-watermark cases (tests/test_delete_records.py).
+
+Not ported:
+"""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+
+from kafka_ref import Cluster, Errors, TopicPartition
+from kafka_ref.clients.admin import NewPartitions, NewTopic
+from kafka_ref.common.errors import (
+    InvalidPartitionsException,
+    InvalidReplicaAssignmentException,
+    InvalidTopicException,
+    TopicExistsException,
+    UnknownTopicOrPartitionException,
+)
+from kafka_ref.common.uuid import ZERO_UUID
+
+pytestmark = pytest.mark.anyio
+MODES = ["zk", "kraft"]
+# BaseAdminIntegrationTest#modifyConfigs (the rest are the harness defaults).
+BASE_CONFIG = {"auto.leader.rebalance.enable": False, "controlled.shutdown.enable": False,
+               "group.initial.rebalance.delay.ms": 0}
+
+
+def _cluster(mode: str, **config) -> Cluster:
+    return Cluster(brokers=3, metadata_mode=mode, config={**BASE_CONFIG, **config})
+
+
+async def _wait_for_topics(cluster: Cluster, admin, present, missing) -> None:
+    """BaseAdminIntegrationTest#waitForTopics: list topics until the present ones show and the missing ones do not."""
+    with anyio.fail_after(60):
+        while True:
+            names = await admin.list_topics()
+            if set(present) <= names and not set(missing) & names:
+                return
+            await anyio.sleep(0.1)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_create_delete_topics(mode):
+    """Mirrors BaseAdminIntegrationTest#testCreateDeleteTopics."""
+    topics = ["mytopic", "mytopic2", "mytopic3"]
+    new_topics = [NewTopic("mytopic", replica_assignment={0: [1, 2], 1: [2, 0]}),
+                  NewTopic("mytopic2", 3, 3), NewTopic("mytopic3")]
+    async with _cluster(mode) as cluster:
+        async with cluster.admin() as admin:
+            # 1. validate_only answers what would be created and creates nothing.
+            validated = await admin.create_topics(new_topics, validate_only=True)
+            await _wait_for_topics(cluster, admin, [], topics)
+
+            def check(result):
+                assert [(result[t].num_partitions, result[t].replication_factor) for t in topics] == [(2, 2), (3, 3), (1, 1)]
+                assert result["mytopic"].configs
+
+            check(validated)
+            # 2. Created for real: the ids are the brokers' ids.
+            created = await admin.create_topics(new_topics)
+            await _wait_for_topics(cluster, admin, topics, [])
+            check(created)
+            for topic in topics:
+                assert created[topic].topic_id == cluster.topic_id(topic) != ZERO_UUID
+            # 3. Again: TopicExistsException for each.
+            for topic in new_topics:
+                with pytest.raises(TopicExistsException):
+                    await admin.create_topics([topic])
+            # 4. Described.
+            described = await admin.describe_topics(topics)
+            assert set(described) == set(topics)
+            topic0 = described["mytopic"]
+            assert (topic0.internal, topic0.name, len(topic0.partitions)) == (False, "mytopic", 2)
+            assert [(p.partition, p.leader, p.replicas, p.isr) for p in topic0.partitions] == [
+                (0, 1, (1, 2), (1, 2)), (1, 2, (2, 0), (2, 0))]
+            topic1 = described["mytopic2"]
+            assert [p.partition for p in topic1.partitions] == [0, 1, 2]
+            for p in topic1.partitions:
+                assert sorted(p.replicas) == [0, 1, 2]
+                assert p.isr == p.replicas
+                assert p.leader in p.replicas
+            topic3 = described["mytopic3"]
+            assert (topic3.name, len(topic3.partitions), len(topic3.partitions[0].replicas)) == ("mytopic3", 1, 1)
+            # 5. Deleted.
+            await admin.delete_topics(topics)
+            await _wait_for_topics(cluster, admin, [], topics)
+
+
+async def _send_records(cluster: Cluster, count: int, tp: TopicPartition) -> None:
+    """PlaintextAdminIntegrationTest#sendRecords: ``count`` records to one partition, every send acknowledged."""
+    async with cluster.producer() as producer:
+        for i in range(count):
+            producer.send_nowait(tp.topic, str(i).encode(), key=str(i).encode(), partition=tp.partition)
+        await producer.flush()
+
+
+async def _subscribe_and_wait_for_assignment(consumer, topic: str) -> None:
+    """PlaintextAdminIntegrationTest#subscribeAndWaitForAssignment."""
+    consumer.subscribe([topic])
+    with anyio.fail_after(60):
+        while not consumer.assignment():
+            await consumer.poll(100)
+
+
+async def _leader(admin, tp: TopicPartition) -> int | None:
+    return (await admin.describe_topics([tp.topic]))[tp.topic].partitions[tp.partition].leader
+
+
+async def _assert_leader(admin, tp: TopicPartition, leader: int | None) -> None:
+    """TestUtils#assertLeader / #assertNoLeader: wait until the admin client describes that leader."""
+    with anyio.fail_after(60):
+        while await _leader(admin, tp) != leader:
+            await anyio.sleep(0.1)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_create_existing_topics_throw_topic_exists_exception(mode):
+    """Mirrors PlaintextAdminIntegrationTest#testCreateExistingTopicsThrowTopicExistsException."""
+    async with _cluster(mode) as cluster:
+        async with cluster.admin() as admin:
+            await admin.create_topics([NewTopic("mytopic", 1, 1)])
+            await _wait_for_topics(cluster, admin, ["mytopic"], [])
+            # An existing name wins over the bad replication factor, even when only validating.
+            with pytest.raises(TopicExistsException):
+                await admin.create_topics([NewTopic("mytopic", 1, 4)], validate_only=True)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_describe_non_existing_topic(mode):
+    """Mirrors PlaintextAdminIntegrationTest#testDescribeNonExistingTopic: describing does not create it."""
+    async with _cluster(mode) as cluster:
+        async with cluster.admin() as admin:
+            await admin.create_topics([NewTopic("existing-topic", 1, 1)])
+            await _wait_for_topics(cluster, admin, ["existing-topic"], [])
+            assert (await admin.describe_topics(["existing-topic"]))["existing-topic"].name == "existing-topic"
+            with pytest.raises(UnknownTopicOrPartitionException):
+                await admin.describe_topics(["non-existing", "existing-topic"])
+            assert cluster.topic_assignment("non-existing") is None
+            if mode == "zk":
+                assert cluster.zookeeper.exists("/brokers/topics/non-existing") is None
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_describe_topics_with_names(mode):
+    """Mirrors PlaintextAdminIntegrationTest#testDescribeTopicsWithNames: the id the brokers' metadata has."""
+    async with _cluster(mode) as cluster:
+        async with cluster.admin() as admin:
+            await admin.create_topics([NewTopic("existing-topic", 1, 1)])
+            await _wait_for_topics(cluster, admin, ["existing-topic"], [])
+            topic_id = cluster.broker(0).metadata_cache.get_topic_id("existing-topic")
+            assert topic_id != ZERO_UUID
+            assert (await admin.describe_topics(["existing-topic"]))["existing-topic"].topic_id == topic_id
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_describe_cluster(mode):
+    """Mirrors PlaintextAdminIntegrationTest#testDescribeCluster (and #testListNodes): the brokers' cluster
+    id; ZooKeeper: the controller the brokers' metadata names; KRaft: one of the brokers (Kafka's
+    brokers answer with a random live broker, the controller node not being one)."""
+    async with _cluster(mode) as cluster:
+        async with cluster.admin() as admin:
+            description = await admin.describe_cluster()
+            assert description.cluster_id == cluster.broker(0).cluster_id is not None
+            if mode == "zk":
+                assert description.controller.id == cluster.broker(0).metadata_cache.controller_id == cluster.controller_id()
+            else:
+                assert description.controller.id in (0, 1, 2)
+            assert [n.id for n in description.nodes] == [0, 1, 2]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_describe_log_dirs(mode):
+    """Mirrors PlaintextAdminIntegrationTest#testDescribeLogDirs: each broker lists the partitions it leads
+    (ten partitions, one replica each) in its one log directory. Kafka's brokers measure their
+    volumes; kafka_ref's disks have none, so total and usable bytes are unknown (None)."""
+    async with _cluster(mode) as cluster:
+        await cluster.create_topic("topic", partitions=10)
+        leaders = {p: cluster.leader_for("topic", p) for p in range(10)}
+        async with cluster.admin() as admin:
+            by_broker = await admin.describe_log_dirs([0, 1, 2])
+        for broker_id in (0, 1, 2):
+            dirs = by_broker[broker_id]
+            assert list(dirs) == [f"/kafka-logs-{broker_id}"]
+            [description] = dirs.values()
+            assert description.error is None
+            assert {tp.partition for tp in description.replica_infos if tp.topic == "topic"} == {
+                p for p, leader in leaders.items() if leader == broker_id}
+            assert (description.total_bytes, description.usable_bytes) == (None, None)
+
+
+async def _partition_count(cluster: Cluster, admin, topic: str, expected: int) -> int:
+    """BaseAdminIntegrationTest#getTopicMetadata with an expected count: describe until it shows, then the count."""
+    with anyio.fail_after(60):
+        while True:
+            described = await admin.describe_topics([topic])
+            if len(described[topic].partitions) == expected:
+                return expected
+            await anyio.sleep(0.1)
+
+
+async def _wait_for_all_partitions_metadata(cluster: Cluster, topic: str, expected: int) -> None:
+    """TestUtils#waitForAllPartitionsMetadata: every broker's metadata has exactly ``expected`` partitions with leaders."""
+    def ready() -> bool:
+        for b in cluster.live_broker_ids():
+            cache = cluster.broker(b).metadata_cache
+            if not all(cache.contains(TopicPartition(topic, p)) for p in range(expected)):
+                return False
+            if cache.contains(TopicPartition(topic, expected)):
+                return False
+        return True
+
+    await cluster.wait_until(ready, 60000, message=f"{expected} partitions of {topic} everywhere")
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_create_partitions(mode):
+    """Mirrors PlaintextAdminIntegrationTest#testCreatePartitions: validate-only and real increases, with
+    and without assignments, then every refusal with its exact message (which differs between the
+    ZooKeeper broker's AdminZkClient and the KRaft controller), a mixed answer, and a deleted topic."""
+    kraft = mode == "kraft"
+    topic1, topic2 = "create-partitions-topic-1", "create-partitions-topic-2"
+    async with _cluster(mode) as cluster:
+        await cluster.create_topic(topic1)
+        await cluster.create_topic(topic2, replication_factor=2)
+        async with cluster.admin() as admin:
+            described = await admin.describe_topics([topic1, topic2])
+            assert (len(described[topic1].partitions), len(described[topic2].partitions)) == (1, 1)
+            # 1. Validate-only changes nothing; the real request adds two partitions.
+            await admin.create_partitions({topic1: NewPartitions.increase_to(3)}, validate_only=True)
+            await _wait_for_all_partitions_metadata(cluster, topic1, 1)
+            await admin.create_partitions({topic1: NewPartitions.increase_to(3)})
+            await _wait_for_all_partitions_metadata(cluster, topic1, 3)
+            # 2. The same with assignments.
+            assignments = [[0, 1], [1, 2]]
+            await admin.create_partitions({topic2: NewPartitions.increase_to(3, assignments)}, validate_only=True)
+            await _wait_for_all_partitions_metadata(cluster, topic2, 1)
+            await admin.create_partitions({topic2: NewPartitions.increase_to(3, assignments)})
+            await _partition_count(cluster, admin, topic2, 3)
+            partitions = (await admin.describe_topics([topic2]))[topic2].partitions
+            assert [p.replicas for p in partitions[1:]] == [(0, 1), (1, 2)]
+
+            async def refused(new: NewPartitions, exc_type, message: str, topic: str = topic1, count: int = 3) -> None:
+                with pytest.raises(exc_type) as info:
+                    await admin.create_partitions({topic: new}, validate_only=validate_only)
+                assert type(info.value) is exc_type
+                assert str(info.value) == message
+                if topic != unknown:
+                    assert await _partition_count(cluster, admin, topic, count) == count
+
+            unknown = "an-unknown-topic"
+            # 3. Each refusal, validate-only and not.
+            for validate_only in (True, False):
+                await refused(NewPartitions.increase_to(1), InvalidPartitionsException,
+                              f"The topic {topic1} currently has 3 partition(s); 1 would not be an increase." if kraft
+                              else "Topic currently has 3 partitions, which is higher than the requested 1.")
+                noop = "Topic already has 3 partition(s)." if kraft else "Topic already has 3 partitions."
+                await refused(NewPartitions.increase_to(3), InvalidPartitionsException, noop, topic2)
+                await refused(NewPartitions.increase_to(3, assignments), InvalidPartitionsException, noop, topic2)
+                await refused(NewPartitions.increase_to(3, assignments[::-1]), InvalidPartitionsException, noop, topic2)
+                await refused(NewPartitions.increase_to(2), UnknownTopicOrPartitionException,
+                              "This server does not host this topic-partition." if kraft
+                              else "The topic 'an-unknown-topic' does not exist.", unknown)
+                await refused(NewPartitions.increase_to(-22), InvalidPartitionsException,
+                              f"The topic {topic1} currently has 3 partition(s); -22 would not be an increase." if kraft
+                              else "Topic currently has 3 partitions, which is higher than the requested -22.")
+                await refused(NewPartitions.increase_to(4, [[1, 2]]), InvalidReplicaAssignmentException,
+                              "The manual partition assignment includes a partition with 2 replica(s), but this is not "
+                              "consistent with previous partitions, which have 1 replica(s)." if kraft
+                              else "Inconsistent replication factor between partitions, partition 0 has 1 while "
+                                   "partitions [3] have replication factors [2], respectively.")
+                await refused(NewPartitions.increase_to(6, [[1]]), InvalidReplicaAssignmentException,
+                              "Attempted to add 3 additional partition(s), but only 1 assignment(s) were specified." if kraft
+                              else "Increasing the number of partitions by 3 but 1 assignments provided.")
+                await refused(NewPartitions.increase_to(4, [[1], [2]]), InvalidReplicaAssignmentException,
+                              "Attempted to add 1 additional partition(s), but only 2 assignment(s) were specified." if kraft
+                              else "Increasing the number of partitions by 1 but 2 assignments provided.")
+                await refused(NewPartitions.increase_to(4, [[1, 1]]), InvalidReplicaAssignmentException,
+                              "The manual partition assignment includes the broker 1 more than once." if kraft
+                              else "Duplicate brokers not allowed in replica assignment: 1, 1 for partition id 3.")
+                await refused(NewPartitions.increase_to(5, [[1], [1, 0]]), InvalidReplicaAssignmentException,
+                              "The manual partition assignment includes a partition with 2 replica(s), but this is not "
+                              "consistent with previous partitions, which have 1 replica(s)." if kraft
+                              else "Inconsistent replication factor between partitions, partition 0 has 1 while "
+                                   "partitions [4] have replication factors [2], respectively.")
+                await refused(NewPartitions.increase_to(4, [[12]]), InvalidReplicaAssignmentException,
+                              "The manual partition assignment includes broker 12, but no such broker is registered." if kraft
+                              else "Unknown broker(s) in replica assignment: 12.")
+                await refused(NewPartitions.increase_to(4, []), InvalidReplicaAssignmentException,
+                              "Attempted to add 1 additional partition(s), but only 0 assignment(s) were specified." if kraft
+                              else "Increasing the number of partitions by 1 but 0 assignments provided.")
+            # 4. A mixed answer: topic1 grows to 4, topic2's decrease fails.
+            with pytest.raises(InvalidPartitionsException) as info:
+                await admin.create_partitions({topic1: NewPartitions.increase_to(4), topic2: NewPartitions.increase_to(2)})
+            assert str(info.value) == (f"The topic {topic2} currently has 3 partition(s); 2 would not be an increase." if kraft
+                                       else "Topic currently has 3 partitions, which is higher than the requested 2.")
+            await _wait_for_all_partitions_metadata(cluster, topic1, 4)
+            await _wait_for_all_partitions_metadata(cluster, topic2, 3)
+            # 5. A deleted topic: ZooKeeper queues it (InvalidTopicException), KRaft removes it at once.
+            await admin.delete_topics([topic1])
+            expected = UnknownTopicOrPartitionException if kraft else InvalidTopicException
+            with pytest.raises(expected) as info:
+                await admin.create_partitions({topic1: NewPartitions.increase_to(4)}, validate_only=True)
+            assert str(info.value) == ("This server does not host this topic-partition." if kraft
+                                       else "The topic is queued for deletion.")
