@@ -5,7 +5,8 @@ PlaintextAdminIntegrationTest.scala drive a real KafkaAdminClient against three 
 ``cluster.admin()`` (kafka_ref/clients/admin*.py) talks to a three-broker ``Cluster`` in virtual
 time, in both metadata modes where Kafka runs both (its ``quorum`` parameter, "zk" and "kraft").
 The harness's broker settings follow Kafka's (one partition and a replication factor of 1 by
-default, auto leader rebalance off). kafka_ref's admin methods await the whole call and raise the
+default, auto leader rebalance off); Kafka's ``killBroker`` is a clean shutdown without controlled
+shutdown (``controlled.shutdown.enable`` is false), ``cluster.shutdown_broker_uncontrolled`` here. kafka_ref's admin methods await the whole call and raise the
 first failing key in request order (Kafka's ``*Result#all``), so an assertion on one key's future
 becomes the exception that call raises.
 
@@ -23,14 +24,18 @@ import anyio
 import pytest
 
 from kafka_ref import Cluster, Errors, TopicPartition
-from kafka_ref.clients.admin import NewPartitions, NewTopic
+from kafka_ref.clients.admin import DeletedRecords, NewPartitions, NewTopic, RecordsToDelete
 from kafka_ref.common.errors import (
     InvalidPartitionsException,
     InvalidReplicaAssignmentException,
     InvalidTopicException,
+    LeaderNotAvailableException,
+    NotLeaderOrFollowerException,
+    OffsetOutOfRangeException,
     TopicExistsException,
     UnknownTopicOrPartitionException,
 )
+from kafka_ref.common.requests.delete_records import DeleteRecordsRequest
 from kafka_ref.common.uuid import ZERO_UUID
 
 pytestmark = pytest.mark.anyio
@@ -317,3 +322,174 @@ async def test_create_partitions(mode):
                 await admin.create_partitions({topic1: NewPartitions.increase_to(4)}, validate_only=True)
             assert str(info.value) == ("This server does not host this topic-partition." if kraft
                                        else "The topic is queued for deletion.")
+
+
+TOPIC = "topic"
+TP = TopicPartition(TOPIC, 0)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_seek_after_delete_records(mode):
+    """Mirrors PlaintextAdminIntegrationTest#testSeekAfterDeleteRecords: seeking to the beginning lands on
+    the new log start offset; -1 deletes up to the high watermark."""
+    async with _cluster(mode) as cluster:
+        await cluster.create_topic(TOPIC, partitions=2, replication_factor=3)
+        async with cluster.admin() as admin, cluster.consumer(group_id="group") as consumer:
+            await _subscribe_and_wait_for_assignment(consumer, TOPIC)
+            await _send_records(cluster, 10, TP)
+            consumer.seek_to_beginning([TP])
+            assert await consumer.position(TP) == 0
+            assert await admin.delete_records({TP: RecordsToDelete.before(5)}) == {TP: DeletedRecords(5)}
+            consumer.seek_to_beginning([TP])
+            assert await consumer.position(TP) == 5
+            consumer.seek(TP, 7)
+            assert await consumer.position(TP) == 7
+            await admin.delete_records({TP: RecordsToDelete.before(DeleteRecordsRequest.HIGH_WATERMARK)})
+            consumer.seek_to_beginning([TP])
+            assert await consumer.position(TP) == 10
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_log_start_offset_checkpoint(mode):
+    """Mirrors PlaintextAdminIntegrationTest#testLogStartOffsetCheckpoint: every broker restarted, the
+    log start offset (5) survives, seen as the low watermark of a DeleteRecords before offset 0."""
+    async with _cluster(mode) as cluster:
+        await cluster.create_topic(TOPIC, partitions=2, replication_factor=3)
+        async with cluster.consumer(group_id="group") as consumer:
+            await _subscribe_and_wait_for_assignment(consumer, TOPIC)
+        await _send_records(cluster, 10, TP)
+        async with cluster.admin() as admin:
+            assert await admin.delete_records({TP: RecordsToDelete.before(5)}) == {TP: DeletedRecords(5)}
+        for b in (0, 1, 2):
+            cluster.shutdown_broker_uncontrolled(b)
+        for b in (0, 1, 2):
+            await cluster.restart_broker(b)
+        async with cluster.admin() as admin:
+            with anyio.fail_after(120):
+                while True:
+                    try:
+                        low = (await admin.delete_records({TP: RecordsToDelete.before(0)}))[TP].low_watermark
+                    except (LeaderNotAvailableException, NotLeaderOrFollowerException):
+                        await anyio.sleep(0.1)
+                        continue
+                    if low == 5:
+                        break
+                    await anyio.sleep(0.1)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_log_start_offset_after_delete_records(mode):
+    """Mirrors PlaintextAdminIntegrationTest#testLogStartOffsetAfterDeleteRecords: every replica starts at 3."""
+    async with _cluster(mode) as cluster:
+        await cluster.create_topic(TOPIC, partitions=2, replication_factor=3)
+        async with cluster.admin() as admin, cluster.consumer(group_id="group") as consumer:
+            await _subscribe_and_wait_for_assignment(consumer, TOPIC)
+            await _send_records(cluster, 10, TP)
+            assert await admin.delete_records({TP: RecordsToDelete.before(3)}) == {TP: DeletedRecords(3)}
+        assert [cluster.replica_state(b, TOPIC, 0).log_start_offset for b in (0, 1, 2)] == [3, 3, 3]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_replica_can_fetch_from_log_start_offset_after_delete_records(mode):
+    """Mirrors PlaintextAdminIntegrationTest#testReplicaCanFetchFromLogStartOffsetAfterDeleteRecords: a
+    follower down during the delete restarts at the leader's log start offset and catches up, also
+    when the new log start offset lies beyond its own log end offset."""
+    async with _cluster(mode) as cluster:
+        await cluster.create_topic(TOPIC, replication_factor=3)
+        follower = 0 if cluster.leader_for(TOPIC, 0) != 0 else 1
+
+        async def wait_for_follower_log(start: int, end: int) -> None:
+            await cluster.wait_until(lambda: cluster.replica_state(follower, TOPIC, 0) is not None, 60000)
+            await cluster.wait_until(lambda: cluster.replica_state(follower, TOPIC, 0).log_start_offset == start, 60000,
+                                     message=f"follower log start {start}")
+            await cluster.wait_until(lambda: cluster.replica_state(follower, TOPIC, 0).log_end_offset == end, 60000,
+                                     message=f"follower log end {end}")
+
+        cluster.shutdown_broker_uncontrolled(follower)
+        async with cluster.admin() as admin:
+            await _send_records(cluster, 100, TP)
+            await admin.delete_records({TP: RecordsToDelete.before(3)})
+            await cluster.restart_broker(follower)
+            await wait_for_follower_log(3, 100)
+            assert [cluster.replica_state(b, TOPIC, 0).log_start_offset for b in (0, 1, 2)] == [3, 3, 3]
+            # Again, deleting beyond the stopped follower's log end offset.
+            cluster.shutdown_broker_uncontrolled(follower)
+            await _send_records(cluster, 100, TP)
+            await admin.delete_records({TP: RecordsToDelete.before(117)})
+            await cluster.restart_broker(follower)
+            with anyio.fail_after(60):
+                while follower not in (await admin.describe_topics([TOPIC]))[TOPIC].partitions[0].isr:
+                    await anyio.sleep(0.1)
+            await wait_for_follower_log(117, 200)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_offsets_for_times_after_delete_records(mode):
+    """Mirrors PlaintextAdminIntegrationTest#testOffsetsForTimesAfterDeleteRecords: offsetsForTimes(0) follows
+    the log start offset, and finds nothing once every record is deleted."""
+    async with _cluster(mode) as cluster:
+        await cluster.create_topic(TOPIC, partitions=2, replication_factor=3)
+        async with cluster.admin() as admin, cluster.consumer(group_id="group") as consumer:
+            await _subscribe_and_wait_for_assignment(consumer, TOPIC)
+            await _send_records(cluster, 10, TP)
+            assert (await consumer.offsets_for_times({TP: 0}))[TP].offset == 0
+            await admin.delete_records({TP: RecordsToDelete.before(5)})
+            assert (await consumer.offsets_for_times({TP: 0}))[TP].offset == 5
+            await admin.delete_records({TP: RecordsToDelete.before(DeleteRecordsRequest.HIGH_WATERMARK)})
+            assert (await consumer.offsets_for_times({TP: 0}))[TP] is None
+
+
+async def _consume_records(consumer, count: int) -> list:
+    """TestUtils#consumeRecords: poll until exactly ``count`` records came back."""
+    records: list = []
+    with anyio.fail_after(60):
+        while len(records) < count:
+            records += await consumer.poll(100)
+    assert len(records) == count
+    return records
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_consume_after_delete_records(mode):
+    """Mirrors PlaintextAdminIntegrationTest#testConsumeAfterDeleteRecords: a seek below the log start offset
+    resets to it (auto.offset.reset=earliest), so 7 and then 2 records remain to read."""
+    async with _cluster(mode) as cluster:
+        await cluster.create_topic(TOPIC)
+        async with cluster.consumer(group_id="group") as consumer, cluster.admin() as admin:
+            await _subscribe_and_wait_for_assignment(consumer, TOPIC)
+            await _send_records(cluster, 10, TP)
+            await _consume_records(consumer, 10)
+            await admin.delete_records({TP: RecordsToDelete.before(3)})
+            consumer.seek(TP, 1)
+            assert [r.offset for r in await _consume_records(consumer, 7)] == list(range(3, 10))
+            await admin.delete_records({TP: RecordsToDelete.before(8)})
+            consumer.seek(TP, 1)
+            assert [r.offset for r in await _consume_records(consumer, 2)] == [8, 9]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_delete_records_with_exception(mode):
+    """Mirrors PlaintextAdminIntegrationTest#testDeleteRecordsWithException: past the high watermark is
+    OffsetOutOfRangeException."""
+    async with _cluster(mode) as cluster:
+        await cluster.create_topic(TOPIC)
+        async with cluster.consumer(group_id="group") as consumer, cluster.admin() as admin:
+            await _subscribe_and_wait_for_assignment(consumer, TOPIC)
+            await _send_records(cluster, 10, TP)
+            assert (await admin.delete_records({TP: RecordsToDelete.before(5)}))[TP].low_watermark == 5
+            with pytest.raises(OffsetOutOfRangeException) as info:
+                await admin.delete_records({TP: RecordsToDelete.before(20)})
+            assert type(info.value) is OffsetOutOfRangeException
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_describe_configs_for_topic(mode):
+    """Mirrors PlaintextAdminIntegrationTest#testDescribeConfigsForTopic: an unknown topic and an invalid name."""
+    async with _cluster(mode) as cluster:
+        await cluster.create_topic(TOPIC, partitions=2, replication_factor=3)
+        async with cluster.admin() as admin:
+            assert (await admin.describe_topic_configs([TOPIC]))[TOPIC]["cleanup.policy"] == "delete"
+            with pytest.raises(UnknownTopicOrPartitionException):
+                await admin.describe_topic_configs(["unknown"])
+            with pytest.raises(InvalidTopicException):
+                await admin.describe_topic_configs(["(invalid topic)"])
