@@ -598,11 +598,13 @@ class KafkaAdminClient:
 
         return await list_topics(self, list_internal, timeout_ms)
 
-    async def list_consumer_groups(self, *, timeout_ms: float | None = None) -> list[Any]:
-        """KafkaAdminClient#listConsumerGroups: every broker's consumer (and simple) groups."""
+    async def list_consumer_groups(self, *, states: Iterable[str] = (),
+                                   timeout_ms: float | None = None) -> list[Any]:
+        """KafkaAdminClient#listConsumerGroups: every broker's consumer (and simple) groups, only those in
+        ``states`` when given (ListConsumerGroupsOptions#inStates, e.g. ``["Stable"]``)."""
         from kafka_ref.clients.admin_groups import list_consumer_groups
 
-        return await list_consumer_groups(self, timeout_ms)
+        return await list_consumer_groups(self, timeout_ms, states)
 
     async def describe_consumer_groups(self, group_ids: Iterable[str], *, timeout_ms: float | None = None) -> dict[str, Any]:
         """KafkaAdminClient#describeConsumerGroups: state, assignor, members and their partitions."""

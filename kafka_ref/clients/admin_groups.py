@@ -80,13 +80,16 @@ async def list_topics(admin: KafkaAdminClient, list_internal: bool = False,
     return await admin._run_call("listTopics", admin._least_loaded_node, attempt, timeout_ms)
 
 
-async def list_consumer_groups(admin: KafkaAdminClient, timeout_ms: float | None = None) -> list[ConsumerGroupListing]:
+async def list_consumer_groups(admin: KafkaAdminClient, timeout_ms: float | None = None,
+                               states: Iterable[str] = ()) -> list[ConsumerGroupListing]:
     """Mirrors KafkaAdminClient#listConsumerGroups (then ListConsumerGroupsResult#all).
 
     1. The live brokers from Metadata (none listed: retried); 2. ListGroups to each (every broker coordinates some
-    groups); a broker still loading is asked again, any other error fails the call; 3. the
+    groups), carrying ListConsumerGroupsOptions#inStates as its states filter (empty: every
+    state); a broker still loading is asked again, any other error fails the call; 3. the
     groups of the consumer protocol, or of none (simple groups, offsets only), sorted by id.
     """
+    states = tuple(states)
 
     async def brokers(node: int, remaining_ms: int) -> list[int]:
         # 1. Who to ask; an answer without brokers is stale metadata (retried: findAllBrokers).
@@ -103,7 +106,7 @@ async def list_consumer_groups(admin: KafkaAdminClient, timeout_ms: float | None
 
         async def attempt(node: int, remaining_ms: int) -> list[ConsumerGroupListing]:
             # 2. One broker's groups.
-            response = await admin.client.send(node, ListGroupsRequest(), remaining_ms)
+            response = await admin.client.send(node, ListGroupsRequest(states_filter=states), remaining_ms)
             error = Errors.for_code(response.error_code)
             _raise_for(error, f"ListGroups failed on broker {node}")
             return [ConsumerGroupListing(g.group_id, g.protocol_type == "", g.group_state)
