@@ -24,15 +24,21 @@ import anyio
 import pytest
 
 from kafka_ref import Cluster, Errors, TopicPartition
-from kafka_ref.clients.admin import DeletedRecords, NewPartitions, NewTopic, RecordsToDelete
+from kafka_ref.clients.admin import AlterConfigOp, DeletedRecords, NewPartitions, NewTopic, RecordsToDelete
 from kafka_ref.common.errors import (
+    GroupIdNotFoundException,
+    GroupNotEmptyException,
+    GroupSubscribedToTopicException,
+    InvalidConfigurationException,
     InvalidPartitionsException,
     InvalidReplicaAssignmentException,
+    InvalidRequestException,
     InvalidTopicException,
     LeaderNotAvailableException,
     NotLeaderOrFollowerException,
     OffsetOutOfRangeException,
     TopicExistsException,
+    UnknownMemberIdException,
     UnknownTopicOrPartitionException,
 )
 from kafka_ref.common.requests.delete_records import DeleteRecordsRequest
@@ -493,3 +499,121 @@ async def test_describe_configs_for_topic(mode):
                 await admin.describe_topic_configs(["unknown"])
             with pytest.raises(InvalidTopicException):
                 await admin.describe_topic_configs(["(invalid topic)"])
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_consumer_groups(mode):
+    """Mirrors PlaintextAdminIntegrationTest#testConsumerGroups: a group of two static members and one
+    dynamic member, each consuming its own topic and committing after every poll: listed (also by
+    state), described beside a fake group (Dead, no members, no assignor), its offsets listed;
+    removing an unknown instance fails; deleting it while it has members is GroupNotEmptyException
+    (the fake group GroupIdNotFoundException); one static member removed, then every member; then
+    the Empty group is deleted."""
+    topics = ["test_topic", "test_topic1", "test_topic2"]
+    group, client_id, fake = "test_group_id", "test_client_id", "fake_group_id"
+    async with _cluster(mode) as cluster:
+        async with cluster.admin() as admin:
+            assert await admin.list_consumer_groups() == []
+            await admin.create_topics([NewTopic(t, 2, 1) for t in topics])
+            await _wait_for_topics(cluster, admin, topics, [])
+            async with cluster.producer() as producer:
+                await producer.send("test_topic", None, partition=0)
+            consumers = [cluster.consumer(group_id=group, client_id=client_id, group_instance_id=instance)
+                         for instance in ("test_instance_id_1", "test_instance_id_2", None)]
+            assigned = anyio.Event()
+
+            async def consume(consumer, topic: str) -> None:
+                # The consumer thread: poll, then commit what it consumed, until cancelled.
+                consumer.subscribe([topic])
+                while True:
+                    await consumer.poll(5000)
+                    if all(c.assignment() for c in consumers):
+                        assigned.set()
+                    await consumer.commit_sync()
+
+            async with anyio.create_task_group() as tg:
+                for consumer, topic in zip(consumers, topics):
+                    tg.start_soon(consume, consumer, topic)
+                with anyio.fail_after(30):
+                    await assigned.wait()
+                # 1. Listed, Stable; listed when asking for Stable, not when asking for Empty.
+                with anyio.fail_after(60):
+                    while [(g.group_id, g.state) for g in await admin.list_consumer_groups()] != [(group, "Stable")]:
+                        await anyio.sleep(0.1)
+                assert [g.group_id for g in await admin.list_consumer_groups(states=["Stable"])] == [group]
+                assert await admin.list_consumer_groups(states=["Empty"]) == []
+                # 2. Described, beside the fake group.
+                described = await admin.describe_consumer_groups([group, fake])
+                assert list(described) == [group, fake]
+                real = described[group]
+                assert (real.group_id, real.is_simple_consumer_group, len(real.members)) == (group, False, 3)
+                assert {m.client_id for m in real.members} == {client_id}
+                by_topic: dict[str, int] = {}
+                for member in real.members:
+                    for tp in member.assignment:
+                        by_topic[tp.topic] = by_topic.get(tp.topic, 0) + 1
+                assert by_topic == {t: 2 for t in topics}
+                dead = described[fake]
+                assert (dead.group_id, dead.members, dead.partition_assignor, dead.state) == (fake, (), "", "Dead")
+                # 3. The committed offset of test_topic-0 reaches 1.
+                t0 = TopicPartition("test_topic", 0)
+                with anyio.fail_after(60):
+                    while getattr((await admin.list_consumer_group_offsets(group)).get(t0), "offset", None) != 1:
+                        await anyio.sleep(0.1)
+                # 4. An unknown instance id.
+                with pytest.raises(UnknownMemberIdException):
+                    await admin.remove_members_from_consumer_group(group, ["invalid-instance-id"])
+                # 5. Deleting: the fake group is not found, the real one is not empty.
+                with pytest.raises(GroupIdNotFoundException):
+                    await admin.delete_consumer_groups([fake])
+                with pytest.raises(GroupNotEmptyException):
+                    await admin.delete_consumer_groups([group])
+                # 6. One static member removed; then all the others (a static and the dynamic one).
+                await admin.remove_members_from_consumer_group(group, ["test_instance_id_1"])
+                described = await admin.describe_consumer_groups([group])
+                assert (described[group].group_id, described[group].is_simple_consumer_group,
+                        len(described[group].members)) == (group, False, 2)
+                # (Kafka stops its consumer threads only at the end; here they stop first, so none
+                # rejoins in between, then every member is removed.)
+                tg.cancel_scope.cancel()
+            for consumer in consumers:
+                consumer.close()
+            await admin.remove_members_from_consumer_group(group)
+            assert (await admin.describe_consumer_groups([group]))[group].members == ()
+            # 7. The Empty group goes.
+            await admin.delete_consumer_groups([group])
+            assert (await admin.describe_consumer_groups([group]))[group].state == "Dead"
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_delete_consumer_group_offsets(mode):
+    """Mirrors PlaintextAdminIntegrationTest#testDeleteConsumerGroupOffsets: while the group consumes the
+    topic its offset is GroupSubscribedToTopicException (an unknown topic's
+    UnknownTopicOrPartitionException); a fake group is GroupIdNotFoundException; once the
+    consumer left, the offset goes and only the unknown topic fails."""
+    topic, group, fake = "test_topic", "test_group_id", "fake_group_id"
+    tp1, tp2 = TopicPartition(topic, 0), TopicPartition("foo", 0)
+    async with _cluster(mode) as cluster:
+        async with cluster.admin() as admin:
+            await admin.create_topics([NewTopic(topic, 1, 1)])
+            await _wait_for_topics(cluster, admin, [topic], [])
+            async with cluster.producer() as producer:
+                await producer.send(topic, None, partition=0)
+            async with cluster.consumer(group_id=group, client_id="test_client_id", session_timeout_ms=45000,
+                                        max_poll_interval_ms=2**31 - 1) as consumer:
+                consumer.subscribe([topic])
+                records = await consumer.poll(15000)
+                assert len(records) == 1
+                await consumer.commit_sync()
+                # 1. While consuming: per partition, in request order.
+                with pytest.raises(GroupSubscribedToTopicException):
+                    await admin.delete_consumer_group_offsets(group, [tp1, tp2])
+                with pytest.raises(UnknownTopicOrPartitionException):
+                    await admin.delete_consumer_group_offsets(group, [tp2, tp1])
+                # 2. The fake group.
+                with pytest.raises(GroupIdNotFoundException):
+                    await admin.delete_consumer_group_offsets(fake, [tp1, tp2])
+            # 3. Empty group: tp1's offset goes, tp2 is unknown.
+            with pytest.raises(UnknownTopicOrPartitionException):
+                await admin.delete_consumer_group_offsets(group, [tp1, tp2])
+            assert await admin.list_consumer_group_offsets(group) == {}
