@@ -26,6 +26,8 @@ import pytest
 from kafka_ref import Cluster, Errors, TopicPartition
 from kafka_ref.clients.admin import AlterConfigOp, DeletedRecords, NewPartitions, NewTopic, RecordsToDelete
 from kafka_ref.common.errors import (
+    ElectionNotNeededException,
+    EligibleLeadersNotAvailableException,
     GroupIdNotFoundException,
     GroupNotEmptyException,
     GroupSubscribedToTopicException,
@@ -37,11 +39,13 @@ from kafka_ref.common.errors import (
     LeaderNotAvailableException,
     NotLeaderOrFollowerException,
     OffsetOutOfRangeException,
+    PreferredLeaderNotAvailableException,
     TopicExistsException,
     UnknownMemberIdException,
     UnknownTopicOrPartitionException,
 )
 from kafka_ref.common.requests.delete_records import DeleteRecordsRequest
+from kafka_ref.common.requests.elect_leaders import ElectionType
 from kafka_ref.common.uuid import ZERO_UUID
 
 pytestmark = pytest.mark.anyio
@@ -284,7 +288,7 @@ async def test_create_partitions(mode):
                 await refused(NewPartitions.increase_to(3, assignments), InvalidPartitionsException, noop, topic2)
                 await refused(NewPartitions.increase_to(3, assignments[::-1]), InvalidPartitionsException, noop, topic2)
                 await refused(NewPartitions.increase_to(2), UnknownTopicOrPartitionException,
-                              "This server does not host this topic-partition." if kraft
+                              Errors.UNKNOWN_TOPIC_OR_PARTITION.message if kraft
                               else "The topic 'an-unknown-topic' does not exist.", unknown)
                 await refused(NewPartitions.increase_to(-22), InvalidPartitionsException,
                               f"The topic {topic1} currently has 3 partition(s); -22 would not be an increase." if kraft
@@ -326,7 +330,7 @@ async def test_create_partitions(mode):
             expected = UnknownTopicOrPartitionException if kraft else InvalidTopicException
             with pytest.raises(expected) as info:
                 await admin.create_partitions({topic1: NewPartitions.increase_to(4)}, validate_only=True)
-            assert str(info.value) == ("This server does not host this topic-partition." if kraft
+            assert str(info.value) == (Errors.UNKNOWN_TOPIC_OR_PARTITION.message if kraft
                                        else "The topic is queued for deletion.")
 
 
@@ -617,3 +621,278 @@ async def test_delete_consumer_group_offsets(mode):
             with pytest.raises(UnknownTopicOrPartitionException):
                 await admin.delete_consumer_group_offsets(group, [tp1, tp2])
             assert await admin.list_consumer_group_offsets(group) == {}
+
+
+async def _wait_for_brokers_out_of_isr(admin, partitions, brokers) -> None:
+    """TestUtils#waitForBrokersOutOfIsr: until no named partition lists the brokers in its ISR."""
+    with anyio.fail_after(60):
+        while True:
+            described = await admin.describe_topics(sorted({tp.topic for tp in partitions}))
+            if all(not set(brokers) & set(described[tp.topic].partitions[tp.partition].isr) for tp in partitions):
+                return
+            await anyio.sleep(0.1)
+
+
+async def _wait_for_online_broker(admin, broker: int) -> None:
+    """TestUtils#waitForOnlineBroker: until the cluster description lists the broker."""
+    with anyio.fail_after(60):
+        while broker not in [n.id for n in (await admin.describe_cluster()).nodes]:
+            await anyio.sleep(0.1)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_elect_preferred_leaders(mode):
+    """Mirrors PlaintextAdminIntegrationTest#testElectPreferredLeaders: no-op elections
+    (ElectionNotNeededException, or nothing listed for all partitions), elections after the preferred
+    replica changed (by a reassignment reordering the replicas), an unknown partition, and a
+    preferred leader that is down (PreferredLeaderNotAvailableException)."""
+    kraft = mode == "kraft"
+    prefer0, prefer1, prefer2 = [0, 1, 2], [1, 2, 0], [2, 0, 1]
+    p1 = TopicPartition("elect-preferred-leaders-topic-1", 0)
+    p2 = TopicPartition("elect-preferred-leaders-topic-2", 0)
+    unknown = TopicPartition("topic-does-not-exist", 0)
+    async with _cluster(mode) as cluster:
+        await cluster.create_topic(p1.topic, replica_assignment={0: prefer0})
+        await cluster.create_topic(p2.topic, replica_assignment={0: prefer0})
+        async with cluster.admin() as admin:
+
+            async def preferred_leader(tp: TopicPartition) -> int:
+                return (await admin.describe_topics([tp.topic]))[tp.topic].partitions[tp.partition].replicas[0]
+
+            async def change_preferred_leader(assignment: list[int]) -> None:
+                # The replicas reordered by a reassignment; the leaders stay where they are.
+                preferred = assignment[0]
+                cache = cluster.broker(0).metadata_cache
+                prior1, prior2 = (cache.get_partition_leader_endpoint(tp).id for tp in (p1, p2))
+                moves = {tp: assignment for tp, prior in ((p1, prior1), (p2, prior2)) if prior != preferred}
+                await admin.alter_partition_reassignments(moves)
+                with anyio.fail_after(10):
+                    while (await preferred_leader(p1), await preferred_leader(p2)) != (preferred, preferred):
+                        await anyio.sleep(0.1)
+                await _assert_leader(admin, p1, prior1)
+                await _assert_leader(admin, p2, prior2)
+
+            def assert_unknown(result) -> None:
+                exc = result[unknown]
+                assert type(exc) is UnknownTopicOrPartitionException
+                assert str(exc) == (f"No such topic as {unknown.topic}" if kraft else "The partition does not exist.")
+
+            def assert_preferred_leader_not_available(tp: TopicPartition, result) -> None:
+                exc = result[tp]
+                assert type(exc) is PreferredLeaderNotAvailableException
+                assert (Errors.PREFERRED_LEADER_NOT_AVAILABLE.message if kraft else
+                        f"Failed to elect leader for partition {tp} under strategy "
+                        "PreferredReplicaPartitionLeaderElectionStrategy") in str(exc)
+
+            await _assert_leader(admin, p1, 0)
+            await _assert_leader(admin, p2, 0)
+            # 1. No-op: ElectionNotNeededException; for all partitions, nothing listed.
+            result = await admin.elect_leaders(ElectionType.PREFERRED, [p1])
+            assert type(result[p1]) is ElectionNotNeededException
+            await _assert_leader(admin, p1, 0)
+            assert await admin.elect_leaders(ElectionType.PREFERRED, None) == {}
+            await _assert_leader(admin, p1, 0)
+            await _assert_leader(admin, p2, 0)
+            # 2. Preferred leader 1: p1 elected by name, then p2 as the only one needing it.
+            await change_preferred_leader(prefer1)
+            assert await admin.elect_leaders(ElectionType.PREFERRED, [p1]) == {p1: None}
+            await _assert_leader(admin, p1, 1)
+            await _assert_leader(admin, p2, 0)
+            assert await admin.elect_leaders(ElectionType.PREFERRED, None) == {p2: None}
+            await _assert_leader(admin, p2, 1)
+            # 3. An unknown partition.
+            result = await admin.elect_leaders(ElectionType.PREFERRED, [unknown])
+            assert list(result) == [unknown]
+            assert_unknown(result)
+            await _assert_leader(admin, p1, 1)
+            await _assert_leader(admin, p2, 1)
+            # 4. Preferred leader 2: a mixed answer, then p2.
+            await change_preferred_leader(prefer2)
+            result = await admin.elect_leaders(ElectionType.PREFERRED, [unknown, p1])
+            assert set(result) == {unknown, p1}
+            assert result[p1] is None
+            await _assert_leader(admin, p1, 2)
+            await _assert_leader(admin, p2, 1)
+            assert_unknown(result)
+            assert await admin.elect_leaders(ElectionType.PREFERRED, [p2]) == {p2: None}
+            await _assert_leader(admin, p2, 2)
+            # 5. Preferred leader 1, shut down.
+            await change_preferred_leader(prefer1)
+            cluster.shutdown_broker_uncontrolled(1)
+            await _wait_for_brokers_out_of_isr(admin, [p1, p2], [1])
+            result = await admin.elect_leaders(ElectionType.PREFERRED, [p1], timeout_ms=10000)
+            assert list(result) == [p1]
+            assert_preferred_leader_not_available(p1, result)
+            await _assert_leader(admin, p1, 2)
+            result = await admin.elect_leaders(ElectionType.PREFERRED, None, timeout_ms=10000)
+            assert {p1, p2} <= set(result)
+            assert_preferred_leader_not_available(p1, result)
+            await _assert_leader(admin, p1, 2)
+            assert_preferred_leader_not_available(p2, result)
+            await _assert_leader(admin, p2, 2)
+
+
+async def _unclean_setup(cluster: Cluster, admin, assignment: dict[int, list[int]]) -> list[TopicPartition]:
+    await cluster.create_topic("unclean-test-topic-1", replica_assignment=assignment)
+    partitions = [TopicPartition("unclean-test-topic-1", p) for p in sorted(assignment)]
+    for tp in partitions:
+        await _assert_leader(admin, tp, 1)
+    return partitions
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_elect_unclean_leaders_for_one_partition(mode):
+    """Mirrors PlaintextAdminIntegrationTest#testElectUncleanLeadersForOnePartition: the out-of-sync replica
+    (2) becomes leader once the last ISR member (1) is gone."""
+    async with _cluster(mode) as cluster:
+        async with cluster.admin() as admin:
+            [p1] = await _unclean_setup(cluster, admin, {0: [1, 2]})
+            cluster.shutdown_broker_uncontrolled(2)
+            await _wait_for_brokers_out_of_isr(admin, [p1], [2])
+            cluster.shutdown_broker_uncontrolled(1)
+            await _assert_leader(admin, p1, None)
+            await cluster.restart_broker(2)
+            await _wait_for_online_broker(admin, 2)
+            assert await admin.elect_leaders(ElectionType.UNCLEAN, [p1]) == {p1: None}
+            await _assert_leader(admin, p1, 2)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_elect_unclean_leaders_for_many_partitions(mode):
+    """Mirrors PlaintextAdminIntegrationTest#testElectUncleanLeadersForManyPartitions."""
+    async with _cluster(mode) as cluster:
+        async with cluster.admin() as admin:
+            p1, p2 = await _unclean_setup(cluster, admin, {0: [1, 2], 1: [1, 2]})
+            cluster.shutdown_broker_uncontrolled(2)
+            await _wait_for_brokers_out_of_isr(admin, [p1, p2], [2])
+            cluster.shutdown_broker_uncontrolled(1)
+            await _assert_leader(admin, p1, None)
+            await _assert_leader(admin, p2, None)
+            await cluster.restart_broker(2)
+            await _wait_for_online_broker(admin, 2)
+            assert await admin.elect_leaders(ElectionType.UNCLEAN, [p1, p2]) == {p1: None, p2: None}
+            await _assert_leader(admin, p1, 2)
+            await _assert_leader(admin, p2, 2)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_elect_unclean_leaders_for_all_partitions(mode):
+    """Mirrors PlaintextAdminIntegrationTest#testElectUncleanLeadersForAllPartitions: with no partitions
+    named, only the leaderless one is elected (the other, led by broker 0, is not listed)."""
+    async with _cluster(mode) as cluster:
+        async with cluster.admin() as admin:
+            p1, p2 = await _unclean_setup(cluster, admin, {0: [1, 2], 1: [1, 0]})
+            cluster.shutdown_broker_uncontrolled(2)
+            await _wait_for_brokers_out_of_isr(admin, [p1], [2])
+            cluster.shutdown_broker_uncontrolled(1)
+            await _assert_leader(admin, p1, None)
+            await _assert_leader(admin, p2, 0)
+            await cluster.restart_broker(2)
+            await _wait_for_online_broker(admin, 2)
+            assert await admin.elect_leaders(ElectionType.UNCLEAN, None) == {p1: None}
+            await _assert_leader(admin, p1, 2)
+            await _assert_leader(admin, p2, 0)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_elect_unclean_leaders_for_unknown_partitions(mode):
+    """Mirrors PlaintextAdminIntegrationTest#testElectUncleanLeadersForUnknownPartitions."""
+    async with _cluster(mode) as cluster:
+        async with cluster.admin() as admin:
+            await _unclean_setup(cluster, admin, {0: [1, 2]})
+            unknown_partition = TopicPartition("unclean-test-topic-1", 1)
+            unknown_topic = TopicPartition("unknown-topic", 0)
+            result = await admin.elect_leaders(ElectionType.UNCLEAN, [unknown_partition, unknown_topic])
+            assert type(result[unknown_partition]) is UnknownTopicOrPartitionException
+            assert type(result[unknown_topic]) is UnknownTopicOrPartitionException
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_elect_unclean_leaders_when_no_live_brokers(mode):
+    """Mirrors PlaintextAdminIntegrationTest#testElectUncleanLeadersWhenNoLiveBrokers: no replica alive is
+    EligibleLeadersNotAvailableException."""
+    async with _cluster(mode) as cluster:
+        async with cluster.admin() as admin:
+            [p1] = await _unclean_setup(cluster, admin, {0: [1, 2]})
+            cluster.shutdown_broker_uncontrolled(2)
+            await _wait_for_brokers_out_of_isr(admin, [p1], [2])
+            cluster.shutdown_broker_uncontrolled(1)
+            await _assert_leader(admin, p1, None)
+            result = await admin.elect_leaders(ElectionType.UNCLEAN, [p1])
+            assert type(result[p1]) is EligibleLeadersNotAvailableException
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_elect_unclean_leaders_noop(mode):
+    """Mirrors PlaintextAdminIntegrationTest#testElectUncleanLeadersNoop: a partition with a leader needs
+    no unclean election."""
+    async with _cluster(mode) as cluster:
+        async with cluster.admin() as admin:
+            [p1] = await _unclean_setup(cluster, admin, {0: [1, 2]})
+            cluster.shutdown_broker_uncontrolled(1)
+            await _assert_leader(admin, p1, 2)
+            await cluster.restart_broker(1)
+            result = await admin.elect_leaders(ElectionType.UNCLEAN, [p1])
+            assert type(result[p1]) is ElectionNotNeededException
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_elect_unclean_leaders_and_noop(mode):
+    """Mirrors PlaintextAdminIntegrationTest#testElectUncleanLeadersAndNoop: one partition elected, the
+    other (led by broker 0) ElectionNotNeededException."""
+    async with _cluster(mode) as cluster:
+        async with cluster.admin() as admin:
+            p1, p2 = await _unclean_setup(cluster, admin, {0: [1, 2], 1: [1, 0]})
+            cluster.shutdown_broker_uncontrolled(2)
+            await _wait_for_brokers_out_of_isr(admin, [p1], [2])
+            cluster.shutdown_broker_uncontrolled(1)
+            await _assert_leader(admin, p1, None)
+            await _assert_leader(admin, p2, 0)
+            await cluster.restart_broker(2)
+            await _wait_for_online_broker(admin, 2)
+            result = await admin.elect_leaders(ElectionType.UNCLEAN, [p1, p2])
+            assert result[p1] is None
+            assert type(result[p2]) is ElectionNotNeededException
+            await _assert_leader(admin, p1, 2)
+            await _assert_leader(admin, p2, 0)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_list_reassignments_does_not_show_non_reassigning_partitions(mode):
+    """Mirrors PlaintextAdminIntegrationTest#testListReassignmentsDoesNotShowNonReassigningPartitions."""
+    async with _cluster(mode) as cluster:
+        await cluster.create_topic("list-reassignments-no-reassignments", replication_factor=3)
+        tp = TopicPartition("list-reassignments-no-reassignments", 0)
+        async with cluster.admin() as admin:
+            assert await admin.list_partition_reassignments([tp]) == {}
+            assert await admin.list_partition_reassignments() == {}
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_list_reassignments_does_not_show_deleted_partitions(mode):
+    """Mirrors PlaintextAdminIntegrationTest#testListReassignmentsDoesNotShowDeletedPartitions: a partition
+    of a topic that does not exist is not listed."""
+    async with _cluster(mode) as cluster:
+        tp = TopicPartition("list-reassignments-no-reassignments", 0)
+        async with cluster.admin() as admin:
+            assert await admin.list_partition_reassignments([tp]) == {}
+            assert await admin.list_partition_reassignments() == {}
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_invalid_alter_partition_reassignments(mode):
+    """Mirrors PlaintextAdminIntegrationTest#testInvalidAlterPartitionReassignments: unknown partitions
+    fail with UnknownTopicOrPartitionException; a replica on no broker, negative ids and a duplicate
+    replica with InvalidReplicaAssignmentException."""
+    topic = "alter-reassignments-topic-1"
+    tp1, tp2, tp3 = (TopicPartition(topic, p) for p in range(3))
+    async with _cluster(mode) as cluster:
+        await cluster.create_topic(topic, partitions=4)
+        async with cluster.admin() as admin:
+            valid = [0, 1, 2]
+            for missing in (TopicPartition("topicA", 0), TopicPartition(topic, 4)):
+                with pytest.raises(UnknownTopicOrPartitionException):
+                    await admin.alter_partition_reassignments({missing: valid, tp1: valid, tp2: valid, tp3: valid})
+            for tp, bad in ((tp1, [0, 1, 2, 3]), (tp2, [-3, -2, -1]), (tp3, [0, 1, 1])):
+                with pytest.raises(InvalidReplicaAssignmentException):
+                    await admin.alter_partition_reassignments({tp: bad})
