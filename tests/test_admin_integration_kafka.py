@@ -24,17 +24,15 @@ import anyio
 import pytest
 
 from kafka_ref import Cluster, Errors, TopicPartition
-from kafka_ref.clients.admin import AlterConfigOp, DeletedRecords, NewPartitions, NewTopic, RecordsToDelete
+from kafka_ref.clients.admin import DeletedRecords, NewPartitions, NewTopic, RecordsToDelete
 from kafka_ref.common.errors import (
     ElectionNotNeededException,
     EligibleLeadersNotAvailableException,
     GroupIdNotFoundException,
     GroupNotEmptyException,
     GroupSubscribedToTopicException,
-    InvalidConfigurationException,
     InvalidPartitionsException,
     InvalidReplicaAssignmentException,
-    InvalidRequestException,
     InvalidTopicException,
     LeaderNotAvailableException,
     NotLeaderOrFollowerException,
@@ -896,3 +894,15 @@ async def test_invalid_alter_partition_reassignments(mode):
             for tp, bad in ((tp1, [0, 1, 2, 3]), (tp2, [-3, -2, -1]), (tp3, [0, 1, 1])):
                 with pytest.raises(InvalidReplicaAssignmentException):
                     await admin.alter_partition_reassignments({tp: bad})
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_long_topic_names(mode):
+    """Mirrors PlaintextAdminIntegrationTest#testLongTopicNames (without its alterReplicaLogDirs step):
+    249 characters is the longest valid name."""
+    long_name, invalid_name = "x" * 249, "x" * 250
+    async with _cluster(mode) as cluster:
+        async with cluster.admin() as admin:
+            with pytest.raises(InvalidTopicException):
+                await admin.create_topics([NewTopic(invalid_name, 3, 3), NewTopic(long_name, 3, 3)])
+            await _wait_for_topics(cluster, admin, [long_name], [invalid_name])
