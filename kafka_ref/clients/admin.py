@@ -36,13 +36,15 @@ from kafka_ref.common.errors import (
     RetriableException,
     ThrottlingQuotaExceededException,
     TimeoutException,
+    UnknownTopicIdException,
     UnknownTopicOrPartitionException,
 )
 from kafka_ref.common.requests.create_topics import CreateTopicsRequest, CreateTopicsResponse
-from kafka_ref.common.requests.delete_topics import DeleteTopicsRequest, DeleteTopicsResponse
-from kafka_ref.common.requests.metadata import MetadataRequest, MetadataResponse
+from kafka_ref.common.requests.delete_topics import DeleteTopicsRequest, DeleteTopicsResponse, DeleteTopicState
+from kafka_ref.common.requests.metadata import MetadataRequest, MetadataRequestTopic, MetadataResponse
 from kafka_ref.common.time import Time
 from kafka_ref.common.topic_partition import TopicPartition
+from kafka_ref.common.uuid import ZERO_UUID, Uuid
 from kafka_ref.network.network import Network
 from kafka_ref.clients.admin_types import (  # noqa: F401  (re-exported: the names users import from here)
     AlterConfigOp,
@@ -368,6 +370,35 @@ class KafkaAdminClient:
         await self._run_topic_calls("deleteTopics", attempt, names, results, retry_on_quota_violation, timeout_ms)
         _all(results, names)
 
+    async def delete_topics_by_ids(self, topic_ids: Iterable[Uuid], *, retry_on_quota_violation: bool = True,
+                                   timeout_ms: float | None = None) -> None:
+        """Mirrors KafkaAdminClient#deleteTopics(TopicCollection.ofTopicIds(...)) (handleDeleteTopicsUsingIds,
+        getDeleteTopicsWithIdsCall; then DeleteTopicsResult#all).
+
+        1. The zero id cannot be sent (InvalidTopicException); 2. DeleteTopics naming the topics by
+        id goes to the controller (NOT_CONTROLLER retries there, throttled topics are sent again);
+        3. the first failure in request order raises (UnknownTopicIdException for an id no topic has).
+        """
+        # 1. Ids a request can carry.
+        ids = list(dict.fromkeys(topic_ids))
+        for topic_id in ids:
+            if topic_id == ZERO_UUID:
+                raise InvalidTopicException(f"The given topic ID '{topic_id}' cannot be represented in a request.")
+        results: dict[Uuid, None | ApiException] = {}
+
+        async def attempt(node: int, remaining_ms: int, batch: list[Uuid]) -> list[Uuid]:
+            # 2. By id, to the controller.
+            request = DeleteTopicsRequest(topics=tuple(DeleteTopicState(topic_id=t) for t in batch), timeout_ms=remaining_ms)
+            response: DeleteTopicsResponse = await self.client.send(node, request, remaining_ms)
+            if any(r.error_code == Errors.NOT_CONTROLLER.code for r in response.responses):
+                raise NotControllerException(f"Broker {node} is not the controller")
+            # 3. Per topic id.
+            return _topic_outcomes(response.responses, ids, results, response.throttle_time_ms,
+                                   retry_on_quota_violation, lambda r: None, key=lambda r: r.topic_id)
+
+        await self._run_topic_calls("deleteTopics", attempt, ids, results, retry_on_quota_violation, timeout_ms)
+        _all(results, ids)
+
     async def incremental_alter_configs(self, configs: dict[str, Iterable[AlterConfigOp]], *, validate_only: bool = False,
                                         timeout_ms: float | None = None) -> None:
         """Mirrors org.apache.kafka.clients.admin.KafkaAdminClient#incrementalAlterConfigs for topic resources.
@@ -471,6 +502,49 @@ class KafkaAdminClient:
             return out
 
         return _all(await self._run_call("describeTopics", self._least_loaded_node, attempt, timeout_ms), names)
+
+    async def describe_topics_by_ids(self, topic_ids: Iterable[Uuid], *,
+                                     timeout_ms: float | None = None) -> dict[Uuid, TopicDescription]:
+        """Mirrors KafkaAdminClient#describeTopics(TopicCollection.ofTopicIds(...)) (handleDescribeTopicsByIds;
+        then DescribeTopicsResult#allTopicIds).
+
+        1. The zero id cannot be sent (InvalidTopicException); 2. one Metadata request by id to the
+        least-loaded broker; 3. per id: no topic of that id in the answer is
+        UnknownTopicIdException("TopicId <id> not found."), a topic error its exception, otherwise
+        its description. The first failure in request order raises.
+        """
+        # 1. Ids a request can carry.
+        ids = list(dict.fromkeys(topic_ids))
+        for topic_id in ids:
+            if topic_id == ZERO_UUID:
+                raise InvalidTopicException(f"The given topic id '{topic_id}' cannot be represented in a request.")
+
+        async def attempt(node: int, remaining_ms: int) -> dict[Uuid, TopicDescription | ApiException]:
+            # 2. Metadata by id.
+            request = MetadataRequest(topics=tuple(MetadataRequestTopic(topic_id=t, name=None) for t in ids),
+                                      allow_auto_topic_creation=False)
+            response: MetadataResponse = await self.client.send(node, request, remaining_ms)
+            live = {b.node_id for b in response.brokers}
+            out: dict[Uuid, TopicDescription | ApiException] = {}
+            for topic_id in ids:
+                # 3. The id's topic, by the name the answer gives it.
+                topic = next((t for t in response.topics if t.topic_id == topic_id and t.name), None)
+                if topic is None:
+                    out[topic_id] = UnknownTopicIdException(f"TopicId {topic_id} not found.")
+                    continue
+                error = Errors.for_code(topic.error_code)
+                if error is not Errors.NONE:
+                    out[topic_id] = error.exception()
+                    continue
+                out[topic_id] = TopicDescription(
+                    name=topic.name, topic_id=topic_id, internal=topic.is_internal,
+                    partitions=tuple(
+                        TopicPartitionInfo(p.partition_index, p.leader_id if p.leader_id in live else None,
+                                           tuple(p.replica_nodes), tuple(p.isr_nodes))
+                        for p in sorted(topic.partitions, key=lambda p: p.partition_index)))
+            return out
+
+        return _all(await self._run_call("describeTopicsWithIds", self._least_loaded_node, attempt, timeout_ms), ids)
 
     async def describe_cluster(self, *, timeout_ms: float | None = None) -> ClusterDescription:
         """Mirrors org.apache.kafka.clients.admin.KafkaAdminClient#describeCluster (DescribeCluster, KIP-700).
@@ -756,28 +830,31 @@ Admin = KafkaAdminClient
 
 
 
-def _topic_outcomes(entries: Iterable[Any], wanted: Iterable[str] | Mapping[str, Any], results: dict[str, Any],
-                    throttle_time_ms: int, retry_on_quota_violation: bool, success: Callable[[Any], Any]) -> list[str]:
+def _topic_outcomes(entries: Iterable[Any], wanted: Iterable[Any] | Mapping[Any, Any], results: dict[Any, Any],
+                    throttle_time_ms: int, retry_on_quota_violation: bool, success: Callable[[Any], Any],
+                    key: Callable[[Any], Any] = lambda r: r.name) -> list[Any]:
     """The per-topic answer handling CreateTopics, CreatePartitions and DeleteTopics share in
     KafkaAdminClient: 1. a throttled topic (THROTTLING_QUOTA_EXCEEDED) keeps a
     ThrottlingQuotaExceededException and is sent again when ``retry_on_quota_violation``; 2. any
     other error is its exception; 3. success is ``success(entry)``; 4. when nothing is sent again,
-    a wanted topic the answer left out fails (completeUnrealizedFutures). Returns the topics to retry."""
+    a wanted topic the answer left out fails (completeUnrealizedFutures). Returns the topics to retry.
+    Topics are keyed by name, or by ``key`` (the topic id, for deletions by id)."""
     ordered = list(wanted)
     wanted_set = set(ordered)
-    retry: list[str] = []
+    retry: list[Any] = []
     for r in entries:
-        if r.name not in wanted_set:
+        name = key(r)
+        if name not in wanted_set:
             continue
         error = Errors.for_code(r.error_code)
         if error is Errors.THROTTLING_QUOTA_EXCEEDED:
-            results[r.name] = ThrottlingQuotaExceededException(r.error_message or error.message, throttle_time_ms)
+            results[name] = ThrottlingQuotaExceededException(r.error_message or error.message, throttle_time_ms)
             if retry_on_quota_violation:
-                retry.append(r.name)
+                retry.append(name)
         elif error is not Errors.NONE:
-            results[r.name] = error.exception(r.error_message or None)
+            results[name] = error.exception(r.error_message or None)
         else:
-            results[r.name] = success(r)
+            results[name] = success(r)
     if not retry:
         for name in ordered:
             results.setdefault(name, ApiException(f"The controller response did not contain a result for topic {name}"))
