@@ -20,6 +20,8 @@ Not ported:
 
 from __future__ import annotations
 
+import random
+
 import anyio
 import pytest
 
@@ -40,11 +42,12 @@ from kafka_ref.common.errors import (
     PreferredLeaderNotAvailableException,
     TopicExistsException,
     UnknownMemberIdException,
+    UnknownTopicIdException,
     UnknownTopicOrPartitionException,
 )
 from kafka_ref.common.requests.delete_records import DeleteRecordsRequest
 from kafka_ref.common.requests.elect_leaders import ElectionType
-from kafka_ref.common.uuid import ZERO_UUID
+from kafka_ref.common.uuid import ZERO_UUID, Uuid
 
 pytestmark = pytest.mark.anyio
 MODES = ["zk", "kraft"]
@@ -154,6 +157,19 @@ async def test_create_existing_topics_throw_topic_exists_exception(mode):
 
 
 @pytest.mark.parametrize("mode", MODES)
+async def test_delete_topics_with_ids(mode):
+    """Mirrors PlaintextAdminIntegrationTest#testDeleteTopicsWithIds."""
+    topics = ["mytopic", "mytopic2", "mytopic3"]
+    async with _cluster(mode) as cluster:
+        async with cluster.admin() as admin:
+            await admin.create_topics([NewTopic("mytopic", replica_assignment={0: [1, 2], 1: [2, 0]}),
+                                       NewTopic("mytopic2", 3, 3), NewTopic("mytopic3")])
+            await _wait_for_topics(cluster, admin, topics, [])
+            await admin.delete_topics_by_ids([cluster.topic_id(t) for t in topics])
+            await _wait_for_topics(cluster, admin, [], topics)
+
+
+@pytest.mark.parametrize("mode", MODES)
 async def test_describe_non_existing_topic(mode):
     """Mirrors PlaintextAdminIntegrationTest#testDescribeNonExistingTopic: describing does not create it."""
     async with _cluster(mode) as cluster:
@@ -166,6 +182,23 @@ async def test_describe_non_existing_topic(mode):
             assert cluster.topic_assignment("non-existing") is None
             if mode == "zk":
                 assert cluster.zookeeper.exists("/brokers/topics/non-existing") is None
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_describe_topics_with_ids(mode):
+    """Mirrors PlaintextAdminIntegrationTest#testDescribeTopicsWithIds: an unknown id is UnknownTopicIdException."""
+    async with _cluster(mode) as cluster:
+        async with cluster.admin() as admin:
+            await admin.create_topics([NewTopic("existing-topic", 1, 1)])
+            await _wait_for_topics(cluster, admin, ["existing-topic"], [])
+            await cluster.wait_until(lambda: cluster.broker(0).metadata_cache.get_topic_id("existing-topic") != ZERO_UUID)
+            existing = cluster.broker(0).metadata_cache.get_topic_id("existing-topic")
+            missing = Uuid.random_uuid(random.Random(5))
+            assert (await admin.describe_topics_by_ids([existing]))[existing].topic_id == existing
+            assert (await admin.describe_topics_by_ids([existing]))[existing].name == "existing-topic"
+            with pytest.raises(UnknownTopicIdException) as info:
+                await admin.describe_topics_by_ids([existing, missing])
+            assert str(info.value) == f"TopicId {missing} not found."
 
 
 @pytest.mark.parametrize("mode", MODES)
