@@ -45,10 +45,12 @@ from kafka_ref.common.requests.metadata import MetadataRequest, MetadataRequestT
 from kafka_ref.common.time import Time
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.common.uuid import ZERO_UUID, Uuid
+from kafka_ref.image.records import ConfigResource
 from kafka_ref.network.network import Network
 from kafka_ref.clients.admin_types import (  # noqa: F401  (re-exported: the names users import from here)
     AlterConfigOp,
     ClusterDescription,
+    ConfigEntry,
     DeletedRecords,
     ListOffsetsResultInfo,
     LogDirDescription,
@@ -372,8 +374,8 @@ class KafkaAdminClient:
 
     async def delete_topics_by_ids(self, topic_ids: Iterable[Uuid], *, retry_on_quota_violation: bool = True,
                                    timeout_ms: float | None = None) -> None:
-        """Mirrors KafkaAdminClient#deleteTopics(TopicCollection.ofTopicIds(...)) (handleDeleteTopicsUsingIds,
-        getDeleteTopicsWithIdsCall; then DeleteTopicsResult#all).
+        """Mirrors org.apache.kafka.clients.admin.KafkaAdminClient#handleDeleteTopicsUsingIds (deleteTopics with
+        TopicCollection.ofTopicIds; getDeleteTopicsWithIdsCall; then DeleteTopicsResult#all).
 
         1. The zero id cannot be sent (InvalidTopicException); 2. DeleteTopics naming the topics by
         id goes to the controller (NOT_CONTROLLER retries there, throttled topics are sent again);
@@ -438,7 +440,8 @@ class KafkaAdminClient:
         _all(results, topics)
 
     async def describe_topic_configs(self, topics: Iterable[str], *, timeout_ms: float | None = None) -> dict[str, dict[str, str | None]]:
-        """Mirrors KafkaAdminClient#describeConfigs for topic resources: each topic's effective config by key."""
+        """Mirrors KafkaAdminClient#describeConfigs for topic resources: each topic's effective config by key (values
+        only; ``describe_configs`` also takes broker resources and returns whole entries)."""
         from kafka_ref.common.requests.describe_configs import (
             DescribeConfigsRequest,
             DescribeConfigsResource,
@@ -468,6 +471,64 @@ class KafkaAdminClient:
 
         await self._run_call("describeConfigs", self._least_loaded_node, attempt, timeout_ms)
         return _all(results, names)
+
+    async def describe_configs(self, resources: Iterable[ConfigResource], *,
+                               timeout_ms: float | None = None) -> dict[ConfigResource, dict[str, ConfigEntry]]:
+        """Mirrors org.apache.kafka.clients.admin.KafkaAdminClient#describeConfigs (then DescribeConfigsResult#all): each
+        resource's config entries by name. (``describe_topic_configs`` is also this call, for topic values only.)
+
+        1. Resources are grouped by the node that must answer them (KafkaAdminClient#nodeFor: a
+        broker resource with a broker id goes to that broker, anything else to the least-loaded
+        broker); 2. one DescribeConfigs per group, every key; 3. each resource's error as its
+        exception (the broker's message), or its entries (the response's source mapped to
+        ConfigEntry.ConfigSource); a resource the answer left out fails. The first failure in
+        request order raises.
+        """
+        from kafka_ref.common.requests.describe_configs import (
+            DescribeConfigsRequest,
+            DescribeConfigsResource,
+            DescribeConfigsResponse,
+        )
+        from kafka_ref.image.records import ConfigResourceType
+
+        wanted = list(dict.fromkeys(resources))
+        # 1. By node (None: any broker).
+        by_node: dict[int | None, list[ConfigResource]] = {}
+        for resource in wanted:
+            node = int(resource.name) if resource.type == ConfigResourceType.BROKER and resource.name else None
+            by_node.setdefault(node, []).append(resource)
+        results: dict[ConfigResource, dict[str, ConfigEntry] | ApiException] = {}
+        for node, group in by_node.items():
+            async def fixed(deadline: int, node: int | None = node) -> int:
+                return node if node is not None else await self._least_loaded_node(deadline)
+
+            async def attempt(target: int, remaining_ms: int, group: list[ConfigResource] = group) -> None:
+                # 2. One request for the group.
+                request = DescribeConfigsRequest(resources=tuple(
+                    DescribeConfigsResource(resource_type=int(r.type), resource_name=r.name) for r in group))
+                response: DescribeConfigsResponse = await self.client.send(target, request, remaining_ms)
+                # 3. Per resource.
+                for r in response.results:
+                    resource = ConfigResource(ConfigResourceType(r.resource_type), r.resource_name)
+                    if resource not in group:
+                        self._log.warning("describe_configs_unrequested_resource", resource=r.resource_name, node=target)
+                        continue
+                    error = Errors.for_code(r.error_code)
+                    results[resource] = (error.exception(r.error_message or None) if error is not Errors.NONE else
+                                         {c.name: ConfigEntry(c.name, c.value, _CONFIG_ENTRY_SOURCES.get(int(c.config_source),
+                                                                                                           "UNKNOWN"),
+                                                              c.is_sensitive, c.read_only) for c in r.configs})
+                for resource in group:
+                    results.setdefault(resource, ApiException(
+                        "The node response did not contain a result for config resource "
+                        f"ConfigResource(type={resource.type.name}, name='{resource.name}')"))
+
+            try:
+                await self._run_call("describeConfigs", fixed, attempt, timeout_ms)
+            except ApiException as exc:
+                for resource in group:
+                    results.setdefault(resource, exc)
+        return _all(results, wanted)
 
     async def describe_topics(self, names: Iterable[str], *, timeout_ms: float | None = None) -> dict[str, TopicDescription]:
         """Mirrors org.apache.kafka.clients.admin.KafkaAdminClient#describeTopics (then allTopicNames)."""
@@ -505,8 +566,8 @@ class KafkaAdminClient:
 
     async def describe_topics_by_ids(self, topic_ids: Iterable[Uuid], *,
                                      timeout_ms: float | None = None) -> dict[Uuid, TopicDescription]:
-        """Mirrors KafkaAdminClient#describeTopics(TopicCollection.ofTopicIds(...)) (handleDescribeTopicsByIds;
-        then DescribeTopicsResult#allTopicIds).
+        """Mirrors org.apache.kafka.clients.admin.KafkaAdminClient#handleDescribeTopicsByIds (describeTopics with
+        TopicCollection.ofTopicIds; then DescribeTopicsResult#allTopicIds).
 
         1. The zero id cannot be sent (InvalidTopicException); 2. one Metadata request by id to the
         least-loaded broker; 3. per id: no topic of that id in the answer is
@@ -860,6 +921,12 @@ def _topic_outcomes(entries: Iterable[Any], wanted: Iterable[Any] | Mapping[Any,
             results.setdefault(name, ApiException(f"The controller response did not contain a result for topic {name}"))
     return retry
 
+# KafkaAdminClient#configSource: DescribeConfigsResponse.ConfigSource ids to ConfigEntry.ConfigSource names.
+_CONFIG_ENTRY_SOURCES = {1: "DYNAMIC_TOPIC_CONFIG", 2: "DYNAMIC_BROKER_CONFIG", 3: "DYNAMIC_DEFAULT_BROKER_CONFIG",
+                         4: "STATIC_BROKER_CONFIG", 5: "DEFAULT_CONFIG", 6: "DYNAMIC_BROKER_LOGGER_CONFIG",
+                         7: "DYNAMIC_CLIENT_METRICS_CONFIG"}
+
+
 def _all(results: dict, order: Iterable) -> dict:
     """Mirrors KafkaFuture#allOf as the *Result#all methods use it: the first failure (in request order) raises."""
     for key in order:
@@ -875,6 +942,6 @@ def _without_controller(snapshot: Any) -> Any:
 
 
 __all__ = [
-    "Admin", "AlterConfigOp", "ClusterDescription", "DeletedRecords", "KafkaAdminClient", "ListOffsetsResultInfo",
+    "Admin", "AlterConfigOp", "ClusterDescription", "ConfigEntry", "ConfigResource", "DeletedRecords", "KafkaAdminClient", "ListOffsetsResultInfo",
     "LogDirDescription", "NewTopic", "OffsetSpec", "RecordsToDelete", "ReplicaInfo", "TopicDescription", "TopicMetadataAndConfig", "TopicPartitionInfo",
 ]

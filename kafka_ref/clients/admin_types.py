@@ -191,3 +191,23 @@ class LogDirDescription:
     replica_infos: dict[TopicPartition, ReplicaInfo]
     total_bytes: int | None = None
     usable_bytes: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigEntry:
+    """Mirrors org.apache.kafka.clients.admin.ConfigEntry as describeConfigs returns it (no synonyms, type or documentation).
+
+    ``source`` is a ConfigEntry.ConfigSource name: DYNAMIC_TOPIC_CONFIG, DYNAMIC_BROKER_CONFIG,
+    DYNAMIC_DEFAULT_BROKER_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG, DYNAMIC_BROKER_LOGGER_CONFIG or UNKNOWN.
+    """
+
+    name: str
+    value: str | None
+    source: str = "UNKNOWN"
+    is_sensitive: bool = False
+    is_read_only: bool = False
+
+    @property
+    def is_default(self) -> bool:
+        """Mirrors ConfigEntry#isDefault: the value is the config's default."""
+        return self.source == "DEFAULT_CONFIG"
