@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafka_ref.common.config import KAFKA_CONFIG_KEYS, LOG_CONFIG_KEYS
+from kafka_ref.common.config import KAFKA_CONFIG_KEYS, LOG_CONFIG_KEYS, LogConfig
 from kafka_ref.common.errors import Errors, InvalidRequestException, InvalidTopicException
 from kafka_ref.common.requests.describe_configs import (
     ConfigSource,
@@ -131,7 +131,12 @@ def describe_configs(broker: Any, request: DescribeConfigsRequest) -> DescribeCo
             elif not broker.metadata_cache.contains_topic(name):
                 error, message = Errors.UNKNOWN_TOPIC_OR_PARTITION, f"Topic {name} does not exist"
             else:
-                config = broker.log_manager.fetch_log_config(name)
+                # The topic's overrides from the config repository (ZooKeeper: read from the znode, so
+                # a broker without a replica of the topic answers too), over this broker's defaults.
+                repository = broker.log_manager.config_repository
+                overrides = repository.topic_config(name) if repository is not None else None
+                config = (LogConfig.from_broker(broker.config, overrides) if overrides is not None
+                          else broker.log_manager.fetch_log_config(name))
                 configs = _entries(dict(config._values), set(config.overrides), ConfigSource.TOPIC_CONFIG,
                                    resource.configuration_keys)
         # 2. This broker.
