@@ -48,6 +48,7 @@ from kafka_ref.common.errors import (
 from kafka_ref.common.requests.delete_records import DeleteRecordsRequest
 from kafka_ref.common.requests.elect_leaders import ElectionType
 from kafka_ref.common.uuid import ZERO_UUID, Uuid
+from kafka_ref.image.records import ConfigResource, ConfigResourceType
 
 pytestmark = pytest.mark.anyio
 MODES = ["zk", "kraft"]
@@ -271,6 +272,37 @@ async def _wait_for_all_partitions_metadata(cluster: Cluster, topic: str, expect
         return True
 
     await cluster.wait_until(ready, 60000, message=f"{expected} partitions of {topic} everywhere")
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_describe_and_alter_configs(mode):
+    """Mirrors PlaintextAdminIntegrationTest#testDescribeAndAlterConfigs (its describe half; the alter half,
+    checkValidAlterConfigs, is tests/test_alter_configs_legacy.py): a topic's override is a
+    dynamic topic config, a default is the default; each broker resource is answered by that
+    broker, with its own id and the default compression type. Kafka's count of broker entries,
+    listener map and sensitive truststore password are not modelled."""
+    topic1, topic2 = "describe-alter-configs-topic-1", "describe-alter-configs-topic-2"
+    resource1, resource2 = ConfigResource(ConfigResourceType.TOPIC, topic1), ConfigResource(ConfigResourceType.TOPIC, topic2)
+    broker1, broker2 = ConfigResource(ConfigResourceType.BROKER, "1"), ConfigResource(ConfigResourceType.BROKER, "2")
+    async with _cluster(mode) as cluster:
+        await cluster.create_topic(topic1, config={"max.message.bytes": "500000", "retention.ms": "60000000"})
+        await cluster.create_topic(topic2)
+        async with cluster.admin() as admin:
+            configs = await admin.describe_configs([resource1, resource2, broker1, broker2])
+            assert list(configs) == [resource1, resource2, broker1, broker2]
+            entry = configs[resource1]["max.message.bytes"]
+            assert (entry.name, entry.value, entry.is_default, entry.is_sensitive, entry.is_read_only) == (
+                "max.message.bytes", "500000", False, False, False)
+            assert entry.source == "DYNAMIC_TOPIC_CONFIG"
+            assert configs[resource1]["retention.ms"].value == "60000000"
+            entry = configs[resource2]["max.message.bytes"]
+            assert (entry.name, entry.value, entry.is_default, entry.is_sensitive, entry.is_read_only) == (
+                "max.message.bytes", "1048588", True, False, False)
+            assert configs[broker1]["broker.id"].value == "1"
+            assert configs[broker2]["broker.id"].value == "2"
+            entry = configs[broker1]["compression.type"]
+            assert (entry.name, entry.value, entry.is_default, entry.is_sensitive, entry.is_read_only) == (
+                "compression.type", "producer", True, False, False)
 
 
 @pytest.mark.parametrize("mode", MODES)
