@@ -147,3 +147,28 @@ async def test_null_configs(mode):
                 await admin.incremental_alter_configs({TOPIC: [_op("retention.bytes", None), _op("compression.type", "lz4")]})
             assert str(info.value) == "Null value not supported for : retention.bytes"
             check_log_config("producer")
+
+
+async def _append_config(mode: str, create_configs: dict[str, str], append: str, expected: str) -> None:
+    """PlaintextAdminIntegrationTest#testAppendConfig: APPEND to leader.replication.throttled.replicas, then describe."""
+    async with _cluster(mode) as cluster:
+        await cluster.create_topic(TOPIC, config=create_configs)
+        async with cluster.admin() as admin:
+            await admin.incremental_alter_configs({TOPIC: [AlterConfigOp("leader.replication.throttled.replicas", append,
+                                                                         "APPEND")]})
+            with anyio.fail_after(15):
+                while (await admin.describe_topic_configs([TOPIC]))[TOPIC]["leader.replication.throttled.replicas"] != expected:
+                    await anyio.sleep(0.1)
+            assert (await admin.describe_topic_configs([TOPIC]))[TOPIC]["leader.replication.throttled.replicas"] == expected
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_append_config_to_empty_default_value(mode):
+    """Mirrors PlaintextAdminIntegrationTest#testAppendConfigToEmptyDefaultValue."""
+    await _append_config(mode, {}, "0:0", "0:0")
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_append_config_to_existent_value(mode):
+    """Mirrors PlaintextAdminIntegrationTest#testAppendConfigToExistentValue."""
+    await _append_config(mode, {"leader.replication.throttled.replicas": "1:1"}, "0:0", "1:1,0:0")

@@ -26,7 +26,7 @@ import anyio
 import pytest
 
 from kafka_ref import Cluster, Errors, TopicPartition
-from kafka_ref.clients.admin import DeletedRecords, NewPartitions, NewTopic, RecordsToDelete
+from kafka_ref.clients.admin import Admin, DeletedRecords, NewPartitions, NewTopic, RecordsToDelete
 from kafka_ref.common.errors import (
     ElectionNotNeededException,
     EligibleLeadersNotAvailableException,
@@ -40,6 +40,7 @@ from kafka_ref.common.errors import (
     NotLeaderOrFollowerException,
     OffsetOutOfRangeException,
     PreferredLeaderNotAvailableException,
+    TimeoutException,
     TopicExistsException,
     UnknownMemberIdException,
     UnknownTopicIdException,
@@ -143,6 +144,27 @@ async def _assert_leader(admin, tp: TopicPartition, leader: int | None) -> None:
     with anyio.fail_after(60):
         while await _leader(admin, tp) != leader:
             await anyio.sleep(0.1)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_close(mode):
+    """Mirrors PlaintextAdminIntegrationTest#testClose: a second close has no effect."""
+    async with _cluster(mode) as cluster:
+        admin = cluster.admin()
+        admin.close()
+        admin.close()
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_minimum_request_timeouts(mode):
+    """Mirrors PlaintextAdminIntegrationTest#testMinimumRequestTimeouts: bootstrapped from a broker that does
+    not exist, with a request timeout of 0, a 2 ms call fails with TimeoutException, and not at once."""
+    async with _cluster(mode) as cluster:
+        admin = Admin(cluster.network, [99], request_timeout_ms=0, default_api_timeout_ms=40000)
+        start = cluster.now_ms()
+        with pytest.raises(TimeoutException):
+            await admin.create_topics([NewTopic("mytopic", 1, 1), NewTopic("mytopic2", 1, 1)], timeout_ms=2)
+        assert cluster.now_ms() > start
 
 
 @pytest.mark.parametrize("mode", MODES)
