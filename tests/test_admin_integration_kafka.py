@@ -15,7 +15,32 @@ removeMembersFromConsumerGroup steps (tests/test_admin_groups.py), testIncrement
 (tests/test_alter_configs.py), checkValidAlterConfigs / checkInvalidAlterConfigs on topics
 (tests/test_alter_configs_legacy.py), the DeleteRecords low-watermark cases (tests/test_delete_records.py).
 
+The IncrementalAlterConfigs cases that name topic configs kafka_ref's LogConfig gains with the
+config-validation work (testValidIncrementalAlterConfigs, testAppendAlreadyExistsConfigsAndSubtractNotExistsConfigs,
+testInvalidIncrementalAlterConfigs, testNullConfigs, testAppendConfigTo*) are in
+tests/test_admin_integration_configs_kafka.py.
+
 Not ported:
+- BaseAdminIntegrationTest#testAuthorizedOperations, PlaintextAdminIntegrationTest#testAclOperations and
+  the authorized-operations checks of testConsumerGroups: ACLs and includeAuthorizedOperations are not
+  modelled (kafka_ref's authorizer is a deny list, with no ACL API).
+- testAdminClientHandlingBadIPWithoutTimeout: no DNS or host resolution on the in-process network.
+- testDescribeReplicaLogDirs, testAlterReplicaLogDirs, testAlterLogDirsAfterDeleteRecords, and the
+  alterReplicaLogDirs step of testLongTopicNames: one log directory per broker (no JBOD, no
+  AlterReplicaLogDirs / DescribeReplicaLogDirs).
+- testDelayedClose, testForceClose, testCallInFlightTimeouts: the admin client runs each call in the
+  caller's task (no background thread to close, no timeout-processor factory to inject failures).
+- testIncrementalAlterConfigsDeleteAndSetBrokerConfigs, testIncrementalAlterConfigsDeleteBrokerConfigs,
+  testCreateTopicsReturnsConfigs: dynamic broker configs (per broker and cluster default) are not
+  modelled, nor the synonym-based config sources CreateTopics reports for static broker keys.
+- testDescribeConfigsForLog4jLogLevels, testIncrementalAlterConfigsForLog4jLogLevels*,
+  testAlterConfigsForLog4jLogLevelsDoesNotWork: no BROKER_LOGGER resources (no log4j loggers).
+- testDescribeAndAlterConfigs' count of broker entries, listener security map and sensitive
+  ssl.truststore.password: kafka_ref's broker config has no listener or SSL keys and no internal-key split.
+- AdminClientWithPoliciesIntegrationTest#testInvalidAlterConfigsDueToPolicy: alter.config.policy.class.name
+  (AlterConfigPolicy) is not modelled; its testValidAlterConfigs / testInvalidAlterConfigs run
+  PlaintextAdminIntegrationTest#checkValidAlterConfigs / #checkInvalidAlterConfigs, ported in
+  tests/test_alter_configs_legacy.py.
 """
 
 from __future__ import annotations
