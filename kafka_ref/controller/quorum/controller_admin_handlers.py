@@ -152,7 +152,8 @@ class ControllerAdminHandlers:
         1. A name given twice is left out and answered once, INVALID_REQUEST ("Duplicate topic
         name."); __cluster_metadata is never created, and without CREATE on the cluster neither
         is a topic the principal may not CREATE: TOPIC_AUTHORIZATION_FAILED ("Authorization
-        failed."); 2. ReplicationControlManager#createTopics makes the rest; the answer lists its
+        failed."), and only topics it may DESCRIBE_CONFIGS are answered with their configs;
+        2. ReplicationControlManager#createTopics makes the rest; the answer lists its
         results, then the duplicates, then the refused topics.
         """
         from kafka_ref.common.requests.create_topics import CreatableTopicResult, CreateTopicsResponse
@@ -169,8 +170,10 @@ class ControllerAdminHandlers:
         else:
             authorized = {n for n in allowed if self.authorizer.authorize_topic(principal, "CREATE", n)}
         effective = dataclasses.replace(request, topics=tuple(t for t in request.topics if t.name in authorized))
+        #    The topics whose configs the answer may show (DESCRIBE_CONFIGS).
+        describable = {n for n in authorized if self.authorizer.authorize_topic(principal, "DESCRIBE_CONFIGS", n)}
         # 2. The controller's results, then the refused names.
-        records, response = self.replication_control.create_topics(effective)
+        records, response = self.replication_control.create_topics(effective, describable)
         refused = [CreatableTopicResult(name=n, error_code=Errors.INVALID_REQUEST.code, error_message="Duplicate topic name.")
                    for n in duplicates]
         refused += [CreatableTopicResult(name=n, error_code=Errors.TOPIC_AUTHORIZATION_FAILED.code,

@@ -218,13 +218,17 @@ class ReplicationControlManager(ReplicationBrokerChanges, ReplicationLeaderElect
 
     # ------------------------------------------------------------------ CreateTopics
 
-    def create_topics(self, request: CreateTopicsRequest) -> tuple[list[Any], CreateTopicsResponse]:
+    def create_topics(self, request: CreateTopicsRequest,
+                      describable: set[str] | None = None) -> tuple[list[Any], CreateTopicsResponse]:
         """Mirrors ReplicationControlManager#createTopics: one atomic batch for every topic created.
 
         1. names must be valid and new; 2. configs must not be null; 3. topic by topic, its
         configs must validate, then it gets its partitions (manual assignment or the striped
         placer) with the ISR = the active replicas and the leader = the first of them, written as
-        TopicRecord, its ConfigRecords, its PartitionRecords; 4. the response per topic.
+        TopicRecord, its ConfigRecords, its PartitionRecords; 4. the response per topic. A created
+        topic outside ``describable`` (the names the principal may DESCRIBE_CONFIGS; None: every
+        topic) is answered without its configs and counts (TOPIC_AUTHORIZATION_FAILED as its
+        topic config error).
         """
         errors: dict[str, ApiError] = {}
         # At most MAX_RECORDS_PER_USER_OP records for the whole request (KAFKA-14996): past that
@@ -260,7 +264,8 @@ class ReplicationControlManager(ReplicationBrokerChanges, ReplicationLeaderElect
                     errors[topic.name] = ApiError.from_throwable(config_errors[resource])
                     continue
             try:
-                successes[topic.name] = self._create_topic(topic, records, config_records)
+                successes[topic.name] = self._create_topic(topic, records, config_records,
+                                                           describable is None or topic.name in describable)
             except ApiException as exc:
                 errors[topic.name] = ApiError.from_throwable(exc)
         # 4. Answer.
@@ -302,7 +307,8 @@ class ReplicationControlManager(ReplicationBrokerChanges, ReplicationLeaderElect
                         Errors.INVALID_TOPIC_EXCEPTION,
                         f"Topic '{topic.name}' collides with existing topic: {sorted(colliding)[0]}")
 
-    def _create_topic(self, topic: Any, records: list[Any], config_records: list[Any] = ()) -> CreatableTopicResult:
+    def _create_topic(self, topic: Any, records: list[Any], config_records: list[Any] = (),
+                      authorized_to_return_configs: bool = True) -> CreatableTopicResult:
         """Mirrors ReplicationControlManager#createTopic: nothing is written unless the topic is created."""
         new_parts: dict[int, PartitionRegistration] = {}
         if topic.assignments:
@@ -358,7 +364,11 @@ class ReplicationControlManager(ReplicationBrokerChanges, ReplicationLeaderElect
         records.extend(config_records)
         for partition_id in sorted(new_parts):
             records.append(new_parts[partition_id].to_record(topic_id, partition_id))
-        # 4. The answer lists the topic's effective configs (its creation configs over the defaults).
+        # 4. The answer lists the topic's effective configs (its creation configs over the defaults)
+        #    and counts, when the principal may describe its configs.
+        if not authorized_to_return_configs:
+            return CreatableTopicResult(name=topic.name, topic_id=topic_id, error_code=Errors.NONE.code, error_message=None,
+                                        topic_config_error_code=Errors.TOPIC_AUTHORIZATION_FAILED.code)
         configs = tuple(CreatableTopicConfigs(name=e.name, value=None if e.is_sensitive else e.value,
                                               read_only=e.read_only, config_source=int(e.config_source),
                                               is_sensitive=e.is_sensitive)
