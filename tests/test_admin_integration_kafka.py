@@ -71,6 +71,7 @@ from kafka_ref.common.errors import (
     UnknownTopicIdException,
     UnknownTopicOrPartitionException,
 )
+from kafka_ref.common.requests.create_topics import CreatableTopic, CreateTopicsRequest
 from kafka_ref.common.requests.delete_records import DeleteRecordsRequest
 from kafka_ref.common.requests.elect_leaders import ElectionType
 from kafka_ref.common.uuid import ZERO_UUID, Uuid
@@ -169,6 +170,34 @@ async def _assert_leader(admin, tp: TopicPartition, leader: int | None) -> None:
     with anyio.fail_after(60):
         while await _leader(admin, tp) != leader:
             await anyio.sleep(0.1)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_create_topics_answers_configs_only_where_describable(mode):
+    """Mirrors ControllerApisTest#testCreateTopics' "indescribable" topic (KafkaApis#handleCreateTopicsRequest in
+    ZooKeeper mode): a created topic the principal may not DESCRIBE_CONFIGS is answered without configs or
+    counts (nor, from a ZooKeeper broker, its id), TOPIC_AUTHORIZATION_FAILED as its topic config error;
+    the describable one with all of them."""
+    async with _cluster(mode) as cluster:
+        # ZooKeeper: the broker decides; KRaft: the active controller, as the forwarded principal.
+        authorizer = (cluster.broker(cluster.controller_id()).apis.authorizer if mode == "zk"
+                      else cluster.active_controller().authorizer)
+        authorizer.deny_topic("User:eve", "DESCRIBE_CONFIGS", "indescribable")
+        request = CreateTopicsRequest(topics=tuple(CreatableTopic(name=n, num_partitions=2, replication_factor=3)
+                                                   for n in ("baz", "indescribable")), timeout_ms=10000)
+        target = cluster.controller_id() if mode == "zk" else 0
+        response = await cluster.network.send("eve", target, request, 15000, principal="User:eve")
+        baz, hidden = response.topics
+        assert (baz.name, baz.error_code, baz.num_partitions, baz.replication_factor, baz.topic_config_error_code) == (
+            "baz", 0, 2, 3, 0)
+        assert {c.name: c.value for c in baz.configs}["cleanup.policy"] == "delete"
+        assert (hidden.name, hidden.error_code, hidden.num_partitions, hidden.replication_factor,
+                hidden.topic_config_error_code, hidden.configs) == (
+            "indescribable", 0, -1, -1, Errors.TOPIC_AUTHORIZATION_FAILED.code, ())
+        # The id: KRaft answers it; a ZooKeeper broker only for describable topics (ZkAdminManager#populateIds).
+        assert cluster.topic_id("indescribable") != ZERO_UUID
+        assert hidden.topic_id == (ZERO_UUID if mode == "zk" else cluster.topic_id("indescribable"))
+        assert baz.topic_id == cluster.topic_id("baz")
 
 
 @pytest.mark.parametrize("mode", MODES)
