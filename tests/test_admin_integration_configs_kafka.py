@@ -4,7 +4,8 @@ Split from tests/test_admin_integration_kafka.py (same harness: three brokers, b
 modes, virtual time) because these cases name topic configs (flush.ms,
 min.cleanable.dirty.ratio, leader.replication.throttled.replicas) and the null-config check of
 ZkAdminManager#createTopics that kafka_ref's LogConfig gains with the "cfgs" helper's branch
-(every LogConfig key with Kafka's types): they pass once that branch is in.
+(every LogConfig key with Kafka's types, 7121d73) and its ConfigAdminManager#preprocess null-value
+check (29860a9): they pass once that branch is in.
 """
 
 from __future__ import annotations
