@@ -87,7 +87,10 @@ class LocalLog:
         # Where the oldest retained "segment" begins (each removed batch counts as a segment).
         self._first_segment_base_offset = next_offset
         self._next_offset = next_offset
-        self._next_offset_metadata = LogOffsetMetadata(next_offset, next_offset, 0)
+        # Mirrors kafka.log.LocalLog#logEndOffsetMetadata (the field nextOffsetMetadata): a plain
+        # attribute that every append, truncation and roll keeps in step
+        # (_update_log_end_offset_metadata); every follower fetch of every partition reads it.
+        self.log_end_offset_metadata = LogOffsetMetadata(next_offset, next_offset, 0)
         # Mirrors kafka.log.LocalLog#logEndOffset: the offset the next appended record gets. A
         # plain attribute kept equal to ``_next_offset`` (read several times per request).
         self.log_end_offset = next_offset
@@ -117,20 +120,14 @@ class LocalLog:
     def batches(self) -> BatchView:
         return BatchView(self._batches)
 
-    @property
-    def log_end_offset_metadata(self) -> LogOffsetMetadata:
-        """Mirrors kafka.log.LocalLog#logEndOffsetMetadata.
-
-        Kafka keeps it in a field (nextOffsetMetadata) that every append, truncation and roll
-        replaces; here it is made again only when the end it describes moved (every follower
-        fetch of every partition reads it, usually unchanged).
-        """
-        metadata = self._next_offset_metadata
+    def _update_log_end_offset_metadata(self) -> None:
+        """Keep ``log_end_offset_metadata`` (Kafka's nextOffsetMetadata field) in step with the end
+        offset, the segment and its size: called wherever one of them moves. The object is kept
+        while the end it describes is unchanged (an idle partition's fetches share it)."""
+        metadata = self.log_end_offset_metadata
         if (metadata.message_offset != self._next_offset or metadata.relative_position_in_segment != self._end_position
                 or metadata.segment_base_offset != self.segment_base_offset):
-            metadata = self._next_offset_metadata = LogOffsetMetadata(self._next_offset, self.segment_base_offset,
-                                                                      self._end_position)
-        return metadata
+            self.log_end_offset_metadata = LogOffsetMetadata(self._next_offset, self.segment_base_offset, self._end_position)
 
     @property
     def first_segment_base_offset(self) -> int:
@@ -169,6 +166,7 @@ class LocalLog:
     def _update_log_end_offset(self, end_offset: int) -> None:
         """Mirrors kafka.log.LocalLog#updateLogEndOffset: the recovery point never exceeds the end."""
         self._next_offset = self.log_end_offset = end_offset
+        self._update_log_end_offset_metadata()
         if self.recovery_point > end_offset:
             self.update_recovery_point(end_offset)
 
@@ -341,6 +339,7 @@ class LocalLog:
                 self.segment_base_offset = self._next_offset
                 self._first_segment_base_offset = self._next_offset
                 self._end_position = 0
+                self._update_log_end_offset_metadata()
         return removed
 
     def delete_all_segments(self) -> list[RecordBatch]:
@@ -350,6 +349,7 @@ class LocalLog:
         self._base_offsets = []
         self._positions = []
         self._end_position = 0
+        self._update_log_end_offset_metadata()
         self.is_memory_mapped_buffer_closed = True
         return removed
 
