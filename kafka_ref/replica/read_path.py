@@ -92,7 +92,7 @@ class ReadPath:
             if result.info is not None:
                 statuses.append((tp, FetchPartitionStatus(result.info.fetch_offset_metadata, info)))
         op = DelayedFetch(params, statuses, self, response_callback)
-        keys = [TopicPartitionOperationKey.of(tp) for tp, _ in statuses]
+        keys = TopicPartitionOperationKey.of_all([tp for tp, _ in statuses])
         if not keys:
             response_callback(results)
             return

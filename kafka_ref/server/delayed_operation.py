@@ -32,6 +32,13 @@ class TopicPartitionOperationKey:
             key = _OPERATION_KEYS[tp] = cls(tp.topic, tp.partition)
         return key
 
+    @classmethod
+    def of_all(cls, tps: Iterable[TopicPartition]) -> list["TopicPartitionOperationKey"]:
+        """The keys of ``tps``, in order (a parked fetch keys every partition it waits on: one call
+        per fetch, not one per partition)."""
+        keys = _OPERATION_KEYS
+        return [keys.get(tp) or cls.of(tp) for tp in tps]
+
     @property
     def key_label(self) -> str:
         return f"{self.topic}-{self.partition}"
