@@ -198,7 +198,12 @@ class FetchSessionHandler:
                         next_parts[tp] = nxt
                         h.session_partitions[tp] = nxt
                         replaced.append(TopicIdPartition(prev.topic_id, tp))
-                    elif prev != nxt:
+                    # (PartitionData#equals written out field by field: one dataclass __eq__ call
+                    #  per partition per fetch saved; the topic ids were compared just above.)
+                    elif (prev.fetch_offset != nxt.fetch_offset or prev.log_start_offset != nxt.log_start_offset
+                          or prev.max_bytes != nxt.max_bytes or prev.current_leader_epoch != nxt.current_leader_epoch
+                          or prev.last_fetched_epoch != nxt.last_fetched_epoch
+                          or (prev.topic_id is not nxt.topic_id and prev.topic_id != nxt.topic_id)):
                         next_parts[tp] = nxt
                         h.session_partitions[tp] = nxt
                         altered.append(TopicIdPartition(nxt.topic_id, tp))
