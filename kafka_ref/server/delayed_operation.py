@@ -9,19 +9,43 @@ per-operation lock is not needed: a sync call cannot interleave with another.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from operator import itemgetter
 from typing import Callable, Generic, Hashable, Iterable, TypeVar
 
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.server.timer import SystemTimer, TimerTask
 
 
-@dataclass(frozen=True, slots=True)
-class TopicPartitionOperationKey:
-    """Mirrors kafka.server.TopicPartitionOperationKey."""
+class TopicPartitionOperationKey(tuple):
+    """Mirrors kafka.server.TopicPartitionOperationKey: a purgatory key, (topic, partition).
 
-    topic: str
-    partition: int
+    Immutable, equal only to a key of the same partition. Why a ``tuple`` underneath: the
+    purgatory hashes a key for every partition of every parked fetch and produce; a tuple's hash
+    runs in C, a (frozen dataclass) ``__hash__`` is a Python call each time. The value is the
+    same as before, hash((topic, partition)), and nothing else of ``tuple`` is part of the type.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, topic: str, partition: int) -> "TopicPartitionOperationKey":
+        return tuple.__new__(cls, (topic, partition))
+
+    topic = property(itemgetter(0), doc="The key's topic.")
+    partition = property(itemgetter(1), doc="The key's partition index.")
+
+    __hash__ = tuple.__hash__
+
+    def __eq__(self, other: object) -> bool:
+        return self is other or (other.__class__ is TopicPartitionOperationKey and tuple.__eq__(self, other))
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    def __getnewargs__(self) -> tuple[str, int]:
+        return (self[0], self[1])
+
+    def __repr__(self) -> str:
+        return f"TopicPartitionOperationKey(topic={self[0]!r}, partition={self[1]!r})"
 
     @classmethod
     def of(cls, tp: TopicPartition) -> "TopicPartitionOperationKey":
