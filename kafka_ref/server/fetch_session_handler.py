@@ -9,6 +9,8 @@ holds one handler per leader; kafka_ref's consumer fetches without sessions.
 
 from __future__ import annotations
 
+import logging
+
 import structlog
 from collections.abc import Collection, Container, Iterable
 from dataclasses import dataclass
@@ -19,6 +21,17 @@ from kafka_ref.common.topic_partition import TopicIdPartition, TopicPartition
 from kafka_ref.common.uuid import ZERO_UUID, Uuid
 
 log = structlog.get_logger("kafka.clients.FetchSessionHandler")
+
+def _debug_enabled() -> bool:
+    """Kafka's ``log.isDebugEnabled()`` guard, read from structlog's current configuration.
+
+    Why it exists: the module logger is a lazy proxy that builds a bound logger on every call, a
+    filtered-out ``debug`` included (about 9 µs); the builder logs once per incremental fetch.
+    """
+    wrapper_class = structlog.get_config()["wrapper_class"]
+    is_enabled_for = getattr(wrapper_class, "is_enabled_for", None)
+    return is_enabled_for is None or is_enabled_for(None, logging.DEBUG)
+
 
 INVALID_SESSION_ID = 0
 INITIAL_EPOCH = 0
@@ -220,9 +233,10 @@ class FetchSessionHandler:
                 h.session_partitions[tp] = nxt
                 added.append(TopicIdPartition(nxt.topic_id, tp))
             h.session_topic_names = self.topic_names if can_use_topic_ids else {}
-            log.debug("%sBuilt incremental fetch %s for node %s. Added %d, altered %d, removed %d, replaced %d out of %d",
-                      h.log_prefix, h.next_metadata, h.node, len(added), len(altered), len(removed), len(replaced),
-                      len(h.session_partitions))
+            if _debug_enabled():
+                log.debug("%sBuilt incremental fetch %s for node %s. Added %d, altered %d, removed %d, replaced %d out of %d",
+                          h.log_prefix, h.next_metadata, h.node, len(added), len(altered), len(removed), len(replaced),
+                          len(h.session_partitions))
             session = dict(h.session_partitions) if self.copy_session_partitions else h.session_partitions
             return FetchRequestData(next_parts, removed, replaced, session, h.next_metadata, can_use_topic_ids)
 
