@@ -436,9 +436,13 @@ class FetchRequest(AbstractRequest):
                 for name, (tid, parts) in forgotten.items()
             ),
             rack_id=rack_id,
+            version=version,
         )
         # 4. The version: v13+ only when every topic can be named by id (FetchSessionHandler#canUseTopicIds).
-        return dataclasses.replace(request, version=request.request_version() if version is None else version)
+        #    (A sender that chose one, as every follower fetch does, needs no second message.)
+        if version is None:
+            request = dataclasses.replace(request, version=request.request_version())
+        return request
 
     def request_version(self) -> int:
         """The version this request is read at: ``version`` when the sender set it, else the
