@@ -654,6 +654,9 @@ class AbstractFetcherThread(abc.ABC):
         ``add_partitions`` is synchronous, so the lookup happens at the start of the next
         ``do_work`` (same rule: fetchOffsetAndTruncate). A failure backs the partition off.
         """
+        # (Nothing pending, the usual case: no walk over every partition on each round of the loop.)
+        if not self._pending_offset_resets:
+            return
         # In fetch order (a set iterates in string-hash order, which differs per process).
         for tp in [tp for tp in self.partition_states.partition_state_map() if tp in self._pending_offset_resets] + \
                 [tp for tp in sorted(self._pending_offset_resets, key=lambda t: (t.topic, t.partition))
