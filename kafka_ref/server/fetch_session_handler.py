@@ -22,15 +22,19 @@ from kafka_ref.common.uuid import ZERO_UUID, Uuid
 
 log = structlog.get_logger("kafka.clients.FetchSessionHandler")
 
+# structlog's level-filtering logger classes that drop debug events (one class per level).
+_DEBUG_FILTERED_OUT = frozenset(structlog.make_filtering_bound_logger(level)
+                                for level in (logging.INFO, logging.WARNING, logging.ERROR, logging.CRITICAL))
+
+
 def _debug_enabled() -> bool:
     """Kafka's ``log.isDebugEnabled()`` guard, read from structlog's current configuration.
 
     Why it exists: the module logger is a lazy proxy that builds a bound logger on every call, a
     filtered-out ``debug`` included (about 9 µs); the builder logs once per incremental fetch.
+    Any logger class other than a filtering one above debug counts as enabled (logs as before).
     """
-    wrapper_class = structlog.get_config()["wrapper_class"]
-    is_enabled_for = getattr(wrapper_class, "is_enabled_for", None)
-    return is_enabled_for is None or is_enabled_for(None, logging.DEBUG)
+    return structlog.get_config()["wrapper_class"] not in _DEBUG_FILTERED_OUT
 
 
 INVALID_SESSION_ID = 0
