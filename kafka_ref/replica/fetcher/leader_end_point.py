@@ -45,6 +45,7 @@ from kafka_ref.common.uuid import ZERO_UUID
 from kafka_ref.network.network import DisconnectException
 from kafka_ref.replica.partition import Partition
 from kafka_ref.replica.fetcher.partition_fetch_state import (
+    FETCHING,
     BrokerEndPoint,
     IllegalStateException,
     OffsetAndEpoch,
@@ -228,7 +229,9 @@ class RemoteLeaderEndPoint(LeaderEndPoint):
         hosted = getattr(replica_manager, "all_partitions", None) or {}  # (a test's stand-in may have none)
         # 1. One entry per partition ready to fetch (not truncating, not backing off).
         for tp, fetch_state in partition_map.items():
-            if not fetch_state.is_ready_for_fetch:
+            # (isReadyForFetch's usual case, fetching with no back-off delay, read as two
+            #  attributes: every partition of every fetch asks; any other state asks the property.)
+            if (fetch_state.state is not FETCHING or fetch_state.delay is not None) and not fetch_state.is_ready_for_fetch:
                 continue
             # (An online partition with its log, the usual case, is read directly: this runs for
             #  every partition of every fetch. Any other goes through getPartitionOrException and
