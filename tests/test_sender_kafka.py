@@ -811,9 +811,7 @@ async def send_one(producer: KafkaProducer, tp: TopicPartition):
 
 
 async def past_retry_backoff() -> None:
-    # One millisecond past the backoff: the Sender's own wake-ups land on float loop times, and
-    # Time.milliseconds() truncates, so a wake-up at 45 + 5 ms can read 49 and sleep once more.
-    await anyio.sleep((RETRY_BACKOFF_MS + 1) / 1000)
+    await anyio.sleep(RETRY_BACKOFF_MS / 1000)
     await settle()
 
 

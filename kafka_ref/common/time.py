@@ -83,8 +83,13 @@ class Time:
         self.origin_ms = _default_origin_ms.get() if origin_ms is None else origin_ms
 
     def milliseconds(self) -> int:
-        """Epoch milliseconds: loop time plus the origin."""
-        return self.origin_ms + int(loop_time() * 1000)
+        """Epoch milliseconds: loop time plus the origin.
+
+        A virtual clock's time is a float sum of sleeps (0.045 + 0.005 is 0.049999999999999996):
+        a nanosecond's tolerance makes a deadline armed for 50 ms read 50 ms when it fires, as
+        Kafka's whole-millisecond clocks would, instead of 49 and one more sleep.
+        """
+        return self.origin_ms + int(loop_time() * 1000 + 1e-6)
 
     def nanoseconds(self) -> int:
         """Monotonic nanoseconds from the loop clock."""
