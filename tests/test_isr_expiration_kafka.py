@@ -14,13 +14,15 @@ from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.log.fetch_data import LogOffsetMetadata
 
 REPLICA_LAG_TIME_MAX_MS = 100
+REPLICA_FETCH_WAIT_MAX_MS = 100
 LEADER_LOG_END_OFFSET = 20
 TP = TopicPartition("foo", 0)
 
 
 def _partition_with_all_replicas_in_isr(time: MockTime):
     """IsrExpirationTest#getPartitionWithAllReplicasInIsr."""
-    broker = make_broker(0, {"replica.lag.time.max.ms": REPLICA_LAG_TIME_MAX_MS}, time=time)
+    broker = make_broker(0, {"replica.lag.time.max.ms": REPLICA_LAG_TIME_MAX_MS,
+                             "replica.fetch.wait.max.ms": REPLICA_FETCH_WAIT_MAX_MS}, time=time)
     partition = new_partition(broker, TP)
     partition.log = broker.log_manager.get_or_create_log(TP, is_new=True)
     partition.log.append_as_leader(records(LEADER_LOG_END_OFFSET), leader_epoch=0)
