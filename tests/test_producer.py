@@ -248,8 +248,9 @@ async def test_record_too_large_for_broker_is_not_retried() -> None:
 async def test_record_larger_than_max_request_size_fails_in_the_client() -> None:
     """Mirrors KafkaProducer#ensureValidRecordSize: reported through the future, nothing is sent.
 
-    170 = the 61-byte batch header + a 109-byte record (a 107-byte body with a 2-byte varint
-    value length, behind a 2-byte varint record length).
+    186 = the 61-byte batch header + DefaultRecord#recordSizeUpperBound's 125 bytes (the 21-byte
+    MAX_RECORD_OVERHEAD, a 1-byte null key, a 2-byte varint value length, the 100-byte value and a
+    1-byte header count): Kafka checks the upper bound, not the exact size (170).
     """
     async with Cluster(brokers=3, metadata_mode="manual") as cluster:
         await create_topic(cluster, "t", [0])
@@ -257,7 +258,7 @@ async def test_record_larger_than_max_request_size_fails_in_the_client() -> None
         async with Producer(cluster.network, [0], max_request_size=100) as producer:
             future = producer.send_nowait("t", bytes(100))
             assert future.done()
-            with pytest.raises(RecordTooLargeException, match="The message is 170 bytes when serialized which is "
+            with pytest.raises(RecordTooLargeException, match="The message is 186 bytes when serialized which is "
                                                               "larger than 100, which is the value of the max.request.size"):
                 await future
         assert sent == []

@@ -54,7 +54,7 @@ from kafka_ref.common.errors import (
 )
 from kafka_ref.common.records import RECORD_BATCH_OVERHEAD, SimpleRecord
 from kafka_ref.common.records.constants import CompressionType
-from kafka_ref.common.records.record import size_in_bytes
+from kafka_ref.common.records.record import record_size_upper_bound
 from kafka_ref.common.time import Time
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.network.network import Network
@@ -135,7 +135,9 @@ class KafkaProducer:
                                      ("max.request.size", max_request_size, 0)):
             if value < minimum:
                 raise ConfigException(name, value, f"Value must be at least {minimum}")
-        if delivery_timeout_ms < linger_ms + request_timeout_ms:
+        # (KafkaProducer#configureDeliveryTimeout: the sum is an int capped at Integer.MAX_VALUE, so
+        #  linger.ms and delivery.timeout.ms both Integer.MAX_VALUE is a valid pair.)
+        if delivery_timeout_ms < min(linger_ms + request_timeout_ms, 2**31 - 1):
             raise ConfigException("delivery.timeout.ms", delivery_timeout_ms,
                                   "should be equal to or larger than linger.ms + request.timeout.ms")
         if partitioner not in ("round_robin", "sticky"):
@@ -267,8 +269,9 @@ class KafkaProducer:
         now = self.time.milliseconds()
         handle = FutureRecordMetadata(ProduceRequestResult(TopicPartition(topic, -1 if partition is None else partition)), 0, -1)
         record = _AwaitingRecord(topic, partition, key, value, headers, timestamp, callback, now + self.max_block_ms, handle)
-        # 2. Too large for any request (KafkaProducer#ensureValidRecordSize; reported through the future).
-        size = RECORD_BATCH_OVERHEAD + size_in_bytes(0, 0, key, value, headers)
+        # 2. Too large for any request (KafkaProducer#ensureValidRecordSize, on the size upper bound
+        #    AbstractRecords#estimateSizeInBytesUpperBound gives; reported through the future).
+        size = RECORD_BATCH_OVERHEAD + record_size_upper_bound(key, value, headers)
         if size > self.max_request_size:
             return self._fail_record(record, RecordTooLargeException(
                 f"The message is {size} bytes when serialized which is larger than {self.max_request_size}, "
@@ -278,6 +281,13 @@ class KafkaProducer:
             return self._do_send(record, now)
         # 4. Otherwise wait for metadata behind earlier records of the topic (KafkaProducer#waitOnMetadata).
         queue = self._awaiting_metadata.get(topic)
+        if queue is None and self.max_block_ms <= 0:
+            # (waitOnMetadata with nothing left to wait: ask for the topic, wake the Sender to fetch
+            #  it, and fail at once; a later send finds the metadata, testNonBlockingProducer.)
+            self.metadata.add_topics([topic])
+            self.metadata.request_update()
+            self.sender.wakeup()
+            return self._fail_record(record, self._metadata_timeout(topic, partition))
         if queue is None:
             queue = self._awaiting_metadata[topic] = deque()
             self._task_group.start_soon(self._wait_on_metadata, topic)
@@ -370,18 +380,20 @@ class KafkaProducer:
                     continue
                 if now >= record.deadline_ms:
                     queue.popleft()
-                    count = self.metadata.fetch().partition_count(topic)
-                    if count is None:
-                        message = f"Topic {topic} not present in metadata after {self.max_block_ms} ms."
-                    else:
-                        message = (f"Partition {record.partition} of topic {topic} with partition count {count} "
-                                   f"is not present in metadata after {self.max_block_ms} ms.")
-                    self._fail_record(record, TimeoutException(message))
+                    self._fail_record(record, self._metadata_timeout(topic, record.partition))
                     continue
                 # 3. Otherwise refresh (after the backoff) and look again.
                 await self.client.await_metadata_update(record.deadline_ms)
         finally:
             del self._awaiting_metadata[topic]
+
+    def _metadata_timeout(self, topic: str, partition: int | None) -> TimeoutException:
+        """The TimeoutException KafkaProducer#waitOnMetadata raises when max.block.ms ran out."""
+        count = self.metadata.fetch().partition_count(topic)
+        if count is None:
+            return TimeoutException(f"Topic {topic} not present in metadata after {self.max_block_ms} ms.")
+        return TimeoutException(f"Partition {partition} of topic {topic} with partition count {count} "
+                                f"is not present in metadata after {self.max_block_ms} ms.")
 
     async def _await_metadata_waiters(self) -> None:
         for queue in list(self._awaiting_metadata.values()):

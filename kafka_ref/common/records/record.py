@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from kafka_ref.common.errors import InvalidRecordException
-from kafka_ref.common.records.constants import NO_SEQUENCE
+from kafka_ref.common.records.constants import MAX_RECORD_OVERHEAD, NO_SEQUENCE
 from kafka_ref.common.records.varint import (
     INT32_MAX,
     read_varint,
@@ -190,6 +190,19 @@ def size_of_body_in_bytes(
         size += size_of_varint(key_len) + key_len
         size += 1 if header_value is None else size_of_varint(len(header_value)) + len(header_value)
     return size
+
+
+def record_size_upper_bound(key: bytes | None, value: bytes | None, headers: tuple[Header, ...]) -> int:
+    """Mirrors org.apache.kafka.common.record.DefaultRecord#recordSizeUpperBound.
+
+    The most a record can take in a v2 batch whatever its offset and timestamp deltas:
+    MAX_RECORD_OVERHEAD (length, attributes and the deltas at their widest) plus the key,
+    value and headers with their length varints.
+    """
+    # 1. The body without its attributes byte and two deltas (1 + 1 + 1 bytes at delta 0) ...
+    payload = size_of_body_in_bytes(0, 0, key, value, headers) - 3
+    # 2. ... plus the widest record header.
+    return MAX_RECORD_OVERHEAD + payload
 
 
 def size_in_bytes(
