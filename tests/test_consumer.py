@@ -17,7 +17,7 @@ import pytest
 
 from kafka_ref.cluster import Cluster
 from kafka_ref.clients import Consumer, NoOffsetForPartitionException, OffsetAndTimestamp, Producer
-from kafka_ref.common.errors import Errors, KafkaException, OffsetOutOfRangeException, TimeoutException
+from kafka_ref.common.errors import Errors, IllegalStateException, KafkaException, OffsetOutOfRangeException, TimeoutException
 from kafka_ref.common.requests.fetch import FetchRequest
 from kafka_ref.common.requests.leader_and_isr import LeaderAndIsrPartitionState
 from kafka_ref.common.requests.update_metadata import UpdateMetadataPartitionState
@@ -290,14 +290,14 @@ async def test_offset_lookups() -> None:
 async def test_misuse_raises() -> None:
     async with Cluster(brokers=1, metadata_mode="manual") as cluster:
         consumer = Consumer(cluster.network, [0])
-        with pytest.raises(KafkaException, match="not subscribed to any topics or assigned any partitions"):
+        with pytest.raises(IllegalStateException, match="not subscribed to any topics or assigned any partitions"):
             await consumer.poll(10)
         with pytest.raises(KafkaException, match="No current assignment for partition t-0"):
             consumer.seek(TP0, 0)
         consumer.assign([TP0])
         with pytest.raises(KafkaException, match="seek offset must not be a negative number"):
             consumer.seek(TP0, -1)
-        with pytest.raises(KafkaException, match="only check the position for partitions assigned"):
+        with pytest.raises(IllegalStateException, match="only check the position for partitions assigned"):
             await consumer.position(TP1)
         consumer.close()
         with pytest.raises(KafkaException, match="already been closed"):

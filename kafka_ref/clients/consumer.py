@@ -41,10 +41,11 @@ import anyio
 
 from kafka_ref.clients.client_metadata import Metadata, NetworkClient, client_logger
 from kafka_ref.clients.fetcher import ConsumerRecord, Fetcher, LogTruncationException, OffsetFetcher
-from kafka_ref.clients.subscription_state import FetchPosition, SubscriptionState
+from kafka_ref.clients.subscription_state import FetchPosition, SubscriptionState, SubscriptionType
 from kafka_ref.common.errors import (
     ConfigException,
     Errors,
+    IllegalStateException,
     InvalidOffsetException,
     KafkaException,
     TimeoutException,
@@ -55,6 +56,9 @@ from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.network.network import Network
 
 OFFSET_RESET_STRATEGIES = ("earliest", "latest", "none")
+# poll(0)'s budget: one microsecond of loop time, so work the in-process network answers at once
+# completes and anything that would wait is cut short.
+ZERO_TIME_MS = 0.001
 
 
 class NoOffsetForPartitionException(InvalidOffsetException):
@@ -71,6 +75,27 @@ class OffsetAndTimestamp:
     offset: int
     timestamp: int
     leader_epoch: int | None = None
+
+
+class ConsumerRebalanceListener:
+    """Mirrors org.apache.kafka.clients.consumer.ConsumerRebalanceListener.
+
+    Passed to ``subscribe``; called inside ``poll`` (and ``close`` / ``unsubscribe``) with the
+    partitions the group takes away before a rebalance and those it hands out after one. The
+    callbacks are plain functions: they may use the consumer's synchronous methods
+    (``assignment``, ``seek``, ``pause``), not its coroutines. ``on_partitions_lost`` (the
+    partitions may already be another member's) calls ``on_partitions_revoked`` unless overridden.
+    """
+
+    def on_partitions_revoked(self, partitions: set[TopicPartition]) -> None:
+        """Mirrors ConsumerRebalanceListener#onPartitionsRevoked."""
+
+    def on_partitions_assigned(self, partitions: set[TopicPartition]) -> None:
+        """Mirrors ConsumerRebalanceListener#onPartitionsAssigned."""
+
+    def on_partitions_lost(self, partitions: set[TopicPartition]) -> None:
+        """Mirrors ConsumerRebalanceListener#onPartitionsLost (by default the same as a revocation)."""
+        self.on_partitions_revoked(partitions)
 
 
 # --------------------------------------------------------------------------------------------
@@ -155,6 +180,13 @@ class KafkaConsumer:
             self, group_id, session_timeout_ms=session_timeout_ms, heartbeat_interval_ms=heartbeat_interval_ms,
             max_poll_interval_ms=max_poll_interval_ms, partition_assignment_strategy=partition_assignment_strategy,
             group_instance_id=group_instance_id)
+        # The group's assignment goes to SubscriptionState#assignFromSubscribed, around the user's
+        # ConsumerRebalanceListener (ConsumerCoordinator#onJoinPrepare / #onJoinComplete / #onLeavePrepare).
+        self._rebalance_listener: ConsumerRebalanceListener | None = None
+        if self.coordinator is not None:
+            self.coordinator.on_partitions_revoked = self._on_partitions_revoked
+            self.coordinator.on_partitions_lost = self._on_partitions_lost
+            self.coordinator.on_partitions_assigned = self._on_partitions_assigned
 
     async def __aenter__(self) -> KafkaConsumer:
         return self
@@ -180,15 +212,26 @@ class KafkaConsumer:
     # -- assignment and positions ----------------------------------------------------------
 
     def assign(self, partitions: Iterable[TopicPartition]) -> None:
-        """Mirrors org.apache.kafka.clients.consumer.KafkaConsumer#assign."""
+        """Mirrors org.apache.kafka.clients.consumer.KafkaConsumer#assign.
+
+        1. No partitions is an unsubscribe; 2. malformed partitions are refused; 3. buffered data
+        of partitions no longer assigned goes; 4. metadata for the new topics, then the
+        assignment (IllegalStateException while subscribed to topics).
+        """
         self._ensure_open()
         partitions = list(partitions)
+        # 1. assign([]) is unsubscribe().
+        if not partitions:
+            self.unsubscribe()
+            return
+        # 2. Malformed partitions.
         for tp in partitions:
             if not isinstance(tp, TopicPartition) or not tp.topic:
                 raise KafkaException(f"Topic partitions to assign to cannot have null or empty topic: {tp!r}")
-        # 1. Drop buffered data of partitions no longer assigned.
+        # 3. Subscribed to topics: the assignment is the group's (SubscriptionState#setSubscriptionType).
+        self.subscriptions.set_subscription_type(SubscriptionType.USER_ASSIGNED)
         self.fetcher.clear_buffered_data_for_unassigned_partitions(set(partitions))
-        # 2. Metadata for the new topics, then the assignment itself.
+        # 4. Metadata for the new topics, then the assignment itself.
         self.metadata.add_topics({tp.topic for tp in partitions})
         self.subscriptions.assign_from_user(partitions)
 
@@ -216,12 +259,33 @@ class KafkaConsumer:
 
     # -- group membership (kafka_ref.clients.consumer_coordinator) ---------------------------
 
-    def subscribe(self, topics: Iterable[str]) -> None:
-        """Mirrors org.apache.kafka.clients.consumer.KafkaConsumer#subscribe(Collection): the group assigns partitions."""
+    def subscribe(self, topics: Iterable[str], listener: ConsumerRebalanceListener | None = None) -> None:
+        """Mirrors org.apache.kafka.clients.consumer.KafkaConsumer#subscribe(Collection, ConsumerRebalanceListener).
+
+        1. A group is needed; 2. no topics is an unsubscribe; 3. each topic must be named;
+        4. the subscription type becomes AUTO_TOPICS (IllegalStateException after ``assign``),
+        buffered data of other topics goes, and the coordinator rejoins with the new topics at
+        the next poll; ``listener`` hears of the partitions the group takes and gives.
+        """
         self._ensure_open()
+        # 1. Group management needs a group.id.
         if self.coordinator is None:
             raise Errors.INVALID_GROUP_ID.exception("To use the group management or offset commit APIs, you must "
                                                     "provide a valid group.id in the consumer configuration.")
+        topics = list(topics)
+        # 2. subscribe([]) is unsubscribe().
+        if not topics:
+            self.unsubscribe()
+            return
+        # 3. Named topics only.
+        for topic in topics:
+            if not isinstance(topic, str) or not topic.strip():
+                raise KafkaException("Topic collection to subscribe to cannot contain null or empty topic")
+        # 4. The subscription itself.
+        self.subscriptions.subscribe()
+        self._rebalance_listener = listener
+        self.fetcher.clear_buffered_data_for_unassigned_partitions(
+            {tp for tp in self.subscriptions.assigned_partitions() if tp.topic in set(topics)})
         self.coordinator.subscribe(topics)
 
     def subscription(self) -> set[str]:
@@ -243,8 +307,46 @@ class KafkaConsumer:
             self.coordinator.on_leave_prepare()
             self.coordinator.maybe_leave_group_nowait("the consumer unsubscribed from all topics")
             self.coordinator.subscription = ()
-        # 3. No assignment.
-        self.subscriptions.assign_from_user([])
+        # 3. No assignment and no subscription type.
+        self.subscriptions.unsubscribe()
+        self._rebalance_listener = None
+
+    def _on_partitions_revoked(self, partitions: set[TopicPartition]) -> None:
+        """Mirrors org.apache.kafka.clients.consumer.internals.ConsumerRebalanceListenerInvoker#invokePartitionsRevoked
+        (and the assignFromSubscribed that follows it in ConsumerCoordinator): the listener runs while
+        the partitions are still assigned, then they go."""
+        self._give_up_partitions(partitions, lost=False)
+
+    def _on_partitions_lost(self, partitions: set[TopicPartition]) -> None:
+        """Mirrors org.apache.kafka.clients.consumer.internals.ConsumerRebalanceListenerInvoker#invokePartitionsLost
+        (then the partitions go)."""
+        self._give_up_partitions(partitions, lost=True)
+
+    def _give_up_partitions(self, partitions: set[TopicPartition], lost: bool) -> None:
+        listener = self._rebalance_listener
+        try:
+            # 1. The user's listener, with the partitions still assigned.
+            if listener is not None:
+                (listener.on_partitions_lost if lost else listener.on_partitions_revoked)(set(partitions))
+        finally:
+            # 2. Then the assignment shrinks (SubscriptionState#assignFromSubscribed) with their buffered records.
+            if self.subscriptions.has_auto_assigned_partitions():
+                remaining = self.subscriptions.assigned_partitions() - set(partitions)
+                self.fetcher.clear_buffered_data_for_unassigned_partitions(remaining)
+                self.subscriptions.assign_from_subscribed(sorted(remaining))
+
+    def _on_partitions_assigned(self, partitions: set[TopicPartition]) -> None:
+        """Mirrors org.apache.kafka.clients.consumer.internals.ConsumerRebalanceListenerInvoker#invokePartitionsAssigned,
+        with the group's assignment taken first (SubscriptionState#assignFromSubscribed), as
+        ConsumerCoordinator#onJoinComplete does."""
+        # 1. The new assignment (positions come from the committed offsets at the next poll).
+        if not self.subscriptions.has_auto_assigned_partitions():
+            return
+        self.fetcher.clear_buffered_data_for_unassigned_partitions(set(partitions))
+        self.subscriptions.assign_from_subscribed(sorted(partitions))
+        # 2. The user's listener.
+        if self._rebalance_listener is not None:
+            self._rebalance_listener.on_partitions_assigned(set(partitions))
 
     async def commit_sync(self, offsets: dict[TopicPartition, Any] | None = None, timeout_ms: float | None = None) -> None:
         """Mirrors org.apache.kafka.clients.consumer.KafkaConsumer#commitSync: the consumed positions by default."""
@@ -287,7 +389,7 @@ class KafkaConsumer:
         """
         self._ensure_open()
         if not self.subscriptions.is_assigned(tp):
-            raise KafkaException("You can only check the position for partitions assigned to this consumer.")
+            raise IllegalStateException("You can only check the position for partitions assigned to this consumer.")
         timeout_ms = self.default_api_timeout_ms if timeout_ms is None else timeout_ms
         deadline = self.time.milliseconds() + timeout_ms
         while True:
@@ -319,23 +421,44 @@ class KafkaConsumer:
         """
         self._ensure_open()
         if not self.subscriptions.assignment and (self.coordinator is None or not self.coordinator.subscription):
-            raise KafkaException("Consumer is not subscribed to any topics or assigned any partitions")
+            # (SubscriptionState#hasNoSubscriptionOrUserAssignment: Java's IllegalStateException.)
+            raise IllegalStateException("Consumer is not subscribed to any topics or assigned any partitions")
         deadline = self.time.milliseconds() + timeout_ms
+        answered_at_once = False
         while True:
-            # 1. Positions and metadata up to date (bounded by the poll timeout).
-            with anyio.move_on_after(max(deadline - self.time.milliseconds(), 0) / 1000.0):
+            # 1. Positions and metadata up to date (bounded by the poll timeout). poll(0) still does
+            #    the work that takes no loop time (Kafka's poll(Duration.ZERO) sends requests and reads
+            #    the answers already there): it stops only where loop time would pass, and a JoinGroup
+            #    or SyncGroup cut short is resumed by the next poll.
+            budget_ms = ZERO_TIME_MS if timeout_ms <= 0 else max(deadline - self.time.milliseconds(), 0)
+            with anyio.move_on_after(budget_ms / 1000.0):
                 await self._update_assignment_metadata_if_needed()
             # 2. Buffered records first; send the next fetches before returning them (pipelining).
             records = self.fetcher.collect_fetch(self.max_poll_records)
             if records:
                 self.fetcher.send_fetches()
                 return records
+            # (With fetch.max.wait.ms 0 a partition at its end is answered at once and empty: over a
+            #  real network each round costs a round trip; here the next round waits 1 ms, or poll
+            #  would fetch forever at one instant of virtual time.)
+            if answered_at_once:
+                await self.time.sleep(min(1, max(deadline - self.time.milliseconds(), 0)))
             # 3. Nothing buffered: fetch and wait for the first answer.
             self.fetcher.send_fetches()
             remaining = deadline - self.time.milliseconds()
             if remaining <= 0:
-                return []
+                if timeout_ms > 0:
+                    return []
+                # (poll(0): fetch answers that come back without loop time passing are read now.)
+                await self.fetcher.wait_for_fetches(ZERO_TIME_MS)
+                records = self.fetcher.collect_fetch(self.max_poll_records)
+                if records:
+                    self.fetcher.send_fetches()
+                return records
+            sent_at = self.time.milliseconds()
             await self.fetcher.wait_for_fetches(min(remaining, self._poll_wait_ms()))
+            answered_at_once = (self.fetch_max_wait_ms == 0 and self.time.milliseconds() == sent_at
+                                and not self.fetcher.pending)
 
     def _poll_wait_ms(self) -> float:
         """How long to wait for fetches: until one answers, or until metadata or a backed-off partition is due."""
@@ -353,9 +476,13 @@ class KafkaConsumer:
         With group membership the coordinator's poll and committed offsets come first here
         (see the module docstring); with manual assignment: metadata, leaders, resets.
         """
-        # 0. A group member: join / heartbeat, then positions from the committed offsets.
+        # 0. A group member: join / heartbeat, then positions from the committed offsets; a
+        #    manually assigned consumer with a group.id starts from its group's committed offsets
+        #    too (KafkaConsumer#updateFetchPositions: ConsumerCoordinator#initWithCommittedOffsetsIfNeeded).
         if self.coordinator is not None:
             await self.coordinator.poll_for_consumer(self)
+            if self.subscriptions.subscription_type is SubscriptionType.USER_ASSIGNED:
+                await self.coordinator.refresh_committed_offsets_if_needed(self)
         # 1. Metadata when due, and the leaders it names for every position.
         await self.client.poll_metadata()
         self.metadata.maybe_throw_any_exception()
@@ -414,6 +541,6 @@ class KafkaConsumer:
 Consumer = KafkaConsumer
 
 __all__ = [
-    "Consumer", "ConsumerRecord", "KafkaConsumer", "LogTruncationException", "NoOffsetForPartitionException",
+    "Consumer", "ConsumerRebalanceListener", "ConsumerRecord", "KafkaConsumer", "LogTruncationException", "NoOffsetForPartitionException",
     "OffsetAndTimestamp",
 ]

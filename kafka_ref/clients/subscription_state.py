@@ -1,19 +1,20 @@
 """What the consumer consumes and from where: assigned partitions and their fetch positions.
 
-Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState (Kafka 3.x) for manual
-assignment: per partition the fetch position (offset, the epoch of the record before it, and
-the leader to fetch from), a pending offset reset, a retry backoff, and the offsets the last
-fetch reported. Group subscriptions will add ``subscribe(topics)`` and
-``assign_from_subscribed`` here (see consumer.py).
+Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState (Kafka 3.x): the
+subscription type (user assignment or a group subscription, never both), and per partition the
+fetch position (offset, the epoch of the record before it, and the leader to fetch from), a
+pending offset reset, a retry backoff, and the offsets the last fetch reported. The subscribed
+topics and the group's assignment come from the ConsumerCoordinator (see consumer.py).
 """
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 from typing import Iterable
 
 from kafka_ref.clients.client_metadata import LeaderAndEpoch
-from kafka_ref.common.errors import KafkaException
+from kafka_ref.common.errors import IllegalStateException, KafkaException
 from kafka_ref.common.topic_partition import TopicPartition
 
 
@@ -67,27 +68,77 @@ class TopicPartitionState:
         self.awaiting_validation = position.offset_epoch is not None and position.current_leader.epoch is not None
 
 
-class SubscriptionState:
-    """Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState (user assignment).
+class SubscriptionType(enum.Enum):
+    """Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState.SubscriptionType
+    (no AUTO_PATTERN: pattern subscriptions are not modelled)."""
 
-    Group subscriptions will add ``subscribe(topics)`` and ``assign_from_subscribed`` here;
-    see the module docstring.
+    NONE = "NONE"
+    AUTO_TOPICS = "AUTO_TOPICS"  # subscribe(topics): the group assigns partitions
+    USER_ASSIGNED = "USER_ASSIGNED"  # assign(partitions)
+
+
+SUBSCRIPTION_EXCEPTION_MESSAGE = "Subscription to topics, partitions and pattern are mutually exclusive"
+
+
+class SubscriptionState:
+    """Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState.
+
+    The subscription type says who owns the assignment: the user (``assign_from_user``) or the
+    group (``subscribe`` then ``assign_from_subscribed``); mixing them is an IllegalStateException.
+    The subscribed topics themselves live in the ConsumerCoordinator (consumer_coordinator.py).
     """
 
     def __init__(self, default_reset_strategy: str) -> None:
         self.default_reset_strategy = default_reset_strategy
         self.assignment: dict[TopicPartition, TopicPartitionState] = {}
+        self.subscription_type = SubscriptionType.NONE
+
+    def set_subscription_type(self, subscription_type: SubscriptionType) -> None:
+        """Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState#setSubscriptionType.
+
+        1. No subscription yet: take this one; 2. another kind already in use: IllegalStateException.
+        """
+        if self.subscription_type is SubscriptionType.NONE:
+            self.subscription_type = subscription_type
+        elif self.subscription_type is not subscription_type:
+            raise IllegalStateException(SUBSCRIPTION_EXCEPTION_MESSAGE)
+
+    def subscribe(self) -> None:
+        """Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState#subscribe(Set, listener)'s
+        type check (the topics and the listener are kept by the consumer and its coordinator)."""
+        self.set_subscription_type(SubscriptionType.AUTO_TOPICS)
+
+    def has_auto_assigned_partitions(self) -> bool:
+        """Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState#hasAutoAssignedPartitions."""
+        return self.subscription_type is SubscriptionType.AUTO_TOPICS
+
+    def unsubscribe(self) -> None:
+        """Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState#unsubscribe: no
+        assignment and no subscription type."""
+        self.assignment = {}
+        self.subscription_type = SubscriptionType.NONE
 
     def assign_from_user(self, partitions: Iterable[TopicPartition]) -> bool:
         """Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState#assignFromUser.
 
-        Kept partitions keep their state; new ones start without a position.
+        1. The subscription becomes USER_ASSIGNED (IllegalStateException while subscribed);
+        2. kept partitions keep their state, new ones start without a position.
         """
+        self.set_subscription_type(SubscriptionType.USER_ASSIGNED)
         partitions = list(dict.fromkeys(partitions))
         if set(partitions) == set(self.assignment):
             return False
         self.assignment = {tp: self.assignment.get(tp) or TopicPartitionState() for tp in partitions}
         return True
+
+    def assign_from_subscribed(self, partitions: Iterable[TopicPartition]) -> None:
+        """Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState#assignFromSubscribed.
+
+        The group's assignment (only while subscribed): kept partitions keep their state.
+        """
+        if not self.has_auto_assigned_partitions():
+            raise ValueError("Attempt to dynamically assign partitions while manual assignment in use")
+        self.assignment = {tp: self.assignment.get(tp) or TopicPartitionState() for tp in dict.fromkeys(partitions)}
 
     def assigned_partitions(self) -> set[TopicPartition]:
         """Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState#assignedPartitions."""
