@@ -56,6 +56,17 @@ class ConsumerRecord:
     # CreateTime, or LogAppendTime when the topic's broker stamped the batch (the batch's bit).
     timestamp_type: TimestampType = TimestampType.CREATE_TIME
 
+    @property
+    def serialized_key_size(self) -> int:
+        """Mirrors org.apache.kafka.clients.consumer.ConsumerRecord#serializedKeySize: the key's size
+        in the record (the consumer hands out the bytes as they are), -1 (NULL_SIZE) for no key."""
+        return -1 if self.key is None else len(self.key)
+
+    @property
+    def serialized_value_size(self) -> int:
+        """Mirrors org.apache.kafka.clients.consumer.ConsumerRecord#serializedValueSize (-1 for no value)."""
+        return -1 if self.value is None else len(self.value)
+
 
 @dataclass(frozen=True, slots=True)
 class ListOffsetData:
