@@ -1,5 +1,5 @@
 """kafka_ref's consumer end to end, manual assignment and offsets: poll, max.poll.records,
-position and seek, commitSync and committed(), out-of-range resets, fetch sizes and records
+position and seek, commitSync, commitAsync and committed(), out-of-range resets, fetch sizes and records
 larger than them, lead and lag.
 
 Ports of Kafka 3.8.0's ``PlaintextConsumerPollTest``, ``PlaintextConsumerCommitTest``,
@@ -13,15 +13,14 @@ producers with acks=all. Group subscriptions and rebalance listeners are in
 ``tests/test_plaintext_consumer_group_kafka.py``. Kafka reads the wall clock for record
 timestamps; here ``cluster.now_ms()`` runs on the loop's virtual time, and Kafka's
 ``TestUtils.pollUntilTrue`` loops (wall-clock bounded) become loops bounded in virtual time.
-Where Kafka asserts an exception's class, the class is asserted exactly.
+Where Kafka asserts an exception's class, the class is asserted exactly. kafka_ref's commitAsync
+goes out at the next poll (there is no background network thread), so the callbacks Kafka
+awaits with ``pollUntilTrue`` come the same way.
 
 Not ported:
 - The group protocol parameter's "consumer" value (KIP-848's new consumer): kafka_ref models
   the classic protocol only; so PlaintextConsumerCommitTest#testCommitAsyncCompletedBeforeConsumerCloses
   and #testCommitAsyncCompletedBeforeCommitSyncReturns (new consumer only) are left out.
-- commitAsync (PlaintextConsumerCommitTest#testAsyncCommit, PlaintextConsumerAssignTest#testAssignAndCommitAsyncNotCommitted,
-  and the asynchronous halves of #testCommitMetadata and #testCommitSpecifiedOffsets, whose
-  synchronous halves are ported): kafka_ref's consumer commits with commitSync only.
 - Auto-commit (PlaintextConsumerCommitTest#testAutoCommitOnClose, #testAutoCommitOnCloseAfterWakeup,
   #testAutoCommitOnRebalance) and interceptors (#testAutoCommitIntercept): not modelled.
 - PlaintextConsumerPollTest#testMaxPollIntervalMs, #testMaxPollIntervalMsDelayInRevocation,
@@ -29,10 +28,9 @@ Not ported:
   max.poll.interval.ms (the heartbeat thread leaving the group) is not modelled.
 - PlaintextConsumerPollTest#testDeprecatedPollBlocksForAssignment: the deprecated poll(long),
   which blocks until the group assigns partitions whatever the timeout, does not exist here.
-- The serialized key and value sizes AbstractConsumerTest#consumeAndVerifyRecords reads, and
-  the metrics registry of #testPerPartitionLeadWithMaxPollRecords / #testPerPartitionLagWithMaxPollRecords:
-  kafka_ref's ConsumerRecord has no serialized sizes and there are no metrics; the two lead/lag
-  tests read the SubscriptionState values those metrics report.
+- The metrics registry of PlaintextConsumerPollTest#testPerPartitionLeadWithMaxPollRecords and
+  #testPerPartitionLagWithMaxPollRecords: there are no metrics; the two tests read the
+  SubscriptionState values those metrics report.
 """
 
 from __future__ import annotations
@@ -41,7 +39,7 @@ import anyio
 import pytest
 
 from kafka_ref import Cluster
-from kafka_ref.clients.consumer import NoOffsetForPartitionException
+from kafka_ref.clients.consumer import NoOffsetForPartitionException, RetriableCommitFailedException
 from kafka_ref.clients.consumer_coordinator import OffsetAndMetadata
 from kafka_ref.common.errors import IllegalStateException, OffsetOutOfRangeException
 from kafka_ref.common.records import TimestampType
@@ -120,9 +118,11 @@ async def consume_and_verify_records(consumer, num_records: int, starting_offset
     expected = []
     for i in range(num_records):
         index = starting_key_and_value_index + i
-        expected.append((tp.topic, tp.partition, starting_offset + i, f"key {index}".encode(),
-                         f"value {index}".encode(), starting_timestamp + i, timestamp_type))
-    assert [(r.topic, r.partition, r.offset, r.key, r.value, r.timestamp, r.timestamp_type) for r in records] == expected
+        key, value = f"key {index}".encode(), f"value {index}".encode()
+        expected.append((tp.topic, tp.partition, starting_offset + i, key, value, starting_timestamp + i, timestamp_type,
+                         len(key), len(value)))
+    assert [(r.topic, r.partition, r.offset, r.key, r.value, r.timestamp, r.timestamp_type,
+             r.serialized_key_size, r.serialized_value_size) for r in records] == expected
 
 
 async def await_non_empty_records(consumer, partition: TopicPartition, poll_timeout_ms: int = 100,
@@ -135,6 +135,45 @@ async def await_non_empty_records(consumer, partition: TopicPartition, poll_time
                 return polled
             if poll_timeout_ms == 0:
                 await anyio.sleep(0.001)   # a real poll loop takes time; virtual time must move too
+
+
+class CountConsumerCommitCallback:
+    """AbstractConsumerTest.CountConsumerCommitCallback: successes, failures and the last error."""
+
+    def __init__(self) -> None:
+        self.success_count = 0
+        self.fail_count = 0
+        self.last_error: BaseException | None = None
+
+    def __call__(self, offsets, exception) -> None:
+        if exception is None:
+            self.success_count += 1
+        else:
+            self.fail_count += 1
+            self.last_error = exception
+
+
+async def poll_until(consumer, condition, timeout_ms: int = 10000) -> None:
+    """TestUtils.pollUntilTrue: poll(100) until ``condition()`` holds."""
+    with anyio.fail_after(timeout_ms / 1000):
+        while not condition():
+            await consumer.poll(100)
+
+
+async def send_and_await_async_commit(consumer, offsets=None) -> None:
+    """AbstractConsumerTest#sendAndAwaitAsyncCommit: commitAsync, again after a RetriableCommitFailedException,
+    polling until the callback reported the end; it must be a success."""
+    outcome: list = []
+
+    def callback(committed, exception):
+        if isinstance(exception, RetriableCommitFailedException):
+            consumer.commit_async(offsets, callback)
+        else:
+            outcome.append(exception)
+
+    consumer.commit_async(offsets, callback)
+    await poll_until(consumer, lambda: bool(outcome))
+    assert outcome == [None]
 
 
 # --------------------------------------------------------------------------------------------
@@ -294,14 +333,17 @@ async def test_no_offset_for_partition_exception_on_poll_zero(mode: str):
 
 @BOTH
 async def test_commit_metadata(mode: str):
-    """Mirrors PlaintextConsumerCommitTest#testCommitMetadata (its commitSync parts): offset, leader
-    epoch and metadata come back from committed(); Kafka's null metadata is stored as ""."""
+    """Mirrors PlaintextConsumerCommitTest#testCommitMetadata: offset, leader epoch and metadata come
+    back from committed(), by commitSync and by commitAsync; Kafka's null metadata is stored as ""."""
     async with ConsumerTest(mode) as t:
         async with t.consumer() as consumer:
             consumer.assign([TP])
             sync_metadata = OffsetAndMetadata(5, 15, "foo")
             await consumer.commit_sync({TP: sync_metadata})
             assert (await consumer.committed({TP}))[TP] == sync_metadata
+            async_metadata = OffsetAndMetadata(10, None, "bar")
+            await send_and_await_async_commit(consumer, {TP: async_metadata})
+            assert (await consumer.committed({TP}))[TP] == async_metadata
             null_metadata = OffsetAndMetadata(5, None, "")
             await consumer.commit_sync({TP: null_metadata})
             assert (await consumer.committed({TP}))[TP] == null_metadata
@@ -309,8 +351,9 @@ async def test_commit_metadata(mode: str):
 
 @BOTH
 async def test_commit_specified_offsets(mode: str):
-    """Mirrors PlaintextConsumerCommitTest#testCommitSpecifiedOffsets (its commitSync parts):
-    committing explicit offsets leaves the positions alone; an uncommitted partition reads None."""
+    """Mirrors PlaintextConsumerCommitTest#testCommitSpecifiedOffsets: committing explicit offsets
+    leaves the positions alone; an uncommitted partition reads None; commitAsync's offset shows once
+    its callback ran."""
     async with ConsumerTest(mode) as t:
         async with t.producer() as producer:
             await send_records(producer, 5, TP, t.cluster.now_ms())
@@ -325,6 +368,25 @@ async def test_commit_specified_offsets(mode: str):
             await consumer.commit_sync({TP2: OffsetAndMetadata(5)})
             assert (await consumer.committed({TP}))[TP].offset == 3
             assert (await consumer.committed({TP2}))[TP2].offset == 5
+            await send_and_await_async_commit(consumer, {TP2: OffsetAndMetadata(7)})
+            assert (await consumer.committed({TP2}))[TP2].offset == 7
+
+
+@BOTH
+async def test_async_commit(mode: str):
+    """Mirrors PlaintextConsumerCommitTest#testAsyncCommit: five commitAsync calls all succeed, in
+    order: the last one (offset 5) is what stays committed."""
+    async with ConsumerTest(mode) as t:
+        async with t.consumer() as consumer:
+            consumer.assign([TP])
+            callback = CountConsumerCommitCallback()
+            count = 5
+            for i in range(1, count + 1):
+                consumer.commit_async({TP: OffsetAndMetadata(i)}, callback)
+            assert callback.success_count == 0   # sent by the next poll
+            await poll_until(consumer, lambda: callback.success_count >= count or callback.last_error is not None)
+            assert (callback.last_error, callback.success_count) == (None, count)
+            assert (await consumer.committed({TP}))[TP] == OffsetAndMetadata(count)
 
 
 @BOTH
@@ -512,6 +574,23 @@ async def test_low_max_fetch_size_for_request_and_partition(mode: str):
 # --------------------------------------------------------------------------------------------
 # PlaintextConsumerAssignTest
 # --------------------------------------------------------------------------------------------
+
+
+@BOTH
+async def test_assign_and_commit_async_not_committed(mode: str):
+    """Mirrors PlaintextConsumerAssignTest#testAssignAndCommitAsyncNotCommitted: without a position
+    commitAsync commits nothing for the partition, yet its callback reports success."""
+    async with ConsumerTest(mode) as t:
+        async with t.producer() as producer:
+            await send_records(producer, 10000, TP, t.cluster.now_ms())
+        async with t.consumer() as consumer:
+            callback = CountConsumerCommitCallback()
+            consumer.assign([TP])
+            consumer.commit_async(callback=callback)
+            await poll_until(consumer, lambda: callback.success_count >= 1 or callback.last_error is not None)
+            assert (callback.success_count, callback.last_error) == (1, None)
+            assert await consumer.committed({TP}) == {TP: None}
+            assert TP in consumer.assignment()
 
 
 @BOTH
