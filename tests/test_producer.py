@@ -118,7 +118,7 @@ async def test_unkeyed_sends_round_robin_and_explicit_partition() -> None:
             results = [await producer.send("t", b"x") for _ in range(4)]
             pinned = await producer.send("t", b"y", partition=1, timestamp=EPOCH_MS + 5, headers=[("h", b"1")])
         assert [(r.partition, r.offset) for r in results] == [(0, 0), (1, 0), (2, 0), (0, 1)]
-        assert pinned == RecordMetadata("t", 1, 1, EPOCH_MS + 5)
+        assert pinned == RecordMetadata("t", 1, 1, EPOCH_MS + 5, serialized_key_size=-1, serialized_value_size=1)
         batch = log_of(cluster, 1, TopicPartition("t", 1)).read(1, 1 << 20).records.batches[0]
         assert [(r.value, r.headers, r.timestamp) for r in batch] == [(b"y", (("h", b"1"),), EPOCH_MS + 5)]
 
@@ -221,7 +221,7 @@ async def test_retry_after_leader_moves() -> None:
             seen: list = []
             cluster.network.observers.append(lambda e: seen.append(e) if e.src == "producer-1" else None)
             result = await producer.send("t", b"after")
-        assert result == RecordMetadata("t", 0, 1, result.timestamp)
+        assert result == RecordMetadata("t", 0, 1, result.timestamp, serialized_key_size=-1, serialized_value_size=5)
         assert [(e.dst, type(e.request).__name__) for e in seen] == [
             (0, "ProduceRequest"), (0, "MetadataRequest"), (1, "ProduceRequest")]
         assert seen[0].response.responses[0].partition_responses[0].error_code == Errors.NOT_LEADER_OR_FOLLOWER.code

@@ -46,6 +46,9 @@ class RecordMetadata:
     partition: int
     offset: int
     timestamp: int
+    # RecordMetadata#serializedKeySize / #serializedValueSize: the key's and value's bytes, -1 for null.
+    serialized_key_size: int = -1
+    serialized_value_size: int = -1
 
 
 class ProduceRequestResult:
@@ -99,10 +102,13 @@ class FutureRecordMetadata:
     Kafka chains futures of split batches.
     """
 
-    def __init__(self, result: ProduceRequestResult, batch_index: int, create_timestamp: int) -> None:
+    def __init__(self, result: ProduceRequestResult, batch_index: int, create_timestamp: int,
+                 serialized_key_size: int = -1, serialized_value_size: int = -1) -> None:
         self.result = result
         self.batch_index = batch_index
         self.create_timestamp = create_timestamp
+        self.serialized_key_size = serialized_key_size
+        self.serialized_value_size = serialized_value_size
         self.next: FutureRecordMetadata | None = None
 
     def chain(self, future: FutureRecordMetadata) -> None:
@@ -134,7 +140,7 @@ class FutureRecordMetadata:
         offset = -1 if base == -1 else base + self.batch_index
         timestamp = self.create_timestamp if self.result.log_append_time == -1 else self.result.log_append_time
         tp = self.result.topic_partition
-        return RecordMetadata(tp.topic, tp.partition, offset, timestamp)
+        return RecordMetadata(tp.topic, tp.partition, offset, timestamp, self.serialized_key_size, self.serialized_value_size)
 
     async def get(self) -> RecordMetadata:
         """Mirrors org.apache.kafka.clients.producer.internals.FutureRecordMetadata#get."""
@@ -199,7 +205,9 @@ class ProducerBatch:
         if self.closed_for_appends or (self.records and self.estimated_size + size > self.write_limit):
             return None
         # 2. Append and hand out the record's future.
-        future = FutureRecordMetadata(self.produce_future, len(self.records), record.timestamp)
+        future = FutureRecordMetadata(self.produce_future, len(self.records), record.timestamp,
+                                      -1 if record.key is None else len(record.key),
+                                      -1 if record.value is None else len(record.value))
         self.records.append(record)
         self.thunks.append((future, callback))
         self.estimated_size += size
