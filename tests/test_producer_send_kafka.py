@@ -21,9 +21,6 @@ Not ported:
 - The buffer-exhaustion half of PlaintextProducerSendTest#testNonBlockingProducer:
   ``buffer.memory`` (the BufferPool and BufferExhaustedException) is not modelled; the
   metadata half is ported.
-- The serialized key and value sizes BaseProducerSendTest#testSendOffset reads from
-  RecordMetadata: kafka_ref's RecordMetadata carries topic, partition, offset and timestamp
-  only; the offsets, topic and partition the callback checks are ported.
 """
 
 from __future__ import annotations
@@ -84,6 +81,7 @@ async def test_send_offset(mode: str):
     async with _cluster(mode) as cluster:
         await cluster.create_topic(TOPIC, partitions=1, replication_factor=2)
         seen: list[tuple[str, int, int]] = []
+        sizes: list[tuple[int, int]] = []
         failures: list[BaseException] = []
 
         def callback(metadata, exception):
@@ -91,6 +89,7 @@ async def test_send_offset(mode: str):
                 failures.append(exception)
             else:
                 seen.append((metadata.topic, metadata.partition, metadata.offset))
+                sizes.append((metadata.serialized_key_size, metadata.serialized_value_size))
 
         async with _producer(cluster) as producer:
             assert (await producer.send_nowait(TOPIC, b"value", key=b"key", partition=0, callback=callback)).offset == 0
@@ -103,6 +102,11 @@ async def test_send_offset(mode: str):
             assert last.offset == NUM_RECORDS + 4
         assert failures == []
         assert seen == [(TOPIC, 0, offset) for offset in range(NUM_RECORDS + 5)]
+        # Kafka checks key + value of the first, the key of the second, the value of the third and a
+        # positive value size after that; a null key or value counts -1.
+        assert sizes[:4] == [(3, 5), (3, -1), (-1, 5), (3, 5)]
+        assert sizes[0][0] + sizes[0][1] == len(b"key") + len(b"value")
+        assert all(value_size == 5 for _, value_size in sizes[4:])
 
 
 async def _send_and_verify(cluster: Cluster, producer, num_records: int = NUM_RECORDS, timeout_ms: int = 20000) -> None:
@@ -442,7 +446,7 @@ async def test_send_record_batch_with_max_request_size_and_higher(mode: str):
         value_size = 1048588 - overhead   # LogConfig.DEFAULT_MAX_MESSAGE_BYTES
         async with cluster.producer() as producer:
             metadata = await producer.send(TOPIC, bytes(value_size), key=b"")
-            assert (metadata.topic, metadata.offset) == (TOPIC, 0)
+            assert (metadata.topic, metadata.offset, metadata.serialized_value_size) == (TOPIC, 0, value_size)
             with pytest.raises(RecordTooLargeException):
                 await producer.send(TOPIC, bytes(value_size + 1), key=b"")
 
