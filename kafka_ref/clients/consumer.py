@@ -1,7 +1,6 @@
 """The consumer: fetch records of assigned partitions from their leaders.
 
-Mirrors org.apache.kafka.clients.consumer.KafkaConsumer (the classic consumer, Kafka 3.x) with
-manual assignment. Its internals live in subscription_state.py (SubscriptionState) and
+Mirrors org.apache.kafka.clients.consumer.KafkaConsumer (the classic consumer, Kafka 3.x). Its internals live in subscription_state.py (SubscriptionState) and
 fetcher.py (Fetcher with AbstractFetch and FetchCollector, CompletedFetch, OffsetFetcher).
 
 ``poll`` follows KafkaConsumer#poll: bring fetch positions up to date (partitions without one
@@ -14,12 +13,16 @@ makes the consumer refresh metadata and retry; OFFSET_OUT_OF_RANGE resets the po
 serve consumers only up to the high watermark (the LSO for ``isolation_level=1``), and a fetch
 that starts inside a batch gets the whole batch: records below the position are skipped here.
 
-Group membership: with ``group_id`` set, ``subscribe(topics)`` hands partition assignment to the
-group (abstract_coordinator.py: JoinGroup/SyncGroup/Heartbeat; consumer_coordinator.py: range
-and round-robin assignors, ``commit_sync`` / ``committed``). ``_update_assignment_metadata_if_needed`` first lets the
+Group membership: with ``group_id`` set, ``subscribe(topics, listener)`` hands partition
+assignment to the group (abstract_coordinator.py: JoinGroup/SyncGroup/Heartbeat;
+consumer_coordinator.py: range and round-robin assignors, ``commit_sync`` / ``commit_async`` /
+``committed``); the ConsumerRebalanceListener hears of revoked partitions while they are still
+assigned and of assigned ones once they are. ``assign`` and ``subscribe`` exclude each other
+(SubscriptionType). ``_update_assignment_metadata_if_needed`` first sends queued commitAsync calls and lets the
 coordinator poll (join, heartbeat), whose assignment replaces the consumer's, then initialises
-positions of newly assigned partitions from the committed offsets before falling back to
-``auto_offset_reset``.
+positions of partitions without one from the committed offsets (manually assigned ones too,
+when there is a group.id) before falling back to ``auto_offset_reset``. ``poll(0)`` does the
+work that takes no loop time and returns.
 
 After a leader or epoch change a position that knows its record's epoch is validated first
 (KIP-320): OffsetsForLeaderEpoch asks the new leader where that epoch ends; a log truncated below
