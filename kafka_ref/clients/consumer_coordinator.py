@@ -11,8 +11,10 @@ partition is revoked (EAGER), so after a rebalance positions come from the commi
 A subscribed member commits only when STABLE. Partitions owned when the generation was reset
 (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION) are *lost* rather than revoked.
 
-Not modelled: the COOPERATIVE protocol, commitAsync and auto-commit, metadata-triggered rejoins
-(a leader does not notice new partitions of subscribed topics).
+commitAsync is driven from consumer.py (KafkaConsumer#commit_async: one attempt per call, sent at
+the next poll or commit_sync, in call order) through this class's commit request and response
+handling. Not modelled: the COOPERATIVE protocol, auto-commit, metadata-triggered rejoins (a leader
+does not notice new partitions of subscribed topics).
 """
 
 from __future__ import annotations
