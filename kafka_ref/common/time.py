@@ -83,17 +83,18 @@ class Time:
         self.origin_ms = _default_origin_ms.get() if origin_ms is None else origin_ms
 
     def milliseconds(self) -> int:
-        """Epoch milliseconds: loop time plus the origin.
-
-        A virtual clock's time is a float sum of sleeps (0.045 + 0.005 is 0.049999999999999996):
-        a nanosecond's tolerance makes a deadline armed for 50 ms read 50 ms when it fires, as
-        Kafka's whole-millisecond clocks would, instead of 49 and one more sleep.
-        """
-        return self.origin_ms + int(loop_time() * 1000 + 1e-6)
+        """Epoch milliseconds: loop time plus the origin (whole milliseconds of :meth:`nanoseconds`)."""
+        return self.origin_ms + round(loop_time() * 1_000_000_000) // 1_000_000
 
     def nanoseconds(self) -> int:
-        """Monotonic nanoseconds from the loop clock."""
-        return int(loop_time() * 1_000_000_000)
+        """Monotonic nanoseconds from the loop clock, rounded to the nearest nanosecond.
+
+        A virtual clock's time is a float sum of sleeps (0.045 + 0.005 is 0.049999999999999996):
+        rounding makes a deadline armed for 50 ms read 50 ms when it fires, as Kafka's integer
+        clocks would, instead of 49 ms and one more sleep. Every reading below (milliseconds,
+        hi_res_clock_ms) derives from this one, so they agree with each other.
+        """
+        return round(loop_time() * 1_000_000_000)
 
     def hi_res_clock_ms(self) -> int:
         return self.nanoseconds() // 1_000_000
