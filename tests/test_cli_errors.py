@@ -25,8 +25,11 @@ REPO = Path(__file__).resolve().parent.parent
      "kafka-ref sim: error: inter.broker.protocol.version 'banana' is not a version; use an era "
      "(0.10.2, 0.11, 2.0, default) or a Kafka release such as 2.8 or 0.10.1"),
     (["sim", "--ibp", "9.9"],
-     "kafka-ref sim: error: inter.broker.protocol.version '9.9' is not a Kafka release (0.10.0 to 3.9); "
-     "use an era (0.10.2, 0.11, 2.0, default) or one of those versions"),
+     "kafka-ref sim: error: inter.broker.protocol.version '9.9' is not a version; use an era "
+     "(0.10.2, 0.11, 2.0, default) or a Kafka release such as 2.8 or 0.10.1"),
+    (["sim", "--ibp", "0.9.0"],
+     "kafka-ref sim: error: inter.broker.protocol.version '0.9.0' is outside the releases the simulator "
+     "runs (0.10.0 to 3.8); use an era (0.10.2, 0.11, 2.0, default) or one of those versions"),
     (["sim", "--seeds", "-3"], "kafka-ref sim: error: argument --seeds: must be at least 1, got -3 (see kafka-ref sim --help)"),
     (["sim", "--seeds", "0"], "kafka-ref sim: error: argument --seeds: must be at least 1, got 0 (see kafka-ref sim --help)"),
     (["sim", "--duration", "-5"],

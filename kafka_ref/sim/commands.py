@@ -79,7 +79,7 @@ def add_sim_arguments(parser: argparse.ArgumentParser) -> None:
     add_seed_arguments(parser, SCENARIOS, "leader-failover", 1, "run (replay) this one seed; --trace prints its timeline")
     parser.add_argument("--ibp", default=None,
                         help=f"inter.broker.protocol.version: an era ({', '.join(ERAS)}) or a Kafka release "
-                             "from 0.10.0 to 3.9 (default: the current rules)")
+                             "from 0.10.0 to 3.8 (default: the current rules)")
     parser.add_argument("--jobs", type=positive_int, default=1, help="worker processes (default: %(default)s)")
     parser.add_argument("--trace", action="store_true", help="with --seed: print the run as a timeline")
     parser.add_argument("--trace-all", action="store_true", help="like --trace, with every produce/consume event")
