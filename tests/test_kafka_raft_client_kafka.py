@@ -1,0 +1,504 @@
+"""Kafka 3.8's KafkaRaftClientTest (org.apache.kafka.raft), one test at a time, against kafka_ref/raft.
+
+tests/test_kafka_raft_client.py holds the first, looser ports (3.7); this module ports the rest.
+Kafka drives its client through RaftClientTestContext (MockLog, MockNetworkChannel, MockTime,
+deliverRequest / assertSentXResponse); ``Context`` below plays that part: kafka_ref's client
+answers an inbound request at once (KafkaRaftClient#handle_request), so ``deliver`` returns the
+response, and requests the client sends are drained from tests/raft_support.py's MockChannel.
+The quorum settings are the test context's (election timeout 10 s, fetch timeout 50 s, request
+timeout 5 s, retry backoff 50 ms, election backoff max 100 ms); Kafka's MockableRandom is a
+``random.Random`` whose ``randrange`` returns a fixed jitter. Kafka's local replica is id 0.
+Kafka runs several tests for kraft.version 0 and 1; kafka_ref has no directory ids, so each runs
+once with kraft.version 0's meaning. Kafka's IllegalArgumentException is ValueError here.
+
+Not ported:
+- Snapshot tests (KafkaRaftClientSnapshotTest) and #testObserverFetchWithNoLocalId: snapshots are
+  not modelled, and every kafka_ref node has an id.
+- #testAppendFailedWithBufferAllocationException, #testAppendFailedWithRecordBatchTooLargeException,
+  #testAccumulatorClearedAfterBecomingFollower / Voted / Unattached,
+  #testChannelWokenUpIfLingerTimeoutReachedWithoutAppend / DuringAppend,
+  #testAppendWithRequiredBaseOffset: kafka_ref's leader appends each batch to its log at once
+  (no BatchAccumulator, memory pool, linger or batch size limit).
+- #testMetrics: Raft metrics are not modelled.
+- #testLeaderStateUpdateWithDifferentFetchRequestVersions: request versions (replica id in
+  ReplicaState from Fetch v15) are not modelled; one MetadataFetchRequest shape.
+- #testObserverQuorumDiscoveryFailure, #testObserverSendDiscoveryFetchAfterFetchTimeout,
+  #testObserverHandleRetryFetchtToBootstrapServer, #testObserverHandleRetryFetchToLeader,
+  #testObserverLeaderRediscoveryAfterBrokerNotAvailableError,
+  #testObserverLeaderRediscoveryAfterRequestTimeout: KIP-853's controller.quorum.bootstrap.servers
+  (an observer discovers the leader through bootstrap ids that are not voter ids); kafka_ref's
+  observer asks a random voter (KafkaRaftClient#maybeSendAnyVoterFetch, Kafka 3.7's shape).
+- #testHandleInvalidVoteRequestAsObserver and #testLeaderAcceptVoteFromNonVoter: Kafka 3.8 dropped
+  the voter-set check of validateVoterOnlyRequest in preparation for KIP-853 dynamic voters;
+  kafka_ref keeps 3.7's INCONSISTENT_VOTER_SET answer for a request from (or to) a non-voter,
+  which tests/test_kafka_raft_client.py pins.
+- #testClusterAuthorizationFailedInFetch / InBeginQuorumEpoch / InVote / InEndQuorumEpoch:
+  CLUSTER_AUTHORIZATION_FAILED makes Kafka's poll throw; kafka_ref has no authorizer on the
+  controller listener.
+- The ``""`` cluster id halves of the *ClusterIdValidation tests: kafka_ref's requests use ``""``
+  for "no cluster id" (Kafka's null, which is accepted); the matching and mismatching ids are ported.
+- #testDescribeQuorum, #testDescribeQuorumNonLeader: kafka_ref has no DescribeQuorum request; the
+  leader's side (LeaderState#describeQuorum) is ported in tests/test_raft_states_kafka.py.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from kafka_ref.common.errors import Errors, IllegalStateException
+from kafka_ref.common.requests.begin_quorum_epoch import BeginQuorumEpochRequest, BeginQuorumEpochResponse
+from kafka_ref.common.requests.end_quorum_epoch import EndQuorumEpochRequest, EndQuorumEpochResponse
+from kafka_ref.common.requests.metadata_fetch import MetadataFetchRequest, MetadataFetchResponse
+from kafka_ref.common.requests.vote import VoteRequest, VoteResponse
+from kafka_ref.common.time import MockTime
+from kafka_ref.image.records import Batch
+from kafka_ref.raft.kafka_raft_client import KafkaRaftClient
+from kafka_ref.raft.quorum_state import ElectionState, QuorumConfig, QuorumStateStore
+from kafka_ref.raft.raft_client import NotLeaderException
+from kafka_ref.raft.replicated_log import MetadataLog
+
+from raft_support import CLUSTER, RECORD, Envelope, MockChannel, RecordingListener
+
+ELECTION_TIMEOUT_MS = 10_000
+FETCH_TIMEOUT_MS = 50_000
+REQUEST_TIMEOUT_MS = 5_000
+RETRY_BACKOFF_MS = 50
+ELECTION_BACKOFF_MAX_MS = 100
+CHECK_QUORUM_TIMEOUT_MS = int(FETCH_TIMEOUT_MS * 1.5)
+
+
+class MockableRandom(random.Random):
+    """Kafka's MockableRandom#mockNextInt: every bounded draw returns ``jitter`` (capped below the bound)."""
+
+    def __init__(self, jitter: int = 0) -> None:
+        super().__init__(0)
+        self.jitter = jitter
+
+    def randrange(self, start, stop=None, step=1):  # noqa: D102 - random.Random's signature
+        bound = start if stop is None else stop
+        return min(self.jitter, bound - 1)
+
+    def choice(self, seq):  # noqa: D102
+        return seq[0]
+
+
+class Context:
+    """RaftClientTestContext's role: a KafkaRaftClient on MockTime, MockChannel and a RecordingListener."""
+
+    def __init__(self, local_id: int, voters, *, elected: tuple[int, int] | None = None,
+                 voted: tuple[int, int] | None = None, unknown: int | None = None,
+                 log_batches: tuple[tuple[int, int], ...] = (), jitter: int = 0,
+                 election_timeout_ms: int = ELECTION_TIMEOUT_MS, request_timeout_ms: int = REQUEST_TIMEOUT_MS) -> None:
+        self.local_id = local_id
+        self.voters = tuple(sorted(voters))
+        self.time = MockTime()
+        self.store = QuorumStateStore()
+        if elected is not None:
+            self.store.write_election_state(ElectionState.with_elected_leader(elected[0], elected[1], self.voters))
+        elif voted is not None:
+            self.store.write_election_state(ElectionState.with_voted_candidate(voted[0], voted[1], self.voters))
+        elif unknown is not None:
+            self.store.write_election_state(ElectionState.with_unknown_leader(unknown, self.voters))
+        self.log = MetadataLog()
+        for epoch, count in log_batches:  # Builder#appendToLog
+            self.log.append_as_follower(Batch(self.log.end_offset, epoch, 0, (RECORD,) * count))
+        self.channel = MockChannel()
+        config = QuorumConfig(election_timeout_ms=election_timeout_ms, fetch_timeout_ms=FETCH_TIMEOUT_MS,
+                              election_backoff_max_ms=ELECTION_BACKOFF_MAX_MS, request_timeout_ms=request_timeout_ms,
+                              retry_backoff_ms=RETRY_BACKOFF_MS)
+        self.election_timeout_ms = election_timeout_ms
+        self.client = KafkaRaftClient(local_id, self.voters, self.time, log=self.log, store=self.store,
+                                      channel=self.channel, rng=MockableRandom(jitter), config=config,
+                                      cluster_id=CLUSTER)
+        self.listener = RecordingListener()
+        self.client.register(self.listener)
+        self.client.initialize()
+
+    @classmethod
+    def initialize_as_leader(cls, local_id: int, voters, epoch: int) -> "Context":
+        """RaftClientTestContext#initializeAsLeader: Unattached in epoch - 1, then elected in ``epoch``."""
+        context = cls(local_id, voters, unknown=epoch - 1)
+        context.assert_unknown_leader(epoch - 1)
+        context.become_leader()
+        return context
+
+    # -- driving ---------------------------------------------------------------------------------
+
+    def poll(self) -> float:
+        return self.client.poll()
+
+    def deliver(self, request):
+        """deliverRequest + pollUntilResponse: the client's answer (None while a Fetch is parked)."""
+        envelope = Envelope(request)
+        self.client.handle_request(envelope)
+        self.last_envelope = envelope
+        return envelope.response
+
+    def sent(self, request_type: type | None = None):
+        """channel.drainSendQueue, one request type: [(destination, correlation, request)]."""
+        return self.channel.drain(request_type)
+
+    def respond(self, outbound, response) -> None:
+        """deliverResponse."""
+        destination, correlation, req = outbound
+        self.client.handle_response(destination, correlation, req, response)
+
+    def become_leader(self) -> None:
+        """RaftClientTestContext#becomeLeader: the election timeout passes, every voter grants, every voter acknowledges."""
+        epoch = self.current_epoch() + 1
+        self.time.advance(self.election_timeout_ms * 2)
+        self.poll()
+        self.poll()
+        for outbound in self.sent(VoteRequest):
+            assert outbound[2].candidate_epoch == epoch
+            self.respond(outbound, VoteResponse(leader_epoch=epoch, vote_granted=True))
+        self.poll()
+        self.assert_elected_leader(epoch, self.local_id)
+        self.poll()
+        for outbound in self.sent(BeginQuorumEpochRequest):
+            self.respond(outbound, BeginQuorumEpochResponse(leader_id=self.local_id, leader_epoch=epoch))
+        self.poll()
+
+    # -- requests and responses (RaftClientTestContext's builders) ---------------------------------
+
+    @staticmethod
+    def vote_request(epoch: int, candidate: int, last_epoch: int, last_offset: int, cluster_id: str = CLUSTER):
+        return VoteRequest(cluster_id=cluster_id, candidate_id=candidate, candidate_epoch=epoch,
+                           last_offset_epoch=last_epoch, last_offset=last_offset)
+
+    @staticmethod
+    def begin_epoch_request(epoch: int, leader: int, cluster_id: str = CLUSTER):
+        return BeginQuorumEpochRequest(cluster_id=cluster_id, leader_id=leader, leader_epoch=epoch)
+
+    @staticmethod
+    def end_epoch_request(epoch: int, leader: int, successors, cluster_id: str = CLUSTER):
+        return EndQuorumEpochRequest(cluster_id=cluster_id, leader_id=leader, leader_epoch=epoch,
+                                     preferred_successors=tuple(successors))
+
+    @staticmethod
+    def fetch_request(epoch: int, replica: int, offset: int, last_epoch: int, max_wait_ms: int,
+                      cluster_id: str = CLUSTER):
+        return MetadataFetchRequest(cluster_id=cluster_id, replica_id=replica, current_leader_epoch=epoch,
+                                    fetch_offset=offset, last_fetched_epoch=last_epoch, max_wait_ms=max_wait_ms)
+
+    @staticmethod
+    def fetch_response(epoch: int, leader: int, batches=(), high_watermark: int = 0, error: Errors = Errors.NONE):
+        return MetadataFetchResponse(partition_error_code=error.code, leader_id=leader, leader_epoch=epoch,
+                                     batches=tuple(batches), high_watermark=high_watermark)
+
+    @staticmethod
+    def batch(base_offset: int, epoch: int, count: int) -> Batch:
+        """RaftClientTestContext#buildBatch."""
+        return Batch(base_offset, epoch, 0, (RECORD,) * count)
+
+    # -- assertions ------------------------------------------------------------------------------
+
+    def current_epoch(self) -> int:
+        return self.store.read_election_state().epoch
+
+    def current_leader(self) -> int:
+        return self.store.read_election_state().leader_id
+
+    def assert_elected_leader(self, epoch: int, leader: int) -> None:
+        assert self.store.read_election_state() == ElectionState.with_elected_leader(epoch, leader, self.voters)
+
+    def assert_voted_candidate(self, epoch: int, candidate: int) -> None:
+        assert self.store.read_election_state() == ElectionState.with_voted_candidate(epoch, candidate, self.voters)
+
+    def assert_unknown_leader(self, epoch: int) -> None:
+        assert self.store.read_election_state() == ElectionState.with_unknown_leader(epoch, self.voters)
+
+    def assert_resigned_leader(self, epoch: int, leader: int) -> None:
+        assert self.client.quorum.is_resigned()
+        self.assert_elected_leader(epoch, leader)
+
+
+def vote_answer(response) -> tuple:
+    """(error, epoch, leader, granted) of a Vote response (assertSentVoteResponse)."""
+    return Errors.for_code(response.partition_error_code), response.leader_epoch, response.leader_id, response.vote_granted
+
+
+def epoch_answer(response) -> tuple:
+    """(error, epoch, leader) of a BeginQuorumEpoch / EndQuorumEpoch / Fetch response."""
+    return Errors.for_code(response.partition_error_code), response.leader_epoch, response.leader_id
+
+
+# ------------------------------------------------------------------------------------ initialization
+
+
+def test_initialize_as_leader_from_state_store_single_member_quorum():
+    """Mirrors KafkaRaftClientTest#testInitializeAsLeaderFromStateStoreSingleMemberQuorum."""
+    context = Context(0, {0}, elected=(2, 0))
+    assert context.log.end_offset == 1 and context.log.last_fetched_epoch == 3
+    assert context.client.leader_and_epoch() == (0, 3)
+    context.assert_elected_leader(3, 0)
+
+
+def test_initialize_as_resigned_and_become_candidate():
+    """Mirrors KafkaRaftClientTest#testInitializeAsResignedAndBecomeCandidate."""
+    context = Context(0, {0, 1}, elected=(2, 0))
+    assert context.client.quorum.is_resigned() and context.log.end_offset == 0
+    context.assert_elected_leader(2, 0)
+    context.time.advance(ELECTION_TIMEOUT_MS)
+    context.poll()
+    assert context.client.quorum.is_candidate()
+    context.assert_voted_candidate(3, 0)
+
+
+def test_initialize_as_resigned_leader_from_state_store():
+    """Mirrors KafkaRaftClientTest#testInitializeAsResignedLeaderFromStateStore."""
+    context = Context(0, {0, 1}, elected=(2, 0))
+    assert context.log.end_offset == 0
+    context.assert_elected_leader(2, 0)
+    context.poll()
+    with pytest.raises(NotLeaderException):
+        context.client.schedule_atomic_append(2, [RECORD, RECORD])
+    (outbound,) = context.sent(EndQuorumEpochRequest)
+    assert (outbound[0], outbound[2].leader_epoch, outbound[2].leader_id) == (1, 2, 0)
+    context.respond(outbound, EndQuorumEpochResponse(leader_id=0, leader_epoch=2))
+    context.poll()
+    context.time.advance(ELECTION_TIMEOUT_MS)
+    context.poll()
+    context.poll()
+    context.assert_voted_candidate(3, 0)
+    (vote,) = context.sent(VoteRequest)
+    assert (vote[0], vote[2]) == (1, Context.vote_request(3, 0, 0, 0))
+
+
+def test_initialize_as_candidate_from_state_store():
+    """Mirrors KafkaRaftClientTest#testInitializeAsCandidateFromStateStore."""
+    context = Context(0, {0, 1, 2}, voted=(2, 0))
+    context.assert_voted_candidate(2, 0)
+    assert context.log.end_offset == 0
+    context.poll()
+    votes = context.sent(VoteRequest)
+    assert [(d, r) for d, _c, r in votes] == [(1, Context.vote_request(2, 0, 0, 0)), (2, Context.vote_request(2, 0, 0, 0))]
+
+
+@pytest.mark.parametrize("voters, granting", [((0, 1), (0, 1)), ((0, 1, 2), (0, 1))])
+def test_initialize_as_candidate_and_become_leader(voters, granting):
+    """Mirrors KafkaRaftClientTest#testInitializeAsCandidateAndBecomeLeader and
+    #testInitializeAsCandidateAndBecomeLeaderQuorumOfThree: the LeaderChangeMessage at offset 0 carries
+    the election time, the voters and the granting voters; BeginQuorumEpoch follows."""
+    context = Context(0, voters)
+    context.assert_unknown_leader(0)
+    context.time.advance(2 * ELECTION_TIMEOUT_MS)
+    context.poll()
+    context.poll()
+    context.assert_voted_candidate(1, 0)
+    votes = context.sent(VoteRequest)
+    assert [d for d, _c, _r in votes] == list(voters[1:])
+    context.respond(votes[0], VoteResponse(leader_epoch=1, vote_granted=True))
+    context.assert_elected_leader(1, 0)
+    election_time = context.time.milliseconds()
+    assert context.log.end_offset == 1
+    context.poll()
+    assert sorted(d for d, _c, _r in context.sent(BeginQuorumEpochRequest)) == list(voters[1:])
+    (batch,) = context.log.batches
+    assert batch.is_control and batch.append_timestamp == election_time and batch.epoch == 1
+    message = batch.control_records[0]
+    assert (message.leader_id, message.voters, message.granting_voters) == (0, voters, granting)
+
+
+def test_initialize_as_follower_empty_log():
+    """Mirrors KafkaRaftClientTest#testInitializeAsFollowerEmptyLog."""
+    context = Context(0, {0, 1}, elected=(5, 1))
+    context.assert_elected_leader(5, 1)
+    context.poll()
+    (fetch,) = context.sent(MetadataFetchRequest)
+    assert (fetch[0], fetch[2].current_leader_epoch, fetch[2].fetch_offset, fetch[2].last_fetched_epoch) == (1, 5, 0, 0)
+
+
+def test_initialize_as_follower_non_empty_log():
+    """Mirrors KafkaRaftClientTest#testInitializeAsFollowerNonEmptyLog."""
+    context = Context(0, {0, 1}, elected=(5, 1), log_batches=((3, 1),))
+    context.assert_elected_leader(5, 1)
+    context.poll()
+    (fetch,) = context.sent(MetadataFetchRequest)
+    assert (fetch[0], fetch[2].current_leader_epoch, fetch[2].fetch_offset, fetch[2].last_fetched_epoch) == (1, 5, 1, 3)
+
+
+def test_initialize_observer_no_previous_state():
+    """Mirrors KafkaRaftClientTest#testInitializeObserverNoPreviousState: FENCED_LEADER_EPOCH names the leader."""
+    context = Context(0, {1, 2})
+    context.poll()
+    (fetch,) = context.sent(MetadataFetchRequest)
+    assert fetch[0] in (1, 2)
+    assert (fetch[2].current_leader_epoch, fetch[2].fetch_offset, fetch[2].last_fetched_epoch) == (0, 0, 0)
+    context.respond(fetch, Context.fetch_response(5, 1, error=Errors.FENCED_LEADER_EPOCH))
+    context.poll()
+    context.assert_elected_leader(5, 1)
+
+
+# ------------------------------------------------------------------------------------ votes
+
+
+def test_reject_votes_from_same_epoch_after_resigning_leadership():
+    """Mirrors KafkaRaftClientTest#testRejectVotesFromSameEpochAfterResigningLeadership."""
+    context = Context(0, {0, 1}, elected=(2, 0))
+    assert context.log.end_offset == 0
+    context.assert_elected_leader(2, 0)
+    response = context.deliver(Context.vote_request(2, 1, context.log.last_fetched_epoch, context.log.end_offset))
+    assert vote_answer(response) == (Errors.NONE, 2, 0, False)
+
+
+def test_reject_votes_from_same_epoch_after_resigning_candidacy():
+    """Mirrors KafkaRaftClientTest#testRejectVotesFromSameEpochAfterResigningCandidacy."""
+    context = Context(0, {0, 1}, voted=(2, 0))
+    context.assert_voted_candidate(2, 0)
+    response = context.deliver(Context.vote_request(2, 1, context.log.last_fetched_epoch, context.log.end_offset))
+    assert vote_answer(response) == (Errors.NONE, 2, -1, False)
+
+
+@pytest.mark.parametrize("stored", ["elected", "voted"])
+def test_grant_votes_from_higher_epoch_after_resigning(stored):
+    """Mirrors KafkaRaftClientTest#testGrantVotesFromHigherEpochAfterResigningLeadership and
+    #testGrantVotesFromHigherEpochAfterResigningCandidacy: Unattached in the new epoch, then Voted."""
+    context = Context(0, {0, 1}, **{stored: (2, 0)})
+    assert context.client.quorum.is_resigned() if stored == "elected" else context.client.quorum.is_candidate()
+    response = context.deliver(Context.vote_request(3, 1, context.log.last_fetched_epoch, context.log.end_offset))
+    context.poll()
+    assert context.client.quorum.is_voted()
+    context.assert_voted_candidate(3, 1)
+    assert vote_answer(response) == (Errors.NONE, 3, -1, True)
+
+
+def test_handle_valid_vote_request_as_follower():
+    """Mirrors KafkaRaftClientTest#testHandleValidVoteRequestAsFollower."""
+    context = Context(0, {0, 1}, unknown=2)
+    assert vote_answer(context.deliver(Context.vote_request(2, 1, 1, 1))) == (Errors.NONE, 2, -1, True)
+    context.assert_voted_candidate(2, 1)
+
+
+def test_handle_vote_request_as_follower_with_elected_leader():
+    """Mirrors KafkaRaftClientTest#testHandleVoteRequestAsFollowerWithElectedLeader."""
+    context = Context(0, {0, 1, 3}, elected=(2, 3))
+    assert vote_answer(context.deliver(Context.vote_request(2, 1, 1, 1))) == (Errors.NONE, 2, 3, False)
+    context.assert_elected_leader(2, 3)
+
+
+def test_handle_vote_request_as_follower_with_voted_candidate():
+    """Mirrors KafkaRaftClientTest#testHandleVoteRequestAsFollowerWithVotedCandidate."""
+    context = Context(0, {0, 1, 3}, voted=(2, 3))
+    assert vote_answer(context.deliver(Context.vote_request(2, 1, 1, 1))) == (Errors.NONE, 2, -1, False)
+    context.assert_voted_candidate(2, 3)
+
+
+def test_handle_invalid_vote_request_with_older_epoch():
+    """Mirrors KafkaRaftClientTest#testHandleInvalidVoteRequestWithOlderEpoch."""
+    context = Context(0, {0, 1}, unknown=2)
+    assert vote_answer(context.deliver(Context.vote_request(1, 1, 0, 1))) == (Errors.FENCED_LEADER_EPOCH, 2, -1, False)
+    context.assert_unknown_leader(2)
+
+
+def test_leader_ignore_vote_request_on_same_epoch():
+    """Mirrors KafkaRaftClientTest#testLeaderIgnoreVoteRequestOnSameEpoch."""
+    context = Context.initialize_as_leader(0, {0, 1}, 2)
+    response = context.deliver(Context.vote_request(2, 1, 1, 1))
+    context.poll()
+    assert vote_answer(response) == (Errors.NONE, 2, 0, False)
+    context.assert_elected_leader(2, 0)
+
+
+def test_candidate_ignore_vote_request_on_same_epoch():
+    """Mirrors KafkaRaftClientTest#testCandidateIgnoreVoteRequestOnSameEpoch."""
+    context = Context(0, {0, 1}, voted=(2, 0))
+    context.poll()
+    response = context.deliver(Context.vote_request(2, 1, 1, 1))
+    context.poll()
+    assert vote_answer(response) == (Errors.NONE, 2, -1, False)
+    context.assert_voted_candidate(2, 0)
+
+
+def test_invalid_vote_request():
+    """Mirrors KafkaRaftClientTest#testInvalidVoteRequest: a negative offset or epoch, or a last epoch
+    not below the candidate's, is INVALID_REQUEST and changes nothing."""
+    context = Context(0, {0, 1}, elected=(5, 1))
+    context.assert_elected_leader(5, 1)
+    for last_epoch, last_offset in ((0, -5), (-1, 0), (6, 0)):
+        response = context.deliver(Context.vote_request(6, 1, last_epoch, last_offset))
+        assert vote_answer(response) == (Errors.INVALID_REQUEST, 5, 1, False)
+        context.assert_elected_leader(5, 1)
+
+
+def test_vote_request_timeout():
+    """Mirrors KafkaRaftClientTest#testVoteRequestTimeout: after a request timeout the vote is asked again;
+    the answer to the first request is ignored, the answer to the retry elects."""
+    context = Context(0, {0, 1})
+    context.assert_unknown_leader(0)
+    context.time.advance(2 * ELECTION_TIMEOUT_MS)
+    context.poll()
+    context.poll()
+    context.assert_voted_candidate(1, 0)
+    (first,) = context.sent(VoteRequest)
+    assert first[2] == Context.vote_request(1, 0, 0, 0)
+    context.time.advance(REQUEST_TIMEOUT_MS)
+    context.poll()
+    (retry,) = context.sent(VoteRequest)
+    assert retry[2] == Context.vote_request(1, 0, 0, 0) and retry[1] != first[1]
+    context.respond(first, VoteResponse(leader_epoch=1, vote_granted=True))
+    context.poll()
+    context.assert_voted_candidate(1, 0)
+    context.respond(retry, VoteResponse(leader_epoch=1, vote_granted=True))
+    context.poll()
+    context.assert_elected_leader(1, 0)
+
+
+def test_retry_election():
+    """Mirrors KafkaRaftClientTest#testRetryElection: a rejected vote backs off (bounded by the election
+    backoff max), then the voter stands again in the next epoch."""
+    context = Context(0, {0, 1}, jitter=85)
+    context.assert_unknown_leader(0)
+    context.time.advance(2 * ELECTION_TIMEOUT_MS)
+    context.poll()
+    context.poll()
+    context.assert_voted_candidate(1, 0)
+    (vote,) = context.sent(VoteRequest)
+    assert vote[2] == Context.vote_request(1, 0, 0, 0)
+    context.respond(vote, VoteResponse(leader_epoch=1, vote_granted=False))
+    context.poll()
+    context.assert_voted_candidate(1, 0)
+    context.time.advance(ELECTION_BACKOFF_MAX_MS - 1)
+    context.poll()
+    context.assert_voted_candidate(1, 0)
+    context.time.advance(1)
+    context.poll()
+    context.poll()
+    context.assert_voted_candidate(2, 0)
+    (vote,) = context.sent(VoteRequest)
+    assert vote[2] == Context.vote_request(2, 0, 0, 0)
+
+
+def test_voter_become_candidate_after_fetch_timeout():
+    """Mirrors KafkaRaftClientTest#testVoterBecomeCandidateAfterFetchTimeout."""
+    context = Context(0, {0, 1}, elected=(5, 1), log_batches=((3, 1),))
+    context.poll()
+    (fetch,) = context.sent(MetadataFetchRequest)
+    assert (fetch[2].current_leader_epoch, fetch[2].fetch_offset, fetch[2].last_fetched_epoch) == (5, 1, 3)
+    context.time.advance(FETCH_TIMEOUT_MS)
+    context.poll()
+    context.poll()
+    (vote,) = context.sent(VoteRequest)
+    assert vote[2] == Context.vote_request(6, 0, 3, 1)
+    context.assert_voted_candidate(6, 0)
+
+
+def test_vote_response_ignored_after_becoming_follower():
+    """Mirrors KafkaRaftClientTest#testVoteResponseIgnoredAfterBecomingFollower."""
+    context = Context(0, {0, 1, 2}, unknown=4)
+    context.assert_unknown_leader(4)
+    context.time.advance(2 * ELECTION_TIMEOUT_MS)
+    context.poll()
+    context.poll()
+    context.assert_voted_candidate(5, 0)
+    votes = context.sent(VoteRequest)
+    assert len(votes) == 2
+    context.deliver(Context.begin_epoch_request(5, 2))
+    context.poll()
+    context.assert_elected_leader(5, 2)
+    context.respond(votes[0], VoteResponse(leader_epoch=5, vote_granted=False))
+    context.respond(votes[1], VoteResponse(leader_epoch=5, leader_id=2, vote_granted=False))
+    context.poll()
+    context.assert_elected_leader(5, 2)
