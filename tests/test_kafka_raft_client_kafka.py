@@ -502,3 +502,276 @@ def test_vote_response_ignored_after_becoming_follower():
     context.respond(votes[1], VoteResponse(leader_epoch=5, leader_id=2, vote_granted=False))
     context.poll()
     context.assert_elected_leader(5, 2)
+
+
+# ------------------------------------------------------------------------------------ appends and resignation
+
+
+def test_append_failed_with_not_leader_exception():
+    """Mirrors KafkaRaftClientTest#testAppendFailedWithNotLeaderException."""
+    context = Context(0, {0, 1}, unknown=2)
+    with pytest.raises(NotLeaderException):
+        context.client.schedule_atomic_append(2, [RECORD, RECORD])
+
+
+def test_append_failed_with_fenced_epoch():
+    """Mirrors KafkaRaftClientTest#testAppendFailedWithFencedEpoch: a newer epoch is the caller's mistake
+    (IllegalArgumentException), an older one NotLeaderException."""
+    context = Context(0, {0, 1})
+    context.become_leader()
+    assert context.current_leader() == 0
+    epoch = context.current_epoch()
+    with pytest.raises(ValueError):
+        context.client.schedule_atomic_append(epoch + 1, [RECORD])
+    with pytest.raises(NotLeaderException):
+        context.client.schedule_atomic_append(epoch - 1, [RECORD])
+    assert context.log.end_offset == 1
+
+
+def test_end_quorum_epoch_retries_while_resigned():
+    """Mirrors KafkaRaftClientTest#testEndQuorumEpochRetriesWhileResigned: an acknowledged voter is not asked
+    again; the other one is, after the request timeout."""
+    context = Context(0, {0, 1, 2}, elected=(19, 0), election_timeout_ms=10_000, request_timeout_ms=5_000)
+    context.poll()
+    requests = context.sent(EndQuorumEpochRequest)
+    assert [(d, r.leader_epoch, r.leader_id) for d, _c, r in requests] == [(1, 19, 0), (2, 19, 0)]
+    context.respond(requests[0], EndQuorumEpochResponse(leader_id=0, leader_epoch=19))
+    context.poll()
+    assert context.sent() == []
+    context.time.advance(6000)
+    context.poll()
+    retries = context.sent(EndQuorumEpochRequest)
+    assert [(d, r.leader_epoch) for d, _c, r in retries] == [(2, 19)]
+
+
+def test_resign_will_complete_fetch_purgatory():
+    """Mirrors KafkaRaftClientTest#testResignWillCompleteFetchPurgatory: a shutdown resigns the leader and the
+    parked Fetch is answered NOT_LEADER_OR_FOLLOWER; the shutdown then times out."""
+    context = Context(0, {0, 1})
+    context.become_leader()
+    epoch = context.current_epoch()
+    context.client._running = True  # the Raft thread parks fetches (KafkaRaftClient#handleFetchRequest's purgatory)
+    assert context.deliver(Context.fetch_request(epoch, 1, context.log.end_offset, epoch, 1000)) is None
+    context.poll()
+    assert context.last_envelope.response is None
+    context.log.append_as_leader([RECORD], epoch, 0)
+    context.client.shutdown(1000)
+    context.poll()
+    assert epoch_answer(context.last_envelope.response) == (Errors.NOT_LEADER_OR_FOLLOWER, epoch, 0)
+    context.assert_resigned_leader(epoch, 0)
+    context.time.advance(1000)
+    context.poll()
+    assert not context.client.is_running() and not context.client.is_shutting_down()
+    assert isinstance(context.client.graceful_shutdown.error, TimeoutError)
+
+
+def test_resign_in_older_epoch_ignored():
+    """Mirrors KafkaRaftClientTest#testResignInOlderEpochIgnored."""
+    context = Context(0, {0, 1})
+    context.become_leader()
+    epoch = context.current_epoch()
+    context.client.resign(epoch - 1)
+    context.poll()
+    context.time.advance(ELECTION_TIMEOUT_MS * 2)
+    context.poll()
+    context.assert_elected_leader(epoch, 0)
+    assert context.client.quorum.is_leader()
+
+
+def test_handle_begin_quorum_epoch_after_user_initiated_resign():
+    """Mirrors KafkaRaftClientTest#testHandleBeginQuorumEpochAfterUserInitiatedResign."""
+    context = Context(0, {0, 1, 2})
+    context.become_leader()
+    epoch = context.current_epoch()
+    context.client.resign(epoch)
+    context.poll()
+    assert context.client.quorum.is_resigned()
+    response = context.deliver(Context.begin_epoch_request(epoch + 1, 1))
+    assert epoch_answer(response) == (Errors.NONE, epoch + 1, 1)
+    context.assert_elected_leader(epoch + 1, 1)
+    assert context.listener.leader_changes[-1] == (1, epoch + 1)
+
+
+def test_leader_should_resign_leadership_if_not_get_fetch_request_from_majority_voters():
+    """Mirrors KafkaRaftClientTest#testLeaderShouldResignLeadershipIfNotGetFetchRequestFromMajorityVoters:
+    a voter's fetch restarts the check-quorum timer, an observer's does not."""
+    context = Context(0, {0, 1, 2})
+    context.become_leader()
+    epoch = context.current_epoch()
+    for fetcher in (None, 1, 2):
+        if fetcher is not None:
+            context.deliver(Context.fetch_request(epoch, fetcher, 0, 0, 0))
+            context.poll()
+        context.time.advance(CHECK_QUORUM_TIMEOUT_MS // 2)
+        context.poll()
+        assert not context.client.quorum.is_resigned()
+    context.deliver(Context.fetch_request(epoch, 3, 0, 0, 0))
+    context.poll()
+    context.time.advance(CHECK_QUORUM_TIMEOUT_MS // 2)
+    context.poll()
+    context.assert_resigned_leader(epoch, 0)
+
+
+def test_leader_should_not_resign_leadership_if_only_one_voters():
+    """Mirrors KafkaRaftClientTest#testLeaderShouldNotResignLeadershipIfOnlyOneVoters."""
+    context = Context(0, {0})
+    assert context.current_leader() == 0
+    context.time.advance(CHECK_QUORUM_TIMEOUT_MS)
+    context.poll()
+    assert context.client.quorum.is_leader()
+
+
+def test_election_timeout_after_user_initiated_resign():
+    """Mirrors KafkaRaftClientTest#testElectionTimeoutAfterUserInitiatedResign: an acknowledged EndQuorumEpoch
+    is not sent again, a Fetch to the resigned leader is NOT_LEADER_OR_FOLLOWER, and the election timer
+    makes it a candidate in the next epoch."""
+    context = Context(0, {0, 1})
+    context.become_leader()
+    epoch = context.current_epoch()
+    context.client.resign(epoch)
+    context.poll()
+    assert context.client.quorum.is_resigned()
+    context.poll()
+    (end,) = context.sent(EndQuorumEpochRequest)
+    assert (end[0], end[2].leader_epoch, end[2].leader_id, end[2].preferred_successors) == (1, epoch, 0, (1,))
+    context.respond(end, EndQuorumEpochResponse(leader_id=0, leader_epoch=epoch))
+    context.poll()
+    context.time.advance(RETRY_BACKOFF_MS)
+    context.poll()
+    assert context.sent() == []
+    response = context.deliver(Context.fetch_request(1, -1, 0, 0, 0))
+    assert epoch_answer(response) == (Errors.NOT_LEADER_OR_FOLLOWER, epoch, 0)
+    context.time.advance(2 * ELECTION_TIMEOUT_MS)
+    context.poll()
+    assert context.client.quorum.is_candidate() and context.current_epoch() == epoch + 1
+    assert context.listener.leader_changes[-1] == (-1, epoch + 1)
+
+
+def test_cannot_resign_with_larger_epoch_than_current_epoch():
+    """Mirrors KafkaRaftClientTest#testCannotResignWithLargerEpochThanCurrentEpoch."""
+    context = Context(0, {0, 1})
+    context.become_leader()
+    with pytest.raises(ValueError):
+        context.client.resign(context.current_epoch() + 1)
+
+
+def test_cannot_resign_if_not_leader():
+    """Mirrors KafkaRaftClientTest#testCannotResignIfNotLeader."""
+    context = Context(0, {0, 1}, elected=(2, 1))
+    assert context.current_leader() == 1
+    with pytest.raises(ValueError):
+        context.client.resign(2)
+
+
+def test_cannot_resign_if_observer():
+    """Mirrors KafkaRaftClientTest#testCannotResignIfObserver."""
+    context = Context(0, {1, 2})
+    context.poll()
+    (fetch,) = context.sent(MetadataFetchRequest)
+    assert fetch[0] in (1, 2) and (fetch[2].current_leader_epoch, fetch[2].fetch_offset) == (0, 0)
+    context.respond(fetch, Context.fetch_response(5, 1, error=Errors.FENCED_LEADER_EPOCH))
+    context.poll()
+    context.assert_elected_leader(5, 1)
+    with pytest.raises(IllegalStateException):
+        context.client.resign(5)
+
+
+# ------------------------------------------------------------------------------------ graceful shutdown
+
+
+def test_grant_votes_when_shutting_down():
+    """Mirrors KafkaRaftClientTest#testGrantVotesWhenShuttingDown."""
+    context = Context.initialize_as_leader(0, {0, 1}, 2)
+    context.client.shutdown(1000)
+    assert context.client.is_shutting_down()
+    response = context.deliver(Context.vote_request(3, 1, context.log.last_fetched_epoch, context.log.end_offset))
+    context.poll()
+    assert context.client.quorum.is_voted()
+    context.assert_voted_candidate(3, 1)
+    assert vote_answer(response) == (Errors.NONE, 3, -1, True)
+
+
+def test_leader_graceful_shutdown():
+    """Mirrors KafkaRaftClientTest#testLeaderGracefulShutdown: resign with EndQuorumEpoch, vote for the
+    successor, finish once it leads."""
+    context = Context.initialize_as_leader(0, {0, 1}, 1)
+    shutdown = context.client.shutdown(5000)
+    assert context.client.is_shutting_down() and context.client.is_running() and not shutdown.is_finished()
+    context.poll()
+    context.poll()
+    assert context.client.is_shutting_down() and context.client.is_running()
+    (end,) = context.sent(EndQuorumEpochRequest)
+    assert (end[0], end[2].leader_epoch) == (1, 1)
+    response = context.deliver(Context.vote_request(2, 1, 1, 1))
+    context.poll()
+    assert vote_answer(response) == (Errors.NONE, 2, -1, True)
+    context.deliver(Context.begin_epoch_request(2, 1))
+    context.poll()
+    assert not context.client.is_running() and not context.client.is_shutting_down()
+    assert shutdown.is_finished() and shutdown.error is None
+
+
+def test_end_quorum_epoch_sent_based_on_fetch_offset():
+    """Mirrors KafkaRaftClientTest#testEndQuorumEpochSentBasedOnFetchOffset: successors by descending fetch offset."""
+    context = Context.initialize_as_leader(0, {0, 1, 2}, 1)
+    assert context.deliver(Context.fetch_request(1, 1, 1, 1, 0)).high_watermark == 1
+    context.client.schedule_atomic_append(1, [RECORD, RECORD])
+    context.poll()
+    assert context.deliver(Context.fetch_request(1, 2, 3, 1, 0)).high_watermark == 3
+    context.client.shutdown(ELECTION_TIMEOUT_MS * 2)
+    assert context.client.is_running()
+    context.poll()
+    context.poll()
+    assert context.client.is_running()
+    ends = context.sent(EndQuorumEpochRequest)
+    assert [(d, r.leader_epoch, r.preferred_successors) for d, _c, r in ends] == [(1, 1, (2, 1)), (2, 1, (2, 1))]
+
+
+def test_leader_graceful_shutdown_timeout():
+    """Mirrors KafkaRaftClientTest#testLeaderGracefulShutdownTimeout."""
+    context = Context.initialize_as_leader(0, {0, 1}, 1)
+    shutdown = context.client.shutdown(5000)
+    assert context.client.is_running() and not shutdown.is_finished()
+    context.poll()
+    context.poll()
+    assert context.client.is_running()
+    (end,) = context.sent(EndQuorumEpochRequest)
+    assert (end[0], end[2].leader_epoch) == (1, 1)
+    context.time.advance(5000)
+    context.poll()
+    assert not context.client.is_running()
+    assert shutdown.is_finished() and isinstance(shutdown.error, TimeoutError)
+
+
+def test_follower_graceful_shutdown():
+    """Mirrors KafkaRaftClientTest#testFollowerGracefulShutdown."""
+    context = Context(0, {0, 1}, elected=(5, 1))
+    context.assert_elected_leader(5, 1)
+    context.poll()
+    shutdown = context.client.shutdown(5000)
+    assert context.client.is_running() and not shutdown.is_finished()
+    context.poll()
+    assert not context.client.is_running() and shutdown.is_finished() and shutdown.error is None
+
+
+def test_observer_graceful_shutdown():
+    """Mirrors KafkaRaftClientTest#testObserverGracefulShutdown."""
+    context = Context(0, {1, 2}, unknown=5)
+    context.poll()
+    context.assert_unknown_leader(5)
+    shutdown = context.client.shutdown(5000)
+    assert context.client.is_running() and not shutdown.is_finished()
+    context.poll()
+    assert not context.client.is_running() and shutdown.is_finished() and shutdown.error is None
+
+
+def test_graceful_shutdown_single_member_quorum():
+    """Mirrors KafkaRaftClientTest#testGracefulShutdownSingleMemberQuorum."""
+    context = Context(0, {0})
+    context.assert_elected_leader(1, 0)
+    context.poll()
+    assert context.sent() == []
+    context.client.shutdown(5000)
+    assert context.client.is_running()
+    context.poll()
+    assert not context.client.is_running()

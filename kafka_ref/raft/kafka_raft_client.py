@@ -28,7 +28,7 @@ from typing import Any, Iterable
 
 import anyio
 
-from kafka_ref.common.errors import Errors
+from kafka_ref.common.errors import Errors, IllegalStateException
 from kafka_ref.common.requests.begin_quorum_epoch import BeginQuorumEpochRequest, BeginQuorumEpochResponse
 from kafka_ref.common.requests.end_quorum_epoch import EndQuorumEpochRequest, EndQuorumEpochResponse
 from kafka_ref.common.requests.metadata_fetch import FETCH_MAX_WAIT_MS, MetadataFetchRequest, MetadataFetchResponse
@@ -69,6 +69,36 @@ class _ParkedFetch:
     deadline_ms: float
 
 
+class GracefulShutdown:
+    """Mirrors org.apache.kafka.raft.KafkaRaftClient.GracefulShutdown: a deadline and how the shutdown ended.
+
+    ``error`` is None after a completed shutdown and a TimeoutError when the deadline passed
+    first (Kafka completes its future exceptionally with a TimeoutException).
+    """
+
+    def __init__(self, time: Time, timeout_ms: float) -> None:
+        self.time = time
+        self.deadline_ms = time.milliseconds() + timeout_ms
+        self.finished = False
+        self.error: BaseException | None = None
+
+    def remaining_ms(self) -> float:
+        return max(0.0, self.deadline_ms - self.time.milliseconds())
+
+    def has_timed_out(self) -> bool:
+        return self.time.milliseconds() >= self.deadline_ms
+
+    def is_finished(self) -> bool:
+        return self.finished
+
+    def fail_with_timeout(self) -> None:
+        self.finished = True
+        self.error = TimeoutError("Timeout expired before graceful shutdown completed")
+
+    def complete(self) -> None:
+        self.finished = True
+
+
 class KafkaRaftClient:
     """Mirrors org.apache.kafka.raft.KafkaRaftClient: one node of the metadata quorum (voter or observer)."""
 
@@ -92,6 +122,7 @@ class KafkaRaftClient:
         self._correlation = 0
         self._wakeup: anyio.Event | None = None
         self._running = False
+        self.graceful_shutdown: GracefulShutdown | None = None
         role = "controller_id" if self.quorum.is_voter() else "broker_id"
         self._log = state_change_logger(**{role: node_id})
 
@@ -153,7 +184,7 @@ class KafkaRaftClient:
             self._running = True
             task_status.started(self)
             try:
-                while True:
+                while self.is_running():
                     timeout_ms = self.poll()
                     self._wakeup = anyio.Event()
                     if timeout_ms > 0:
@@ -179,9 +210,14 @@ class KafkaRaftClient:
         updates the leader's own end offset, which may move the HW (at once with one voter);
         4. parked fetches see the new data.
         """
-        # 1. Leader of this epoch.
-        if not self.quorum.is_leader() or epoch != self.epoch:
+        # 1. Leader of this epoch (BatchAccumulator#append: an older epoch is NotLeaderException, a newer
+        #    one the caller's mistake, IllegalArgumentException).
+        if not self.initialized or not self.quorum.is_leader():
             raise NotLeaderException(f"Append at epoch {epoch}, but node {self.node_id} is {self.quorum.state!r}")
+        if epoch < self.epoch:
+            raise NotLeaderException(f"Append at epoch {epoch}, but the current leader epoch is {self.epoch}")
+        if epoch > self.epoch:
+            raise ValueError(f"Attempt to append from epoch {epoch} which is larger than the current epoch {self.epoch}")
         state: LeaderState = self.quorum.state  # type: ignore[assignment]
         # 2. Append.
         batch = self.log.append_as_leader(records, epoch, self.time.milliseconds())
@@ -207,15 +243,84 @@ class KafkaRaftClient:
         self._complete_parked_fetches()
 
     def resign(self, epoch: int) -> None:
-        """Mirrors KafkaRaftClient#resign: the leader of ``epoch`` gives it up at the next poll."""
-        if self.quorum.is_leader() and epoch == self.epoch:
-            self.quorum.state.request_resign()  # type: ignore[union-attr]
+        """Mirrors org.apache.kafka.raft.KafkaRaftClient#resign: the leader of ``epoch`` gives it up at the next poll.
+
+        1. a negative epoch, an uninitialized client or an observer is the caller's mistake;
+        2. an epoch above ours is a ValueError (IllegalArgumentException), one below it is already
+        fulfilled; 3. in our epoch we must be its elected leader (ValueError otherwise); 4. a
+        node that already resigned it ignores the call; else the leader resigns at the next poll.
+        """
+        # 1. Preconditions.
+        if epoch < 0:
+            raise ValueError(f"Attempt to resign from an invalid negative epoch {epoch}")
+        if not self.initialized:
+            raise IllegalStateException("Replica needs to be initialized before resigning")
+        if not self.quorum.is_voter():
+            raise IllegalStateException("Attempt to resign by a non-voter")
+        leader_id, current_epoch = self.leader_and_epoch()
+        # 2. Other epochs.
+        if epoch > current_epoch:
+            raise ValueError(f"Attempt to resign from epoch {epoch} which is larger than the current epoch {current_epoch}")
+        if epoch < current_epoch:
+            return
+        # 3. Our own epoch only.
+        if leader_id != self.node_id:
+            raise ValueError(f"Cannot resign from epoch {epoch} since we are not the leader")
+        # 4. Still leading it (a Resigned node has nothing left to do).
+        state = self.quorum.state
+        if isinstance(state, LeaderState) and state.epoch == epoch:
+            self._log.info("raft_resign_requested", epoch=epoch)
+            state.request_resign()
             self._wake()
+
+    def shutdown(self, timeout_ms: float) -> "GracefulShutdown":
+        """Mirrors org.apache.kafka.raft.KafkaRaftClient#shutdown: begin a graceful shutdown; the next polls finish it.
+
+        A leader resigns first (EndQuorumEpoch to its successors) and a candidate keeps its
+        election going; the shutdown completes once another node leads (or we are an observer or
+        the only voter), and fails when ``timeout_ms`` passes first.
+        """
+        self._log.info("raft_graceful_shutdown", timeout_ms=timeout_ms)
+        self.graceful_shutdown = GracefulShutdown(self.time, timeout_ms)
+        self._wake()
+        return self.graceful_shutdown
+
+    def is_running(self) -> bool:
+        """Mirrors KafkaRaftClient#isRunning: no shutdown, or one not finished yet."""
+        return self.graceful_shutdown is None or not self.graceful_shutdown.is_finished()
+
+    def is_shutting_down(self) -> bool:
+        """Mirrors KafkaRaftClient#isShuttingDown."""
+        return self.graceful_shutdown is not None and not self.graceful_shutdown.is_finished()
+
+    def _maybe_complete_shutdown(self) -> bool:
+        """Mirrors org.apache.kafka.raft.KafkaRaftClient#maybeCompleteShutdown: True once the shutdown is over.
+
+        1. the timer ran out: the shutdown fails; 2. an observer, the only voter, or a node that
+        follows another leader may go: the shutdown completes.
+        """
+        shutdown = self.graceful_shutdown
+        if shutdown is None:
+            return False
+        # 1. Out of time.
+        if shutdown.has_timed_out():
+            shutdown.fail_with_timeout()
+            return True
+        # 2. Nothing left that needs us.
+        if self.quorum.is_observer() or self.quorum.is_only_voter() or self.quorum.has_remote_leader():
+            shutdown.complete()
+            return True
+        return False
 
     # ------------------------------------------------------------------ poll
 
     def poll(self) -> float:
-        """Mirrors KafkaRaftClient#poll → pollCurrentState: act on the state's timers; ms until the next poll."""
+        """Mirrors KafkaRaftClient#poll → pollCurrentState: act on the state's timers; ms until the next poll.
+
+        A graceful shutdown that is over (maybeCompleteShutdown) ends the polling.
+        """
+        if self._maybe_complete_shutdown():
+            return NO_TIMEOUT
         state = self.quorum.state
         if isinstance(state, LeaderState):
             timeout = self._poll_leader(state)
@@ -239,7 +344,7 @@ class KafkaRaftClient:
         """Mirrors KafkaRaftClient#pollLeader: resign on request or lost quorum; else BeginQuorumEpoch to the silent voters."""
         self._poll_listeners()
         check_quorum_ms = state.time_until_check_quorum_expires()
-        if state.resign_requested or check_quorum_ms == 0:
+        if self.graceful_shutdown is not None or state.resign_requested or check_quorum_ms == 0:
             self._log.info("raft_leader_resigning", epoch=state.epoch, check_quorum_expired=check_quorum_ms == 0)
             self.transition_to_resigned(state.non_leader_voters_by_descending_fetch_offset())
             return 0
@@ -247,7 +352,14 @@ class KafkaRaftClient:
         return min(send_ms, check_quorum_ms)
 
     def _poll_candidate(self, state: CandidateState) -> float:
-        """Mirrors KafkaRaftClient#pollCandidate: back off after a lost election, else ask for the missing votes."""
+        """Mirrors KafkaRaftClient#pollCandidate: back off after a lost election, else ask for the missing votes.
+
+        While shutting down the election goes on (no backoff, no new epoch) until it is won, another
+        leader appears, or the shutdown times out.
+        """
+        if self.graceful_shutdown is not None:
+            send_ms = self._maybe_send_vote_requests(state)
+            return min(self.graceful_shutdown.remaining_ms(), send_ms)
         if state.is_backing_off():
             if state.is_backoff_complete():
                 self._log.info("raft_election_retry", epoch=state.epoch)
@@ -259,12 +371,21 @@ class KafkaRaftClient:
             self._log.info("raft_election_timed_out", epoch=state.epoch, backoff_ms=backoff_ms)
             state.start_backing_off(backoff_ms)
             return backoff_ms
-        send_ms = self._maybe_send_requests(state.unrecorded_voters(), self._build_vote_request)
+        send_ms = self._maybe_send_vote_requests(state)
         return min(send_ms, state.remaining_election_ms())
+
+    def _maybe_send_vote_requests(self, state: CandidateState) -> float:
+        """Mirrors KafkaRaftClient#maybeSendVoteRequests: ask the voters still silent, while the election can be won."""
+        if state.is_vote_rejected():
+            return NO_TIMEOUT
+        return self._maybe_send_requests(state.unrecorded_voters(), self._build_vote_request)
 
     def _poll_follower(self, state: FollowerState) -> float:
         """Mirrors KafkaRaftClient#pollFollower (pollFollowerAsVoter, pollFollowerAsObserver)."""
         if self.quorum.is_voter():
+            # A shutting-down follower may go at once (maybeCompleteShutdown sees the remote leader).
+            if self.graceful_shutdown is not None:
+                return 0
             # A voter that lost its leader stands for election.
             if state.has_fetch_timeout_expired():
                 self._log.info("raft_fetch_timeout", epoch=state.epoch, leader_id=state.leader_id)
@@ -277,7 +398,9 @@ class KafkaRaftClient:
         return min(self._maybe_send_fetch(state.leader_id), state.remaining_fetch_ms())
 
     def _poll_voted(self, state: VotedState) -> float:
-        """Mirrors KafkaRaftClient#pollVoted."""
+        """Mirrors KafkaRaftClient#pollVoted: while shutting down, wait for the shutdown or a new epoch."""
+        if self.graceful_shutdown is not None:
+            return self.graceful_shutdown.remaining_ms()
         if state.has_election_timeout_expired():
             self.transition_to_candidate()
             return 0
@@ -286,6 +409,8 @@ class KafkaRaftClient:
     def _poll_unattached(self, state: UnattachedState) -> float:
         """Mirrors KafkaRaftClient#pollUnattached (pollUnattachedAsVoter, pollUnattachedAsObserver)."""
         if self.quorum.is_voter():
+            if self.graceful_shutdown is not None:
+                return self.graceful_shutdown.remaining_ms()
             if state.has_election_timeout_expired():
                 self.transition_to_candidate()
                 return 0
@@ -295,6 +420,9 @@ class KafkaRaftClient:
     def _poll_resigned(self, state: ResignedState) -> float:
         """Mirrors KafkaRaftClient#pollResigned: EndQuorumEpoch to the voters until acknowledged; then stand again."""
         send_ms = self._maybe_send_requests(state.unacked_voters, self._build_end_quorum_epoch_request)
+        # While shutting down, stay Resigned until the shutdown ends or a new epoch moves us on.
+        if self.graceful_shutdown is not None:
+            return min(send_ms, self.graceful_shutdown.remaining_ms())
         if state.has_election_timeout_expired():
             self.transition_to_candidate()
             return 0
