@@ -775,3 +775,475 @@ def test_graceful_shutdown_single_member_quorum():
     assert context.client.is_running()
     context.poll()
     assert not context.client.is_running()
+
+
+# ------------------------------------------------------------------------------------ BeginQuorumEpoch / EndQuorumEpoch
+
+
+def test_handle_begin_quorum_request():
+    """Mirrors KafkaRaftClientTest#testHandleBeginQuorumRequest: a voter that voted follows the candidate it elected."""
+    context = Context(0, {0, 1}, voted=(2, 1))
+    response = context.deliver(Context.begin_epoch_request(2, 1))
+    context.assert_elected_leader(2, 1)
+    assert epoch_answer(response) == (Errors.NONE, 2, 1)
+
+
+def test_handle_begin_quorum_response():
+    """Mirrors KafkaRaftClientTest#testHandleBeginQuorumResponse: a resigned leader follows the next epoch's leader."""
+    context = Context(0, {0, 1}, elected=(2, 0))
+    context.deliver(Context.begin_epoch_request(3, 1))
+    context.assert_elected_leader(3, 1)
+
+
+def test_end_quorum_ignored_as_candidate_if_older_epoch():
+    """Mirrors KafkaRaftClientTest#testEndQuorumIgnoredAsCandidateIfOlderEpoch: FENCED_LEADER_EPOCH, and the
+    candidate's election timer is not touched."""
+    context = Context(0, {0, 1}, unknown=4, jitter=85)
+    context.time.advance(ELECTION_TIMEOUT_MS + 85)
+    context.poll()
+    context.assert_voted_candidate(5, 0)
+    response = context.deliver(Context.end_epoch_request(3, 1, [0]))
+    context.poll()
+    assert epoch_answer(response) == (Errors.FENCED_LEADER_EPOCH, 5, -1)
+    context.time.advance(ELECTION_TIMEOUT_MS + 85 - 1)
+    context.poll()
+    context.assert_voted_candidate(5, 0)
+    context.time.advance(1)
+    context.poll()  # the election timed out: backing off
+    context.assert_voted_candidate(5, 0)
+    context.time.advance(ELECTION_BACKOFF_MAX_MS)
+    context.poll()
+    context.assert_voted_candidate(6, 0)
+
+
+def test_end_quorum_ignored_as_leader_if_older_epoch():
+    """Mirrors KafkaRaftClientTest#testEndQuorumIgnoredAsLeaderIfOlderEpoch."""
+    context = Context.initialize_as_leader(0, {0, 1, 2}, 7)
+    response = context.deliver(Context.end_epoch_request(5, 1, [0, 2]))
+    assert epoch_answer(response) == (Errors.FENCED_LEADER_EPOCH, 7, 0)
+    context.time.advance(FETCH_TIMEOUT_MS - 1)
+    context.poll()
+    context.assert_elected_leader(7, 0)
+
+
+def test_end_quorum_starts_new_election_immediately_if_follower_unattached():
+    """Mirrors KafkaRaftClientTest#testEndQuorumStartsNewElectionImmediatelyIfFollowerUnattached."""
+    context = Context(0, {0, 1, 2}, unknown=2)
+    response = context.deliver(Context.end_epoch_request(2, 1, [0, 2]))
+    assert epoch_answer(response) == (Errors.NONE, 2, 1)
+    context.poll()
+    context.assert_voted_candidate(3, 0)
+
+
+def test_handle_end_quorum_request():
+    """Mirrors KafkaRaftClientTest#testHandleEndQuorumRequest."""
+    context = Context(0, {0, 1}, elected=(2, 1))
+    response = context.deliver(Context.end_epoch_request(2, 1, [0]))
+    assert epoch_answer(response) == (Errors.NONE, 2, 1)
+    context.poll()
+    context.assert_voted_candidate(3, 0)
+
+
+def test_handle_end_quorum_request_with_lower_priority_to_become_leader():
+    """Mirrors KafkaRaftClientTest#testHandleEndQuorumRequestWithLowerPriorityToBecomeLeader: the second
+    preferred successor waits (strict exponential backoff) before standing, still fetching meanwhile."""
+    context = Context(0, {0, 1, 3}, elected=(2, 1))
+    response = context.deliver(Context.end_epoch_request(2, 1, [3, 0]))
+    assert epoch_answer(response) == (Errors.NONE, 2, 1)
+    context.time.advance(1)
+    context.poll()
+    (fetch,) = context.sent(MetadataFetchRequest)
+    assert (fetch[0], fetch[2].current_leader_epoch, fetch[2].fetch_offset, fetch[2].last_fetched_epoch) == (1, 2, 0, 0)
+    context.time.advance(RETRY_BACKOFF_MS)
+    context.poll()
+    context.poll()
+    votes = context.sent(VoteRequest)
+    assert [r for _d, _c, r in votes] == [Context.vote_request(3, 0, 0, 0)] * 2
+    context.assert_voted_candidate(3, 0)
+
+
+@pytest.mark.parametrize("kind", ["begin", "end"])
+def test_quorum_epoch_request_cluster_id_validation(kind):
+    """Mirrors KafkaRaftClientTest#testBeginQuorumEpochRequestClusterIdValidation and
+    #testEndQuorumEpochRequestClusterIdValidation: a foreign cluster id is INCONSISTENT_CLUSTER_ID."""
+    context = Context.initialize_as_leader(0, {0, 1}, 5)
+
+    def build(cluster_id):
+        if kind == "begin":
+            return Context.begin_epoch_request(5, 0, cluster_id=cluster_id)
+        return Context.end_epoch_request(5, 0, [1], cluster_id=cluster_id)
+
+    assert epoch_answer(context.deliver(build(CLUSTER))) == (Errors.NONE, 5, 0)
+    assert Errors.for_code(context.deliver(build("invalid-uuid")).error_code) is Errors.INCONSISTENT_CLUSTER_ID
+
+
+def test_vote_request_cluster_id_validation():
+    """Mirrors KafkaRaftClientTest#testVoteRequestClusterIdValidation."""
+    context = Context.initialize_as_leader(0, {0, 1}, 5)
+    assert vote_answer(context.deliver(Context.vote_request(5, 0, 0, 0))) == (Errors.NONE, 5, 0, False)
+    response = context.deliver(Context.vote_request(5, 0, 0, 0, cluster_id="invalid-uuid"))
+    assert Errors.for_code(response.error_code) is Errors.INCONSISTENT_CLUSTER_ID
+
+
+# ------------------------------------------------------------------------------------ Fetch on the leader
+
+
+def test_listener_commit_callback_after_leader_write():
+    """Mirrors KafkaRaftClientTest#testListenerCommitCallbackAfterLeaderWrite: the HW moves with the follower's
+    fetch offset; the listener hears the append once it is committed."""
+    context = Context.initialize_as_leader(0, {0, 1}, 5)
+    context.poll()
+    assert context.client.quorum.high_watermark() is None and context.log.end_offset == 1
+    response = context.deliver(Context.fetch_request(5, 1, 1, 5, 0))
+    assert epoch_answer(response) == (Errors.NONE, 5, 0)
+    assert context.client.quorum.high_watermark() == 1
+    offset = context.client.schedule_atomic_append(5, [RECORD, RECORD, RECORD])
+    context.poll()
+    assert context.listener.commits[-1] == (0, 0)
+    response = context.deliver(Context.fetch_request(5, 1, 1, 5, 500))
+    assert epoch_answer(response) == (Errors.NONE, 5, 0)
+    assert context.client.quorum.high_watermark() == 1 and context.listener.commits[-1] == (0, 0)
+    context.deliver(Context.fetch_request(5, 1, 4, 5, 500))
+    context.poll()
+    assert context.client.quorum.high_watermark() == 4
+    assert context.listener.commits[-1] == (1, offset) and offset == 3
+
+
+def test_leader_immediately_sends_diverging_epoch():
+    """Mirrors KafkaRaftClientTest#testLeaderImmediatelySendsDivergingEpoch: epoch 2 ends where epoch 3 starts (3)."""
+    context = Context(0, {0, 1}, unknown=5, log_batches=((1, 3), (3, 3), (5, 3)))
+    context.become_leader()
+    epoch = context.current_epoch()
+    context.client._running = True  # would park the fetch, but a diverging answer goes at once
+    response = context.deliver(Context.fetch_request(epoch, 1, 6, 2, 500))
+    assert epoch_answer(response) == (Errors.NONE, epoch, 0)
+    assert (response.diverging_epoch, response.diverging_end_offset) == (1, 3)
+
+
+def test_invalid_fetch_request():
+    """Mirrors KafkaRaftClientTest#testInvalidFetchRequest."""
+    context = Context.initialize_as_leader(0, {0, 1}, 5)
+    for epoch, offset, last_epoch, max_wait, error in (
+            (5, -5, 0, 0, Errors.INVALID_REQUEST), (5, 0, -1, 0, Errors.INVALID_REQUEST),
+            (5, 0, 6, 0, Errors.INVALID_REQUEST), (6, 0, 0, 0, Errors.UNKNOWN_LEADER_EPOCH),
+            (5, 0, 0, -1, Errors.INVALID_REQUEST)):
+        response = context.deliver(Context.fetch_request(epoch, 1, offset, last_epoch, max_wait))
+        assert epoch_answer(response) == (error, 5, 0)
+
+
+def test_fetch_request_cluster_id_validation():
+    """Mirrors KafkaRaftClientTest#testFetchRequestClusterIdValidation."""
+    context = Context.initialize_as_leader(0, {0, 1}, 5)
+    assert epoch_answer(context.deliver(Context.fetch_request(5, 1, -5, 0, 0))) == (Errors.INVALID_REQUEST, 5, 0)
+    response = context.deliver(Context.fetch_request(5, 1, -5, 0, 0, cluster_id="invalid-uuid"))
+    assert Errors.for_code(response.error_code) is Errors.INCONSISTENT_CLUSTER_ID
+
+
+def test_purgatory_fetch_timeout():
+    """Mirrors KafkaRaftClientTest#testPurgatoryFetchTimeout: an empty answer once max wait passes."""
+    context = Context.initialize_as_leader(0, {0, 1}, 5)
+    context.client._running = True
+    assert context.deliver(Context.fetch_request(5, 1, 1, 5, 500)) is None
+    context.poll()
+    assert context.last_envelope.response is None
+    context.time.advance(500)
+    context.poll()
+    response = context.last_envelope.response
+    assert epoch_answer(response) == (Errors.NONE, 5, 0) and response.batches == ()
+
+
+def test_purgatory_fetch_satisfied_by_write():
+    """Mirrors KafkaRaftClientTest#testPurgatoryFetchSatisfiedByWrite."""
+    context = Context.initialize_as_leader(0, {0, 1}, 5)
+    context.client._running = True
+    assert context.deliver(Context.fetch_request(5, 1, 1, 5, 500)) is None
+    context.poll()
+    context.client.schedule_atomic_append(5, [RECORD, RECORD, RECORD])
+    context.poll()
+    response = context.last_envelope.response
+    assert epoch_answer(response) == (Errors.NONE, 5, 0)
+    assert [(b.base_offset, b.last_offset, b.records) for b in response.batches] == [(1, 3, (RECORD,) * 3)]
+
+
+def test_purgatory_fetch_completed_by_follower_transition():
+    """Mirrors KafkaRaftClientTest#testPurgatoryFetchCompletedByFollowerTransition."""
+    context = Context.initialize_as_leader(0, {0, 1, 2}, 5)
+    context.client._running = True
+    assert context.deliver(Context.fetch_request(5, 1, 1, 5, 500)) is None
+    parked = context.last_envelope
+    context.poll()
+    assert parked.response is None
+    response = context.deliver(Context.begin_epoch_request(6, 2))
+    context.assert_elected_leader(6, 2)
+    assert epoch_answer(response) == (Errors.NONE, 6, 2)
+    assert epoch_answer(parked.response) == (Errors.NOT_LEADER_OR_FOLLOWER, 6, 2) and parked.response.batches == ()
+
+
+def test_fetch_should_be_treated_as_leader_acknowledgement():
+    """Mirrors KafkaRaftClientTest#testFetchShouldBeTreatedAsLeaderAcknowledgement: no BeginQuorumEpoch retry
+    to a voter that fetched."""
+    context = Context(0, {0, 1}, unknown=4)
+    context.time.advance(ELECTION_TIMEOUT_MS)
+    context.poll()
+    context.poll()
+    for outbound in context.sent(VoteRequest):
+        context.respond(outbound, VoteResponse(leader_epoch=5, vote_granted=True))
+    context.poll()
+    context.assert_elected_leader(5, 0)
+    (begin,) = context.sent(BeginQuorumEpochRequest)
+    assert (begin[0], begin[2].leader_epoch) == (1, 5)
+    response = context.deliver(Context.fetch_request(5, 1, 0, 0, 0))
+    assert epoch_answer(response) == (Errors.NONE, 5, 0)
+    context.time.advance(REQUEST_TIMEOUT_MS)
+    context.poll()
+    assert context.sent() == []
+
+
+def test_leader_append_single_member_quorum():
+    """Mirrors KafkaRaftClientTest#testLeaderAppendSingleMemberQuorum: committed at once; an observer reads the
+    LeaderChangeMessage batch, then the data batch."""
+    context = Context(0, {0})
+    now = context.time.milliseconds()
+    context.assert_elected_leader(1, 0)
+    assert context.client.quorum.high_watermark() == 1
+    context.poll()
+    context.client.schedule_atomic_append(1, [RECORD, RECORD, RECORD])
+    context.poll()
+    assert context.client.quorum.high_watermark() == 4
+    batches, offset, last_epoch = [], 0, 0
+    while True:
+        response = context.deliver(Context.fetch_request(1, 1, offset, last_epoch, 0))
+        assert epoch_answer(response) == (Errors.NONE, 1, 0)
+        if not response.batches:
+            break
+        batches.extend(response.batches)
+        offset, last_epoch = batches[-1].last_offset + 1, batches[-1].epoch
+    assert len(batches) == 2
+    control, data = batches
+    assert control.is_control and control.append_timestamp == now
+    message = control.control_records[0]
+    assert (message.leader_id, message.voters, message.granting_voters) == (0, (0,), (0,))
+    assert data.epoch == 1 and data.records == (RECORD,) * 3
+
+
+# ------------------------------------------------------------------------------------ Fetch on the follower
+
+
+def test_follower_replication():
+    """Mirrors KafkaRaftClientTest#testFollowerReplication."""
+    context = Context(0, {0, 1}, elected=(5, 1))
+    context.poll()
+    (fetch,) = context.sent(MetadataFetchRequest)
+    assert (fetch[2].current_leader_epoch, fetch[2].fetch_offset, fetch[2].last_fetched_epoch) == (5, 0, 0)
+    context.respond(fetch, Context.fetch_response(5, 1, [Context.batch(0, 3, 2)], 0))
+    context.poll()
+    assert context.log.end_offset == 2
+
+
+def test_empty_record_set_in_fetch_response():
+    """Mirrors KafkaRaftClientTest#testEmptyRecordSetInFetchResponse: the follower's HW follows the leader's,
+    capped by its log end."""
+    context = Context(0, {0, 1}, elected=(5, 1))
+    context.poll()
+    (fetch,) = context.sent(MetadataFetchRequest)
+    context.respond(fetch, Context.fetch_response(5, 1, (), 0))
+    context.poll()
+    assert context.log.end_offset == 0 and context.client.quorum.high_watermark() == 0
+    (fetch,) = context.sent(MetadataFetchRequest)
+    assert (fetch[2].current_leader_epoch, fetch[2].fetch_offset, fetch[2].last_fetched_epoch) == (5, 0, 0)
+    context.respond(fetch, Context.fetch_response(5, 1, [Context.batch(0, 5, 2)], 0))
+    context.poll()
+    assert context.log.end_offset == 2 and context.client.quorum.high_watermark() == 0
+    (fetch,) = context.sent(MetadataFetchRequest)
+    assert (fetch[2].fetch_offset, fetch[2].last_fetched_epoch) == (2, 5)
+    context.respond(fetch, Context.fetch_response(5, 1, (), 2))
+    context.poll()
+    assert context.log.end_offset == 2 and context.client.quorum.high_watermark() == 2
+
+
+def test_follower_log_reconciliation():
+    """Mirrors KafkaRaftClientTest#testFollowerLogReconciliation: truncate to the diverging end offset, fetch again."""
+    context = Context(0, {0, 1}, elected=(5, 1), log_batches=((3, 2), (3, 1)))
+    assert context.log.end_offset == 3
+    context.poll()
+    (fetch,) = context.sent(MetadataFetchRequest)
+    assert (fetch[2].fetch_offset, fetch[2].last_fetched_epoch) == (3, 3)
+    context.respond(fetch, MetadataFetchResponse(leader_id=1, leader_epoch=5, high_watermark=1,
+                                                 diverging_epoch=3, diverging_end_offset=2))
+    context.poll()
+    assert context.log.end_offset == 2
+    (fetch,) = context.sent(MetadataFetchRequest)
+    assert (fetch[2].current_leader_epoch, fetch[2].fetch_offset, fetch[2].last_fetched_epoch) == (5, 2, 3)
+
+
+def test_fetch_response_ignored_after_becoming_candidate():
+    """Mirrors KafkaRaftClientTest#testFetchResponseIgnoredAfterBecomingCandidate."""
+    context = Context(0, {0, 1}, elected=(5, 1))
+    context.poll()
+    (fetch,) = context.sent(MetadataFetchRequest)
+    context.time.advance(FETCH_TIMEOUT_MS)
+    context.poll()
+    context.assert_voted_candidate(6, 0)
+    context.respond(fetch, Context.fetch_response(5, 1, [Context.batch(0, 3, 2)], 0))
+    context.poll()
+    assert context.log.end_offset == 0
+    context.assert_voted_candidate(6, 0)
+
+
+def test_fetch_response_ignored_after_becoming_follower_of_different_leader():
+    """Mirrors KafkaRaftClientTest#testFetchResponseIgnoredAfterBecomingFollowerOfDifferentLeader."""
+    context = Context(0, {0, 1, 2}, elected=(5, 1))
+    context.poll()
+    (fetch,) = context.sent(MetadataFetchRequest)
+    context.deliver(Context.begin_epoch_request(6, 2))
+    context.poll()
+    context.assert_elected_leader(6, 2)
+    context.respond(fetch, Context.fetch_response(5, 1, [Context.batch(0, 3, 2)], 0))
+    context.poll()
+    assert context.log.end_offset == 0
+    context.assert_elected_leader(6, 2)
+
+
+# ------------------------------------------------------------------------------------ listeners
+
+
+def claimed(listener: RecordingListener, local_id: int = 0) -> int | None:
+    """MockListener#currentClaimedEpoch: the epoch of the last leader change naming the local node."""
+    if listener.leader_changes and listener.leader_changes[-1][0] == local_id:
+        return listener.leader_changes[-1][1]
+    return None
+
+
+def last_commit_offset(listener: RecordingListener) -> int | None:
+    return listener.commits[-1][1] if listener.commits else None
+
+
+def test_handle_leader_change_fires_after_listener_reaches_epoch_start_offset_on_empty_log():
+    """Mirrors KafkaRaftClientTest#testHandleLeaderChangeFiresAfterListenerReachesEpochStartOffsetOnEmptyLog."""
+    context = Context(0, {0, 1})
+    context.become_leader()
+    context.poll()
+    epoch = context.current_epoch()
+    assert context.log.end_offset == 1
+    assert (claimed(context.listener), last_commit_offset(context.listener)) == (None, None)
+    context.deliver(Context.fetch_request(epoch, 1, 0, 0, 0))
+    context.poll()
+    assert (claimed(context.listener), last_commit_offset(context.listener)) == (None, None)
+    context.deliver(Context.fetch_request(epoch, 1, 1, epoch, 0))
+    context.poll()
+    assert last_commit_offset(context.listener) == 0
+    context.poll()
+    assert claimed(context.listener) == epoch
+
+
+def test_handle_leader_change_fires_after_listener_reaches_epoch_start_offset():
+    """Mirrors KafkaRaftClientTest#testHandleLeaderChangeFiresAfterListenerReachesEpochStartOffset: the
+    claim comes once the listener has read the three earlier batches and the LeaderChangeMessage at 9."""
+    context = Context(0, {0, 1}, unknown=4, log_batches=((1, 3), (1, 3), (2, 3)))
+    context.become_leader()
+    context.poll()
+    assert context.log.end_offset == 10
+    assert (claimed(context.listener), last_commit_offset(context.listener)) == (None, None)
+    context.deliver(Context.fetch_request(5, 1, 3, 1, 0))
+    context.poll()
+    assert (claimed(context.listener), last_commit_offset(context.listener)) == (None, None)
+    context.deliver(Context.fetch_request(5, 1, 10, 5, 0))
+    context.poll()
+    assert context.listener.commits == [(0, 2), (3, 5), (6, 8), (9, 9)]
+    assert claimed(context.listener) == 5 and last_commit_offset(context.listener) == 9
+
+
+def test_late_registered_listener_catches_up():
+    """Mirrors KafkaRaftClientTest#testLateRegisteredListenerCatchesUp."""
+    context = Context(0, {0, 1}, unknown=4, log_batches=((1, 3), (1, 3), (2, 3)))
+    context.become_leader()
+    context.poll()
+    context.deliver(Context.fetch_request(5, 1, 10, 5, 0))
+    context.poll()
+    assert context.client.quorum.high_watermark() == 10
+    assert (last_commit_offset(context.listener), claimed(context.listener)) == (9, 5)
+    second = RecordingListener()
+    context.client.register(second)
+    context.poll()
+    assert (last_commit_offset(second), claimed(second)) == (9, 5)
+    assert second.commits == context.listener.commits
+    assert claimed(context.listener) == 5
+
+
+def test_handle_commit_callback_fires_after_follower_high_watermark_advances():
+    """Mirrors KafkaRaftClientTest#testHandleCommitCallbackFiresAfterFollowerHighWatermarkAdvances."""
+    context = Context(0, {0, 1}, elected=(5, 1))
+    assert context.client.quorum.high_watermark() is None
+    context.poll()
+    (fetch,) = context.sent(MetadataFetchRequest)
+    assert (fetch[0], fetch[2].current_leader_epoch, fetch[2].fetch_offset, fetch[2].last_fetched_epoch) == (1, 5, 0, 0)
+    context.respond(fetch, Context.fetch_response(5, 1, [Context.batch(0, 3, 3)], 0))
+    context.poll()
+    assert context.client.quorum.high_watermark() == 0 and context.listener.commits == []
+    assert claimed(context.listener) is None
+    (fetch,) = context.sent(MetadataFetchRequest)
+    assert (fetch[2].fetch_offset, fetch[2].last_fetched_epoch) == (3, 3)
+    context.respond(fetch, Context.fetch_response(5, 1, [Context.batch(3, 3, 3)], 3))
+    context.poll()
+    assert context.client.quorum.high_watermark() == 3
+    assert context.listener.commits == [(0, 2)] and claimed(context.listener) is None
+
+
+def test_handle_commit_callback_fires_in_voted_state():
+    """Mirrors KafkaRaftClientTest#testHandleCommitCallbackFiresInVotedState: a listener registered after the
+    leader voted for another candidate still reads up to the HW, and claims nothing."""
+    context = Context(0, {0, 1}, unknown=6, log_batches=((2, 3), (4, 3), (4, 3)))
+    context.become_leader()
+    context.deliver(Context.fetch_request(7, 1, 10, 7, 0))
+    context.poll()
+    assert context.client.quorum.high_watermark() == 10
+    context.deliver(Context.vote_request(8, 1, 7, 10))
+    context.assert_voted_candidate(8, 1)
+    assert context.client.quorum.high_watermark() == 10
+    second = RecordingListener()
+    context.client.register(second)
+    context.poll()
+    context.assert_voted_candidate(8, 1)
+    assert last_commit_offset(second) == 9 and claimed(second) is None
+
+
+def test_handle_commit_callback_fires_in_candidate_state():
+    """Mirrors KafkaRaftClientTest#testHandleCommitCallbackFiresInCandidateState."""
+    context = Context(0, {0, 1}, unknown=6, log_batches=((2, 3), (4, 3), (4, 3)))
+    context.become_leader()
+    assert context.log.end_offset == 10
+    response = context.deliver(Context.fetch_request(7, 1, 10, 7, 0))
+    assert epoch_answer(response) == (Errors.NONE, 7, 0)
+    assert context.client.quorum.high_watermark() == 10
+    vote = context.deliver(Context.vote_request(8, 1, 7, 9))  # a shorter log: refused
+    assert vote.vote_granted is False
+    context.assert_unknown_leader(8)
+    assert context.client.quorum.high_watermark() == 10
+    context.time.advance(ELECTION_TIMEOUT_MS * 2)
+    context.poll()
+    context.assert_voted_candidate(9, 0)
+    second = RecordingListener()
+    context.client.register(second)
+    context.poll()
+    context.assert_voted_candidate(9, 0)
+    assert last_commit_offset(second) == 9 and claimed(second) is None
+
+
+def test_handle_leader_change_fires_after_unattached_registration():
+    """Mirrors KafkaRaftClientTest#testHandleLeaderChangeFiresAfterUnattachedRegistration."""
+    context = Context(0, {0, 1}, unknown=7)
+    second = RecordingListener()
+    context.client.register(second)
+    context.poll()
+    assert second.leader_changes == [(-1, 7)]
+    context.deliver(Context.begin_epoch_request(7, 1))
+    assert second.leader_changes == [(-1, 7), (1, 7)]
+
+
+def test_handle_leader_change_fires_after_follower_registration():
+    """Mirrors KafkaRaftClientTest#testHandleLeaderChangeFiresAfterFollowerRegistration."""
+    context = Context(0, {0, 1}, elected=(7, 1))
+    second = RecordingListener()
+    context.client.register(second)
+    context.poll()
+    assert second.leader_changes == [(1, 7)]

@@ -67,6 +67,7 @@ class _ParkedFetch:
     envelope: Any
     request: MetadataFetchRequest
     deadline_ms: float
+    response: MetadataFetchResponse
 
 
 class GracefulShutdown:
@@ -445,7 +446,6 @@ class KafkaRaftClient:
         self.quorum.transition_to_candidate()
         self._log.info("raft_candidate", epoch=self.epoch, retries=self.quorum.state.retries,  # type: ignore[union-attr]
                        last_epoch=self.log.last_fetched_epoch, log_end_offset=self.log.end_offset)
-        self._on_leaving_leadership()
         self._on_become_candidate()
 
     def _on_become_candidate(self) -> None:
@@ -475,16 +475,22 @@ class KafkaRaftClient:
         self.request_manager.reset_all()
 
     def transition_to_resigned(self, preferred_successors: list[int]) -> None:
-        """Mirrors KafkaRaftClient#transitionToResigned."""
+        """Mirrors org.apache.kafka.raft.KafkaRaftClient#transitionToResigned.
+
+        1. parked fetches are answered NOT_LEADER_OR_FOLLOWER first (still naming us, in our
+        epoch); 2. Resigned; 3. connections reset.
+        """
+        # 1. The fetch purgatory.
+        self._fail_parked_fetches()
+        # 2. The transition.
         self.quorum.transition_to_resigned(preferred_successors)
-        self._on_leaving_leadership()
+        # 3. Fresh connections.
         self.request_manager.reset_all()
 
     def transition_to_unattached(self, epoch: int) -> None:
         """Mirrors KafkaRaftClient#transitionToUnattached."""
         self.quorum.transition_to_unattached(epoch)
         self._log.info("raft_unattached", epoch=epoch)
-        self._on_leaving_leadership()
         self.request_manager.reset_all()
 
     def transition_to_voted(self, candidate_id: int, epoch: int) -> None:
@@ -494,15 +500,29 @@ class KafkaRaftClient:
         self.request_manager.reset_all()
 
     def transition_to_follower(self, epoch: int, leader_id: int) -> None:
-        """Mirrors KafkaRaftClient#transitionToFollower."""
+        """Mirrors org.apache.kafka.raft.KafkaRaftClient#transitionToFollower (and #onBecomeFollower).
+
+        1. Follower; 2. connections reset; 3. parked fetches are answered NOT_LEADER_OR_FOLLOWER
+        naming the new leader, so the fetchers go to it without waiting for their max wait.
+        """
+        # 1. The transition.
         self.quorum.transition_to_follower(epoch, leader_id)
         self._log.info("raft_follower", epoch=epoch, leader_id=leader_id)
-        self._on_leaving_leadership()
+        # 2. Fresh connections.
         self.request_manager.reset_all()
+        # 3. The fetch purgatory.
+        self._fail_parked_fetches()
 
-    def _on_leaving_leadership(self) -> None:
-        """Fetches parked at a former leader are answered now (with the error the new state gives)."""
-        self._complete_parked_fetches(force=True)
+    def _fail_parked_fetches(self) -> None:
+        """Mirrors fetchPurgatory#completeAllExceptionally(NotLeaderOrFollowerException) as handleFetchRequest answers it.
+
+        Only becoming a follower or resigning does this; after a move to Unattached, Voted or
+        Candidate parked fetches wait for their max wait (and then get the answer computed when
+        they arrived).
+        """
+        parked, self.fetch_purgatory = self.fetch_purgatory, []
+        for fetch in parked:
+            fetch.envelope.respond(self._empty_fetch_response(Errors.NOT_LEADER_OR_FOLLOWER))
 
     def _maybe_transition(self, leader_id: int, epoch: int) -> None:
         """Mirrors KafkaRaftClient#maybeTransition: a higher epoch (with or without its leader), or the leader found."""
@@ -715,15 +735,27 @@ class KafkaRaftClient:
             for batch in response.batches:
                 if batch.base_offset == self.log.end_offset:
                     self.log.append_as_follower(batch)
-            if response.high_watermark >= 0:
-                new_hw = min(self.log.end_offset, response.high_watermark)
-                if new_hw > self.log.high_watermark:
-                    state.update_high_watermark(new_hw)
-                    self.log.update_high_watermark(new_hw)
-                    self._update_listeners_progress()
+            self._update_follower_high_watermark(state, response.high_watermark)
         # 4. The leader is alive.
         state.reset_fetch_timeout()
         return True
+
+    def _update_follower_high_watermark(self, state: FollowerState, high_watermark: int) -> None:
+        """Mirrors org.apache.kafka.raft.KafkaRaftClient#updateFollowerHighWatermark.
+
+        1. a leader that knows no HW yet (-1) teaches nothing; 2. the leader's HW, capped by our
+        log end, becomes the follower state's (a first value counts as a change, even one equal
+        to what the log kept); 3. on a change the log and the listeners follow.
+        """
+        # 1. Unknown at the leader.
+        if high_watermark < 0:
+            return
+        # 2. The state's HW.
+        new_high_watermark = min(self.log.end_offset, high_watermark)
+        if state.update_high_watermark(new_high_watermark):
+            # 3. The log's HW and the listeners.
+            self.log.update_high_watermark(new_high_watermark)
+            self._update_listeners_progress()
 
     # ------------------------------------------------------------------ inbound requests
 
@@ -846,7 +878,8 @@ class KafkaRaftClient:
             envelope.respond(response)
             return
         # 3. Park.
-        self.fetch_purgatory.append(_ParkedFetch(envelope, request, self.time.milliseconds() + request.max_wait_ms))
+        self.fetch_purgatory.append(_ParkedFetch(envelope, request, self.time.milliseconds() + request.max_wait_ms,
+                                                 response))
 
     def _try_complete_fetch_request(self, request: MetadataFetchRequest) -> MetadataFetchResponse:
         """Mirrors KafkaRaftClient#tryCompleteFetchRequest.
@@ -887,11 +920,8 @@ class KafkaRaftClient:
         return MetadataFetchResponse(partition_error_code=error.code, leader_id=leader_id, leader_epoch=epoch,
                                      high_watermark=-1)
 
-    def _complete_parked_fetches(self, force: bool = False) -> None:
-        """Answer every parked fetch: new data, a new HW or a change of role is news (fetchPurgatory#completeAll).
-
-        ``force`` marks a change of role; the answers then carry the error the new state gives.
-        """
+    def _complete_parked_fetches(self) -> None:
+        """Answer every parked fetch: new data or a new HW at the leader is news (fetchPurgatory#completeAll)."""
         parked, self.fetch_purgatory = self.fetch_purgatory, []
         for fetch in parked:
             fetch.envelope.respond(self._try_complete_fetch_request(fetch.request))
@@ -904,7 +934,8 @@ class KafkaRaftClient:
         due = [f for f in self.fetch_purgatory if f.deadline_ms <= now]
         self.fetch_purgatory = [f for f in self.fetch_purgatory if f.deadline_ms > now]
         for fetch in due:
-            fetch.envelope.respond(self._try_complete_fetch_request(fetch.request))
+            # handleFetchRequest's REQUEST_TIMED_OUT branch: nothing new, the answer computed on arrival.
+            fetch.envelope.respond(fetch.response)
         if not self.fetch_purgatory:
             return NO_TIMEOUT
         return max(1.0, min(f.deadline_ms for f in self.fetch_purgatory) - now)
