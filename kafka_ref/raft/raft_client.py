@@ -54,16 +54,20 @@ class ListenerContext:
             self.next_offset = batches[-1].last_offset + 1
             self.listener.handle_commit(BatchReader(batches))
 
-    def maybe_fire_leader_change(self, leader_and_epoch: tuple[int, int], epoch_start_offset: int = 0) -> None:
+    def maybe_fire_leader_change(self, leader_and_epoch: tuple[int, int], epoch_start_offset: int = -1) -> None:
         """Mirrors org.apache.kafka.raft.KafkaRaftClient.ListenerContext#maybeFireLeaderChange.
 
-        A new epoch, or a leader found for the same epoch, is news; when the local node leads,
-        the listener hears it only after reading up to the epoch's start offset (so a new active
-        controller has replayed everything committed before its epoch).
+        1. a new epoch, or a leader found for the same epoch, is news (shouldFireLeaderChange);
+        2. when the local node leads, the listener hears it only once it has read past the
+        epoch's start offset, i.e. the leader's LeaderChangeMessage is committed and read (so a
+        new active controller has replayed everything committed before its epoch).
+        ``epoch_start_offset`` -1: not the local leader (the one-argument maybeFireLeaderChange).
         """
         leader_id, epoch = leader_and_epoch
         last_leader, last_epoch = self.last_fired_leader
+        # 1. News?
         changed = epoch > last_epoch or (epoch == last_epoch and leader_id >= 0 and last_leader < 0)
-        if changed and self.next_offset >= epoch_start_offset:
+        # 2. Past the start of our own epoch.
+        if changed and self.next_offset > epoch_start_offset:
             self.last_fired_leader = leader_and_epoch
             self.listener.handle_leader_change(leader_id, epoch)
