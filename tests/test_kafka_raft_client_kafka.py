@@ -37,8 +37,9 @@ Not ported:
   controller listener.
 - The ``""`` cluster id halves of the *ClusterIdValidation tests: kafka_ref's requests use ``""``
   for "no cluster id" (Kafka's null, which is accepted); the matching and mismatching ids are ported.
-- #testDescribeQuorum, #testDescribeQuorumNonLeader: kafka_ref has no DescribeQuorum request; the
-  leader's side (LeaderState#describeQuorum) is ported in tests/test_raft_states_kafka.py.
+
+kafka_ref has no DescribeQuorum wire request: #testDescribeQuorum and #testDescribeQuorumNonLeader
+call KafkaRaftClient#handle_describe_quorum_request, the partition's answer.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ from kafka_ref.common.requests.vote import VoteRequest, VoteResponse
 from kafka_ref.common.time import MockTime
 from kafka_ref.image.records import Batch
 from kafka_ref.raft.kafka_raft_client import KafkaRaftClient
-from kafka_ref.raft.quorum_state import ElectionState, QuorumConfig, QuorumStateStore
+from kafka_ref.raft.quorum_state import DescribeQuorumReplicaState, ElectionState, QuorumConfig, QuorumStateStore
 from kafka_ref.raft.raft_client import NotLeaderException
 from kafka_ref.raft.replicated_log import MetadataLog
 
@@ -1247,3 +1248,62 @@ def test_handle_leader_change_fires_after_follower_registration():
     context.client.register(second)
     context.poll()
     assert second.leader_changes == [(1, 7)]
+
+
+def test_reregistration_changes_listener_context():
+    """Mirrors KafkaRaftClientTest#testReregistrationChangesListenerContext: an unregistered listener hears
+    no later commit."""
+    context = Context(0, {0, 1}, unknown=4, log_batches=((1, 3), (1, 3), (2, 3)))
+    context.become_leader()
+    context.poll()
+    assert context.log.end_offset == 10
+    context.deliver(Context.fetch_request(5, 1, 10, 5, 0))  # advanceLocalLeaderHighWatermarkToLogEndOffset
+    context.poll()
+    assert last_commit_offset(context.listener) == 9
+    second = RecordingListener()
+    context.client.register(second)
+    context.poll()
+    assert last_commit_offset(second) == 9
+    context.client.unregister(second)
+    assert context.client.schedule_atomic_append(5, [RECORD]) == 10
+    context.poll()
+    context.deliver(Context.fetch_request(5, 1, 11, 5, 0))
+    context.poll()
+    assert last_commit_offset(context.listener) == 10 and last_commit_offset(second) == 9
+
+
+# ------------------------------------------------------------------------------------ DescribeQuorum
+
+
+def test_describe_quorum_non_leader():
+    """Mirrors KafkaRaftClientTest#testDescribeQuorumNonLeader."""
+    context = Context(0, {0, 1, 2}, unknown=2)
+    answer = context.client.handle_describe_quorum_request()
+    assert Errors.for_code(answer.error_code) is Errors.NOT_LEADER_OR_FOLLOWER
+    assert (answer.current_voters, answer.observers) == ((), ())
+
+
+def test_describe_quorum():
+    """Mirrors KafkaRaftClientTest#testDescribeQuorum: end offsets and fetch / caught-up times per voter; an
+    observer behind the HW was never caught up (-1)."""
+    context = Context.initialize_as_leader(0, {0, 1, 2}, 1)
+    lagging_fetch_time = context.time.milliseconds()
+    assert context.deliver(Context.fetch_request(1, 1, 1, 1, 0)).high_watermark == 1
+    context.client.schedule_atomic_append(1, [RECORD, RECORD])
+    context.poll()
+    context.time.advance(100)
+    close_fetch_time = context.time.milliseconds()
+    assert context.deliver(Context.fetch_request(1, 2, 3, 1, 0)).high_watermark == 3
+    context.time.advance(100)
+    observer_fetch_time = context.time.milliseconds()
+    assert context.deliver(Context.fetch_request(1, 3, 0, 0, 0)).high_watermark == 3
+    context.time.advance(100)
+    now = context.time.milliseconds()
+    answer = context.client.handle_describe_quorum_request()
+    assert (answer.error_code, answer.leader_id, answer.leader_epoch, answer.high_watermark) == (0, 0, 1, 3)
+    assert answer.current_voters == (
+        DescribeQuorumReplicaState(0, 3, now, now),
+        DescribeQuorumReplicaState(1, 1, lagging_fetch_time, lagging_fetch_time),
+        DescribeQuorumReplicaState(2, 3, close_fetch_time, close_fetch_time),
+    )
+    assert answer.observers == (DescribeQuorumReplicaState(3, 0, observer_fetch_time, -1),)

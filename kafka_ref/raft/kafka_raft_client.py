@@ -41,6 +41,7 @@ from kafka_ref.raft.network_channel import NetworkChannel
 from kafka_ref.raft.quorum_state import (
     NO_TIMEOUT,
     CandidateState,
+    DescribeQuorumPartitionData,
     FollowerState,
     LeaderState,
     QuorumConfig,
@@ -174,6 +175,14 @@ class KafkaRaftClient:
     def register(self, listener: RaftListener) -> None:
         """Mirrors KafkaRaftClient#register: the listener will hear every commit from offset 0, then the leader."""
         self.listeners.append(ListenerContext(listener))
+
+    def unregister(self, listener: RaftListener) -> None:
+        """Mirrors org.apache.kafka.raft.KafkaRaftClient#unregister: the listener hears nothing more.
+
+        Kafka queues (un)registrations for the next pollListeners; kafka_ref's register takes
+        effect at once, and so does this. A listener never registered is ignored (Kafka logs it).
+        """
+        self.listeners = [context for context in self.listeners if context.listener is not listener]
 
     async def run(self, *, task_status: anyio.abc.TaskStatus = anyio.TASK_STATUS_IGNORED) -> None:
         """The Raft thread: poll, sleep until the next timer or a wake-up, repeat (KafkaRaftClient#poll)."""
@@ -857,6 +866,21 @@ class KafkaRaftClient:
         leader_id, epoch = self.leader_and_epoch()
         return EndQuorumEpochResponse(partition_error_code=(error or Errors.NONE).code, leader_id=leader_id,
                                       leader_epoch=epoch)
+
+    def handle_describe_quorum_request(self) -> DescribeQuorumPartitionData:
+        """Mirrors org.apache.kafka.raft.KafkaRaftClient#handleDescribeQuorumRequest, for __cluster_metadata-0.
+
+        kafka_ref has no DescribeQuorum wire request: this is the partition's answer. 1. only
+        the leader describes the quorum (else NOT_LEADER_OR_FOLLOWER, the other fields at their
+        schema defaults); 2. the leader's view (LeaderState#describeQuorum) as of now.
+        """
+        # 1. Leader only.
+        state = self.quorum.state
+        if not isinstance(state, LeaderState):
+            return DescribeQuorumPartitionData(error_code=Errors.NOT_LEADER_OR_FOLLOWER.code, leader_id=0,
+                                               leader_epoch=0, high_watermark=0, current_voters=(), observers=())
+        # 2. The leader's view.
+        return state.describe_quorum(self.time.milliseconds())
 
     # ------------------------------------------------------------------ Fetch (leader)
 
