@@ -22,12 +22,6 @@ Not ported:
 - #testMetrics: Raft metrics are not modelled.
 - #testLeaderStateUpdateWithDifferentFetchRequestVersions: request versions (replica id in
   ReplicaState from Fetch v15) are not modelled; one MetadataFetchRequest shape.
-- #testObserverQuorumDiscoveryFailure, #testObserverSendDiscoveryFetchAfterFetchTimeout,
-  #testObserverHandleRetryFetchtToBootstrapServer, #testObserverHandleRetryFetchToLeader,
-  #testObserverLeaderRediscoveryAfterBrokerNotAvailableError,
-  #testObserverLeaderRediscoveryAfterRequestTimeout: KIP-853's controller.quorum.bootstrap.servers
-  (an observer discovers the leader through bootstrap ids that are not voter ids); kafka_ref's
-  observer asks a random voter (KafkaRaftClient#maybeSendAnyVoterFetch, Kafka 3.7's shape).
 - #testHandleInvalidVoteRequestAsObserver and #testLeaderAcceptVoteFromNonVoter: Kafka 3.8 dropped
   the voter-set check of validateVoterOnlyRequest in preparation for KIP-853 dynamic voters;
   kafka_ref keeps 3.7's INCONSISTENT_VOTER_SET answer for a request from (or to) a non-voter,
@@ -38,6 +32,10 @@ Not ported:
 - The ``""`` cluster id halves of the *ClusterIdValidation tests: kafka_ref's requests use ``""``
   for "no cluster id" (Kafka's null, which is accepted); the matching and mismatching ids are ported.
 
+The observer tests configure KIP-853's controller.quorum.bootstrap.servers (bootstrap ids -2, -3,
+never a voter's id); kafka_ref has a static voter set, for which Kafka 3.8 uses the voters as the
+bootstrap list, so they run with the voters as bootstrap servers. Where Kafka's test relies on the
+leader not being a bootstrap server, the mocked random start index points past the leader.
 kafka_ref has no DescribeQuorum wire request: #testDescribeQuorum and #testDescribeQuorumNonLeader
 call KafkaRaftClient#handle_describe_quorum_request, the partition's answer.
 """
@@ -1307,3 +1305,134 @@ def test_describe_quorum():
         DescribeQuorumReplicaState(2, 3, close_fetch_time, close_fetch_time),
     )
     assert answer.observers == (DescribeQuorumReplicaState(3, 0, observer_fetch_time, -1),)
+
+
+# ------------------------------------------------------------------------------------ observers
+
+
+def discover_leader_as_observer(context: Context, leader: int, epoch: int) -> None:
+    """RaftClientTestContext#discoverLeaderAsObserver: the first fetch's answer names the leader."""
+    context.poll()
+    (fetch,) = context.sent(MetadataFetchRequest)
+    assert fetch[0] in context.voters
+    assert (fetch[2].current_leader_epoch, fetch[2].fetch_offset, fetch[2].last_fetched_epoch) == (0, 0, 0)
+    context.respond(fetch, Context.fetch_response(epoch, leader, (), 0))
+    context.poll()
+    context.assert_elected_leader(epoch, leader)
+
+
+def fetch_data(outbound) -> tuple:
+    """(destination, current leader epoch, fetch offset, last fetched epoch) (assertFetchRequestData)."""
+    request = outbound[2]
+    return outbound[0], request.current_leader_epoch, request.fetch_offset, request.last_fetched_epoch
+
+
+def test_observer_quorum_discovery_failure():
+    """Mirrors KafkaRaftClientTest#testObserverQuorumDiscoveryFailure: an error answer backs the server off;
+    after the retry backoff a bootstrap server is asked again."""
+    context = Context(0, {1, 2})
+    context.poll()
+    (fetch,) = context.sent(MetadataFetchRequest)
+    assert fetch_data(fetch) == (1, 0, 0, 0)
+    context.respond(fetch, Context.fetch_response(-1, -1, (), -1, Errors.UNKNOWN_SERVER_ERROR))
+    assert context.client.request_manager.is_backing_off(1)
+    context.time.advance(RETRY_BACKOFF_MS)
+    context.poll()
+    (fetch,) = context.sent(MetadataFetchRequest)
+    assert fetch_data(fetch) == (1, 0, 0, 0)
+    context.respond(fetch, Context.fetch_response(5, 1, (), 0, Errors.FENCED_LEADER_EPOCH))
+    context.poll()
+    context.assert_elected_leader(5, 1)
+
+
+def test_observer_send_discovery_fetch_after_fetch_timeout():
+    """Mirrors KafkaRaftClientTest#testObserverSendDiscoveryFetchAfterFetchTimeout."""
+    context = Context(0, {1, 2}, jitter=1)
+    context.poll()
+    (fetch,) = context.sent(MetadataFetchRequest)
+    assert fetch_data(fetch) == (2, 0, 0, 0)
+    context.respond(fetch, Context.fetch_response(5, 1, (), 0, Errors.FENCED_LEADER_EPOCH))
+    context.assert_elected_leader(5, 1)
+    context.time.advance(FETCH_TIMEOUT_MS)
+    context.poll()
+    (fetch,) = context.sent(MetadataFetchRequest)
+    assert fetch_data(fetch) == (2, 5, 0, 0)
+
+
+def test_observer_handle_retry_fetch_to_bootstrap_server():
+    """Mirrors KafkaRaftClientTest#testObserverHandleRetryFetchtToBootstrapServer: the fetch to the leader
+    timed out, a bootstrap server is asked; the late answer to the first fetch is ignored."""
+    context = Context(0, {1, 2}, jitter=1)
+    context.poll()
+    (discovery,) = context.sent(MetadataFetchRequest)
+    assert fetch_data(discovery) == (2, 0, 0, 0)
+    context.respond(discovery, Context.fetch_response(5, 1, (), 0, Errors.FENCED_LEADER_EPOCH))
+    context.poll()
+    context.assert_elected_leader(5, 1)
+    (to_leader,) = context.sent(MetadataFetchRequest)
+    assert fetch_data(to_leader) == (1, 5, 0, 0)
+    context.time.advance(REQUEST_TIMEOUT_MS)
+    context.poll()
+    (retry,) = context.sent(MetadataFetchRequest)
+    assert fetch_data(retry) == (2, 5, 0, 0)
+    context.respond(to_leader, Context.fetch_response(5, 1, [Context.batch(0, 3, 2)], 0))
+    context.poll()
+    assert context.log.end_offset == 0
+    context.respond(retry, Context.fetch_response(5, 1, [Context.batch(0, 3, 2)], 0))
+    context.poll()
+    assert context.log.end_offset == 0  # only the leader's batches are appended
+
+
+def test_observer_handle_retry_fetch_to_leader():
+    """Mirrors KafkaRaftClientTest#testObserverHandleRetryFetchToLeader: while the retry is in flight nothing
+    else is sent."""
+    context = Context(0, {1, 2}, jitter=1)
+    context.poll()
+    (discovery,) = context.sent(MetadataFetchRequest)
+    context.respond(discovery, Context.fetch_response(5, 1, (), 0, Errors.FENCED_LEADER_EPOCH))
+    context.poll()
+    context.assert_elected_leader(5, 1)
+    (to_leader,) = context.sent(MetadataFetchRequest)
+    assert fetch_data(to_leader) == (1, 5, 0, 0)
+    context.time.advance(REQUEST_TIMEOUT_MS)
+    context.poll()
+    (retry,) = context.sent(MetadataFetchRequest)
+    assert fetch_data(retry) == (2, 5, 0, 0)
+    context.poll()
+    assert context.sent() == []
+
+
+def test_observer_leader_rediscovery_after_broker_not_available_error():
+    """Mirrors KafkaRaftClientTest#testObserverLeaderRediscoveryAfterBrokerNotAvailableError: the leader's
+    connection backs off, another voter is asked and names the leader."""
+    context = Context(0, {1, 2})
+    discover_leader_as_observer(context, 1, 5)
+    context.poll()
+    (first,) = context.sent(MetadataFetchRequest)
+    assert fetch_data(first) == (1, 5, 0, 0)
+    context.respond(first, Context.fetch_response(5, -1, (), -1, Errors.BROKER_NOT_AVAILABLE))
+    context.poll()
+    (second,) = context.sent(MetadataFetchRequest)
+    assert fetch_data(second) == (2, 5, 0, 0)
+    context.respond(second, Context.fetch_response(5, 1, (), 0, Errors.NOT_LEADER_OR_FOLLOWER))
+    context.poll()
+    context.assert_elected_leader(5, 1)
+
+
+def test_observer_leader_rediscovery_after_request_timeout():
+    """Mirrors KafkaRaftClientTest#testObserverLeaderRediscoveryAfterRequestTimeout."""
+    context = Context(0, {1, 2}, jitter=1)
+    context.poll()
+    (discovery,) = context.sent(MetadataFetchRequest)
+    context.respond(discovery, Context.fetch_response(5, 1, (), 0))
+    context.poll()
+    context.assert_elected_leader(5, 1)
+    (first,) = context.sent(MetadataFetchRequest)
+    assert fetch_data(first) == (1, 5, 0, 0)
+    context.time.advance(REQUEST_TIMEOUT_MS)
+    context.poll()
+    (second,) = context.sent(MetadataFetchRequest)
+    assert fetch_data(second) == (2, 5, 0, 0)
+    context.respond(second, Context.fetch_response(5, 1, (), 0, Errors.FENCED_LEADER_EPOCH))
+    context.poll()
+    context.assert_elected_leader(5, 1)

@@ -116,7 +116,9 @@ class KafkaRaftClient:
         self.config = config or QuorumConfig()
         self.cluster_id = cluster_id
         self.quorum = QuorumState(node_id, voters, self.config, self.store, time, self.rng)
-        self.request_manager = RequestManager(time, self.config.retry_backoff_ms, self.config.request_timeout_ms)
+        # KafkaRaftClient#initialize: without controller.quorum.bootstrap.servers the voters are the bootstrap list.
+        self.request_manager = RequestManager(time, self.config.retry_backoff_ms, self.config.request_timeout_ms,
+                                              sorted(self.quorum.voters), self.rng)
         self.listeners: list[ListenerContext] = []
         self.fetch_purgatory: list[_ParkedFetch] = []
         self.initialized = False
@@ -402,10 +404,34 @@ class KafkaRaftClient:
                 self.transition_to_candidate()
                 return 0
             return min(self._maybe_send_fetch(state.leader_id), state.remaining_fetch_ms())
-        # An observer that lost its leader asks any voter who leads now.
+        return self._poll_follower_as_observer(state)
+
+    def _poll_follower_as_observer(self, state: FollowerState) -> float:
+        """Mirrors org.apache.kafka.raft.KafkaRaftClient#pollFollowerAsObserver.
+
+        1. no answer from the leader for a fetch timeout: ask any voter who leads now; 2. the
+        fetch to the leader timed out (forget it) or the leader's connection is backing off:
+        ask any voter; 3. nothing in flight: fetch from the leader; 4. else wait for the
+        request in flight.
+        """
+        # 1. The leader went quiet.
         if state.has_fetch_timeout_expired():
             return self._maybe_send_any_voter_fetch()
-        return min(self._maybe_send_fetch(state.leader_id), state.remaining_fetch_ms())
+        manager = self.request_manager
+        leader_id = state.leader_id
+        # 2. The leader is not answering.
+        if manager.has_request_timed_out(leader_id):
+            manager.reset(leader_id)
+            backoff_ms = self._maybe_send_any_voter_fetch()
+        elif manager.is_backing_off(leader_id):
+            backoff_ms = self._maybe_send_any_voter_fetch()
+        # 3. Fetch from the leader.
+        elif not manager.has_any_inflight_request():
+            backoff_ms = self._maybe_send_request(leader_id, lambda _d: self._build_fetch_request())
+        # 4. A request is in flight.
+        else:
+            backoff_ms = manager.backoff_before_available_bootstrap_server()
+        return min(backoff_ms, state.remaining_fetch_ms())
 
     def _poll_voted(self, state: VotedState) -> float:
         """Mirrors KafkaRaftClient#pollVoted: while shutting down, wait for the shutdown or a new epoch."""
@@ -425,7 +451,8 @@ class KafkaRaftClient:
                 self.transition_to_candidate()
                 return 0
             return state.remaining_election_ms()
-        return self._maybe_send_any_voter_fetch()
+        # pollUnattachedAsObserver.
+        return min(self._maybe_send_any_voter_fetch(), state.remaining_election_ms())
 
     def _poll_resigned(self, state: ResignedState) -> float:
         """Mirrors KafkaRaftClient#pollResigned: EndQuorumEpoch to the voters until acknowledged; then stand again."""
@@ -588,16 +615,25 @@ class KafkaRaftClient:
     def _maybe_send_fetch(self, leader_id: int) -> float:
         return self._maybe_send_requests([leader_id], lambda _d: self._build_fetch_request())
 
+    def _maybe_send_request(self, destination: int, build: Any) -> float:
+        """Mirrors org.apache.kafka.raft.KafkaRaftClient#maybeSendRequest: send when the connection is ready.
+
+        Returns the backoff left, or the time left for the request in flight.
+        """
+        manager = self.request_manager
+        if manager.is_backing_off(destination):
+            return manager.remaining_backoff_ms(destination)
+        if manager.is_ready(destination):
+            self._send(destination, build(destination))
+        return manager.remaining_request_time_ms(destination)
+
     def _maybe_send_any_voter_fetch(self) -> float:
-        """Mirrors KafkaRaftClient#maybeSendAnyVoterFetch: a fetch to a random ready voter (the answer names the leader)."""
-        ready = sorted(v for v in self.voters if self.request_manager.is_ready(v))
-        if ready:
-            self._send(self.rng.choice(ready), self._build_fetch_request())
-            return self.config.request_timeout_ms
-        # Until a voter is ready: its backoff, or a request timeout while a request is in flight.
-        waits = (self.request_manager.remaining_backoff_ms(v) if self.request_manager.is_backing_off(v)
-                 else self.config.request_timeout_ms for v in self.voters)
-        return min(waits, default=NO_TIMEOUT) or 1
+        """Mirrors org.apache.kafka.raft.KafkaRaftClient#maybeSendAnyVoterFetch: a fetch to a ready bootstrap server
+        (a voter; its answer names the leader), else the wait until one is ready."""
+        node = self.request_manager.find_ready_bootstrap_server()
+        if node is not None:
+            return self._maybe_send_request(node, lambda _d: self._build_fetch_request())
+        return self.request_manager.backoff_before_available_bootstrap_server()
 
     def _build_fetch_request(self) -> MetadataFetchRequest:
         """Mirrors KafkaRaftClient#buildFetchRequest: our log end and its last epoch."""

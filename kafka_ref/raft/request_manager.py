@@ -5,14 +5,18 @@ in flight, until its answer or ``request_timeout_ms``) or BACKING_OFF (after a f
 for ``retry_backoff_ms``). A response is only acted on when it answers the request in flight
 (its correlation id), so answers to requests from before a reset, or that timed out, are ignored.
 
-KIP-853's bootstrap servers (findReadyBootstrapServer and friends) are not modelled: a kafka_ref
-observer picks a voter itself (KafkaRaftClient#maybeSendAnyVoterFetch).
+An observer looking for the leader asks one of the "bootstrap servers" (findReadyBootstrapServer):
+with a static voter set, as every kafka_ref quorum has, Kafka 3.8 builds that list from the voters
+(KafkaRaftClient#initialize); KIP-853's controller.quorum.bootstrap.servers (ids below -1) is not
+modelled.
 """
 
 from __future__ import annotations
 
 import enum
+import random
 from dataclasses import dataclass
+from typing import Iterable
 
 from kafka_ref.common.time import Time
 
@@ -93,11 +97,53 @@ class RequestManager:
     Times are read from ``time`` (Kafka passes ``currentTimeMs`` into every call).
     """
 
-    def __init__(self, time: Time, retry_backoff_ms: int, request_timeout_ms: int) -> None:
+    def __init__(self, time: Time, retry_backoff_ms: int, request_timeout_ms: int,
+                 bootstrap_servers: Iterable[int] = (), rng: random.Random | None = None) -> None:
         self.time = time
         self.retry_backoff_ms = retry_backoff_ms
         self.request_timeout_ms = request_timeout_ms
+        self.bootstrap_servers = list(bootstrap_servers)
+        self.rng = rng or random.Random(0)
         self._connections: dict[int, ConnectionState] = {}
+
+    def find_ready_bootstrap_server(self) -> int | None:
+        """Mirrors org.apache.kafka.raft.RequestManager#findReadyBootstrapServer.
+
+        1. none while any request (to any node) is in flight; 2. else the first ready server,
+        scanning from a random start.
+        """
+        # 1. One request at a time.
+        if self.has_any_inflight_request() or not self.bootstrap_servers:
+            return None
+        # 2. From a random start.
+        start = self.rng.randrange(len(self.bootstrap_servers))
+        for i in range(len(self.bootstrap_servers)):
+            node = self.bootstrap_servers[(start + i) % len(self.bootstrap_servers)]
+            if self.is_ready(node):
+                return node
+        return None
+
+    def backoff_before_available_bootstrap_server(self) -> float:
+        """Mirrors org.apache.kafka.raft.RequestManager#backoffBeforeAvailableBootstrapServer.
+
+        1. the request in flight: until its timeout; 2. a ready server: 0; 3. else the shortest
+        backoff left (at most retry.backoff.ms). Connections that became ready are forgotten.
+        """
+        now = self.time.milliseconds()
+        min_backoff_ms: float = self.retry_backoff_ms
+        for node, connection in list(self._connections.items()):
+            if connection.has_request_timed_out(now) or connection.is_backoff_complete(now):
+                del self._connections[node]
+            elif connection.has_inflight_request(now):
+                # 1. At most one fetch in flight.
+                return connection.remaining_request_time_ms(now)
+            elif connection.is_backing_off(now):
+                min_backoff_ms = min(min_backoff_ms, connection.remaining_backoff_ms(now))
+        # 2. A server ready now.
+        if any(self.is_ready(node) for node in self.bootstrap_servers):
+            return 0
+        # 3. The backoff.
+        return min_backoff_ms
 
     def has_any_inflight_request(self) -> bool:
         """Mirrors org.apache.kafka.raft.RequestManager#hasAnyInflightRequest.
