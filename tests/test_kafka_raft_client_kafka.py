@@ -15,9 +15,9 @@ Not ported:
 - Snapshot tests (KafkaRaftClientSnapshotTest) and #testObserverFetchWithNoLocalId: snapshots are
   not modelled, and every kafka_ref node has an id.
 - #testAppendFailedWithBufferAllocationException, #testAppendFailedWithRecordBatchTooLargeException,
-  #testAccumulatorClearedAfterBecomingFollower / Voted / Unattached,
-  #testChannelWokenUpIfLingerTimeoutReachedWithoutAppend / DuringAppend,
-  #testAppendWithRequiredBaseOffset: kafka_ref's leader appends each batch to its log at once
+  #testAccumulatorClearedAfterBecomingFollower, #testAccumulatorClearedAfterBecomingVoted,
+  #testAccumulatorClearedAfterBecomingUnattached, #testChannelWokenUpIfLingerTimeoutReachedWithoutAppend,
+  #testChannelWokenUpIfLingerTimeoutReachedDuringAppend, #testAppendWithRequiredBaseOffset: kafka_ref's leader appends each batch to its log at once
   (no BatchAccumulator, memory pool, linger or batch size limit).
 - #testMetrics: Raft metrics are not modelled.
 - #testLeaderStateUpdateWithDifferentFetchRequestVersions: request versions (replica id in
@@ -26,9 +26,6 @@ Not ported:
   the voter-set check of validateVoterOnlyRequest in preparation for KIP-853 dynamic voters;
   kafka_ref keeps 3.7's INCONSISTENT_VOTER_SET answer for a request from (or to) a non-voter,
   which tests/test_kafka_raft_client.py pins.
-- #testClusterAuthorizationFailedInFetch / InBeginQuorumEpoch / InVote / InEndQuorumEpoch:
-  CLUSTER_AUTHORIZATION_FAILED makes Kafka's poll throw; kafka_ref has no authorizer on the
-  controller listener.
 - The ``""`` cluster id halves of the *ClusterIdValidation tests: kafka_ref's requests use ``""``
   for "no cluster id" (Kafka's null, which is accepted); the matching and mismatching ids are ported.
 
@@ -46,7 +43,7 @@ import random
 
 import pytest
 
-from kafka_ref.common.errors import Errors, IllegalStateException
+from kafka_ref.common.errors import ClusterAuthorizationException, Errors, IllegalStateException
 from kafka_ref.common.requests.begin_quorum_epoch import BeginQuorumEpochRequest, BeginQuorumEpochResponse
 from kafka_ref.common.requests.end_quorum_epoch import EndQuorumEpochRequest, EndQuorumEpochResponse
 from kafka_ref.common.requests.metadata_fetch import MetadataFetchRequest, MetadataFetchResponse
@@ -1436,3 +1433,57 @@ def test_observer_leader_rediscovery_after_request_timeout():
     context.respond(second, Context.fetch_response(5, 1, (), 0, Errors.FENCED_LEADER_EPOCH))
     context.poll()
     context.assert_elected_leader(5, 1)
+
+
+# ------------------------------------------------------------------------------------ top-level errors
+
+
+def test_cluster_authorization_failed_in_fetch():
+    """Mirrors KafkaRaftClientTest#testClusterAuthorizationFailedInFetch (kafka_ref handles the answer as it
+    arrives, so handle_response raises where Kafka's next poll does)."""
+    context = Context(0, {0, 1}, elected=(5, 1))
+    context.poll()
+    (fetch,) = context.sent(MetadataFetchRequest)
+    assert fetch_data(fetch) == (1, 5, 0, 0)
+    with pytest.raises(ClusterAuthorizationException):
+        context.respond(fetch, MetadataFetchResponse(error_code=Errors.CLUSTER_AUTHORIZATION_FAILED.code))
+
+
+def test_cluster_authorization_failed_in_begin_quorum_epoch():
+    """Mirrors KafkaRaftClientTest#testClusterAuthorizationFailedInBeginQuorumEpoch."""
+    context = Context(0, {0, 1}, unknown=4)
+    context.time.advance(2 * ELECTION_TIMEOUT_MS)
+    context.poll()
+    context.poll()
+    (vote,) = context.sent(VoteRequest)
+    context.respond(vote, VoteResponse(leader_epoch=5, vote_granted=True))
+    context.assert_elected_leader(5, 0)
+    context.poll()
+    (begin,) = context.sent(BeginQuorumEpochRequest)
+    with pytest.raises(ClusterAuthorizationException):
+        context.respond(begin, BeginQuorumEpochResponse(error_code=Errors.CLUSTER_AUTHORIZATION_FAILED.code))
+
+
+def test_cluster_authorization_failed_in_vote():
+    """Mirrors KafkaRaftClientTest#testClusterAuthorizationFailedInVote."""
+    context = Context(0, {0, 1}, unknown=4)
+    context.time.advance(2 * ELECTION_TIMEOUT_MS)
+    context.poll()
+    context.poll()
+    context.assert_voted_candidate(5, 0)
+    (vote,) = context.sent(VoteRequest)
+    assert vote[2] == Context.vote_request(5, 0, 0, 0)
+    with pytest.raises(ClusterAuthorizationException):
+        context.respond(vote, VoteResponse(error_code=Errors.CLUSTER_AUTHORIZATION_FAILED.code))
+
+
+def test_cluster_authorization_failed_in_end_quorum_epoch():
+    """Mirrors KafkaRaftClientTest#testClusterAuthorizationFailedInEndQuorumEpoch."""
+    context = Context.initialize_as_leader(0, {0, 1}, 2)
+    context.client.shutdown(5000)
+    context.poll()
+    context.poll()
+    (end,) = context.sent(EndQuorumEpochRequest)
+    assert (end[0], end[2].leader_epoch) == (1, 2)
+    with pytest.raises(ClusterAuthorizationException):
+        context.respond(end, EndQuorumEpochResponse(error_code=Errors.CLUSTER_AUTHORIZATION_FAILED.code))

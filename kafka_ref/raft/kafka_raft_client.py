@@ -28,7 +28,7 @@ from typing import Any, Iterable
 
 import anyio
 
-from kafka_ref.common.errors import Errors, IllegalStateException
+from kafka_ref.common.errors import ClusterAuthorizationException, Errors, IllegalStateException
 from kafka_ref.common.requests.begin_quorum_epoch import BeginQuorumEpochRequest, BeginQuorumEpochResponse
 from kafka_ref.common.requests.end_quorum_epoch import EndQuorumEpochRequest, EndQuorumEpochResponse
 from kafka_ref.common.requests.metadata_fetch import FETCH_MAX_WAIT_MS, MetadataFetchRequest, MetadataFetchResponse
@@ -667,7 +667,7 @@ class KafkaRaftClient:
             self._wake()
             return
         if result.error_code:
-            handled = self._handle_top_level_error(Errors.for_code(result.error_code))
+            handled = self._handle_top_level_error(Errors.for_code(result.error_code), result)
         elif isinstance(result, MetadataFetchResponse):
             handled = self._handle_fetch_response(source, result)
         elif isinstance(result, VoteResponse):
@@ -682,8 +682,20 @@ class KafkaRaftClient:
         self._poll_listeners()
         self._wake()
 
-    def _handle_top_level_error(self, error: Errors) -> bool:
-        """Mirrors KafkaRaftClient#handleTopLevelError: retriable errors back off; the rest are logged."""
+    def _handle_top_level_error(self, error: Errors, response: Any) -> bool:
+        """Mirrors org.apache.kafka.raft.KafkaRaftClient#handleTopLevelError.
+
+        1. BROKER_NOT_AVAILABLE: back off; 2. CLUSTER_AUTHORIZATION_FAILED is fatal to the Raft
+        thread (ClusterAuthorizationException); 3. anything else is logged (handleUnexpectedError)
+        and backs off.
+        """
+        # 1. Not available.
+        if error is Errors.BROKER_NOT_AVAILABLE:
+            return False
+        # 2. Not authorized: fatal.
+        if error is Errors.CLUSTER_AUTHORIZATION_FAILED:
+            raise ClusterAuthorizationException(f"Received cluster authorization error in response {response!r}")
+        # 3. Unexpected.
         self._log.warning("raft_request_failed", error=error.name)
         return False
 
