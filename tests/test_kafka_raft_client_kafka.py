@@ -9,7 +9,9 @@ The quorum settings are the test context's (election timeout 10 s, fetch timeout
 timeout 5 s, retry backoff 50 ms, election backoff max 100 ms); Kafka's MockableRandom is a
 ``random.Random`` whose ``randrange`` returns a fixed jitter. Kafka's local replica is id 0.
 Kafka runs several tests for kraft.version 0 and 1; kafka_ref has no directory ids, so each runs
-once with kraft.version 0's meaning. Kafka's IllegalArgumentException is ValueError here.
+once with kraft.version 0's meaning. Kafka's IllegalArgumentException is ValueError here. Request versions are not modelled:
+#testLeaderStateUpdateWithDifferentFetchRequestVersions runs once, with kafka_ref's one
+MetadataFetchRequest shape (the replica id where Fetch v15+ puts it in ReplicaState).
 
 Not ported:
 - Snapshot tests (KafkaRaftClientSnapshotTest) and #testObserverFetchWithNoLocalId: snapshots are
@@ -17,11 +19,9 @@ Not ported:
 - #testAppendFailedWithBufferAllocationException, #testAppendFailedWithRecordBatchTooLargeException,
   #testAccumulatorClearedAfterBecomingFollower, #testAccumulatorClearedAfterBecomingVoted,
   #testAccumulatorClearedAfterBecomingUnattached, #testChannelWokenUpIfLingerTimeoutReachedWithoutAppend,
-  #testChannelWokenUpIfLingerTimeoutReachedDuringAppend, #testAppendWithRequiredBaseOffset: kafka_ref's leader appends each batch to its log at once
+  #testChannelWokenUpIfLingerTimeoutReachedDuringAppend: kafka_ref's leader appends each batch to its log at once
   (no BatchAccumulator, memory pool, linger or batch size limit).
 - #testMetrics: Raft metrics are not modelled.
-- #testLeaderStateUpdateWithDifferentFetchRequestVersions: request versions (replica id in
-  ReplicaState from Fetch v15) are not modelled; one MetadataFetchRequest shape.
 - #testHandleInvalidVoteRequestAsObserver and #testLeaderAcceptVoteFromNonVoter: Kafka 3.8 dropped
   the voter-set check of validateVoterOnlyRequest in preparation for KIP-853 dynamic voters;
   kafka_ref keeps 3.7's INCONSISTENT_VOTER_SET answer for a request from (or to) a non-voter,
@@ -52,7 +52,7 @@ from kafka_ref.common.time import MockTime
 from kafka_ref.image.records import Batch
 from kafka_ref.raft.kafka_raft_client import KafkaRaftClient
 from kafka_ref.raft.quorum_state import DescribeQuorumReplicaState, ElectionState, QuorumConfig, QuorumStateStore
-from kafka_ref.raft.raft_client import NotLeaderException
+from kafka_ref.raft.raft_client import NotLeaderException, UnexpectedBaseOffsetException
 from kafka_ref.raft.replicated_log import MetadataLog
 
 from raft_support import CLUSTER, RECORD, Envelope, MockChannel, RecordingListener
@@ -1487,3 +1487,30 @@ def test_cluster_authorization_failed_in_end_quorum_epoch():
     assert (end[0], end[2].leader_epoch) == (1, 2)
     with pytest.raises(ClusterAuthorizationException):
         context.respond(end, EndQuorumEpochResponse(error_code=Errors.CLUSTER_AUTHORIZATION_FAILED.code))
+
+
+@pytest.mark.parametrize("correct_offset", [False, True])
+def test_append_with_required_base_offset(correct_offset):
+    """Mirrors KafkaRaftClientTest#testAppendWithRequiredBaseOffset."""
+    context = Context(0, {0, 1})
+    context.become_leader()
+    assert context.current_leader() == 0
+    epoch = context.current_epoch()
+    if correct_offset:
+        assert context.client.schedule_atomic_append(epoch, [RECORD], required_base_offset=1) == 1
+        response = context.deliver(Context.begin_epoch_request(epoch + 1, 1))
+        assert epoch_answer(response) == (Errors.NONE, epoch + 1, 1)
+    else:
+        with pytest.raises(UnexpectedBaseOffsetException):
+            context.client.schedule_atomic_append(epoch, [RECORD], required_base_offset=2)
+        assert context.log.end_offset == 1
+
+
+def test_leader_state_update_with_different_fetch_request_versions():
+    """Mirrors KafkaRaftClientTest#testLeaderStateUpdateWithDifferentFetchRequestVersions (one request shape)."""
+    context = Context.initialize_as_leader(0, {0, 1}, 5)
+    context.poll()
+    assert context.client.quorum.high_watermark() is None and context.log.end_offset == 1
+    response = context.deliver(Context.fetch_request(5, 1, 1, 5, 0))
+    assert epoch_answer(response) == (Errors.NONE, 5, 0)
+    assert context.client.quorum.high_watermark() == 1

@@ -51,7 +51,7 @@ from kafka_ref.raft.quorum_state import (
     UnattachedState,
     VotedState,
 )
-from kafka_ref.raft.raft_client import ListenerContext, NotLeaderException, RaftListener
+from kafka_ref.raft.raft_client import ListenerContext, NotLeaderException, RaftListener, UnexpectedBaseOffsetException
 from kafka_ref.raft.replicated_log import MetadataLog
 from kafka_ref.raft.request_manager import RequestManager
 
@@ -215,10 +215,12 @@ class KafkaRaftClient:
 
     # ------------------------------------------------------------------ appends (leader)
 
-    def schedule_atomic_append(self, epoch: int, records: Iterable[MetadataRecord]) -> int:
+    def schedule_atomic_append(self, epoch: int, records: Iterable[MetadataRecord],
+                               required_base_offset: int | None = None) -> int:
         """Mirrors KafkaRaftClient#scheduleAtomicAppend; returns the offset of the batch's last record.
 
-        1. only the leader of ``epoch`` appends; 2. the batch goes to the log end; 3. the flush
+        1. only the leader of ``epoch`` appends, and (BatchAccumulator#append) at
+        ``required_base_offset`` when one is given; 2. the batch goes to the log end; 3. the flush
         updates the leader's own end offset, which may move the HW (at once with one voter);
         4. parked fetches see the new data.
         """
@@ -230,6 +232,9 @@ class KafkaRaftClient:
             raise NotLeaderException(f"Append at epoch {epoch}, but the current leader epoch is {self.epoch}")
         if epoch > self.epoch:
             raise ValueError(f"Attempt to append from epoch {epoch} which is larger than the current epoch {self.epoch}")
+        if required_base_offset is not None and required_base_offset != self.log.end_offset:
+            raise UnexpectedBaseOffsetException(f"Wanted base offset {required_base_offset}, but the next offset "
+                                                f"was {self.log.end_offset}")
         state: LeaderState = self.quorum.state  # type: ignore[assignment]
         # 2. Append.
         batch = self.log.append_as_leader(records, epoch, self.time.milliseconds())

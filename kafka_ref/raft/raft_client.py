@@ -37,6 +37,11 @@ class NotLeaderException(RuntimeError):
     """Mirrors org.apache.kafka.raft.errors.NotLeaderException: an append by a node that does not lead that epoch."""
 
 
+class UnexpectedBaseOffsetException(RuntimeError):
+    """Mirrors org.apache.kafka.raft.errors.UnexpectedBaseOffsetException: an atomic append whose required base
+    offset is not the next offset of the log."""
+
+
 class ListenerContext:
     """Mirrors org.apache.kafka.raft.KafkaRaftClient.ListenerContext: how far one listener has been told, and which leader it heard."""
 
