@@ -1,6 +1,8 @@
 """KRaft's Raft client: elections and replication of the ``__cluster_metadata`` log (KIP-595).
 
-Mirrors org.apache.kafka.raft.KafkaRaftClient (Kafka 3.7) for voters and observers:
+Mirrors org.apache.kafka.raft.KafkaRaftClient for voters and observers (Kafka 3.8 with a static
+voter set; the voter-set check on Vote/BeginQuorumEpoch/EndQuorumEpoch is still 3.7's, since 3.8
+dropped it only to prepare KIP-853's dynamic voters):
 
 - every controller node is a **voter**: it starts Unattached, becomes a Candidate when its
   randomized election timeout expires, asks the other voters for votes (Vote), and as
@@ -11,13 +13,16 @@ Mirrors org.apache.kafka.raft.KafkaRaftClient (Kafka 3.7) for voters and observe
   not fetched from for 1.5 times that resigns (check quorum) and tells the voters
   (EndQuorumEpoch);
 - every broker is an **observer**: it fetches from the leader (or any voter, when it does not
-  know the leader: the answer names the leader), never votes, and hands committed batches to
-  its listeners (BrokerMetadataListener#handleCommit, seed 004 §2.1 step 1).
+  know the leader or the leader does not answer: the answer names the leader), never votes, and
+  hands committed batches to its listeners (BrokerMetadataListener#handleCommit, seed 004 §2.1 step 1).
+
+``shutdown`` starts a graceful shutdown (a leader resigns first and tells its successors);
+``resign`` gives up the leadership at the next poll.
 
 As in Kafka, the client is a poll loop: ``poll`` does whatever the current state's timers ask
 and returns how long it may sleep; requests and responses are handled as they arrive and wake
 the loop. Listeners hear commits up to the high watermark, and the local leader's own
-leadership only once they have read up to the start of its epoch.
+leadership only once they have read past the start of its epoch (its LeaderChangeMessage committed).
 """
 
 from __future__ import annotations
