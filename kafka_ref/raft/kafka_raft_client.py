@@ -715,6 +715,11 @@ class KafkaRaftClient:
         1. an older epoch (or UNKNOWN_LEADER_EPOCH): stale, ignore; 2. a newer epoch, or a fenced
         or not-leader answer: move to what the responder knows; 3. the same epoch with a leader
         we did not know: follow it. None: the caller handles the response itself.
+
+        Kafka answers "handled" (no backoff) in cases 1 and 2 even when nothing was learned;
+        kafka_ref backs off then: with Kafka's rule a run of the raft/KRaft test files did not
+        finish (an immediate resend to a node that keeps answering the same way can spin in
+        virtual time).
         """
         if epoch < self.epoch or error is Errors.UNKNOWN_LEADER_EPOCH:
             # A stale answer teaches nothing; on an error, back off before asking that node again.
