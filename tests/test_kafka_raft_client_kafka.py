@@ -8,26 +8,10 @@ response, and requests the client sends are drained from tests/raft_support.py's
 The quorum settings are the test context's (election timeout 10 s, fetch timeout 50 s, request
 timeout 5 s, retry backoff 50 ms, election backoff max 100 ms); Kafka's MockableRandom is a
 ``random.Random`` whose ``randrange`` returns a fixed jitter. Kafka's local replica is id 0.
-Kafka runs several tests for kraft.version 0 and 1; kafka_ref has no directory ids, so each runs
-once with kraft.version 0's meaning. Kafka's IllegalArgumentException is ValueError here. Request versions are not modelled:
-#testLeaderStateUpdateWithDifferentFetchRequestVersions runs once, with kafka_ref's one
-MetadataFetchRequest shape (the replica id where Fetch v15+ puts it in ReplicaState).
-
-Not ported:
-- Snapshot tests (KafkaRaftClientSnapshotTest) and #testObserverFetchWithNoLocalId: snapshots are
-  not modelled, and every kafka_ref node has an id.
-- #testAppendFailedWithBufferAllocationException, #testAppendFailedWithRecordBatchTooLargeException,
-  #testAccumulatorClearedAfterBecomingFollower, #testAccumulatorClearedAfterBecomingVoted,
-  #testAccumulatorClearedAfterBecomingUnattached, #testChannelWokenUpIfLingerTimeoutReachedWithoutAppend,
-  #testChannelWokenUpIfLingerTimeoutReachedDuringAppend: kafka_ref's leader appends each batch to its log at once
-  (no BatchAccumulator, memory pool, linger or batch size limit).
-- #testMetrics: Raft metrics are not modelled.
-- #testHandleInvalidVoteRequestAsObserver and #testLeaderAcceptVoteFromNonVoter: Kafka 3.8 dropped
-  the voter-set check of validateVoterOnlyRequest in preparation for KIP-853 dynamic voters;
-  kafka_ref keeps 3.7's INCONSISTENT_VOTER_SET answer for a request from (or to) a non-voter,
-  which tests/test_kafka_raft_client.py pins.
-- The ``""`` cluster id halves of the *ClusterIdValidation tests: kafka_ref's requests use ``""``
-  for "no cluster id" (Kafka's null, which is accepted); the matching and mismatching ids are ported.
+Kafka 3.8's KafkaRaftClientTest has no kraft.version 1 variants (kafka_ref has no directory ids:
+ReplicaKey is the replica id). Kafka's IllegalArgumentException is ValueError here. Request
+versions are not modelled: #testLeaderStateUpdateWithDifferentFetchRequestVersions runs once, with
+kafka_ref's one MetadataFetchRequest shape (the replica id where Fetch v15+ puts it in ReplicaState).
 
 The observer tests configure KIP-853's controller.quorum.bootstrap.servers (bootstrap ids -2, -3,
 never a voter's id); kafka_ref has a static voter set, for which Kafka 3.8 uses the voters as the
@@ -35,6 +19,23 @@ bootstrap list, so they run with the voters as bootstrap servers. Where Kafka's 
 leader not being a bootstrap server, the mocked random start index points past the leader.
 kafka_ref has no DescribeQuorum wire request: #testDescribeQuorum and #testDescribeQuorumNonLeader
 call KafkaRaftClient#handle_describe_quorum_request, the partition's answer.
+
+Not ported:
+- Snapshot tests (KafkaRaftClientSnapshotTest) and #testObserverFetchWithNoLocalId: snapshots are
+  not modelled, and every kafka_ref node has an id.
+- #testAppendFailedWithBufferAllocationException, #testAppendFailedWithRecordBatchTooLargeException,
+  #testAccumulatorClearedAfterBecomingFollower, #testAccumulatorClearedAfterBecomingVoted,
+  #testAccumulatorClearedAfterBecomingUnattached,
+  #testChannelWokenUpIfLingerTimeoutReachedWithoutAppend,
+  #testChannelWokenUpIfLingerTimeoutReachedDuringAppend: kafka_ref's leader appends each batch to
+  its log at once (no BatchAccumulator, memory pool, linger or batch size limit).
+- #testMetrics: Raft metrics are not modelled.
+- #testHandleInvalidVoteRequestAsObserver and #testLeaderAcceptVoteFromNonVoter: Kafka 3.8 dropped
+  the voter-set check of validateVoterOnlyRequest in preparation for KIP-853 dynamic voters;
+  kafka_ref keeps 3.7's INCONSISTENT_VOTER_SET answer for a request from (or to) a non-voter,
+  which tests/test_kafka_raft_client.py pins.
+- The ``""`` cluster id halves of the *ClusterIdValidation tests: kafka_ref's requests use ``""``
+  for "no cluster id" (Kafka's null, which is accepted); the matching and mismatching ids are ported.
 """
 
 from __future__ import annotations
@@ -276,7 +277,7 @@ def test_initialize_as_candidate_from_state_store():
 @pytest.mark.parametrize("voters, granting", [((0, 1), (0, 1)), ((0, 1, 2), (0, 1))])
 def test_initialize_as_candidate_and_become_leader(voters, granting):
     """Mirrors KafkaRaftClientTest#testInitializeAsCandidateAndBecomeLeader and
-    #testInitializeAsCandidateAndBecomeLeaderQuorumOfThree: the LeaderChangeMessage at offset 0 carries
+    KafkaRaftClientTest#testInitializeAsCandidateAndBecomeLeaderQuorumOfThree: the LeaderChangeMessage at offset 0 carries
     the election time, the voters and the granting voters; BeginQuorumEpoch follows."""
     context = Context(0, voters)
     context.assert_unknown_leader(0)
@@ -351,7 +352,7 @@ def test_reject_votes_from_same_epoch_after_resigning_candidacy():
 @pytest.mark.parametrize("stored", ["elected", "voted"])
 def test_grant_votes_from_higher_epoch_after_resigning(stored):
     """Mirrors KafkaRaftClientTest#testGrantVotesFromHigherEpochAfterResigningLeadership and
-    #testGrantVotesFromHigherEpochAfterResigningCandidacy: Unattached in the new epoch, then Voted."""
+    KafkaRaftClientTest#testGrantVotesFromHigherEpochAfterResigningCandidacy: Unattached in the new epoch, then Voted."""
     context = Context(0, {0, 1}, **{stored: (2, 0)})
     assert context.client.quorum.is_resigned() if stored == "elected" else context.client.quorum.is_candidate()
     response = context.deliver(Context.vote_request(3, 1, context.log.last_fetched_epoch, context.log.end_offset))
@@ -861,7 +862,7 @@ def test_handle_end_quorum_request_with_lower_priority_to_become_leader():
 @pytest.mark.parametrize("kind", ["begin", "end"])
 def test_quorum_epoch_request_cluster_id_validation(kind):
     """Mirrors KafkaRaftClientTest#testBeginQuorumEpochRequestClusterIdValidation and
-    #testEndQuorumEpochRequestClusterIdValidation: a foreign cluster id is INCONSISTENT_CLUSTER_ID."""
+    KafkaRaftClientTest#testEndQuorumEpochRequestClusterIdValidation: a foreign cluster id is INCONSISTENT_CLUSTER_ID."""
     context = Context.initialize_as_leader(0, {0, 1}, 5)
 
     def build(cluster_id):
