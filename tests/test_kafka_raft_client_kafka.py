@@ -1378,7 +1378,7 @@ def test_observer_handle_retry_fetch_to_bootstrap_server():
     assert context.log.end_offset == 0
     context.respond(retry, Context.fetch_response(5, 1, [Context.batch(0, 3, 2)], 0))
     context.poll()
-    assert context.log.end_offset == 0  # only the leader's batches are appended
+    assert context.log.end_offset == 2  # the answer to the retry is taken
 
 
 def test_observer_handle_retry_fetch_to_leader():

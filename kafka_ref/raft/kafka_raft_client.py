@@ -795,7 +795,8 @@ class KafkaRaftClient:
         if handled is not None:
             return handled
         state = self.quorum.state
-        if error is not Errors.NONE or not isinstance(state, FollowerState) or source != state.leader_id:
+        # Any node may answer for the leader (an observer's fetch to a bootstrap server): the answer names it.
+        if error is not Errors.NONE or not isinstance(state, FollowerState):
             return False
         if response.diverging_epoch >= 0:
             # 2. Divergence: never below the HW.
@@ -950,9 +951,9 @@ class KafkaRaftClient:
     def handle_fetch_request(self, envelope: Any) -> None:
         """Mirrors KafkaRaftClient#handleFetchRequest: answer now, or park until new data, a new HW or max wait."""
         request: MetadataFetchRequest = envelope.request
-        # 1. Only __cluster_metadata-0; a well-formed fetch.
+        # 1. Only __cluster_metadata-0 (another partition is INVALID_REQUEST until multi-raft); a well-formed fetch.
         if request.topic_id != METADATA_TOPIC_ID:
-            envelope.respond(request.get_error_response(Errors.UNKNOWN_TOPIC_ID.code))
+            envelope.respond(request.get_error_response(Errors.INVALID_REQUEST.code))
             return
         if (request.max_wait_ms < 0 or request.fetch_offset < 0 or request.last_fetched_epoch < 0
                 or request.last_fetched_epoch > request.current_leader_epoch):
