@@ -20,11 +20,12 @@ from __future__ import annotations
 import structlog
 from typing import TYPE_CHECKING, Any
 
+from kafka_ref.common.errors import IllegalStateException
 from kafka_ref.common.fatal import RUN_ENDING
 from kafka_ref.common.requests.fetch import FetchResponse, PartitionData
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.log.fetch_data import LogStartOffsetIncrementReason
-from kafka_ref.replica.fetcher.abstract_fetcher_thread import AbstractFetcherThread, IllegalStateException
+from kafka_ref.replica.fetcher.abstract_fetcher_thread import AbstractFetcherThread
 from kafka_ref.replica.fetcher.partition_fetch_state import FailedPartitions, OffsetAndEpoch, OffsetTruncationState
 
 if TYPE_CHECKING:
