@@ -55,7 +55,6 @@ from kafka_ref.common.errors import (
     TimeoutException,
 )
 from kafka_ref.common.requests.list_offsets import ListOffsetsRequest
-from kafka_ref.common.requests.offset_commit import OffsetCommitRequest
 from kafka_ref.common.time import Time
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.network.network import Network
@@ -189,9 +188,6 @@ class KafkaConsumer:
         self.fetcher = Fetcher(self)
         self.offset_fetcher = OffsetFetcher(self)
         self._closed = False
-        # commitAsync calls not yet sent (offsets, callback): they go out, in order, at the next poll
-        # or commitSync (kafka_ref has no background network I/O).
-        self._pending_async_commits: list[tuple[dict[TopicPartition, Any], OffsetCommitCallback | None]] = []
         # 3. Group membership (subscribe, committed offsets): the ConsumerCoordinator, when group.id is set.
         from kafka_ref.clients.consumer_coordinator import ConsumerCoordinator
 
@@ -376,16 +372,15 @@ class KafkaConsumer:
         if self.coordinator is None:
             raise Errors.INVALID_GROUP_ID.exception("commit_sync needs a group.id")
         offsets = self.coordinator.consumed_offsets(self) if offsets is None else offsets
-        await self._send_pending_async_commits()
         await self.coordinator.commit_offsets_sync(offsets, self.default_api_timeout_ms if timeout_ms is None else timeout_ms)
 
     def commit_async(self, offsets: dict[TopicPartition, Any] | None = None,
                      callback: OffsetCommitCallback | None = None) -> None:
         """Mirrors org.apache.kafka.clients.consumer.KafkaConsumer#commitAsync.
 
-        1. The offsets are fixed now (the consumed positions by default); 2. the commit goes out at
-        the next ``poll`` (or ``commit_sync``), one attempt as ConsumerCoordinator#doCommitOffsetsAsync
-        makes, and ``callback(offsets, exception)`` hears how it ended there: None, the fatal error, or
+        1. The offsets are fixed now (the consumed positions by default); 2. ConsumerCoordinator#commitOffsetsAsync
+        takes it: the commit goes out at the next ``poll`` (or ``commit_sync``), one attempt, and
+        ``callback(offsets, exception)`` hears how it ended there: None, the fatal error, or
         RetriableCommitFailedException for a retriable one. Kafka sends at once from its network
         thread; kafka_ref has none, so a commit not sent before ``close`` is dropped.
         """
@@ -394,55 +389,8 @@ class KafkaConsumer:
             raise Errors.INVALID_GROUP_ID.exception("commit_async needs a group.id")
         # 1. The offsets to commit.
         offsets = self.coordinator.consumed_offsets(self) if offsets is None else dict(offsets)
-        # 2. Queued for the next poll.
-        self._pending_async_commits.append((offsets, callback))
-
-    async def _send_pending_async_commits(self) -> None:
-        """Sends the queued commitAsync calls in order; each leaves the queue once its callback ran."""
-        while self._pending_async_commits:
-            offsets, callback = self._pending_async_commits[0]
-            error = await self._do_commit_offsets_async(offsets)
-            self._pending_async_commits.pop(0)
-            if callback is not None:
-                callback(offsets, error)
-
-    async def _do_commit_offsets_async(self, offsets: dict[TopicPartition, Any]) -> BaseException | None:
-        """Mirrors org.apache.kafka.clients.consumer.internals.ConsumerCoordinator#doCommitOffsetsAsync.
-
-        One OffsetCommit (after a coordinator lookup if none is known); returns what the callback
-        gets: None, the fatal error, or RetriableCommitFailedException wrapping a retriable one.
-        """
-        coordinator = self.coordinator
-        assert coordinator is not None
-        if not offsets:
-            return None
-        try:
-            # 1. A coordinator (ConsumerCoordinator#commitOffsetsAsync looks one up first).
-            deadline = self.time.milliseconds() + self.request_timeout_ms
-            if coordinator.coordinator is None and not await coordinator.ensure_coordinator_ready(deadline):
-                raise Errors.COORDINATOR_NOT_AVAILABLE.exception()
-            # 2. One OffsetCommit with the generation a commit carries (sendOffsetCommitRequest).
-            generation = coordinator._generation_if_stable()
-            request = OffsetCommitRequest.build(
-                coordinator.group_id,
-                {tp: (o.offset, -1 if o.leader_epoch is None else o.leader_epoch, o.metadata) for tp, o in offsets.items()},
-                generation_id=generation.generation_id, member_id=generation.member_id,
-                group_instance_id=coordinator.group_instance_id if coordinator.subscription else None)
-            response = await coordinator._send_to_coordinator(request)
-            if response is None:
-                raise Errors.COORDINATOR_NOT_AVAILABLE.exception()
-            # 3. OffsetCommitResponseHandler: False means a retriable partition error.
-            if not coordinator._handle_commit_response(response.partition_errors(), generation):
-                raise Errors.COORDINATOR_NOT_AVAILABLE.exception()
-            return None
-        except RetriableException as exc:
-            # 4. Retriable errors reach the callback wrapped.
-            wrapped = RetriableCommitFailedException(f"Offset commit failed with a retriable exception. "
-                                                     f"You should retry committing the latest consumed offsets. ({exc})")
-            wrapped.__cause__ = exc
-            return wrapped
-        except KafkaException as exc:
-            return exc
+        # 2. The coordinator's pending async commits.
+        self.coordinator.commit_offsets_async(offsets, callback)
 
     async def committed(self, partitions: Iterable[TopicPartition], timeout_ms: float | None = None) -> dict[TopicPartition, Any]:
         """Mirrors org.apache.kafka.clients.consumer.KafkaConsumer#committed(Set): OffsetAndMetadata or None per partition."""
@@ -569,7 +517,6 @@ class KafkaConsumer:
         #    manually assigned consumer with a group.id starts from its group's committed offsets
         #    too (KafkaConsumer#updateFetchPositions: ConsumerCoordinator#initWithCommittedOffsetsIfNeeded).
         if self.coordinator is not None:
-            await self._send_pending_async_commits()
             await self.coordinator.poll_for_consumer(self)
             if self.subscriptions.subscription_type is SubscriptionType.USER_ASSIGNED:
                 await self.coordinator.refresh_committed_offsets_if_needed(self)

@@ -11,14 +11,16 @@ partition is revoked (EAGER), so after a rebalance positions come from the commi
 A subscribed member commits only when STABLE. Partitions owned when the generation was reset
 (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION) are *lost* rather than revoked.
 
-commitAsync is driven from consumer.py (KafkaConsumer#commit_async: one attempt per call, sent at
-the next poll or commit_sync, in call order) through this class's commit request and response
-handling. Not modelled: the COOPERATIVE protocol, auto-commit, metadata-triggered rejoins (a leader
+commitAsync (``commit_offsets_async``): KafkaConsumer#commit_async hands each call here; with no
+network thread in kafka_ref it waits among the pending async commits until the consumer's next
+poll or commit_sync, which send them in call order (one attempt each, after a coordinator lookup
+if none is known) and run their callbacks. Not modelled: the COOPERATIVE protocol, auto-commit, metadata-triggered rejoins (a leader
 does not notice new partitions of subscribed topics).
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -33,6 +35,7 @@ from kafka_ref.clients.abstract_coordinator import (
 # The assignors and ConsumerProtocol live in their own modules (re-exported here).
 from kafka_ref.clients.assignors import ASSIGNORS, RangeAssignor, RoundRobinAssignor  # noqa: F401
 from kafka_ref.clients.client_metadata import Metadata, NetworkClient
+from kafka_ref.clients.consumer import OffsetCommitCallback, RetriableCommitFailedException
 from kafka_ref.clients.consumer_protocol import Assignment, ConsumerProtocol, Subscription  # noqa: F401
 from kafka_ref.clients.subscription_state import FetchPosition
 from kafka_ref.common.errors import (
@@ -40,6 +43,7 @@ from kafka_ref.common.errors import (
     Errors,
     KafkaException,
     RebalanceInProgressException,
+    RetriableException,
     TimeoutException,
 )
 from kafka_ref.common.requests.join_group import JoinGroupRequestProtocol, JoinGroupResponse
@@ -72,6 +76,23 @@ class OffsetAndMetadata:
     offset: int
     leader_epoch: int | None = None
     metadata: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetCommitCompletion:
+    """Mirrors org.apache.kafka.clients.consumer.internals.ConsumerCoordinator.OffsetCommitCompletion.
+
+    A finished commitAsync whose callback has not run yet.
+    """
+
+    callback: OffsetCommitCallback | None
+    offsets: dict[TopicPartition, OffsetAndMetadata]
+    exception: BaseException | None
+
+    def invoke(self) -> None:
+        """Mirrors ConsumerCoordinator.OffsetCommitCompletion#invoke (no callback: nothing to tell)."""
+        if self.callback is not None:
+            self.callback(self.offsets, self.exception)
 
 
 class ConsumerCoordinator(AbstractCoordinator):
@@ -120,6 +141,12 @@ class ConsumerCoordinator(AbstractCoordinator):
         self._joined_subscription: tuple[str, ...] | None = None
         self.assignment: set[TopicPartition] = set()
         self.rebalances = 0
+        # commitAsync calls not sent yet (ConsumerCoordinator#pendingAsyncCommits counts those waiting
+        # for a coordinator lookup): kafka_ref has no network thread, so every one waits here, in call
+        # order, until the consumer's next poll or commitSync.
+        self._pending_async_commits: list[tuple[dict[TopicPartition, OffsetAndMetadata], OffsetCommitCallback | None]] = []
+        # Finished commitAsync calls whose callbacks have not run (#completedOffsetCommits).
+        self._completed_offset_commits: deque[OffsetCommitCompletion] = deque()
 
     def protocol_type(self) -> str:
         """Mirrors ConsumerCoordinator#protocolType."""
@@ -220,27 +247,124 @@ class ConsumerCoordinator(AbstractCoordinator):
 
         UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION raise CommitFailedException (and reset the
         generation); REBALANCE_IN_PROGRESS raises RebalanceInProgressException (and rejoins).
+        1. Earlier commitAsync calls go out first and their callbacks run, even when ``offsets`` is
+        empty (Kafka: invokeCompletedOffsetCommitCallbacks, and #invokePendingAsyncCommits for an empty
+        commit), so the coordinator sees the commits in call order; 2. nothing to commit: done;
+        3. one OffsetCommit per attempt to a known coordinator until one succeeds.
         """
+        # 1. The commitAsync calls before this one.
+        await self._send_pending_async_commits()
+        # 2. Nothing to commit.
         if not offsets:
             return
+        # 3. Attempts until the deadline.
         deadline = self.time.milliseconds() + int(timeout_ms)
         while True:
             if self.coordinator is None and not await self.ensure_coordinator_ready(deadline):
                 raise TimeoutException(f"Timeout of {int(timeout_ms)}ms expired before successfully committing offsets {dict(offsets)}")
-            generation = self._generation_if_stable()
-            # (The instance id goes only with a group-assigned member's generation: a manually
-            #  assigned consumer commits as a "simple" consumer.)
-            request = OffsetCommitRequest.build(
-                self.group_id,
-                {tp: (o.offset, -1 if o.leader_epoch is None else o.leader_epoch, o.metadata) for tp, o in offsets.items()},
-                generation_id=generation.generation_id, member_id=generation.member_id,
-                group_instance_id=self.group_instance_id if self.subscription else None)
-            response = await self._send_to_coordinator(request)
-            if response is not None and self._handle_commit_response(response.partition_errors(), generation):
+            if await self._send_offset_commit_request(offsets):
                 self._log.info("offsets_committed", offsets={str(tp): o.offset for tp, o in offsets.items()})
                 return
             if not await self._backoff(deadline):
                 raise TimeoutException(f"Timeout of {int(timeout_ms)}ms expired before successfully committing offsets {dict(offsets)}")
+
+    async def _send_offset_commit_request(self, offsets: Mapping[TopicPartition, OffsetAndMetadata]) -> bool:
+        """Mirrors ConsumerCoordinator#sendOffsetCommitRequest, answered by OffsetCommitResponseHandler.
+
+        One OffsetCommit to the known coordinator. True when every partition committed; False on a
+        retriable failure (no answer, or a retriable partition error); a fatal error raises.
+        """
+        # 1. The generation a commit carries (a commit out of a stable generation fails here).
+        generation = self._generation_if_stable()
+        # 2. The request. (The instance id goes only with a group-assigned member's generation: a
+        #    manually assigned consumer commits as a "simple" consumer.)
+        request = OffsetCommitRequest.build(
+            self.group_id,
+            {tp: (o.offset, -1 if o.leader_epoch is None else o.leader_epoch, o.metadata) for tp, o in offsets.items()},
+            generation_id=generation.generation_id, member_id=generation.member_id,
+            group_instance_id=self.group_instance_id if self.subscription else None)
+        response = await self._send_to_coordinator(request)
+        # 3. The answer, per partition.
+        return response is not None and self._handle_commit_response(response.partition_errors(), generation)
+
+    def commit_offsets_async(self, offsets: dict[TopicPartition, OffsetAndMetadata],
+                             callback: OffsetCommitCallback | None) -> None:
+        """Mirrors org.apache.kafka.clients.consumer.internals.ConsumerCoordinator#commitOffsetsAsync.
+
+        1. Callbacks of commitAsync calls that finished run first; 2. the commit joins the pending
+        async commits. Kafka's network thread would send it at once (after a coordinator lookup if
+        none is known); kafka_ref has none, so ``_send_pending_async_commits`` sends it at the
+        consumer's next poll or commitSync, and a commit not sent before ``close`` is dropped.
+        """
+        # 1. Finished commits first.
+        self.invoke_completed_offset_commit_callbacks()
+        # 2. Pending until the next poll or commitSync.
+        self._pending_async_commits.append((offsets, callback))
+
+    async def _send_pending_async_commits(self) -> None:
+        """The part of ConsumerCoordinator#commitOffsetsAsync Kafka's network thread carries out.
+
+        The pending commits, in call order: 1. with offsets to commit and no known coordinator, a
+        lookup first (#coordinatorUnknownAndUnreadyAsync, #lookupCoordinator); a failed lookup
+        completes the commit with its error; 2. otherwise one attempt (#doCommitOffsetsAsync);
+        3. the commit leaves the queue and its callback runs (#invokeCompletedOffsetCommitCallbacks).
+        """
+        while self._pending_async_commits:
+            offsets, callback = self._pending_async_commits[0]
+            try:
+                # 1. The coordinator, looked up if unknown (an empty commit needs none).
+                if offsets and self.coordinator is None and not await self.ensure_coordinator_ready(
+                        self.time.milliseconds() + self.request_timeout_ms):
+                    raise Errors.COORDINATOR_NOT_AVAILABLE.exception()
+            except KafkaException as exc:
+                self._completed_offset_commits.append(
+                    OffsetCommitCompletion(callback, offsets, self._async_commit_failure(exc)))
+            else:
+                # 2. One attempt.
+                await self._do_commit_offsets_async(offsets, callback)
+            # 3. Done: off the queue, callback run.
+            self._pending_async_commits.pop(0)
+            self.invoke_completed_offset_commit_callbacks()
+
+    async def _do_commit_offsets_async(self, offsets: dict[TopicPartition, OffsetAndMetadata],
+                                       callback: OffsetCommitCallback | None) -> None:
+        """Mirrors org.apache.kafka.clients.consumer.internals.ConsumerCoordinator#doCommitOffsetsAsync.
+
+        1. One OffsetCommit (#sendOffsetCommitRequest; an empty commit succeeds without one);
+        2. its completion waits for invokeCompletedOffsetCommitCallbacks with None, the fatal
+        error, or RetriableCommitFailedException wrapping a retriable one.
+        """
+        exception: BaseException | None = None
+        try:
+            # 1. One attempt (a retriable failure fails it: commitAsync does not retry).
+            if offsets and not await self._send_offset_commit_request(offsets):
+                raise Errors.COORDINATOR_NOT_AVAILABLE.exception()
+        except KafkaException as exc:
+            exception = self._async_commit_failure(exc)
+        # 2. The completion, for the callback.
+        self._completed_offset_commits.append(OffsetCommitCompletion(callback, offsets, exception))
+
+    @staticmethod
+    def _async_commit_failure(exc: KafkaException) -> KafkaException:
+        """What a commitAsync callback hears of ``exc`` (doCommitOffsetsAsync's onFailure): a retriable
+        error wrapped in RetriableCommitFailedException, any other as it is."""
+        if not isinstance(exc, RetriableException):
+            return exc
+        wrapped = RetriableCommitFailedException(f"Offset commit failed with a retriable exception. "
+                                                 f"You should retry committing the latest consumed offsets. ({exc})")
+        wrapped.__cause__ = exc
+        return wrapped
+
+    def invoke_completed_offset_commit_callbacks(self) -> None:
+        """Mirrors org.apache.kafka.clients.consumer.internals.ConsumerCoordinator#invokeCompletedOffsetCommitCallbacks.
+
+        1. The finished commitAsync calls' callbacks run, oldest first, each once. (Not modelled:
+        Kafka's asyncCommitFenced, which makes the call throw FencedInstanceIdException after an
+        async commit was fenced; here only that commit's callback hears of it.)
+        """
+        # 1. Oldest first.
+        while self._completed_offset_commits:
+            self._completed_offset_commits.popleft().invoke()
 
     def _generation_if_stable(self) -> Generation:
         """The generation a commit carries (ConsumerCoordinator#sendOffsetCommitRequest's choice).
@@ -453,12 +577,17 @@ class ConsumerCoordinator(AbstractCoordinator):
     async def poll_for_consumer(self, consumer: Any) -> None:
         """Mirrors the group part of KafkaConsumer#updateAssignmentMetadataIfNeeded.
 
+        0. Pending commitAsync calls go out and their callbacks run (ConsumerCoordinator#poll
+        starts with invokeCompletedOffsetCommitCallbacks), for a manually assigned consumer too;
         1. ConsumerCoordinator#poll (coordinator, membership, heartbeat); 2. positions of
         newly assigned partitions from the committed offsets (refreshCommittedOffsetsIfNeeded);
         partitions with no commit are left to ``auto_offset_reset``.
         """
+        # 0. commitAsync calls.
+        await self._send_pending_async_commits()
         if not self.subscription:
             return
+        # 1. and 2.
         await self.poll(consumer.default_api_timeout_ms)
         await self.refresh_committed_offsets_if_needed(consumer)
 
