@@ -56,7 +56,7 @@ import pytest
 from mock_brokers import MockBrokers
 
 from kafka_ref.clients.abstract_coordinator import NO_GENERATION, Generation
-from kafka_ref.clients.consumer import KafkaConsumer
+from kafka_ref.clients.consumer import ConsumerRebalanceListener, KafkaConsumer
 from kafka_ref.clients.consumer_coordinator import CommitFailedException, OffsetAndMetadata
 from kafka_ref.clients.consumer_protocol import Assignment, ConsumerProtocol, Subscription
 from kafka_ref.common.errors import (
@@ -487,6 +487,84 @@ async def test_rejoin_group():
         assert (listener.assigned_count, listener.assigned) == (2, {T1P})
         join = broker.requests[-2]
         assert ConsumerProtocol.deserialize_subscription(join.protocols[0].metadata).topics == ("otherTopic", TOPIC1)
+
+
+class RecordingRebalanceListener(ConsumerRebalanceListener):
+    """The user's ConsumerRebalanceListener, recording every call in order."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, set[TopicPartition]]] = []
+
+    def on_partitions_revoked(self, partitions: set[TopicPartition]) -> None:
+        self.calls.append(("revoked", set(partitions)))
+
+    def on_partitions_assigned(self, partitions: set[TopicPartition]) -> None:
+        self.calls.append(("assigned", set(partitions)))
+
+    def on_partitions_lost(self, partitions: set[TopicPartition]) -> None:
+        self.calls.append(("lost", set(partitions)))
+
+
+async def test_rejoin_with_valid_generation_revokes_even_no_partitions():
+    """ConsumerCoordinator#onJoinPrepare, EAGER with a valid generation: the listener's onPartitionsRevoked
+    runs even when the member owns no partition (Kafka calls invokePartitionsRevoked with the empty set;
+    only the lost branch checks for emptiness). ConsumerCoordinatorTest#testOutdatedCoordinatorAssignment
+    counts this call (EAGER revokedCount 1 with nothing owned) but needs a custom assignor kafka_ref lacks;
+    this is the same rejoin as testRejoinGroup, from an empty assignment."""
+    async with harness() as (consumer, coordinator, broker, listener):
+        user = RecordingRebalanceListener()
+        consumer.subscribe([TOPIC1], user)
+        await join_as_follower_and_receive_assignment(consumer, coordinator, broker, [])
+        assert coordinator.generation == Generation(1, CONSUMER_ID, "range")
+        assert consumer.assignment() == set()
+        assert (listener.revoked_count, listener.assigned_count, listener.assigned) == (0, 1, set())
+        consumer.subscribe([TOPIC1, TOPIC2], user)
+        broker.prepare_response(join_group_follower_response(2, CONSUMER_ID, "leader", Errors.NONE), is_join(CONSUMER_ID))
+        broker.prepare_response(sync_group_response([T1P], Errors.NONE), is_sync(CONSUMER_ID, 2, leader=False))
+        assert await coordinator.ensure_active_group(now_plus(coordinator))
+        assert (listener.revoked_count, listener.revoked) == (1, set())
+        assert (listener.assigned_count, listener.assigned) == (2, {T1P})
+        assert listener.lost_count == 0
+        assert user.calls == [("assigned", set()), ("revoked", set()), ("assigned", {T1P})]
+        assert consumer.assignment() == {T1P}
+
+
+async def test_join_prepare_runs_once_per_rebalance():
+    """AbstractCoordinator#joinGroupIfNeeded calls onJoinPrepare once per rebalance (needsJoinPrepare, set
+    again only by a completed join or a reset of the generation), as AbstractCoordinatorTest#
+    testJoinGroupRequestWithRebalanceInProgress counts (onJoinPrepareInvokes 1): a SyncGroup answered
+    REBALANCE_IN_PROGRESS sends a new JoinGroup at once, and the partitions, already revoked, are not
+    revoked a second time (an empty revocation would reach the listener under a valid generation)."""
+    async with harness() as (consumer, coordinator, broker, listener):
+        consumer.subscribe([TOPIC1])
+        await join_as_follower_and_receive_assignment(consumer, coordinator, broker, [T1P])
+        consumer.subscribe([TOPIC1, TOPIC2])
+        broker.prepare_response(join_group_follower_response(2, CONSUMER_ID, "leader", Errors.NONE), is_join(CONSUMER_ID))
+        broker.prepare_response(sync_group_response([], Errors.REBALANCE_IN_PROGRESS), is_sync(CONSUMER_ID, 2, leader=False))
+        broker.prepare_response(join_group_follower_response(3, CONSUMER_ID, "leader", Errors.NONE), is_join(CONSUMER_ID))
+        broker.prepare_response(sync_group_response([T1P, T2P], Errors.NONE), is_sync(CONSUMER_ID, 3, leader=False))
+        assert await coordinator.ensure_active_group(now_plus(coordinator))
+        assert broker.sent()[-4:] == ["JoinGroupRequest", "SyncGroupRequest", "JoinGroupRequest", "SyncGroupRequest"]
+        assert (listener.revoked_count, listener.revoked) == (1, {T1P})
+        assert (listener.assigned_count, listener.assigned) == (2, {T1P, T2P})
+        assert coordinator.generation == Generation(3, CONSUMER_ID, "range")
+
+
+async def test_rejoin_after_generation_reset_loses_no_partitions_silently():
+    """ConsumerCoordinator#onJoinPrepare's other branch: after a reset generation (a Heartbeat answered
+    UNKNOWN_MEMBER_ID) the owned partitions are lost, and onPartitionsLost runs only if there are any;
+    with none owned neither callback runs (as ConsumerCoordinatorTest#testUnknownMemberId, from an empty
+    assignment)."""
+    async with harness() as (consumer, coordinator, broker, listener):
+        user = RecordingRebalanceListener()
+        consumer.subscribe([TOPIC1], user)
+        await join_as_follower_and_receive_assignment(consumer, coordinator, broker, [])
+        await heartbeat_after_session_timeout(coordinator, broker, heartbeat_response(Errors.UNKNOWN_MEMBER_ID))
+        assert coordinator.generation == NO_GENERATION
+        await coordinator.poll(0)
+        assert broker.sent()[-1] == "JoinGroupRequest" and broker.requests[-1].member_id == ""
+        assert (listener.revoked_count, listener.lost_count, listener.assigned_count) == (0, 0, 1)
+        assert user.calls == [("assigned", set())]
 
 
 async def test_disconnect_in_join():

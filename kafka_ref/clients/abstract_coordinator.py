@@ -125,6 +125,9 @@ class AbstractCoordinator:
         self.generation = NO_GENERATION
         self.state = MemberState.UNJOINED
         self.rejoin_needed = True
+        # Whether the next rebalance still has to call onJoinPrepare (AbstractCoordinator#needsJoinPrepare):
+        # once per rebalance, again after a completed join or a reset of the generation.
+        self._needs_join_prepare = True
         # The reason the next JoinGroup carries: the last requestRejoin's, emptied by a completed rebalance.
         self.rejoin_reason = ""
         # The Heartbeat timer: when the next heartbeat is due.
@@ -145,8 +148,9 @@ class AbstractCoordinator:
         """The protocols a JoinGroup offers (AbstractCoordinator#metadata, abstract)."""
         raise NotImplementedError
 
-    def _on_join_prepare(self) -> None:
-        """Called before every JoinGroup (AbstractCoordinator#onJoinPrepare, abstract)."""
+    def _on_join_prepare(self, generation_id: int, member_id: str) -> None:
+        """Called before a rebalance's first JoinGroup, with the generation of that moment
+        (AbstractCoordinator#onJoinPrepare, abstract)."""
         raise NotImplementedError
 
     async def _on_join_leader(self, response: JoinGroupResponse) -> dict[str, bytes]:
@@ -328,9 +332,10 @@ class AbstractCoordinator:
             self.generation = NO_GENERATION
         else:
             self.generation = Generation(NO_GENERATION_ID, self.generation.member_id, None)
-        # 2. requestRejoin.
+        # 2. requestRejoin; the next rebalance prepares again (resetStateAndRejoin's needsJoinPrepare).
         self.request_rejoin(f"encountered {error.name} from {_API_KEY_NAMES.get(api, api)} response",
                             f"encountered {error.name} from {api} response")
+        self._needs_join_prepare = True
 
     # -- joining -------------------------------------------------------------------------------------
 
@@ -339,8 +344,11 @@ class AbstractCoordinator:
         while self.rejoin_needed:
             if self.coordinator is None and not await self.ensure_coordinator_ready(deadline_ms):
                 return False
-            # 1. EAGER: give everything up before joining (onJoinPrepare).
-            self._on_join_prepare()
+            # 1. EAGER: give everything up before the rebalance's first JoinGroup (onJoinPrepare, once:
+            #    the flag is cleared first, so a retried JoinGroup does not call it again).
+            if self._needs_join_prepare:
+                self._needs_join_prepare = False
+                self._on_join_prepare(self.generation.generation_id, self.generation.member_id)
             # 2. Join and sync; an error sends us round the loop (maybe after a backoff). A fatal
             #    one is raised, the next JoinGroup's reason naming it.
             try:
@@ -479,6 +487,8 @@ class AbstractCoordinator:
             self.next_heartbeat_ms = self.time.milliseconds() + self.heartbeat_interval_ms
             self.rejoin_reason = ""
             self._on_join_complete(generation, response.assignment)
+            # (joinGroupIfNeeded: the next rebalance prepares again.)
+            self._needs_join_prepare = True
             return False
         # 3. Errors. A rebalance under way or a stale generation: rejoin at once.
         if error is Errors.REBALANCE_IN_PROGRESS:
@@ -527,8 +537,10 @@ class AbstractCoordinator:
 
     def reset_generation_on_leave_group(self, log_reason: str | None = None) -> None:
         """Mirrors AbstractCoordinator#resetGenerationOnLeaveGroup: unjoined, no generation nor member id, rejoin
-        (logged with ``log_reason`` when given, e.g. why the member left)."""
+        (logged with ``log_reason`` when given, e.g. why the member left); the next rebalance prepares
+        again (resetStateAndRejoin's needsJoinPrepare)."""
         self.state = MemberState.UNJOINED
         self.generation = NO_GENERATION
         self.request_rejoin("consumer pro-actively leaving the group", log_reason)
+        self._needs_join_prepare = True
 

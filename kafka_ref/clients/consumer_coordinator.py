@@ -190,21 +190,25 @@ class ConsumerCoordinator(AbstractCoordinator):
 
     # -- the join hooks --------------------------------------------------------------------------------
 
-    def _on_join_prepare(self) -> None:
+    def _on_join_prepare(self, generation_id: int, member_id: str) -> None:
         """Mirrors ConsumerCoordinator#onJoinPrepare (EAGER, no auto-commit).
 
-        1. A generation or member id that was reset (by an error answer) means the owned
-        partitions may already be someone else's: they are *lost* (onPartitionsLost);
-        2. otherwise EAGER revokes every owned partition (onPartitionsRevoked).
+        Called once per rebalance (AbstractCoordinator#needsJoinPrepare) with the generation and
+        member id of that moment. 1. A generation or member id that was reset (by an error answer,
+        or leaving the group) means the owned partitions may already be someone else's: they are
+        *lost* (onPartitionsLost), only if there are any; 2. otherwise EAGER revokes every owned
+        partition (onPartitionsRevoked), and the listener hears of it even when there are none.
         """
-        if not self.assignment:
-            return
         partitions = set(self.assignment)
-        self.assignment = set()
-        # 1. Lost: the generation or member id was reset.
-        # 2. EAGER otherwise: revoke everything.
-        self._invoke_partitions_lost_or_revoked(
-            partitions, self.generation.generation_id == NO_GENERATION_ID or not self.generation.has_member_id())
+        if generation_id == NO_GENERATION_ID or member_id == NO_GENERATION.member_id:
+            # 1. Lost: the generation or member id was reset; nothing owned, no callback.
+            if partitions:
+                self.assignment = set()
+                self._invoke_partitions_lost_or_revoked(partitions, lost=True)
+        else:
+            # 2. EAGER: revoke everything, the empty set too.
+            self.assignment = set()
+            self._invoke_partitions_lost_or_revoked(partitions, lost=False)
 
     def _join_protocols(self) -> tuple[JoinGroupRequestProtocol, ...]:
         """Mirrors ConsumerCoordinator#metadata: one protocol per assignor, all with this subscription."""
