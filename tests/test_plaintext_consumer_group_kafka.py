@@ -229,3 +229,19 @@ async def test_seek_position_and_pause_newly_assigned_partition_on_partitions_as
         await consume_and_verify_records(consumer, total_records - starting_offset, starting_offset,
                                          starting_key_and_value_index=starting_offset, starting_timestamp=starting_offset)
         consumer.close()
+
+
+@BOTH
+async def test_long_poll_heartbeats_within_the_session(mode: str):
+    """KafkaConsumer#pollForFetches bounds its wait by ConsumerCoordinator#timeToNextPoll (the time
+    to the next heartbeat): one poll(2000) with a 100 ms session and 30 ms heartbeats keeps the
+    member in its generation (no revocation, no new assignment)."""
+    async with ConsumerTest(mode) as t:
+        async with t.consumer(session_timeout_ms=100, heartbeat_interval_ms=30) as consumer:
+            listener = TestConsumerReassignmentListener()
+            consumer.subscribe([TOPIC], listener)
+            await poll_until(consumer, lambda: listener.calls_to_assigned > 0, "the first rebalance")
+            generation = consumer.coordinator.generation.generation_id
+            await consumer.poll(2000)
+            assert consumer.coordinator.generation.generation_id == generation
+            assert (listener.calls_to_assigned, listener.calls_to_revoked) == (1, 0)

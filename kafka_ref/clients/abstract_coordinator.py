@@ -257,6 +257,18 @@ class AbstractCoordinator:
 
     # -- heartbeats ---------------------------------------------------------------------------------
 
+    def time_to_next_heartbeat(self, now: int) -> float:
+        """Mirrors org.apache.kafka.clients.consumer.internals.AbstractCoordinator#timeToNextHeartbeat.
+
+        1. A member that has not joined (UNJOINED, or its JoinGroup still out) sends no heartbeat:
+        no bound; 2. otherwise the time until the next one is due (0 when it already is).
+        """
+        # 1. Nothing to heartbeat for.
+        if self.state in (MemberState.UNJOINED, MemberState.PREPARING_REBALANCE):
+            return float("inf")
+        # 2. Until the next heartbeat.
+        return max(self.next_heartbeat_ms - now, 0)
+
     async def maybe_heartbeat(self) -> None:
         """Mirrors AbstractCoordinator.HeartbeatThread's loop body (run from poll here).
 

@@ -503,6 +503,10 @@ class KafkaConsumer:
             return 0
         waits = [self.request_timeout_ms if self.fetcher.pending else self.retry_backoff_ms]
         waits.append(self.metadata.time_to_next_update(now))
+        # KafkaConsumer#pollForFetches bounds the wait by ConsumerCoordinator#timeToNextPoll (no
+        # auto-commit here: the time to the next heartbeat), so a member heartbeats on time.
+        if self.coordinator is not None:
+            waits.append(self.coordinator.time_to_next_heartbeat(now))
         waits.extend(s.next_retry_time_ms - now for s in self.subscriptions.assignment.values() if s.next_retry_time_ms > now)
         return min(waits)
 
