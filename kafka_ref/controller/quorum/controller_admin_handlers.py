@@ -37,6 +37,19 @@ class ControllerAdminHandlers:
         if self.replication_control.get_topic_id(resource.name) is None:
             raise UnknownTopicOrPartitionException(f"The topic '{resource.name}' does not exist.")
 
+    @staticmethod
+    def _named_topic_resource_error(resource: Any) -> Exception | None:
+        """The config resource checks both AlterConfigs paths share: kafka_ref models topic configs
+        only (a broker resource is INVALID_REQUEST), and a topic resource must be named."""
+        from kafka_ref.common.errors import InvalidRequestException
+        from kafka_ref.image.records import ConfigResourceType
+
+        if resource.resource_type != ConfigResourceType.TOPIC:
+            return InvalidRequestException("kafka_ref models topic configs only; dynamic broker configs are not supported")
+        if not resource.resource_name:
+            return InvalidRequestException("Default topic resources are not allowed.")
+        return None
+
     def handle_incremental_alter_configs(self, envelope: Envelope) -> None:
         """Mirrors QuorumController#incrementalAlterConfigs (ControllerApis#incrementalAlterConfigs).
 
@@ -47,7 +60,6 @@ class ControllerAdminHandlers:
         UNKNOWN_TOPIC_OR_PARTITION); 3. ``validate_only`` writes nothing; the answer comes once the
         records are committed.
         """
-        from kafka_ref.common.errors import InvalidRequestException
         from kafka_ref.common.requests.incremental_alter_configs import AlterConfigsResourceResponse, IncrementalAlterConfigsResponse
         from kafka_ref.image.records import ConfigResource, ConfigResourceType
 
@@ -58,11 +70,8 @@ class ControllerAdminHandlers:
             error: Exception | None = None
             resource_records: list[Any] = []
             # 1. The resource must be a named topic.
-            if resource.resource_type != ConfigResourceType.TOPIC:
-                error = InvalidRequestException("kafka_ref models topic configs only; dynamic broker configs are not supported")
-            elif not resource.resource_name:
-                error = InvalidRequestException("Default topic resources are not allowed.")
-            else:
+            error = self._named_topic_resource_error(resource)
+            if error is None:
                 # 2. The operations; existence is checked after the config (validateAlterConfig).
                 config_resource = ConfigResource(ConfigResourceType.TOPIC, resource.resource_name)
                 resource_records, error = self.configuration_control.incremental_alter_config_resource(
@@ -92,7 +101,6 @@ class ControllerAdminHandlers:
         topic); 4. all records in one atomic
         batch (none when ``validate_only``); the answer comes once they are committed.
         """
-        from kafka_ref.common.errors import InvalidRequestException
         from kafka_ref.common.requests.alter_configs import AlterConfigsResourceResponse, AlterConfigsResponse
         from kafka_ref.image.records import ConfigResource, ConfigResourceType
 
@@ -128,11 +136,8 @@ class ControllerAdminHandlers:
         for resource in changes.values():
             error: Exception | None = None
             resource_records: list[Any] = []
-            if resource.resource_type != ConfigResourceType.TOPIC:
-                error = InvalidRequestException("kafka_ref models topic configs only; dynamic broker configs are not supported")
-            elif not resource.resource_name:
-                error = InvalidRequestException("Default topic resources are not allowed.")
-            else:
+            error = self._named_topic_resource_error(resource)
+            if error is None:
                 resource_records, error = self.configuration_control.legacy_alter_config_resource(
                     ConfigResource(ConfigResourceType.TOPIC, resource.resource_name),
                     {c.name: c.value for c in resource.configs}, self._config_resource_existence_checker)
