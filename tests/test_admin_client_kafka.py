@@ -11,6 +11,8 @@ metadata already known). Every request received is recorded, with the virtual ti
 kafka_ref's admin methods await the whole call and raise the first failing key in request order
 (Kafka's ``*Result#all``), so a Kafka assertion on one key's future becomes either the exception that
 ``all`` raises or, where several keys fail differently, one call per key order.
+Kafka tests that run a call by topic name and then by topic id (TopicCollection.ofTopicIds) are
+split into a by-name test and a ``*_by_ids`` test (``delete_topics_by_ids``, ``describe_topics_by_ids``).
 
 Not ported:
 - testDefaultApiTimeoutAndRequestTimeoutConflicts, testGenerateClientId, testMetricsReporter*,
@@ -20,10 +22,6 @@ Not ported:
 - testCloseAdminClient*, testAdminClientFailureWhenClosed: no background thread to close.
 - testPropagatedMetadataFetchException, testAdminClientApisAuthenticationFailure,
   testDeleteRecordsMultipleSends: SASL authentication errors are not modelled.
-- The topic-id halves of testDeleteTopics, testDeleteTopicsPartialResponse and
-  testDeleteTopicsRetryThrottlingExceptionWhenEnabled, and testDescribeTopicsByIds: not ported
-  yet; the admin client addresses topics by id too (describe_topics_by_ids, delete_topics_by_ids),
-  tested against a cluster in tests/test_admin_integration_kafka.py.
 - testDescribeTopicsWithDescribeTopicPartitionsApi*, testDescribeTopicPartitionsApi*: kafka_ref has no
   DescribeTopicPartitions API (describeTopics uses Metadata).
 - ACLs, client quotas, SCRAM credentials, features, metadata quorum, UnregisterBroker, producers,
@@ -68,6 +66,7 @@ from kafka_ref.clients.admin import (
     RecordsToDelete,
     ReplicaInfo,
     TopicMetadataAndConfig,
+    TopicPartitionInfo,
 )
 from kafka_ref.clients.admin_reassignments import PartitionReassignment
 from kafka_ref.clients.consumer_coordinator import OffsetAndMetadata
@@ -84,6 +83,7 @@ from kafka_ref.common.errors import (
     TopicAuthorizationException,
     TopicDeletionDisabledException,
     UnknownServerException,
+    UnknownTopicIdException,
     UnknownTopicOrPartitionException,
 )
 from kafka_ref.common.requests.alter_partition_reassignments import (
@@ -315,6 +315,19 @@ def topics_named(*names: str) -> Callable[[Any], bool]:
     return matches
 
 
+def topic_ids_are(*topic_ids: Uuid) -> Callable[[Any], bool]:
+    """Mirrors KafkaAdminClientTest#expectDeleteTopicsRequestWithTopicIds: a DeleteTopics request
+    naming exactly these ids, in this order."""
+    return lambda request: isinstance(request, DeleteTopicsRequest) and request.topic_ids() == list(topic_ids)
+
+
+def delete_topics_response_with_ids(throttle_time_ms: int, *results: tuple[Uuid, Errors]) -> DeleteTopicsResponse:
+    """Mirrors KafkaAdminClientTest#prepareDeleteTopicsResponseWithTopicId / #deletableTopicResultWithId:
+    results keyed by topic id, no name."""
+    return DeleteTopicsResponse(throttle_time_ms=throttle_time_ms, responses=tuple(
+        DeletableTopicResult(name=None, topic_id=t, error_code=e.code) for t, e in results))
+
+
 MY_TOPIC = NewTopic("myTopic", replica_assignment={0: [0, 1, 2]})
 
 
@@ -484,6 +497,97 @@ async def test_delete_topics_partial_response() -> None:
             await admin.delete_topics(["myTopic", "myOtherTopic"])
         assert type(info.value) is ApiException
         assert str(info.value) == "The controller response did not contain a result for topic myOtherTopic"
+
+
+async def test_delete_topics_by_ids() -> None:
+    """Mirrors KafkaAdminClientTest#testDeleteTopics (with topic ids): success,
+    TopicDeletionDisabledException, UnknownTopicIdException; each request names the id alone."""
+    topic_id = Uuid(0x0123, 0x4567)
+    async with mock_env() as (brokers, admin):
+        brokers.prepare_response(delete_topics_response_with_ids(0, (topic_id, Errors.NONE)),
+                                 matcher=topic_ids_are(topic_id))
+        assert await admin.delete_topics_by_ids([topic_id]) is None
+        brokers.prepare_response(delete_topics_response_with_ids(0, (topic_id, Errors.TOPIC_DELETION_DISABLED)),
+                                 matcher=topic_ids_are(topic_id))
+        with pytest.raises(TopicDeletionDisabledException):
+            await admin.delete_topics_by_ids([topic_id])
+        brokers.prepare_response(delete_topics_response_with_ids(0, (topic_id, Errors.UNKNOWN_TOPIC_ID)),
+                                 matcher=topic_ids_are(topic_id))
+        with pytest.raises(UnknownTopicIdException):
+            await admin.delete_topics_by_ids([topic_id])
+        assert brokers.prepared == []
+        assert [(n, r.topic_names(), r.topic_ids()) for n, r in brokers.sent()] == [(0, [], [topic_id])] * 3
+
+
+async def test_delete_topics_by_ids_partial_response() -> None:
+    """Mirrors KafkaAdminClientTest#testDeleteTopicsPartialResponse (with topic ids): the id the
+    controller left out fails with a plain ApiException naming it; the answered one succeeded."""
+    topic_id1, topic_id2 = Uuid(0x0123, 0x4567), Uuid(0x89AB, 0xCDEF)
+    async with mock_env() as (brokers, admin):
+        brokers.prepare_response(delete_topics_response_with_ids(1000, (topic_id1, Errors.NONE)),
+                                 matcher=topic_ids_are(topic_id1, topic_id2))
+        with pytest.raises(ApiException) as info:
+            await admin.delete_topics_by_ids([topic_id1, topic_id2])
+        assert type(info.value) is ApiException
+        # The first failure in request order raises: topic_id1 (first) succeeded.
+        assert str(info.value) == f"The controller response did not contain a result for topic {topic_id2}"
+        assert brokers.prepared == []
+        assert len(brokers.sent()) == 1
+
+
+async def test_describe_topics_by_ids() -> None:
+    """Mirrors KafkaAdminClientTest#testDescribeTopicsByIds: a known id is described under the
+    name the Metadata answer gives it; an id the answer does not carry fails with
+    UnknownTopicIdException("TopicId <id> not found."); the zero id fails with
+    InvalidTopicException without a request."""
+    topic_id = Uuid(0x0123, 0x4567)
+    async with mock_env() as (brokers, admin):
+        partition = MetadataResponsePartition(partition_index=0, leader_id=0, leader_epoch=10,
+                                              replica_nodes=(0,), isr_nodes=(0,), offline_replicas=(0,))
+        brokers.prepare_response(brokers.metadata_response((MetadataResponseTopic(
+            name="test-topic", topic_id=topic_id, partitions=(partition,)),)))
+        described = await admin.describe_topics_by_ids([topic_id])
+        assert list(described) == [topic_id]
+        assert described[topic_id].name == "test-topic"
+        assert described[topic_id].topic_id == topic_id
+        assert described[topic_id].partitions == (TopicPartitionInfo(0, 0, (0,), (0,)),)
+        request = brokers.sent(MetadataRequest)[-1][1]
+        assert [(t.topic_id, t.name) for t in request.topics] == [(topic_id, None)]
+        assert request.allow_auto_topic_creation is False
+
+        non_exist_id = Uuid(0x89AB, 0xCDEF)
+        brokers.prepare_response(brokers.metadata_response(()))
+        with pytest.raises(UnknownTopicIdException) as info:
+            await admin.describe_topics_by_ids([non_exist_id])
+        assert str(info.value) == f"TopicId {non_exist_id} not found."
+
+        sent = len(brokers.requests)
+        with pytest.raises(InvalidTopicException) as invalid:
+            await admin.describe_topics_by_ids([ZERO_UUID])
+        assert str(invalid.value) == "The given topic id 'AAAAAAAAAAAAAAAAAAAAAA' cannot be represented in a request."
+        assert len(brokers.requests) == sent
+        assert brokers.prepared == []
+
+
+async def test_zero_topic_id_fails_alone() -> None:
+    """KafkaAdminClient#handleDeleteTopicsUsingIds and #handleDescribeTopicsByIds, as
+    testDescribeTopicsByIds's invalid-id half meets a valid id: the zero id's future fails with
+    InvalidTopicException while the other ids are still sent (deleted, described); ``all`` raises
+    the zero id's failure, first in request order."""
+    topic_id = Uuid(0x0123, 0x4567)
+    async with mock_env() as (brokers, admin):
+        brokers.prepare_response(delete_topics_response_with_ids(0, (topic_id, Errors.NONE)),
+                                 matcher=topic_ids_are(topic_id))
+        with pytest.raises(InvalidTopicException) as info:
+            await admin.delete_topics_by_ids([ZERO_UUID, topic_id])
+        assert str(info.value) == "The given topic ID 'AAAAAAAAAAAAAAAAAAAAAA' cannot be represented in a request."
+        assert [(n, r.topic_ids()) for n, r in brokers.sent()] == [(0, [topic_id])]
+
+        brokers.prepare_response(brokers.metadata_response((MetadataResponseTopic(name="test-topic", topic_id=topic_id),)))
+        with pytest.raises(InvalidTopicException):
+            await admin.describe_topics_by_ids([ZERO_UUID, topic_id])
+        assert [[t.topic_id for t in r.topics] for _, r in brokers.sent(MetadataRequest)] == [[topic_id]]
+        assert brokers.prepared == []
 
 
 async def test_invalid_topic_names() -> None:
@@ -1663,6 +1767,26 @@ async def test_retry_throttling_exception_when_enabled(call: str) -> None:
         assert brokers.prepared == []
         assert [sorted(t.name for t in r.topics) for _, r in brokers.sent()] == [
             ["topic1", "topic2", "topic3"], ["topic2"], ["topic2"]]
+
+
+async def test_delete_topics_by_ids_retry_throttling_exception_when_enabled() -> None:
+    """Mirrors KafkaAdminClientTest#testDeleteTopicsRetryThrottlingExceptionWhenEnabled (with topic
+    ids): the throttled topic_id2 is sent alone again until it succeeds; topic_id3's
+    UNKNOWN_TOPIC_ID is the call's failure."""
+    topic_id1, topic_id2, topic_id3 = Uuid(1, 1), Uuid(2, 2), Uuid(3, 3)
+    async with mock_env() as (brokers, admin):
+        brokers.prepare_response(delete_topics_response_with_ids(
+            1000, (topic_id1, Errors.NONE), (topic_id2, Errors.THROTTLING_QUOTA_EXCEEDED),
+            (topic_id3, Errors.UNKNOWN_TOPIC_ID)), matcher=topic_ids_are(topic_id1, topic_id2, topic_id3))
+        brokers.prepare_response(delete_topics_response_with_ids(1000, (topic_id2, Errors.THROTTLING_QUOTA_EXCEEDED)),
+                                 matcher=topic_ids_are(topic_id2))
+        brokers.prepare_response(delete_topics_response_with_ids(0, (topic_id2, Errors.NONE)),
+                                 matcher=topic_ids_are(topic_id2))
+        with pytest.raises(UnknownTopicIdException):
+            await admin.delete_topics_by_ids([topic_id1, topic_id2, topic_id3], retry_on_quota_violation=True)
+        assert brokers.prepared == []
+        assert [(n, r.topic_ids()) for n, r in brokers.sent()] == [
+            (0, [topic_id1, topic_id2, topic_id3]), (0, [topic_id2]), (0, [topic_id2])]
 
 
 @pytest.mark.parametrize("call", QUOTA_CALLS)

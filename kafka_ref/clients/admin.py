@@ -352,12 +352,16 @@ class KafkaAdminClient:
         """Mirrors org.apache.kafka.clients.admin.KafkaAdminClient#deleteTopics (by name; then DeleteTopicsResult#all).
 
         Throttled topics are sent again (DeleteTopicsOptions#retryOnQuotaViolation, on by default).
+        1. A name the request cannot carry fails alone (handleDeleteTopicsUsingNames); the other
+        topics are still sent; 2. the first failure in request order raises.
         """
         names = list(dict.fromkeys(names))
+        results: dict[str, None | ApiException] = {}
+        # 1. Unrepresentable names fail without being sent.
         for name in names:
             if not name:
-                raise InvalidTopicException(f"The given topic name '{name}' cannot be represented in a request.")
-        results: dict[str, None | ApiException] = {}
+                results[name] = InvalidTopicException(f"The given topic name '{name}' cannot be represented in a request.")
+        valid = [name for name in names if name not in results]
 
         async def attempt(node: int, remaining_ms: int, batch: list[str]) -> list[str]:
             request = DeleteTopicsRequest.for_topic_names(batch, remaining_ms)
@@ -366,10 +370,12 @@ class KafkaAdminClient:
             if any(r.error_code == Errors.NOT_CONTROLLER.code for r in response.responses):
                 raise NotControllerException(f"Broker {node} is not the controller")
             # 2. Per topic; a throttled topic is retried when asked.
-            return _topic_outcomes(response.responses, names, results, response.throttle_time_ms,
+            return _topic_outcomes(response.responses, valid, results, response.throttle_time_ms,
                                    retry_on_quota_violation, lambda r: None)
 
-        await self._run_topic_calls("deleteTopics", attempt, names, results, retry_on_quota_violation, timeout_ms)
+        if valid:
+            await self._run_topic_calls("deleteTopics", attempt, valid, results, retry_on_quota_violation, timeout_ms)
+        # 2. DeleteTopicsResult#all.
         _all(results, names)
 
     async def delete_topics_by_ids(self, topic_ids: Iterable[Uuid], *, retry_on_quota_violation: bool = True,
@@ -377,16 +383,19 @@ class KafkaAdminClient:
         """Mirrors org.apache.kafka.clients.admin.KafkaAdminClient#handleDeleteTopicsUsingIds (deleteTopics with
         TopicCollection.ofTopicIds; getDeleteTopicsWithIdsCall; then DeleteTopicsResult#all).
 
-        1. The zero id cannot be sent (InvalidTopicException); 2. DeleteTopics naming the topics by
-        id goes to the controller (NOT_CONTROLLER retries there, throttled topics are sent again);
-        3. the first failure in request order raises (UnknownTopicIdException for an id no topic has).
+        1. The zero id cannot be sent: it fails alone (InvalidTopicException), the other ids are
+        still sent; 2. DeleteTopics naming the topics by id goes to the controller (NOT_CONTROLLER
+        retries there, throttled topics are sent again); 3. the first failure in request order
+        raises (UnknownTopicIdException for an id no topic has).
         """
-        # 1. Ids a request can carry.
+        # 1. Ids a request can carry; the zero id fails without being sent.
         ids = list(dict.fromkeys(topic_ids))
+        results: dict[Uuid, None | ApiException] = {}
         for topic_id in ids:
             if topic_id == ZERO_UUID:
-                raise InvalidTopicException(f"The given topic ID '{topic_id}' cannot be represented in a request.")
-        results: dict[Uuid, None | ApiException] = {}
+                results[topic_id] = InvalidTopicException(
+                    f"The given topic ID '{topic_id}' cannot be represented in a request.")
+        valid = [topic_id for topic_id in ids if topic_id not in results]
 
         async def attempt(node: int, remaining_ms: int, batch: list[Uuid]) -> list[Uuid]:
             # 2. By id, to the controller.
@@ -395,10 +404,12 @@ class KafkaAdminClient:
             if any(r.error_code == Errors.NOT_CONTROLLER.code for r in response.responses):
                 raise NotControllerException(f"Broker {node} is not the controller")
             # 3. Per topic id.
-            return _topic_outcomes(response.responses, ids, results, response.throttle_time_ms,
+            return _topic_outcomes(response.responses, valid, results, response.throttle_time_ms,
                                    retry_on_quota_violation, lambda r: None, key=lambda r: r.topic_id)
 
-        await self._run_topic_calls("deleteTopics", attempt, ids, results, retry_on_quota_violation, timeout_ms)
+        if valid:
+            await self._run_topic_calls("deleteTopics", attempt, valid, results, retry_on_quota_violation, timeout_ms)
+        # 3. DeleteTopicsResult#all.
         _all(results, ids)
 
     async def incremental_alter_configs(self, configs: dict[str, Iterable[AlterConfigOp]], *, validate_only: bool = False,
@@ -531,17 +542,22 @@ class KafkaAdminClient:
         return _all(results, wanted)
 
     async def describe_topics(self, names: Iterable[str], *, timeout_ms: float | None = None) -> dict[str, TopicDescription]:
-        """Mirrors org.apache.kafka.clients.admin.KafkaAdminClient#describeTopics (then allTopicNames)."""
+        """Mirrors org.apache.kafka.clients.admin.KafkaAdminClient#describeTopics (then allTopicNames).
+
+        An unrepresentable name fails alone, the others are still asked for
+        (handleDescribeTopicsByNames); the first failure in request order raises.
+        """
         names = list(dict.fromkeys(names))
-        for name in names:
-            if not name:
-                raise InvalidTopicException(f"The given topic name '{name}' cannot be represented in a request.")
+        invalid: dict[str, TopicDescription | ApiException] = {
+            name: InvalidTopicException(f"The given topic name '{name}' cannot be represented in a request.")
+            for name in names if not name}
+        valid = [name for name in names if name not in invalid]
 
         async def attempt(node: int, remaining_ms: int) -> dict[str, TopicDescription | ApiException]:
             response: MetadataResponse = await self.client.send(
-                node, MetadataRequest.for_topics(names, allow_auto_topic_creation=False), remaining_ms)
+                node, MetadataRequest.for_topics(valid, allow_auto_topic_creation=False), remaining_ms)
             out: dict[str, TopicDescription | ApiException] = {}
-            for name in names:
+            for name in valid:
                 topic = response.topic(name)
                 # 1. Missing or in error: that topic's exception.
                 if topic is None:
@@ -562,32 +578,39 @@ class KafkaAdminClient:
                 )
             return out
 
-        return _all(await self._run_call("describeTopics", self._least_loaded_node, attempt, timeout_ms), names)
+        if valid:
+            try:
+                invalid.update(await self._run_call("describeTopics", self._least_loaded_node, attempt, timeout_ms))
+            except ApiException as exc:
+                # handleFailure: every name asked for fails with the call's failure.
+                invalid.update(dict.fromkeys(valid, exc))
+        return _all(invalid, names)
 
     async def describe_topics_by_ids(self, topic_ids: Iterable[Uuid], *,
                                      timeout_ms: float | None = None) -> dict[Uuid, TopicDescription]:
         """Mirrors org.apache.kafka.clients.admin.KafkaAdminClient#handleDescribeTopicsByIds (describeTopics with
         TopicCollection.ofTopicIds; then DescribeTopicsResult#allTopicIds).
 
-        1. The zero id cannot be sent (InvalidTopicException); 2. one Metadata request by id to the
-        least-loaded broker; 3. per id: no topic of that id in the answer is
-        UnknownTopicIdException("TopicId <id> not found."), a topic error its exception, otherwise
-        its description. The first failure in request order raises.
+        1. The zero id cannot be sent: it fails alone (InvalidTopicException), the other ids are
+        still asked for; 2. one Metadata request by id to the least-loaded broker; 3. per id: no
+        topic of that id in the answer is UnknownTopicIdException("TopicId <id> not found."), a
+        topic error its exception, otherwise its description. The first failure in request order raises.
         """
-        # 1. Ids a request can carry.
+        # 1. Ids a request can carry; the zero id fails without being sent.
         ids = list(dict.fromkeys(topic_ids))
-        for topic_id in ids:
-            if topic_id == ZERO_UUID:
-                raise InvalidTopicException(f"The given topic id '{topic_id}' cannot be represented in a request.")
+        results: dict[Uuid, TopicDescription | ApiException] = {
+            topic_id: InvalidTopicException(f"The given topic id '{topic_id}' cannot be represented in a request.")
+            for topic_id in ids if topic_id == ZERO_UUID}
+        valid = [topic_id for topic_id in ids if topic_id not in results]
 
         async def attempt(node: int, remaining_ms: int) -> dict[Uuid, TopicDescription | ApiException]:
             # 2. Metadata by id.
-            request = MetadataRequest(topics=tuple(MetadataRequestTopic(topic_id=t, name=None) for t in ids),
+            request = MetadataRequest(topics=tuple(MetadataRequestTopic(topic_id=t, name=None) for t in valid),
                                       allow_auto_topic_creation=False)
             response: MetadataResponse = await self.client.send(node, request, remaining_ms)
             live = {b.node_id for b in response.brokers}
             out: dict[Uuid, TopicDescription | ApiException] = {}
-            for topic_id in ids:
+            for topic_id in valid:
                 # 3. The id's topic, by the name the answer gives it.
                 topic = next((t for t in response.topics if t.topic_id == topic_id and t.name), None)
                 if topic is None:
@@ -605,7 +628,14 @@ class KafkaAdminClient:
                         for p in sorted(topic.partitions, key=lambda p: p.partition_index)))
             return out
 
-        return _all(await self._run_call("describeTopicsWithIds", self._least_loaded_node, attempt, timeout_ms), ids)
+        if valid:
+            try:
+                results.update(await self._run_call("describeTopicsWithIds", self._least_loaded_node, attempt,
+                                                    timeout_ms))
+            except ApiException as exc:
+                # handleFailure: every id asked for fails with the call's failure.
+                results.update(dict.fromkeys(valid, exc))
+        return _all(results, ids)
 
     async def describe_cluster(self, *, timeout_ms: float | None = None) -> ClusterDescription:
         """Mirrors org.apache.kafka.clients.admin.KafkaAdminClient#describeCluster (DescribeCluster, KIP-700).
