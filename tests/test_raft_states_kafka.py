@@ -8,6 +8,8 @@ module ports the 3.8 tests one by one. Kafka's QuorumStateTest runs each test fo
 0 and 1; kafka_ref has no directory ids, so each runs once with kraft.version 0's meaning (the
 voted id and the voter set are what is persisted). Kafka's local replica is id 0 throughout.
 Kafka's IllegalArgumentException is ValueError in kafka_ref.
+RequestManagerTest's bootstrap lists (ids -2, -3, ...) are handed to RequestManager directly; in a
+kafka_ref quorum an observer's list is the voters (KafkaRaftClient#initialize with a static voter set).
 
 Not ported:
 - LeaderStateTest#testRequireNonNullAccumulator: kafka_ref's LeaderState has no BatchAccumulator
@@ -20,10 +22,6 @@ Not ported:
   versions 0 and 1) is not modelled; QuorumStateStore keeps the ElectionState object itself.
 - QuorumStateTest#testInitializeWithEmptyLocalId and
   #testNoLocalIdInitializationFailsIfElectionStateHasVotedCandidate: every kafka_ref node has an id.
-- RequestManagerTest#testRequestToBootstrapList, #testFindReadyWithInflightRequest,
-  #testFindReadyWithRequestTimedout: KIP-853's
-  controller.quorum.bootstrap.servers; a kafka_ref observer picks a random voter itself
-  (KafkaRaftClient#maybeSendAnyVoterFetch).
 """
 
 from __future__ import annotations
@@ -1643,9 +1641,15 @@ RM_REQUEST_TIMEOUT_MS = 30000
 RM_RETRY_BACKOFF_MS = 100
 
 
-def new_request_manager(time: MockTime) -> RequestManager:
+def new_request_manager(time: MockTime, bootstrap_servers: list[int] | None = None) -> RequestManager:
     """RequestManagerTest's RequestManager: retry backoff 100 ms, request timeout 30000 ms."""
-    return RequestManager(time, RM_RETRY_BACKOFF_MS, RM_REQUEST_TIMEOUT_MS)
+    return RequestManager(time, RM_RETRY_BACKOFF_MS, RM_REQUEST_TIMEOUT_MS,
+                          bootstrap_servers=bootstrap_servers or (), rng=random.Random(1))
+
+
+def make_bootstrap_list(count: int) -> list[int]:
+    """Mirrors RequestManagerTest#makeBootstrapList: ids -2, -3, ... (bootstrap servers' ids are below -1)."""
+    return [-2 - i for i in range(count)]
 
 
 def test_request_manager_reset_all_connections():
@@ -1728,3 +1732,62 @@ def test_request_manager_any_inflight_request_with_any_request():
     cache.on_request_sent(1, 12)
     cache.on_response_result(1, 12, True)
     assert cache.has_any_inflight_request() is False
+
+
+def test_request_manager_request_to_bootstrap_list():
+    """Mirrors RequestManagerTest#testRequestToBootstrapList: a bootstrap server is offered only while
+    no request is in flight and it is not backing off; the wait is the request's timeout, then the
+    shortest backoff left."""
+    time = MockTime()
+    bootstrap_list = make_bootstrap_list(2)
+    cache = new_request_manager(time, bootstrap_list)
+    node1 = cache.find_ready_bootstrap_server()
+    assert node1 in bootstrap_list
+    assert cache.backoff_before_available_bootstrap_server() == 0
+    # A request to it: nothing else is offered until it times out.
+    cache.on_request_sent(node1, 1)
+    assert cache.find_ready_bootstrap_server() is None
+    assert cache.backoff_before_available_bootstrap_server() == RM_REQUEST_TIMEOUT_MS
+    # It fails at 100 ms: the other server is offered.
+    time.advance(100)
+    cache.on_response_result(node1, 1, False)
+    node2 = cache.find_ready_bootstrap_server()
+    assert node2 in bootstrap_list and node2 != node1
+    assert cache.backoff_before_available_bootstrap_server() == 0
+    cache.on_request_sent(node2, 2)
+    assert cache.find_ready_bootstrap_server() is None
+    assert cache.backoff_before_available_bootstrap_server() == RM_REQUEST_TIMEOUT_MS
+    # The second fails 1 ms before the first's backoff ends: both back off, 1 ms to wait.
+    time.advance(RM_RETRY_BACKOFF_MS - 1)
+    cache.on_response_result(node2, 2, False)
+    assert cache.find_ready_bootstrap_server() is None
+    assert cache.backoff_before_available_bootstrap_server() == 1
+    # The first's backoff ends: it is offered again.
+    time.advance(1)
+    assert cache.find_ready_bootstrap_server() == node1
+    assert cache.backoff_before_available_bootstrap_server() == 0
+    assert cache.is_backing_off(node2) is True
+
+
+def test_request_manager_find_ready_with_inflight_request():
+    """Mirrors RequestManagerTest#testFindReadyWithInflightRequest: a request in flight to a node outside
+    the bootstrap list still keeps every bootstrap server back."""
+    time = MockTime()
+    cache = new_request_manager(time, make_bootstrap_list(3))
+    cache.on_request_sent(1, 1)
+    assert cache.find_ready_bootstrap_server() is None
+    assert cache.backoff_before_available_bootstrap_server() == RM_REQUEST_TIMEOUT_MS
+
+
+def test_request_manager_find_ready_with_request_timedout():
+    """Mirrors RequestManagerTest#testFindReadyWithRequestTimedout: once the other node's request times
+    out, a bootstrap server is offered and the old request's answer is no longer expected."""
+    time = MockTime()
+    bootstrap_list = make_bootstrap_list(3)
+    cache = new_request_manager(time, bootstrap_list)
+    cache.on_request_sent(1, 1)
+    assert cache.is_response_expected(1, 1) is True
+    assert cache.find_ready_bootstrap_server() is None
+    time.advance(RM_REQUEST_TIMEOUT_MS)
+    assert cache.find_ready_bootstrap_server() in bootstrap_list
+    assert cache.is_response_expected(1, 1) is False
