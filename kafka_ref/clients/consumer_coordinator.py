@@ -14,7 +14,8 @@ A subscribed member commits only when STABLE. Partitions owned when the generati
 commitAsync (``commit_offsets_async``): KafkaConsumer#commit_async hands each call here; with no
 network thread in kafka_ref it waits among the pending async commits until the consumer's next
 poll or commit_sync, which send them in call order (one attempt each, after a coordinator lookup
-if none is known) and run their callbacks. Not modelled: the COOPERATIVE protocol, auto-commit, metadata-triggered rejoins (a leader
+if none is known) and run their callbacks. An async commit answered FENCED_INSTANCE_ID makes every
+later poll, commitSync and commitAsync raise FencedInstanceIdException (asyncCommitFenced). Not modelled: the COOPERATIVE protocol, auto-commit, metadata-triggered rejoins (a leader
 does not notice new partitions of subscribed topics).
 """
 
@@ -41,6 +42,7 @@ from kafka_ref.clients.subscription_state import FetchPosition
 from kafka_ref.common.errors import (
     ConfigException,
     Errors,
+    FencedInstanceIdException,
     KafkaException,
     RebalanceInProgressException,
     RetriableException,
@@ -147,6 +149,9 @@ class ConsumerCoordinator(AbstractCoordinator):
         self._pending_async_commits: list[tuple[dict[TopicPartition, OffsetAndMetadata], OffsetCommitCallback | None]] = []
         # Finished commitAsync calls whose callbacks have not run (#completedOffsetCommits).
         self._completed_offset_commits: deque[OffsetCommitCompletion] = deque()
+        # Set once an async commit was answered FENCED_INSTANCE_ID (#asyncCommitFenced): from then on
+        # invoke_completed_offset_commit_callbacks raises FencedInstanceIdException.
+        self._async_commit_fenced = False
 
     def protocol_type(self) -> str:
         """Mirrors ConsumerCoordinator#protocolType."""
@@ -253,7 +258,8 @@ class ConsumerCoordinator(AbstractCoordinator):
         generation); REBALANCE_IN_PROGRESS raises RebalanceInProgressException (and rejoins).
         1. Earlier commitAsync calls go out first and their callbacks run, even when ``offsets`` is
         empty (Kafka: invokeCompletedOffsetCommitCallbacks, and #invokePendingAsyncCommits for an empty
-        commit), so the coordinator sees the commits in call order; 2. nothing to commit: done;
+        commit), so the coordinator sees the commits in call order; a member whose async commit was
+        fenced raises FencedInstanceIdException here; 2. nothing to commit: done;
         3. one OffsetCommit per attempt to a known coordinator until one succeeds.
         """
         # 1. The commitAsync calls before this one.
@@ -295,8 +301,8 @@ class ConsumerCoordinator(AbstractCoordinator):
                              callback: OffsetCommitCallback | None) -> None:
         """Mirrors org.apache.kafka.clients.consumer.internals.ConsumerCoordinator#commitOffsetsAsync.
 
-        1. Callbacks of commitAsync calls that finished run first; 2. the commit joins the pending
-        async commits. Kafka's network thread would send it at once (after a coordinator lookup if
+        1. Callbacks of commitAsync calls that finished run first (FencedInstanceIdException once an
+        async commit was fenced: the commit is not taken); 2. the commit joins the pending async commits. Kafka's network thread would send it at once (after a coordinator lookup if
         none is known); kafka_ref has none, so ``_send_pending_async_commits`` sends it at the
         consumer's next poll or commitSync, and a commit not sent before ``close`` is dropped.
         """
@@ -308,11 +314,20 @@ class ConsumerCoordinator(AbstractCoordinator):
     async def _send_pending_async_commits(self) -> None:
         """The part of ConsumerCoordinator#commitOffsetsAsync Kafka's network thread carries out.
 
-        The pending commits, in call order: 1. with offsets to commit and no known coordinator, a
-        lookup first (#coordinatorUnknownAndUnreadyAsync, #lookupCoordinator); a failed lookup
-        completes the commit with its error; 2. otherwise one attempt (#doCommitOffsetsAsync);
-        3. the commit leaves the queue and its callback runs (#invokeCompletedOffsetCommitCallbacks).
+        0. Callbacks of finished commits run first, as ConsumerCoordinator#poll and #commitOffsetsSync
+        start (FencedInstanceIdException once an async commit was fenced, before anything is sent).
+        Then the pending commits, in call order: 1. with offsets to commit and no known coordinator,
+        a lookup first (#coordinatorUnknownAndUnreadyAsync, #lookupCoordinator; Kafka's is one
+        FindCoordinator, here lookups are retried for up to request_timeout_ms); a failed lookup
+        completes the commit with RetriableCommitFailedException wrapping its error, whatever that
+        error is (the lookupCoordinator listener's onFailure); 2. otherwise one attempt
+        (#doCommitOffsetsAsync); 3. the commit leaves the queue and its callback runs
+        (#invokeCompletedOffsetCommitCallbacks). Once a commit was fenced the rest are still sent (Kafka's
+        network thread has sent them already) but no callback runs: 4. the call raises
+        FencedInstanceIdException.
         """
+        # 0. Finished commits, or the fence.
+        self.invoke_completed_offset_commit_callbacks()
         while self._pending_async_commits:
             offsets, callback = self._pending_async_commits[0]
             try:
@@ -322,13 +337,16 @@ class ConsumerCoordinator(AbstractCoordinator):
                     raise Errors.COORDINATOR_NOT_AVAILABLE.exception()
             except KafkaException as exc:
                 self._completed_offset_commits.append(
-                    OffsetCommitCompletion(callback, offsets, self._async_commit_failure(exc)))
+                    OffsetCommitCompletion(callback, offsets, self._retriable_commit_failure(exc)))
             else:
                 # 2. One attempt.
                 await self._do_commit_offsets_async(offsets, callback)
-            # 3. Done: off the queue, callback run.
+            # 3. Done: off the queue, callback run (unless fenced).
             self._pending_async_commits.pop(0)
-            self.invoke_completed_offset_commit_callbacks()
+            if not self._async_commit_fenced:
+                self.invoke_completed_offset_commit_callbacks()
+        # 4. A fenced commit ends the call.
+        self.invoke_completed_offset_commit_callbacks()
 
     async def _do_commit_offsets_async(self, offsets: dict[TopicPartition, OffsetAndMetadata],
                                        callback: OffsetCommitCallback | None) -> None:
@@ -336,7 +354,8 @@ class ConsumerCoordinator(AbstractCoordinator):
 
         1. One OffsetCommit (#sendOffsetCommitRequest; an empty commit succeeds without one);
         2. its completion waits for invokeCompletedOffsetCommitCallbacks with None, the fatal
-        error, or RetriableCommitFailedException wrapping a retriable one.
+        error, or RetriableCommitFailedException wrapping a retriable one; 3. FENCED_INSTANCE_ID
+        sets asyncCommitFenced.
         """
         exception: BaseException | None = None
         try:
@@ -344,16 +363,17 @@ class ConsumerCoordinator(AbstractCoordinator):
             if offsets and not await self._send_offset_commit_request(offsets):
                 raise Errors.COORDINATOR_NOT_AVAILABLE.exception()
         except KafkaException as exc:
-            exception = self._async_commit_failure(exc)
+            exception = self._retriable_commit_failure(exc) if isinstance(exc, RetriableException) else exc
         # 2. The completion, for the callback.
         self._completed_offset_commits.append(OffsetCommitCompletion(callback, offsets, exception))
+        # 3. A fenced static member: every later poll and commit raises (#asyncCommitFenced).
+        if isinstance(exception, FencedInstanceIdException):
+            self._async_commit_fenced = True
 
     @staticmethod
-    def _async_commit_failure(exc: KafkaException) -> KafkaException:
-        """What a commitAsync callback hears of ``exc`` (doCommitOffsetsAsync's onFailure): a retriable
-        error wrapped in RetriableCommitFailedException, any other as it is."""
-        if not isinstance(exc, RetriableException):
-            return exc
+    def _retriable_commit_failure(exc: KafkaException) -> KafkaException:
+        """``exc`` wrapped in RetriableCommitFailedException, as a commitAsync callback hears it
+        (new RetriableCommitFailedException(e) in #doCommitOffsetsAsync and #commitOffsetsAsync)."""
         wrapped = RetriableCommitFailedException(f"Offset commit failed with a retriable exception. "
                                                  f"You should retry committing the latest consumed offsets. ({exc})")
         wrapped.__cause__ = exc
@@ -362,11 +382,16 @@ class ConsumerCoordinator(AbstractCoordinator):
     def invoke_completed_offset_commit_callbacks(self) -> None:
         """Mirrors org.apache.kafka.clients.consumer.internals.ConsumerCoordinator#invokeCompletedOffsetCommitCallbacks.
 
-        1. The finished commitAsync calls' callbacks run, oldest first, each once. (Not modelled:
-        Kafka's asyncCommitFenced, which makes the call throw FencedInstanceIdException after an
-        async commit was fenced; here only that commit's callback hears of it.)
+        1. Once an async commit was fenced (asyncCommitFenced) it raises FencedInstanceIdException
+        and no callback runs, the fenced commit's own neither; 2. otherwise the finished commitAsync
+        calls' callbacks run, oldest first, each once.
         """
-        # 1. Oldest first.
+        # 1. Fenced: the static member cannot go on.
+        if self._async_commit_fenced:
+            raise FencedInstanceIdException(
+                f"Get fenced exception for group.instance.id {self.group_instance_id or 'unset_instance_id'}, "
+                f"current member.id is {self.generation.member_id}")
+        # 2. Oldest first.
         while self._completed_offset_commits:
             self._completed_offset_commits.popleft().invoke()
 
