@@ -13,7 +13,10 @@ COOPERATIVE parametrisation needs a protocol kafka_ref does not model).
 Kafka calls internals directly (sendHeartbeatRequest, joinGroupIfNeeded); the closest kafka_ref
 entry points are used instead: ``maybe_heartbeat`` (the heartbeat thread's step), ``poll`` and
 ``ensure_active_group``, ``commit_offsets_sync``, ``fetch_committed_offsets`` and
-``refresh_committed_offsets_if_needed`` (initWithCommittedOffsetsIfNeeded).
+``refresh_committed_offsets_if_needed`` (initWithCommittedOffsetsIfNeeded). commitAsync is
+``commit_offsets_async``; kafka_ref has no network thread, so the commit is sent, and callbacks run
+(invokeCompletedOffsetCommitCallbacks), at the consumer's next poll (``poll_for_consumer``) or
+commitSync: where Kafka's test calls invokeCompletedOffsetCommitCallbacks, the port polls.
 
 Not ported:
 - testMetrics, testThreadSafeAssignedPartitionsMetric: kafka_ref keeps no client metrics.
@@ -29,15 +32,19 @@ Not ported:
   testRackAware*/testNonRackAware*, testSubscriptionRackId, testRebalanceAfterTopicUnavailable*,
   testSubscriptionChangeWithAuthorizationFailure, testMetadataTopicsDuringSubscriptionChange:
   metadata-triggered rejoins and rack-aware assignment are not modelled.
-- commitAsync / auto-commit (testAutoCommit*, testCommitOffsetAsync*, testCommitOffsetMetadataAsync,
-  testCommitAsyncWithUserAssignedType, testManyInFlightAsyncCommits*, testCommitOffsetOnly,
-  testCoordinatorUnknownInUnsentCallbacksAfterCoordinatorDead, testAsyncCommitCallbacksInvoked*,
-  testEnsureCompletingAsyncCommitsWhenSyncCommitWithoutOffsets, testOnJoinPrepareWithOffsetCommit*,
-  testJoinPrepare*, testCommitOffsetRequestAsync*, testCommitAfterLeaveGroup,
-  testCoordinatorDisconnectAfter*Error, testCoordinatorNotAvailableWithUserAssignedType, and the
-  close tests built on auto-commit (testCloseCoordinatorNotKnown*, testCloseCoordinatorUnavailable*,
-  testCloseTimeout*, testCloseMaxWait*, testCloseNoResponse*, testCloseNoWait)): kafka_ref has only
-  commitSync, and close sends LeaveGroup without waiting.
+- auto-commit (testAutoCommit*, testOnJoinPrepareWithOffsetCommit*, testJoinPrepare*, and the close tests built on auto-commit
+  (testCloseCoordinatorNotKnown*, testCloseCoordinatorUnavailable*, testCloseTimeout*, testCloseMaxWait*,
+  testCloseNoResponse*, testCloseNoWait)): kafka_ref has no enable.auto.commit, and close sends LeaveGroup
+  without waiting.
+- testEnsureCompletingAsyncCommitsWhenSyncCommitWithoutOffsets: kafka_ref's commitSync does not bound
+  the pending async commits by its own timeout (it waits up to request.timeout.ms for them), and an
+  async commit cut short is sent again by the next poll, where Kafka's stays in flight.
+- testManyInFlightAsyncCommitsWithCoordinatorDisconnect, testCoordinatorUnknownInUnsentCallbacksAfterCoordinatorDead,
+  testCoordinatorDisconnectAfterNotCoordinatorError, testCoordinatorDisconnectAfterCoordinatorNotAvailableError:
+  kafka_ref's async commits are not in flight before the next poll, which sends them one after the
+  other (a coordinator marked unknown is looked up again for the next one, where Kafka cancels the
+  ones in flight), and a failed attempt reaches the callback as
+  RetriableCommitFailedException wrapping COORDINATOR_NOT_AVAILABLE, not the DisconnectException.
 - testWakeup*, testHeartbeatThreadClose, testAuthentication*: no wakeup, no heartbeat thread
   (heartbeats go from poll, only while stable), no authentication layer.
 - testGetGroupMetadata, testThrowOnUnsupportedStableFlag, testNoThrowWhenStableFlagIsSupported:
@@ -56,11 +63,12 @@ import pytest
 from mock_brokers import MockBrokers
 
 from kafka_ref.clients.abstract_coordinator import NO_GENERATION, Generation
-from kafka_ref.clients.consumer import ConsumerRebalanceListener, KafkaConsumer
+from kafka_ref.clients.consumer import ConsumerRebalanceListener, KafkaConsumer, RetriableCommitFailedException
 from kafka_ref.clients.consumer_coordinator import CommitFailedException, OffsetAndMetadata
 from kafka_ref.clients.consumer_protocol import Assignment, ConsumerProtocol, Subscription
 from kafka_ref.common.errors import (
     Errors,
+    FencedInstanceIdException,
     GroupAuthorizationException,
     KafkaException,
     OffsetMetadataTooLarge,
@@ -951,13 +959,221 @@ async def test_commit_offset_request_sync_with_fenced_instance_id_exception():
 
 
 async def test_commit_topic_authorization_failed():
-    """Mirrors the TOPIC_AUTHORIZATION_FAILED branch of ConsumerCoordinator.OffsetCommitResponseHandler (the
-    commitAsync test of it, testCommitOffsetAsyncFailedWithDefaultCallback's family, is not portable)."""
+    """Mirrors the TOPIC_AUTHORIZATION_FAILED branch of ConsumerCoordinator.OffsetCommitResponseHandler
+    (ConsumerCoordinatorTest has no test of it)."""
     async with harness() as (consumer, coordinator, broker, _):
         await ensure_coordinator_ready(coordinator, broker)
         broker.prepare_response(offset_commit_response({T1P: Errors.TOPIC_AUTHORIZATION_FAILED, T2P: Errors.NONE}))
         with pytest.raises(TopicAuthorizationException, match=r"Not authorized to access topics: \[test1\]"):
             await coordinator.commit_offsets_sync({T1P: OffsetAndMetadata(1), T2P: OffsetAndMetadata(2)}, LONG)
+
+
+# --------------------------------------------------------------------------------------------
+# Offset commits (commitAsync)
+# --------------------------------------------------------------------------------------------
+
+
+class MockCommitCallback:
+    """ConsumerCoordinatorTest's MockCommitCallback: counts its calls, keeps the last offsets and exception."""
+
+    def __init__(self) -> None:
+        self.invoked = 0
+        self.offsets: dict[TopicPartition, OffsetAndMetadata] | None = None
+        self.exception: BaseException | None = None
+
+    def __call__(self, committed: dict[TopicPartition, OffsetAndMetadata], exception: BaseException | None) -> None:
+        self.invoked += 1
+        self.offsets, self.exception = dict(committed), exception
+
+
+async def next_poll(coordinator, consumer) -> None:
+    """The consumer's next poll as far as the coordinator goes: pending commitAsync calls are sent and
+    the callbacks of finished ones run (ConsumerCoordinator#poll starts with invokeCompletedOffsetCommitCallbacks)."""
+    await coordinator.poll_for_consumer(consumer)
+
+
+@pytest.mark.parametrize("manual, metadata", [(False, ""), (True, ""), (True, "hello")])
+async def test_commit_offset_async_succeeds(manual, metadata):
+    """Mirrors ConsumerCoordinatorTest#testCommitOffsetAsyncWithDefaultCallback, #testCommitOffsetOnly and
+    #testCommitOffsetMetadataAsync: one OffsetCommit, and the callback runs once, without an exception,
+    with the offsets committed. kafka_ref sends the commit at the next poll (no network thread), so
+    nothing is sent and no callback runs before it."""
+    async with harness() as (consumer, coordinator, broker, _):
+        if manual:
+            consumer.assign([T1P])
+        await ensure_coordinator_ready(coordinator, broker)
+        prepare_offset_commit(broker, {T1P: 100}, Errors.NONE)
+        callback = MockCommitCallback()
+        coordinator.commit_offsets_async(offsets(100, metadata), callback)
+        assert (callback.invoked, broker.sent()) == (0, ["FindCoordinatorRequest"])
+        await next_poll(coordinator, consumer)
+        assert broker.sent() == ["FindCoordinatorRequest", "OffsetCommitRequest"]
+        assert broker.requests[-1].topics[0].partitions[0].committed_metadata == metadata
+        assert (callback.invoked, callback.exception, callback.offsets) == (1, None, offsets(100, metadata))
+        # Each callback runs once.
+        await next_poll(coordinator, consumer)
+        assert callback.invoked == 1
+
+
+@pytest.mark.parametrize("how", ["COORDINATOR_NOT_AVAILABLE", "NOT_COORDINATOR", "disconnected"])
+async def test_commit_offset_async_retriable_failure(how):
+    """Mirrors ConsumerCoordinatorTest#testCommitOffsetAsyncFailedWithDefaultCallback,
+    #testCommitOffsetAsyncCoordinatorNotAvailable, #testCommitOffsetAsyncNotCoordinator and
+    #testCommitOffsetAsyncDisconnected: no retry; the coordinator is marked unknown and the callback
+    hears RetriableCommitFailedException once."""
+    async with harness() as (consumer, coordinator, broker, _):
+        await ensure_coordinator_ready(coordinator, broker)
+        if how == "disconnected":
+            prepare_offset_commit(broker, {T1P: 100}, Errors.NONE, disconnected=True)
+        else:
+            prepare_offset_commit(broker, {T1P: 100}, Errors[how])
+        callback = MockCommitCallback()
+        coordinator.commit_offsets_async(offsets(), callback)
+        await next_poll(coordinator, consumer)
+        assert coordinator.coordinator is None
+        assert callback.invoked == 1
+        assert isinstance(callback.exception, RetriableCommitFailedException)
+        assert broker.sent() == ["FindCoordinatorRequest", "OffsetCommitRequest"]
+
+
+async def test_commit_offset_async_coordinator_lookup_failure_is_retriable():
+    """Mirrors ConsumerCoordinator#commitOffsetsAsync's coordinator lookup (the onFailure of its listener):
+    with no coordinator known the commit waits for a lookup, and a lookup that fails, even with a fatal
+    error such as GROUP_AUTHORIZATION_FAILED, reaches the callback as RetriableCommitFailedException
+    wrapping that error; no OffsetCommit is sent."""
+    async with harness() as (consumer, coordinator, broker, _):
+        consumer.assign([T1P])
+        broker.prepare_response(group_coordinator_response(Errors.GROUP_AUTHORIZATION_FAILED),
+                                lambda r: isinstance(r, FindCoordinatorRequest))
+        callback = MockCommitCallback()
+        coordinator.commit_offsets_async(offsets(), callback)
+        await next_poll(coordinator, consumer)
+        assert broker.sent() == ["FindCoordinatorRequest"]
+        assert callback.invoked == 1
+        assert isinstance(callback.exception, RetriableCommitFailedException)
+        assert isinstance(callback.exception.__cause__, GroupAuthorizationException)
+
+
+async def test_async_commit_callbacks_invoked_prior_to_sync_commit_completion():
+    """Mirrors ConsumerCoordinatorTest#testAsyncCommitCallbacksInvokedPriorToSyncCommitCompletion: a
+    commitSync after a commitAsync returns only after the async commit's callback ran, and the
+    coordinator gets the commits in call order. (kafka_ref's commitSync sends the earlier async commit
+    first, so the two requests are answered one after the other rather than together.)"""
+    async with harness() as (consumer, coordinator, broker, _):
+        await ensure_coordinator_ready(coordinator, broker)
+        committed: list[int] = []
+        coordinator.commit_offsets_async({T1P: OffsetAndMetadata(0)}, lambda o, e: committed.append(0))
+
+        async def commit_sync() -> None:
+            await coordinator.commit_offsets_sync({T1P: OffsetAndMetadata(1)}, 10000)
+            committed.append(1)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(commit_sync)
+            for expected in (0, 1):
+                await settle()
+                assert len(broker.held) == 1
+                assert broker.held[0].request.offsets() == {T1P: expected}
+                broker.respond(offset_commit_response({T1P: Errors.NONE}), OffsetCommitRequest)
+        assert committed == [0, 1]
+        assert broker.sent() == ["FindCoordinatorRequest", "OffsetCommitRequest", "OffsetCommitRequest"]
+
+
+async def test_coordinator_not_available_with_user_assigned_type():
+    """Mirrors ConsumerCoordinatorTest#testCoordinatorNotAvailableWithUserAssignedType: a manually assigned
+    consumer with nothing to commit never looks the coordinator up at poll (the prepared answers stay unused)."""
+    async with harness() as (consumer, coordinator, broker, _):
+        consumer.assign([T1P])
+        broker.prepare_response(group_coordinator_response(Errors.COORDINATOR_NOT_AVAILABLE))
+        await next_poll(coordinator, consumer)
+        assert coordinator.coordinator is None
+        broker.prepare_response(group_coordinator_response(Errors.NONE))
+        await next_poll(coordinator, consumer)
+        assert coordinator.coordinator is None
+        assert broker.requests == [] and len(broker.prepared) == 2
+
+
+async def test_commit_async_with_user_assigned_type():
+    """Mirrors ConsumerCoordinatorTest#testCommitAsyncWithUserAssignedType: a manually assigned consumer
+    looks the coordinator up only for a commit, and sends the commit once it is found. (kafka_ref sends
+    the lookup at the poll, and a poll cut short abandons it: the second poll sends a new one, answered
+    here from the prepared queue, where Kafka's test answers the first.)"""
+    async with harness() as (consumer, coordinator, broker, _):
+        consumer.assign([T1P])
+        await next_poll(coordinator, consumer)
+        assert coordinator.coordinator is None and broker.requests == []
+        callback = MockCommitCallback()
+        coordinator.commit_offsets_async(offsets(), callback)
+        with anyio.move_on_after(0.001):
+            await next_poll(coordinator, consumer)
+        assert coordinator.coordinator is None
+        assert broker.sent() == ["FindCoordinatorRequest"] and len(broker.held) == 1
+        broker.prepare_response(group_coordinator_response(Errors.NONE), lambda r: isinstance(r, FindCoordinatorRequest))
+        with anyio.move_on_after(0.001):
+            await next_poll(coordinator, consumer)
+        assert coordinator.coordinator == NODE
+        assert broker.sent()[-1] == "OffsetCommitRequest"
+        assert broker.waiting(OffsetCommitRequest)[0].request.offsets() == {T1P: 100}
+        # No answer yet: the callback has not run.
+        assert callback.invoked == 0
+
+
+async def test_commit_after_leave_group():
+    """Mirrors ConsumerCoordinatorTest#testCommitAfterLeaveGroup: after leaving the group and switching to
+    manual assignment, a commitAsync goes as a simple consumer (no generation, no member id)."""
+    async with harness() as (consumer, coordinator, broker, _):
+        consumer.subscribe([TOPIC1])
+        await join_as_follower_and_receive_assignment(consumer, coordinator, broker, [T1P])
+        broker.prepare_response(LeaveGroupResponse(error_code=0), is_leave(CONSUMER_ID))
+        consumer.unsubscribe()
+        coordinator.maybe_leave_group_nowait("test commit after leave")
+        consumer.assign([T1P])
+        await settle()
+        broker.prepare_response(offset_commit_response({T1P: Errors.NONE}), lambda r: (
+            isinstance(r, OffsetCommitRequest) and r.member_id == "" and r.generation_id_or_member_epoch == -1))
+        callback = MockCommitCallback()
+        coordinator.commit_offsets_async(offsets(), callback)
+        await next_poll(coordinator, consumer)
+        assert broker.sent()[-2:] == ["LeaveGroupRequest", "OffsetCommitRequest"]
+        assert (callback.invoked, callback.exception) == (1, None)
+
+
+async def receive_fenced_instance_id_exception(consumer, coordinator, broker) -> MockCommitCallback:
+    """ConsumerCoordinatorTest#receiveFencedInstanceIdException: an async commit answered FENCED_INSTANCE_ID;
+    the call that would run its callback raises FencedInstanceIdException instead."""
+    consumer.assign([T1P])
+    await ensure_coordinator_ready(coordinator, broker)
+    prepare_offset_commit(broker, {T1P: 100}, Errors.FENCED_INSTANCE_ID)
+    callback = MockCommitCallback()
+    coordinator.commit_offsets_async(offsets(), callback)
+    with pytest.raises(FencedInstanceIdException):
+        await next_poll(coordinator, consumer)
+    return callback
+
+
+async def test_commit_offset_request_async_with_fenced_instance_id_exception():
+    """Mirrors ConsumerCoordinatorTest#testCommitOffsetRequestAsyncWithFencedInstanceIdException: the fenced
+    commit's own callback never runs (asyncCommitFenced is checked before any callback)."""
+    async with harness() as (consumer, coordinator, broker, _):
+        callback = await receive_fenced_instance_id_exception(consumer, coordinator, broker)
+        assert callback.invoked == 0
+        assert broker.sent() == ["FindCoordinatorRequest", "OffsetCommitRequest"]
+
+
+async def test_commit_offset_request_async_always_receive_fenced_exception():
+    """Mirrors ConsumerCoordinatorTest#testCommitOffsetRequestAsyncAlwaysReceiveFencedException: once fenced,
+    commitAsync, commitSync and poll all raise FencedInstanceIdException, and nothing more is sent."""
+    async with harness() as (consumer, coordinator, broker, _):
+        await receive_fenced_instance_id_exception(consumer, coordinator, broker)
+        later = MockCommitCallback()
+        with pytest.raises(FencedInstanceIdException):
+            coordinator.commit_offsets_async(offsets(), later)
+        with pytest.raises(FencedInstanceIdException):
+            await coordinator.commit_offsets_sync(offsets(), LONG)
+        with pytest.raises(FencedInstanceIdException):
+            await next_poll(coordinator, consumer)
+        assert later.invoked == 0
+        assert broker.sent() == ["FindCoordinatorRequest", "OffsetCommitRequest"]
 
 
 # --------------------------------------------------------------------------------------------
