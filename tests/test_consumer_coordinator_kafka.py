@@ -43,8 +43,7 @@ Not ported:
   testCoordinatorDisconnectAfterNotCoordinatorError, testCoordinatorDisconnectAfterCoordinatorNotAvailableError:
   kafka_ref's async commits are not in flight before the next poll, which sends them one after the
   other (a coordinator marked unknown is looked up again for the next one, where Kafka cancels the
-  ones in flight), and a failed attempt reaches the callback as
-  RetriableCommitFailedException wrapping COORDINATOR_NOT_AVAILABLE, not the DisconnectException.
+  ones in flight).
 - testWakeup*, testHeartbeatThreadClose, testAuthentication*: no wakeup, no heartbeat thread
   (heartbeats go from poll, only while stable), no authentication layer.
 - testGetGroupMetadata, testThrowOnUnsupportedStableFlag, testNoThrowWhenStableFlagIsSupported:
@@ -90,7 +89,7 @@ from kafka_ref.common.requests.offset_fetch import (
 )
 from kafka_ref.common.requests.sync_group import SyncGroupRequest, SyncGroupResponse
 from kafka_ref.common.topic_partition import TopicPartition
-from kafka_ref.network.network import Envelope, Network
+from kafka_ref.network.network import DisconnectException, Envelope, Network
 
 pytestmark = pytest.mark.anyio
 
@@ -1020,7 +1019,7 @@ async def test_commit_offset_async_retriable_failure(how):
     """Mirrors ConsumerCoordinatorTest#testCommitOffsetAsyncFailedWithDefaultCallback,
     #testCommitOffsetAsyncCoordinatorNotAvailable, #testCommitOffsetAsyncNotCoordinator and
     #testCommitOffsetAsyncDisconnected: no retry; the coordinator is marked unknown and the callback
-    hears RetriableCommitFailedException once."""
+    hears RetriableCommitFailedException once, caused by the error (DisconnectException for a lost connection)."""
     async with harness() as (consumer, coordinator, broker, _):
         await ensure_coordinator_ready(coordinator, broker)
         if how == "disconnected":
@@ -1033,6 +1032,8 @@ async def test_commit_offset_async_retriable_failure(how):
         assert coordinator.coordinator is None
         assert callback.invoked == 1
         assert isinstance(callback.exception, RetriableCommitFailedException)
+        cause = DisconnectException if how == "disconnected" else type(Errors[how].exception())
+        assert type(callback.exception.__cause__) is cause
         assert broker.sent() == ["FindCoordinatorRequest", "OffsetCommitRequest"]
 
 

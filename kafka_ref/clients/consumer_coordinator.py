@@ -53,6 +53,7 @@ from kafka_ref.common.requests.offset_commit import OffsetCommitRequest
 from kafka_ref.common.requests.offset_fetch import OffsetFetchRequest
 from kafka_ref.common.time import Time
 from kafka_ref.common.topic_partition import TopicPartition
+from kafka_ref.network.network import DisconnectException
 
 PROTOCOL_TYPE = "consumer"  # ConsumerProtocol.PROTOCOL_TYPE
 
@@ -272,17 +273,19 @@ class ConsumerCoordinator(AbstractCoordinator):
         while True:
             if self.coordinator is None and not await self.ensure_coordinator_ready(deadline):
                 raise TimeoutException(f"Timeout of {int(timeout_ms)}ms expired before successfully committing offsets {dict(offsets)}")
-            if await self._send_offset_commit_request(offsets):
+            if await self._send_offset_commit_request(offsets) is None:
                 self._log.info("offsets_committed", offsets={str(tp): o.offset for tp, o in offsets.items()})
                 return
             if not await self._backoff(deadline):
                 raise TimeoutException(f"Timeout of {int(timeout_ms)}ms expired before successfully committing offsets {dict(offsets)}")
 
-    async def _send_offset_commit_request(self, offsets: Mapping[TopicPartition, OffsetAndMetadata]) -> bool:
+    async def _send_offset_commit_request(self, offsets: Mapping[TopicPartition, OffsetAndMetadata]) -> RetriableException | None:
         """Mirrors ConsumerCoordinator#sendOffsetCommitRequest, answered by OffsetCommitResponseHandler.
 
-        One OffsetCommit to the known coordinator. True when every partition committed; False on a
-        retriable failure (no answer, or a retriable partition error); a fatal error raises.
+        One OffsetCommit to the known coordinator. None when every partition committed; on a
+        retriable failure the error the future would fail with (DisconnectException without an
+        answer, as ConsumerNetworkClient raises for a lost connection or a timed-out request; else the
+        first retriable partition error's exception); a fatal error raises.
         """
         # 1. The generation a commit carries (a commit out of a stable generation fails here).
         generation = self._generation_if_stable()
@@ -293,9 +296,19 @@ class ConsumerCoordinator(AbstractCoordinator):
             {tp: (o.offset, -1 if o.leader_epoch is None else o.leader_epoch, o.metadata) for tp, o in offsets.items()},
             generation_id=generation.generation_id, member_id=generation.member_id,
             group_instance_id=self.group_instance_id if self.subscription else None)
+        node = self.coordinator
         response = await self._send_to_coordinator(request)
-        # 3. The answer, per partition.
-        return response is not None and self._handle_commit_response(response.partition_errors(), generation)
+        # 3. No answer: the connection was lost (the coordinator is marked unknown).
+        if response is None:
+            return DisconnectException(f"OffsetCommit to node {node} got no answer")
+        # 4. The answer, per partition.
+        errors = response.partition_errors()
+        if self._handle_commit_response(errors, generation):
+            return None
+        # 5. Retriable: the error that decided it (the first one, leaving aside collected topic authorizations).
+        error = next(e for e in map(Errors.for_code, errors.values())
+                     if e is not Errors.NONE and e is not Errors.TOPIC_AUTHORIZATION_FAILED)
+        return error.exception()
 
     def commit_offsets_async(self, offsets: dict[TopicPartition, OffsetAndMetadata],
                              callback: OffsetCommitCallback | None) -> None:
@@ -360,8 +373,9 @@ class ConsumerCoordinator(AbstractCoordinator):
         exception: BaseException | None = None
         try:
             # 1. One attempt (a retriable failure fails it: commitAsync does not retry).
-            if offsets and not await self._send_offset_commit_request(offsets):
-                raise Errors.COORDINATOR_NOT_AVAILABLE.exception()
+            failure = await self._send_offset_commit_request(offsets) if offsets else None
+            if failure is not None:
+                raise failure
         except KafkaException as exc:
             exception = self._retriable_commit_failure(exc) if isinstance(exc, RetriableException) else exc
         # 2. The completion, for the callback.
