@@ -15,8 +15,10 @@ commitAsync (``commit_offsets_async``): KafkaConsumer#commit_async hands each ca
 network thread in kafka_ref it waits among the pending async commits until the consumer's next
 poll or commit_sync, which send them in call order (one attempt each, after a coordinator lookup
 if none is known) and run their callbacks. An async commit answered FENCED_INSTANCE_ID makes every
-later poll, commitSync and commitAsync raise FencedInstanceIdException (asyncCommitFenced). Not modelled: the COOPERATIVE protocol, auto-commit, metadata-triggered rejoins (a leader
-does not notice new partitions of subscribed topics).
+later poll, commitSync and commitAsync raise FencedInstanceIdException (asyncCommitFenced).
+
+Not modelled: the COOPERATIVE protocol, auto-commit, metadata-triggered rejoins (a leader does not
+notice new partitions of subscribed topics).
 """
 
 from __future__ import annotations
@@ -315,8 +317,8 @@ class ConsumerCoordinator(AbstractCoordinator):
         """Mirrors org.apache.kafka.clients.consumer.internals.ConsumerCoordinator#commitOffsetsAsync.
 
         1. Callbacks of commitAsync calls that finished run first (FencedInstanceIdException once an
-        async commit was fenced: the commit is not taken); 2. the commit joins the pending async commits. Kafka's network thread would send it at once (after a coordinator lookup if
-        none is known); kafka_ref has none, so ``_send_pending_async_commits`` sends it at the
+        async commit was fenced: the commit is not taken); 2. the commit joins the pending async
+        commits. Kafka's network thread would send it at once (after a coordinator lookup if none is known); kafka_ref has none, so ``_send_pending_async_commits`` sends it at the
         consumer's next poll or commitSync, and a commit not sent before ``close`` is dropped.
         """
         # 1. Finished commits first.
