@@ -36,6 +36,7 @@ member that is not polled simply stops heartbeating), and awaiting the LeaveGrou
 from __future__ import annotations
 
 import enum
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -86,7 +87,7 @@ class MemberState(enum.Enum):
     STABLE = "STABLE"  # SyncGroup answered: a member of a stable generation
 
 
-class AbstractCoordinator:
+class AbstractCoordinator(ABC):
     """Mirrors org.apache.kafka.clients.consumer.internals.AbstractCoordinator.
 
     Subclasses give the protocol type and the JoinGroup protocols, and act on the join's steps
@@ -140,26 +141,26 @@ class AbstractCoordinator:
 
     # -- what the subclass provides (Kafka's abstract methods) ----------------------------------------
 
+    @abstractmethod
     def protocol_type(self) -> str:
         """The group's protocol type (AbstractCoordinator#protocolType, abstract)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _join_protocols(self) -> tuple[JoinGroupRequestProtocol, ...]:
         """The protocols a JoinGroup offers (AbstractCoordinator#metadata, abstract)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _on_join_prepare(self, generation_id: int, member_id: str) -> None:
         """Called before a rebalance's first JoinGroup, with the generation of that moment
         (AbstractCoordinator#onJoinPrepare, abstract)."""
-        raise NotImplementedError
 
+    @abstractmethod
     async def _on_join_leader(self, response: JoinGroupResponse) -> dict[str, bytes]:
         """The leader's assignment, member id to bytes (AbstractCoordinator#onLeaderElected, abstract)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _on_join_complete(self, generation: Generation, assignment: bytes) -> None:
         """Called with this member's assignment once the SyncGroup succeeds (AbstractCoordinator#onJoinComplete, abstract)."""
-        raise NotImplementedError
 
     def request_rejoin(self, reason: str, full_reason: str | None = None) -> None:
         """Mirrors AbstractCoordinator#requestRejoin: ``reason`` (the short one) goes with the next

@@ -8,7 +8,7 @@ lookup or answer asks for it are tried again. KafkaAdminClient's methods of the 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from kafka_ref.clients.admin import _all
 from kafka_ref.clients.admin_types import DeletedRecords, ListOffsetsResultInfo, OffsetSpec, RecordsToDelete
@@ -74,10 +74,7 @@ async def list_offsets(admin: KafkaAdminClient, topic_partition_offsets: dict[To
                     results[tp] = error.exception()
             # 3. A leader that left a partition out (and moved none) fails it.
             if not unmapped:
-                for tp in partitions:
-                    if tp not in results and tp not in retriable:
-                        results[tp] = ApiException(f"The response from broker {leader} did not contain a result "
-                                                   f"for topic partition {tp}")
+                _fail_partitions_left_out(results, partitions, retriable, leader)
         # 4. Anything left (no leader yet, leader moved, retriable error) retries the call.
         missing = [tp for tp in specs if tp not in results]
         if missing:
@@ -148,10 +145,7 @@ async def delete_records(admin: KafkaAdminClient, records_to_delete: dict[TopicP
                     results[tp] = error.exception()
             # A leader that left a partition out (and moved none) fails it.
             if not unmapped:
-                for tp in partitions:
-                    if tp not in results and tp not in retriable:
-                        results[tp] = ApiException(f"The response from broker {leader} did not contain a result "
-                                                   f"for topic partition {tp}")
+                _fail_partitions_left_out(results, partitions, retriable, leader)
         # 3. Anything left (no leader, leader moved, timed out) retries the call.
         missing = [tp for tp in offsets if tp not in results]
         if missing:
@@ -160,6 +154,15 @@ async def delete_records(admin: KafkaAdminClient, records_to_delete: dict[TopicP
     await admin._run_call("deleteRecords", admin._least_loaded_node, attempt, timeout_ms)
     return _all(results, offsets)
 
+
+def _fail_partitions_left_out(results: dict[TopicPartition, Any], partitions: Iterable[TopicPartition],
+                              retriable: set[TopicPartition], leader: int) -> None:
+    """A per-leader answer that says nothing of a partition it was asked about fails that
+    partition (ListOffsetsHandler / DeleteRecordsHandler#handleResponse, both callers here)."""
+    for tp in partitions:
+        if tp not in results and tp not in retriable:
+            results[tp] = ApiException(f"The response from broker {leader} did not contain a result "
+                                       f"for topic partition {tp}")
 
 
 def _partition_leaders(response: MetadataResponse, partitions: Iterable[TopicPartition], *,
