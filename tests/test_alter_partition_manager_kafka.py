@@ -17,8 +17,8 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from kafka_ref.common.config import MetadataVersion
 from kafka_ref.common.errors import Errors
+from kafka_ref.common.metadata_version import MetadataVersion
 from kafka_ref.common.requests.alter_partition import (
     AlterPartitionResponse,
     AlterPartitionResponsePartitionData,

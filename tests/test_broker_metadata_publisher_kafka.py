@@ -31,8 +31,9 @@ import pytest
 
 from test_metadata_image_kafka import METADATA_IMAGE1, in_sync, metadata_delta1, topic, topics_image
 
-from kafka_ref.common.config import KafkaConfig, MetadataVersion
+from kafka_ref.common.config import KafkaConfig
 from kafka_ref.common.errors import InvalidRequestException
+from kafka_ref.common.metadata_version import MetadataVersion
 from kafka_ref.common.uuid import Uuid
 from kafka_ref.image.delta import LocalReplicaChanges, MetadataDelta
 from kafka_ref.image.image import MetadataImage, MetadataProvenance

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_ref.common.config import MetadataVersion
 from kafka_ref.common.errors import (
     InconsistentClusterIdException,
     StaleBrokerEpochException,
     UnsupportedVersionException,
 )
+from kafka_ref.common.metadata_version import MetadataVersion
 from kafka_ref.common.requests.broker_requests import (
     SUPPORTED_METADATA_VERSION_FEATURE,
     BrokerRegistrationRequest,

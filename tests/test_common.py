@@ -7,8 +7,9 @@ import random
 import anyio
 import pytest
 
-from kafka_ref.common.config import KafkaConfig, LogConfig, MetadataVersion
+from kafka_ref.common.config import KafkaConfig, LogConfig
 from kafka_ref.common.errors import ConfigException
+from kafka_ref.common.metadata_version import MetadataVersion
 from kafka_ref.common.time import EPOCH_ORIGIN_MS, MockTime, Time
 from kafka_ref.common.topic_partition import TopicIdPartition, TopicPartition
 from kafka_ref.common.utils import java_string_hash, murmur2, to_positive, utils_abs

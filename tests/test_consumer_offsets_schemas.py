@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kafka_ref.common.config import MetadataVersion
+from kafka_ref.common.metadata_version import MetadataVersion
 from kafka_ref.common.time import MockTime
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.coordinator.group import schemas

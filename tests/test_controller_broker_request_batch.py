@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
-from kafka_ref.common.config import KafkaConfig, MetadataVersion
+from kafka_ref.common.config import KafkaConfig
 from kafka_ref.common.errors import Errors
+from kafka_ref.common.metadata_version import MetadataVersion
 from kafka_ref.common.requests.leader_and_isr import (
     LeaderAndIsrLiveLeader,
     LeaderAndIsrPartitionState,

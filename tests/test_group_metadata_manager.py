@@ -17,8 +17,9 @@ import pytest
 import structlog
 
 from helpers_replica import lai_request, lai_state, make_broker, metadata_for
-from kafka_ref.common.config import LogConfig, MetadataVersion
+from kafka_ref.common.config import LogConfig
 from kafka_ref.common.errors import Errors
+from kafka_ref.common.metadata_version import MetadataVersion
 from kafka_ref.common.records import MemoryRecords, SimpleRecord
 from kafka_ref.common.time import Time
 from kafka_ref.common.topic_partition import TopicPartition

@@ -24,8 +24,8 @@ import pytest
 import structlog
 
 from kafka_ref.clients.consumer_protocol import Assignment, ConsumerProtocol, Subscription
-from kafka_ref.common.config import MetadataVersion
 from kafka_ref.common.errors import Errors, IllegalStateException
+from kafka_ref.common.metadata_version import MetadataVersion
 from kafka_ref.common.records import MemoryRecords, SimpleRecord
 from kafka_ref.common.records.record_batch import RecordBatch
 from kafka_ref.common.requests.offset_fetch import INVALID_OFFSET

@@ -34,8 +34,9 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_ref.common.config import KafkaConfig, MetadataVersion
+from kafka_ref.common.config import KafkaConfig
 from kafka_ref.common.errors import ConfigException
+from kafka_ref.common.metadata_version import MetadataVersion
 
 HOUR_MS = 60 * 60 * 1000
 

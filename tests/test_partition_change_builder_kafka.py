@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_ref.common.config import MetadataVersion
+from kafka_ref.common.metadata_version import MetadataVersion
 from kafka_ref.common.uuid import Uuid
 from kafka_ref.controller.quorum.configuration_control_manager import FeatureControlManager
 from kafka_ref.controller.quorum.partition_change_builder import (

@@ -27,8 +27,9 @@ import random
 
 import pytest
 
-from kafka_ref.common.config import KafkaConfig, MetadataVersion
+from kafka_ref.common.config import KafkaConfig
 from kafka_ref.common.errors import Errors, InvalidReplicaAssignmentException, StaleBrokerEpochException
+from kafka_ref.common.metadata_version import MetadataVersion
 from kafka_ref.common.requests.alter_partition import (
     AlterPartitionPartitionData,
     AlterPartitionRequest,

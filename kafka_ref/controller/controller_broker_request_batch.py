@@ -15,9 +15,10 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
-from kafka_ref.common.config import KafkaConfig, MetadataVersion
+from kafka_ref.common.config import KafkaConfig
 from kafka_ref.common.errors import Errors
 from kafka_ref.common.fatal import RUN_ENDING
+from kafka_ref.common.metadata_version import MetadataVersion
 from kafka_ref.common.requests.abstract import ControlRequestType
 from kafka_ref.common.requests.leader_and_isr import (
     LeaderAndIsrLiveLeader,

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterable
 
-from kafka_ref.common.config import LATEST_BROKER_VERSION, MetadataVersion
 from kafka_ref.common.errors import Errors, NotEnoughReplicasException, NotLeaderOrFollowerException
+from kafka_ref.common.metadata_version import LATEST_BROKER_VERSION, MetadataVersion
 from kafka_ref.common.requests.leader_and_isr import LeaderAndIsrPartitionState
 from kafka_ref.common.state_change import state_change_logger
 from kafka_ref.common.time import Time
@@ -30,7 +30,7 @@ from kafka_ref.replica.partition_isr_updates import PartitionIsrUpdates
 from kafka_ref.replica.partition_reads import PartitionReads
 
 if TYPE_CHECKING:
-    from kafka_ref.common.config import MetadataVersion
+    from kafka_ref.common.metadata_version import MetadataVersion
     from kafka_ref.log.unified_log import UnifiedLog
     from kafka_ref.replica.replica_manager import ReplicaManager
 

@@ -35,8 +35,8 @@ import trio
 import trio.testing
 
 from kafka_ref.cluster import Cluster
-from kafka_ref.common.config import MetadataVersion
 from kafka_ref.common.fatal import RUN_ENDING
+from kafka_ref.common.metadata_version import MetadataVersion
 from kafka_ref.common.state_change import configure_logging
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.sim.client_workload import ClientWorkload

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Sequence
 
-from kafka_ref.common.config import KafkaConfig, LogConfig, MetadataVersion
+from kafka_ref.common.config import KafkaConfig, LogConfig
 from kafka_ref.common.errors import (
     ApiException,
     ConfigException,
@@ -17,6 +17,7 @@ from kafka_ref.common.errors import (
     InvalidRequestException,
     UnknownServerException,
 )
+from kafka_ref.common.metadata_version import MetadataVersion
 from kafka_ref.common.requests.incremental_alter_configs import OpType
 from kafka_ref.image.records import (
     ConfigRecord,

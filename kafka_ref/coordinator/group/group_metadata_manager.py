@@ -33,9 +33,10 @@ from typing import Any, Callable, Iterable, Mapping
 
 import anyio
 
-from kafka_ref.common.config import KafkaConfig, MetadataVersion
+from kafka_ref.common.config import KafkaConfig
 from kafka_ref.common.errors import Errors
 from kafka_ref.common.fatal import RUN_ENDING
+from kafka_ref.common.metadata_version import MetadataVersion
 from kafka_ref.common.records import MemoryRecords, SimpleRecord
 from kafka_ref.common.requests.offset_fetch import INVALID_OFFSET, NO_METADATA, OffsetFetchResponsePartitions
 from kafka_ref.common.state_change import state_change_logger

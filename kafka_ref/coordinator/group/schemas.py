@@ -24,7 +24,7 @@ import struct
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping
 
-from kafka_ref.common.config import MetadataVersion
+from kafka_ref.common.metadata_version import MetadataVersion
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.coordinator.group.group_metadata import (
     Empty,

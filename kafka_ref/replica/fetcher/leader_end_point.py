@@ -23,9 +23,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from kafka_ref.common.config import MetadataVersion
 from kafka_ref.common.errors import Errors, KafkaStorageException
 from kafka_ref.common.fatal import RUN_ENDING
+from kafka_ref.common.metadata_version import MetadataVersion
 from kafka_ref.common.requests.fetch import FetchRequest, FetchResponse, PartitionData
 from kafka_ref.common.requests.list_offsets import (
     ListOffsetsPartition,

@@ -14,7 +14,8 @@ from kafka_ref.replica.fetcher.replica_fetcher_thread import ReplicaFetcherThrea
 from kafka_ref.server.fetch_session_handler import FetchSessionHandler
 
 if TYPE_CHECKING:
-    from kafka_ref.common.config import KafkaConfig, MetadataVersion
+    from kafka_ref.common.config import KafkaConfig
+    from kafka_ref.common.metadata_version import MetadataVersion
     from kafka_ref.network.network import Network
 
 
