@@ -30,7 +30,6 @@ from kafka_ref.replica.partition_isr_updates import PartitionIsrUpdates
 from kafka_ref.replica.partition_reads import PartitionReads
 
 if TYPE_CHECKING:
-    from kafka_ref.common.metadata_version import MetadataVersion
     from kafka_ref.log.unified_log import UnifiedLog
     from kafka_ref.replica.replica_manager import ReplicaManager
 
