@@ -12,7 +12,8 @@ from kafka_ref.common.requests.end_quorum_epoch import EndQuorumEpochRequest
 from kafka_ref.common.requests.metadata_fetch import MetadataFetchRequest, MetadataFetchResponse
 from kafka_ref.common.requests.vote import VoteRequest, VoteResponse
 from kafka_ref.image.records import Batch
-from kafka_ref.raft.quorum_state import ElectionState, QuorumStateStore
+from kafka_ref.raft.election_state import ElectionState
+from kafka_ref.raft.quorum_state import QuorumStateStore
 from kafka_ref.raft.replicated_log import MetadataLog
 
 from raft_support import CLUSTER, RECORD, Envelope, client, elect_local_leader

@@ -52,7 +52,9 @@ from kafka_ref.common.requests.vote import VoteRequest, VoteResponse
 from kafka_ref.common.time import MockTime
 from kafka_ref.image.records import Batch
 from kafka_ref.raft.kafka_raft_client import KafkaRaftClient
-from kafka_ref.raft.quorum_state import DescribeQuorumReplicaState, ElectionState, QuorumConfig, QuorumStateStore
+from kafka_ref.raft.election_state import ElectionState
+from kafka_ref.raft.leader_state import DescribeQuorumReplicaState
+from kafka_ref.raft.quorum_state import QuorumConfig, QuorumStateStore
 from kafka_ref.raft.raft_client import NotLeaderException, UnexpectedBaseOffsetException
 from kafka_ref.raft.replicated_log import MetadataLog
 

@@ -8,14 +8,10 @@ import pytest
 
 from kafka_ref.common.errors import IllegalStateException
 from kafka_ref.common.time import MockTime
-from kafka_ref.raft.quorum_state import (
-    CandidateState,
-    ElectionState,
-    LeaderState,
-    QuorumConfig,
-    QuorumState,
-    QuorumStateStore,
-)
+from kafka_ref.raft.election_state import ElectionState
+from kafka_ref.raft.epoch_states import CandidateState
+from kafka_ref.raft.leader_state import LeaderState
+from kafka_ref.raft.quorum_state import QuorumConfig, QuorumState, QuorumStateStore
 
 VOTERS = (1, 2, 3)
 

@@ -1,7 +1,7 @@
 """Kafka 3.8's unit tests of the Raft epoch states (org.apache.kafka.raft): LeaderStateTest,
 QuorumStateTest, CandidateStateTest, FollowerStateTest, VotedStateTest, UnattachedStateTest,
-ResignedStateTest, ElectionStateTest and RequestManagerTest, against kafka_ref/raft/quorum_state.py
-and kafka_ref/raft/request_manager.py.
+ResignedStateTest, ElectionStateTest and RequestManagerTest, against kafka_ref/raft/quorum_state.py,
+epoch_states.py, leader_state.py, election_state.py and request_manager.py.
 
 tests/test_quorum_state.py holds earlier, looser checks named after a few of these (3.7); this
 module ports the 3.8 tests one by one. Kafka's QuorumStateTest runs each test for kraft.version
@@ -32,22 +32,15 @@ import pytest
 
 from kafka_ref.common.errors import IllegalStateException
 from kafka_ref.common.time import MockTime
-from kafka_ref.raft.quorum_state import (
+from kafka_ref.raft.election_state import ElectionState
+from kafka_ref.raft.epoch_states import NO_TIMEOUT, CandidateState, FollowerState, ResignedState, UnattachedState, VotedState
+from kafka_ref.raft.leader_state import (
     CHECK_QUORUM_TIMEOUT_FACTOR,
-    NO_TIMEOUT,
     OBSERVER_SESSION_TIMEOUT_MS,
-    CandidateState,
     DescribeQuorumReplicaState,
-    ElectionState,
-    FollowerState,
     LeaderState,
-    QuorumConfig,
-    QuorumState,
-    QuorumStateStore,
-    ResignedState,
-    UnattachedState,
-    VotedState,
 )
+from kafka_ref.raft.quorum_state import QuorumConfig, QuorumState, QuorumStateStore
 from kafka_ref.raft.request_manager import RequestManager
 
 LOCAL_ID = 0

@@ -43,19 +43,9 @@ from kafka_ref.common.time import Time
 from kafka_ref.common.uuid import METADATA_TOPIC_ID
 from kafka_ref.image.records import LeaderChangeMessage, MetadataRecord
 from kafka_ref.raft.network_channel import NetworkChannel
-from kafka_ref.raft.quorum_state import (
-    NO_TIMEOUT,
-    CandidateState,
-    DescribeQuorumPartitionData,
-    FollowerState,
-    LeaderState,
-    QuorumConfig,
-    QuorumState,
-    QuorumStateStore,
-    ResignedState,
-    UnattachedState,
-    VotedState,
-)
+from kafka_ref.raft.epoch_states import NO_TIMEOUT, CandidateState, FollowerState, ResignedState, UnattachedState, VotedState
+from kafka_ref.raft.leader_state import DescribeQuorumPartitionData, LeaderState
+from kafka_ref.raft.quorum_state import QuorumConfig, QuorumState, QuorumStateStore
 from kafka_ref.raft.raft_client import ListenerContext, NotLeaderException, RaftListener, UnexpectedBaseOffsetException
 from kafka_ref.raft.replicated_log import MetadataLog
 from kafka_ref.raft.request_manager import RequestManager
