@@ -20,8 +20,9 @@ import anyio
 import pytest
 
 from kafka_ref.clients import Admin, Consumer, NewTopic, Producer
-from kafka_ref.clients.client_metadata import Metadata, MetadataSnapshot, NetworkClient, Node
+from kafka_ref.clients.client_metadata import Metadata, MetadataSnapshot, Node
 from kafka_ref.clients.cluster_connection_states import ClusterConnectionStates, ExponentialBackoff
+from kafka_ref.clients.network_client import NetworkClient
 from kafka_ref.cluster import Cluster
 from kafka_ref.common.time import MockTime
 from kafka_ref.common.topic_partition import TopicPartition

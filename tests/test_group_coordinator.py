@@ -16,7 +16,7 @@ import pytest
 
 from helpers_replica import lai_request, lai_state, make_broker, metadata_for, um_state
 from kafka_ref.clients.abstract_coordinator import Generation, MemberState
-from kafka_ref.clients.client_metadata import Metadata, NetworkClient
+from kafka_ref.clients.client_metadata import Metadata
 from kafka_ref.clients.consumer_coordinator import (
     Assignment,
     CommitFailedException,
@@ -26,6 +26,7 @@ from kafka_ref.clients.consumer_coordinator import (
     RoundRobinAssignor,
     Subscription,
 )
+from kafka_ref.clients.network_client import NetworkClient
 from kafka_ref.common.errors import Errors, RebalanceInProgressException
 from kafka_ref.common.requests.heartbeat import HeartbeatRequest
 from kafka_ref.common.requests.join_group import JoinGroupRequest, JoinGroupRequestProtocol

@@ -1,4 +1,4 @@
-"""Ports of org.apache.kafka.clients.NetworkClientTest (Kafka 3.8) against kafka_ref.clients.client_metadata.NetworkClient.
+"""Ports of org.apache.kafka.clients.NetworkClientTest (Kafka 3.8) against kafka_ref.clients.network_client.NetworkClient.
 
 Kafka drives NetworkClient with a MockSelector; here the client talks to a broker id registered
 on the in-process Network, and each test plays the broker by taking envelopes from its inbox
@@ -33,7 +33,8 @@ import math
 import anyio
 import pytest
 
-from kafka_ref.clients.client_metadata import LeastLoadedNode, Metadata, MetadataSnapshot, NetworkClient, Node
+from kafka_ref.clients.client_metadata import Metadata, MetadataSnapshot, Node
+from kafka_ref.clients.network_client import LeastLoadedNode, NetworkClient
 from kafka_ref.common.requests.metadata import MetadataRequest, MetadataResponse, MetadataResponseBroker
 from kafka_ref.common.requests.produce import ProduceRequest, ProduceResponse
 from kafka_ref.common.time import MockTime, Time

@@ -10,7 +10,8 @@ Mirrors the Java clients of org.apache.kafka.clients (Kafka 3.x), compactly:
   topic and cluster descriptions, ListOffsets, DeleteRecords, topic configs
   (IncrementalAlterConfigs, legacy AlterConfigs, DescribeConfigs), consumer group and offset
   deletion (DeleteGroups, OffsetDelete), log directories (DescribeLogDirs);
-- ``Metadata`` and ``NetworkClient`` (client_metadata.py): the client's view of the cluster;
+- ``Metadata`` (client_metadata.py): the client's view of the cluster; ``NetworkClient``
+  (network_client.py): its connections to brokers;
 - ``DefaultPartitioner`` / ``BuiltInPartitioner`` (partitioner.py): where a record goes.
 
 Every client addresses brokers by id and sends as ``User:ANONYMOUS``; its ``client_id`` is its
@@ -34,7 +35,7 @@ from kafka_ref.clients.admin import (
     TopicMetadataAndConfig,
     TopicPartitionInfo,
 )
-from kafka_ref.clients.client_metadata import LeaderAndEpoch, Metadata, MetadataSnapshot, NetworkClient, Node
+from kafka_ref.clients.client_metadata import LeaderAndEpoch, Metadata, MetadataSnapshot, Node
 from kafka_ref.clients.consumer import (
     Consumer,
     LogTruncationException,
@@ -43,6 +44,7 @@ from kafka_ref.clients.consumer import (
     NoOffsetForPartitionException,
     OffsetAndTimestamp,
 )
+from kafka_ref.clients.network_client import NetworkClient
 from kafka_ref.clients.partitioner import BuiltInPartitioner, DefaultPartitioner, partition_for_key
 from kafka_ref.clients.producer import FutureRecordMetadata, KafkaProducer, Producer, RecordMetadata
 

@@ -41,7 +41,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kafka_ref.clients.client_metadata import NetworkClient, client_logger
+from kafka_ref.clients.client_metadata import client_logger
+from kafka_ref.clients.network_client import NetworkClient
 from kafka_ref.common.errors import (
     Errors,
     KafkaException,

@@ -22,8 +22,9 @@ import dataclasses
 import random
 from typing import Any, Awaitable, Callable, Iterable, Mapping
 
-from kafka_ref.clients.client_metadata import Metadata, NetworkClient, Node, client_logger
+from kafka_ref.clients.client_metadata import Metadata, Node, client_logger
 from kafka_ref.clients.cluster_connection_states import ExponentialBackoff
+from kafka_ref.clients.network_client import NetworkClient
 from kafka_ref.common.errors import (
     ApiException,
     CoordinatorNotAvailableException,

@@ -42,8 +42,9 @@ from typing import Any, Callable, Iterable
 
 import anyio
 
-from kafka_ref.clients.client_metadata import Metadata, NetworkClient, client_logger
+from kafka_ref.clients.client_metadata import Metadata, client_logger
 from kafka_ref.clients.fetcher import ConsumerRecord, Fetcher, LogTruncationException, OffsetFetcher
+from kafka_ref.clients.network_client import NetworkClient
 from kafka_ref.clients.subscription_state import FetchPosition, SubscriptionState, SubscriptionType
 from kafka_ref.common.errors import (
     ConfigException,

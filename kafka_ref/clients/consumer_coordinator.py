@@ -37,9 +37,10 @@ from kafka_ref.clients.abstract_coordinator import (
 )
 # The assignors and ConsumerProtocol live in their own modules (re-exported here).
 from kafka_ref.clients.assignors import ASSIGNORS, RangeAssignor, RoundRobinAssignor  # noqa: F401
-from kafka_ref.clients.client_metadata import Metadata, NetworkClient
+from kafka_ref.clients.client_metadata import Metadata
 from kafka_ref.clients.consumer import OffsetCommitCallback, RetriableCommitFailedException
 from kafka_ref.clients.consumer_protocol import Assignment, ConsumerProtocol, Subscription  # noqa: F401
+from kafka_ref.clients.network_client import NetworkClient
 from kafka_ref.clients.subscription_state import FetchPosition
 from kafka_ref.common.errors import (
     ConfigException,

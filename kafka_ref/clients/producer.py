@@ -33,7 +33,8 @@ from typing import Any, Iterable
 
 import anyio
 
-from kafka_ref.clients.client_metadata import Metadata, NetworkClient, PartitionMetadata, client_logger
+from kafka_ref.clients.client_metadata import Metadata, PartitionMetadata, client_logger
+from kafka_ref.clients.network_client import NetworkClient
 from kafka_ref.clients.partitioner import BuiltInPartitioner, DefaultPartitioner
 from kafka_ref.clients.record_accumulator import (
     Callback,
