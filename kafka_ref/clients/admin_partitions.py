@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterable
 
-from kafka_ref.clients.admin import _all
-from kafka_ref.clients.admin_types import DeletedRecords, ListOffsetsResultInfo, OffsetSpec, RecordsToDelete
+from kafka_ref.clients.admin_types import DeletedRecords, ListOffsetsResultInfo, OffsetSpec, RecordsToDelete, _all
 from kafka_ref.common.errors import ApiException, Errors, InvalidMetadataException, RetriableException
 from kafka_ref.common.requests.list_offsets import ListOffsetsPartition, ListOffsetsRequest, ListOffsetsResponse
 from kafka_ref.common.requests.metadata import MetadataRequest, MetadataResponse

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable
 
-from kafka_ref.clients.admin import _all
+from kafka_ref.clients.admin_types import _all
 from kafka_ref.common.errors import (
     ApiException,
     Errors,

@@ -2,11 +2,14 @@
 
 Mirrors the value classes of org.apache.kafka.clients.admin that KafkaAdminClient
 (kafka_ref/clients/admin.py) takes and returns; kept apart so the client module stays readable.
+``_all`` is the *Result#all rule every admin module shares.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Iterable
+
 from kafka_ref.clients.client_metadata import Node
 from kafka_ref.common.errors import ApiException
 from kafka_ref.common.requests.create_topics import CreatableReplicaAssignment, CreatableTopic, CreateableTopicConfig
@@ -211,3 +214,12 @@ class ConfigEntry:
     def is_default(self) -> bool:
         """Mirrors ConfigEntry#isDefault: the value is the config's default."""
         return self.source == "DEFAULT_CONFIG"
+
+
+def _all(results: dict, order: Iterable) -> dict:
+    """Mirrors KafkaFuture#allOf as the *Result#all methods use it: the first failure (in request order) raises."""
+    for key in order:
+        value = results.get(key)
+        if isinstance(value, BaseException):
+            raise value
+    return {key: results[key] for key in order}
