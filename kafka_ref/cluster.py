@@ -148,7 +148,7 @@ class Cluster(ClusterViews, ClusterControl, ClusterOps):
         self.num_brokers = brokers
         self.metadata_mode = metadata_mode
         self.base_config = dict(config or {})
-        KafkaConfig(self.base_config)  # validate early: ConfigException names a bad key
+        KafkaConfig(self.base_config)  # validate early: ConfigException names a bad value
         # Each broker's ``broker.rack`` (KIP-36), e.g. {0: "a", 1: "b", 2: "b"}.
         self.racks = dict(racks or {})
         unknown = sorted(set(self.racks) - set(range(brokers)))

@@ -1,8 +1,9 @@
 """Broker configuration: KafkaConfig's defaults, types, ranges and the combinations validateValues checks.
 
 Ports the parts of Kafka 3.8's core/src/test/scala/unit/kafka/server/KafkaConfigTest.scala that
-concern keys kafka_ref reads (kafka_ref.common.config.KafkaConfig). kafka_ref's KafkaConfig refuses
-a key it does not define (Kafka would log it as unused), so only modelled keys appear here.
+concern keys kafka_ref reads (kafka_ref.common.config.KafkaConfig). A key kafka_ref does not define is
+accepted as Kafka's broker accepts it (kept in ``originals``, named by ``not_modelled``); only modelled
+keys are checked here.
 tests/test_common.py holds the earlier default checks.
 
 Not ported:
@@ -286,6 +287,29 @@ def test_properties_files_parse_like_java() -> None:
     assert (config.broker_id, config.num_replica_fetchers, config.get("auto.create.topics.enable"),
             config.get("log.cleanup.policy"), config.get("log.retention.bytes")) == (
         3, 2, False, ["compact", "delete"], 10_000_000_000)
+
+
+def test_keys_kafka_ref_does_not_model_are_accepted() -> None:
+    """A server.properties of Kafka's keys parses: the names kafka_ref has no use for are kept, not refused.
+
+    Kafka's KafkaConfig defines listeners, log.dirs, zookeeper.connect and the rest; AbstractConfig
+    keeps every supplied name in originals and AbstractConfig#get of a name outside the ConfigDef
+    is ConfigException "Unknown configuration '<name>'".
+    """
+    props = {"broker.id": 1, "listeners": "PLAINTEXT://:9092", "log.dirs": "/tmp/kafka-logs",
+             "zookeeper.connect": "localhost:2181", "num.network.threads": 3, "min.insync.replicas": 2,
+             "replica.lag.time.maxx.ms": 1}
+    config = KafkaConfig(props)
+    assert config.not_modelled == ["listeners", "log.dirs", "num.network.threads", "replica.lag.time.maxx.ms",
+                                   "zookeeper.connect"]
+    assert config.originals["log.dirs"] == "/tmp/kafka-logs"
+    assert (config.get("min.insync.replicas"), config.get("replica.lag.time.max.ms")) == (2, 30000)
+    with pytest.raises(ConfigException) as info:
+        config.get("listeners")
+    assert str(info.value) == "Unknown configuration 'listeners'"
+    # copy_with keeps them (each broker's config is the cluster's with its broker.id).
+    assert config.copy_with({"broker.id": 2}).not_modelled == config.not_modelled
+    assert KafkaConfig({"broker.id": 1}).not_modelled == []
 
 
 # ------------------------------------------------------------------ validateValues

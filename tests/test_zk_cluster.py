@@ -204,3 +204,35 @@ async def test_broker_failure_end_to_end_every_acked_record_survives(mode):
             await cluster.wait_until(lambda: len({log.log_end_offset for log in logs}) == 1)
             batches = [[(bt.base_offset, bt.partition_leader_epoch, bt.buffer) for bt in log.batches] for log in logs]
             assert batches[0] == batches[1] == batches[2]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_cluster_accepts_a_kafka_server_properties(mode):
+    """A config copied from a Kafka server.properties starts a cluster: the keys kafka_ref does not
+    model (listeners, log.dirs, zookeeper.connect...) are accepted, as Kafka's broker accepts them,
+    and each broker names them once at start-up (``broker_config_not_modelled``); the modelled
+    ones take effect (min.insync.replicas=2 becomes the topic's log config)."""
+    import logging
+
+    from structlog.testing import capture_logs
+
+    from kafka_ref.common.state_change import configure_logging
+
+    props = {"listeners": "PLAINTEXT://:9092", "log.dirs": "/tmp/kafka-logs", "zookeeper.connect": "localhost:2181",
+             "num.network.threads": "3", "min.insync.replicas": "2"}
+    configure_logging(logging.INFO)
+    try:
+        with capture_logs() as logs:
+            async with Cluster(brokers=3, metadata_mode=mode, config=props, seed=1) as cluster:
+                await cluster.create_topic("t", partitions=1, replication_factor=3)
+                assert cluster.broker(0).config.get("min.insync.replicas") == 2
+                leader = cluster.broker(cluster.leader_for("t", 0))
+                assert leader.log_manager.fetch_log_config("t").min_in_sync_replicas == 2
+                answer = await produce(cluster, "t", b"v")
+                assert (answer.error_code, answer.base_offset) == (Errors.NONE.code, 0)
+    finally:
+        configure_logging()
+    named = sorted(entry["broker_id"] for entry in logs if entry["event"] == "broker_config_not_modelled")
+    assert named == [0, 1, 2]
+    keys = {tuple(entry["keys"]) for entry in logs if entry["event"] == "broker_config_not_modelled"}
+    assert keys == {("listeners", "log.dirs", "num.network.threads", "zookeeper.connect")}

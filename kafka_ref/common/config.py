@@ -2,8 +2,9 @@
 
 Mirrors kafka.server.KafkaConfig, org.apache.kafka.common.config.ConfigDef and
 org.apache.kafka.storage.internals.log.LogConfig: a table of typed keys with defaults and
-validators. An unknown key or a value of the wrong type or range raises ``ConfigException``
-naming the key.
+validators. A value of the wrong type or range raises ``ConfigException`` naming the key; a
+broker key outside the table is kept but unused (as in Kafka), a topic config name outside it is
+refused by ``LogConfig.validate``.
 """
 
 from __future__ import annotations
@@ -217,20 +218,14 @@ class ConfigDef:
     def __init__(self, keys: Iterable[ConfigKey]) -> None:
         self.keys = {k.name: k for k in keys}
 
-    def parse(self, props: Mapping[str, Any], reject_unknown: bool = True) -> dict[str, Any]:
-        """Mirrors ConfigDef#parse: each key's value (given, else its default) converted, then validated.
+    def parse(self, props: Mapping[str, Any]) -> dict[str, Any]:
+        """Mirrors ConfigDef#parse: each defined key's value (given, else its default) converted, then validated.
 
-        Kafka's ConfigDef ignores names it does not define; ``reject_unknown`` (kafka_ref's
-        KafkaConfig uses it) refuses them instead, so a misspelt or unmodelled broker key is
-        an error rather than silently unused.
+        A name the definition does not hold is passed over, as in Kafka (the caller keeps it
+        among its originals).
         """
-        # 1. Keys this definition does not know.
-        if reject_unknown:
-            for name in props:
-                if name not in self.keys:
-                    raise ConfigException(name, props[name], "Unknown configuration")
         values: dict[str, Any] = {}
-        # 2. Convert each supplied value (or the default) and validate it.
+        # 1. Convert each supplied value (or the default) and validate it.
         for name, key in self.keys.items():
             raw = props.get(name, key.default)
             value = key.convert(name, raw) if raw is not None else None
@@ -442,7 +437,7 @@ class _Typed:
         try:
             return self._values[name]
         except KeyError:
-            raise ConfigException(name, None, "Unknown configuration") from None
+            raise ConfigException.from_message(f"Unknown configuration '{name}'") from None
 
     __getitem__ = get
 
@@ -455,13 +450,20 @@ class KafkaConfig(_Typed):
 
     ``KafkaConfig({"broker.id": 1, "replica.lag.time.max.ms": 10000})``; read values with
     ``config.get("replica.lag.time.max.ms")`` or the snake_case properties for hot keys.
-    A key kafka_ref does not define is refused (Kafka would log it as unused).
+    A key kafka_ref does not define is accepted and kept in ``originals``, as Kafka's broker
+    accepts any key (``listeners``, ``log.dirs``, ``zookeeper.connect``... are Kafka keys that
+    kafka_ref has no use for); ``not_modelled`` names them and the cluster logs them once
+    (``broker_config_not_modelled``), so a misspelt key is visible. ``get`` of such a key
+    raises ConfigException "Unknown configuration", as AbstractConfig#get does for a name
+    its ConfigDef lacks.
     """
 
     def __init__(self, props: Mapping[str, Any] | None = None) -> None:
         self.originals = dict(props or {})
         self._values = _KAFKA_DEF.parse(self.populate_synonyms(self.originals))
         self.process_roles = self.parse_process_roles()
+        # The supplied names kafka_ref does not define (accepted, unused).
+        self.not_modelled = sorted(name for name in self.originals if name not in _KAFKA_DEF.keys)
         # KafkaConfig#logRetentionTimeMillis: log.retention.ms if set, else minutes, else hours
         # (-1 and other negatives mean no time limit).
         self._values["log.retention.ms"] = self.log_retention_time_millis()
@@ -630,7 +632,7 @@ class LogConfig(_Typed):
         self.defaults = dict(defaults or {})
         merged = dict(self.defaults)
         merged.update(self.overrides)
-        self._values = _LOG_DEF.parse(merged, reject_unknown=False)
+        self._values = _LOG_DEF.parse(merged)
 
     @classmethod
     def from_broker(cls, config: KafkaConfig, overrides: Mapping[str, Any] | None = None) -> "LogConfig":

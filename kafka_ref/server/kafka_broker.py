@@ -157,6 +157,9 @@ class KafkaBroker:
                 if self.kraft_controller is not None:
                     await self._start_kraft_support(tg)
                 self.is_running = True
+                if self.config.not_modelled:
+                    # Kafka keys kafka_ref accepts but has no use for (or a misspelt key).
+                    self._log.info("broker_config_not_modelled", keys=self.config.not_modelled)
                 self._log.info("broker_started", broker_epoch=self.broker_epoch)
                 task_status.started(self)
         self.is_running = False
