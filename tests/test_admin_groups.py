@@ -27,9 +27,11 @@ async def _stable_group(cluster: Cluster):
     async with cluster.producer() as producer:
         for p in range(3):
             await producer.send("orders", b"v", partition=p)
+    # (Auto-commit off, as PlaintextAdminIntegrationTest's consumers: the offsets are the test's own.)
     consumers = [cluster.consumer(client_id=f"c{i}", group_id="billing", auto_offset_reset="earliest",
                                   session_timeout_ms=10000, heartbeat_interval_ms=1000,
-                                  partition_assignment_strategy=("roundrobin",)) for i in (1, 2)]
+                                  partition_assignment_strategy=("roundrobin",), enable_auto_commit=False)
+                 for i in (1, 2)]
     await _subscribe_until_assigned(consumers)
     return consumers
 

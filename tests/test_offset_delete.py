@@ -167,8 +167,9 @@ FOO = [TopicPartition(TOPIC, p) for p in range(3)]
 
 async def _member_with_commits(cluster: Cluster, group_id: str) -> Consumer:
     """A live member subscribed to foo that committed 100 + p on each partition p (left open)."""
+    # (Auto-commit off: the test commits its own offsets, as OffsetDeleteRequestTest does with raw requests.)
     consumer = Consumer(cluster.network, cluster.live_broker_ids(), group_id=group_id, session_timeout_ms=10000,
-                        heartbeat_interval_ms=1000)
+                        heartbeat_interval_ms=1000, enable_auto_commit=False)
     consumer.subscribe([TOPIC])
     with anyio.fail_after(60):
         while True:

@@ -41,6 +41,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
+
 from kafka_ref.clients.client_metadata import client_logger
 from kafka_ref.clients.network_client import NetworkClient
 from kafka_ref.common.errors import (
@@ -151,9 +153,9 @@ class AbstractCoordinator(ABC):
         """The protocols a JoinGroup offers (AbstractCoordinator#metadata, abstract)."""
 
     @abstractmethod
-    def _on_join_prepare(self, generation_id: int, member_id: str) -> None:
-        """Called before a rebalance's first JoinGroup, with the generation of that moment
-        (AbstractCoordinator#onJoinPrepare, abstract)."""
+    async def _on_join_prepare(self, deadline_ms: int, generation_id: int, member_id: str) -> bool:
+        """Called before a rebalance's first JoinGroup, with the generation of that moment; False
+        while it is not done yet, e.g. waiting for an offset commit (AbstractCoordinator#onJoinPrepare, abstract)."""
 
     @abstractmethod
     async def _on_join_leader(self, response: JoinGroupResponse) -> dict[str, bytes]:
@@ -359,10 +361,20 @@ class AbstractCoordinator(ABC):
             if self.coordinator is None and not await self.ensure_coordinator_ready(deadline_ms):
                 return False
             # 1. EAGER: give everything up before the rebalance's first JoinGroup (onJoinPrepare, once:
-            #    the flag is cleared first, so a retried JoinGroup does not call it again).
+            #    the flag is cleared first, so a retried JoinGroup does not call it again). An
+            #    onJoinPrepare still waiting for its auto-commit answers False: no JoinGroup yet, and it
+            #    is called again next time (so is one whose wait the caller's deadline cut short).
             if self._needs_join_prepare:
                 self._needs_join_prepare = False
-                self._on_join_prepare(self.generation.generation_id, self.generation.member_id)
+                try:
+                    prepared = await self._on_join_prepare(deadline_ms, self.generation.generation_id,
+                                                           self.generation.member_id)
+                except anyio.get_cancelled_exc_class():
+                    self._needs_join_prepare = True
+                    raise
+                if not prepared:
+                    self._needs_join_prepare = True
+                    return False
             # 2. Join and sync; an error sends us round the loop (maybe after a backoff). A fatal
             #    one is raised, the next JoinGroup's reason naming it.
             try:

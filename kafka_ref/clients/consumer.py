@@ -19,10 +19,14 @@ consumer_coordinator.py: range and round-robin assignors, ``commit_sync`` / ``co
 ``committed``); the ConsumerRebalanceListener hears of revoked partitions while they are still
 assigned and of assigned ones once they are. ``assign`` and ``subscribe`` exclude each other
 (SubscriptionType). ``_update_assignment_metadata_if_needed`` first sends queued commitAsync calls and lets the
-coordinator poll (join, heartbeat), whose assignment replaces the consumer's, then initialises
+coordinator poll (join, heartbeat, auto-commit), whose assignment replaces the consumer's, then initialises
 positions of partitions without one from the committed offsets (manually assigned ones too,
 when there is a group.id) before falling back to ``auto_offset_reset``. ``poll(0)`` does the
-work that takes no loop time and returns.
+work that takes no loop time and returns. With a group.id, ``enable_auto_commit`` (default true, as
+Kafka's) commits the positions every ``auto_commit_interval_ms`` (5000) from poll (the positions
+before that poll's records are returned), before a rebalance revokes partitions, on ``assign``
+(the partitions given up) and on close: ``aclose`` (and ``async with``) waits for it as
+KafkaConsumer#close(Duration) does, ``close`` sends it without waiting (close(Duration.ZERO)).
 
 After a leader or epoch change a position that knows its record's epoch is validated first
 (KIP-320): OffsetsForLeaderEpoch asks the new leader where that epoch ends; a log truncated below
@@ -50,6 +54,7 @@ from kafka_ref.common.errors import (
     ConfigException,
     Errors,
     IllegalStateException,
+    InvalidConfigurationException,
     InvalidOffsetException,
     KafkaException,
     RetriableException,
@@ -125,8 +130,11 @@ class KafkaConsumer:
     No background task: network work happens inside ``poll``, ``position`` and the offset
     lookups, as in Kafka's single-threaded consumer. ``auto_offset_reset`` is "earliest" (the
     default here, so a test reads what it wrote first; Kafka's default is "latest"), "latest" or
-    "none"; ``isolation_level`` 0 is read_uncommitted, 1 read_committed. Offsets are committed
-    only when asked (``commit_sync``, ``commit_async``: no enable.auto.commit task).
+    "none"; ``isolation_level`` 0 is read_uncommitted, 1 read_committed. With a ``group_id``,
+    ``enable_auto_commit`` (Kafka's default: true) commits the consumed positions on its own every
+    ``auto_commit_interval_ms`` (5000) from ``poll``, before a rebalance revokes the partitions and
+    on close; without one it defaults to false and cannot be set (as ConsumerConfig#maybeOverrideEnableAutoCommit).
+    ``commit_sync`` / ``commit_async`` commit when asked, either way.
     """
 
     def __init__(
@@ -155,6 +163,8 @@ class KafkaConsumer:
         client_rack: str = "",
         group_instance_id: str | None = None,
         allow_auto_create_topics: bool = True,
+        enable_auto_commit: bool | None = None,
+        auto_commit_interval_ms: int = 5000,
     ) -> None:
         # 1. Validate the configuration (ConfigException names the key).
         if auto_offset_reset not in OFFSET_RESET_STRATEGIES:
@@ -163,6 +173,13 @@ class KafkaConsumer:
             raise ConfigException("isolation.level", isolation_level, "0 (read_uncommitted) or 1 (read_committed)")
         if max_poll_records < 1:
             raise ConfigException("max.poll.records", max_poll_records, "Value must be at least 1")
+        if auto_commit_interval_ms < 0:
+            raise ConfigException("auto.commit.interval.ms", auto_commit_interval_ms, "Value must be at least 0")
+        # (ConsumerConfig#maybeOverrideEnableAutoCommit: enable.auto.commit defaults to true, but to
+        #  false without a group.id, where setting it to true is refused.)
+        if group_id is None and enable_auto_commit:
+            raise InvalidConfigurationException("enable.auto.commit cannot be set to true when default group id (null) is used.")
+        self.enable_auto_commit = (group_id is not None) if enable_auto_commit is None else enable_auto_commit
         self.client_id = client_id
         self.fetch_max_wait_ms = fetch_max_wait_ms
         self.fetch_min_bytes = fetch_min_bytes
@@ -195,7 +212,8 @@ class KafkaConsumer:
         self.coordinator = None if group_id is None else ConsumerCoordinator.for_consumer(
             self, group_id, session_timeout_ms=session_timeout_ms, heartbeat_interval_ms=heartbeat_interval_ms,
             max_poll_interval_ms=max_poll_interval_ms, partition_assignment_strategy=partition_assignment_strategy,
-            group_instance_id=group_instance_id)
+            group_instance_id=group_instance_id, auto_commit_enabled=self.enable_auto_commit,
+            auto_commit_interval_ms=auto_commit_interval_ms)
         # The group's assignment goes to SubscriptionState#assignFromSubscribed, around the user's
         # ConsumerRebalanceListener (ConsumerCoordinator#onJoinPrepare / #onJoinComplete / #onLeavePrepare).
         self._rebalance_listener: ConsumerRebalanceListener | None = None
@@ -208,14 +226,43 @@ class KafkaConsumer:
         return self
 
     async def __aexit__(self, *exc_info: Any) -> None:
-        self.close()
+        await self.aclose()
 
     def close(self) -> None:
-        """Mirrors org.apache.kafka.clients.consumer.KafkaConsumer#close (a group member sends LeaveGroup)."""
+        """Mirrors org.apache.kafka.clients.consumer.KafkaConsumer#close(Duration.ZERO): what goes at
+        once is sent and no answer is waited for (``aclose`` waits, as Kafka's close()).
+
+        1. A group member's coordinator closes with no time (ConsumerCoordinator#close: the
+        auto-commit sent to a known coordinator, then onLeavePrepare and LeaveGroup); 2. closed.
+        """
         if self.coordinator is not None and not self._closed:
-            # (AbstractCoordinator#close: onLeavePrepare, then maybeLeaveGroup.)
+            # 1. (ConsumerCoordinator#close with an expired timer: nothing here awaits.)
+            self.coordinator._post_auto_commit()
             self.coordinator.on_leave_prepare()
             self.coordinator.maybe_leave_group_nowait()
+        # 2. Closed.
+        self._close_fetcher()
+
+    async def aclose(self, timeout_ms: float = 30000) -> None:
+        """Mirrors org.apache.kafka.clients.consumer.KafkaConsumer#close(Duration) (close() is 30 s).
+
+        1. The coordinator closes within min(``timeout_ms``, request.timeout.ms)
+        (#createTimerForRequest): the auto-commit and commitAsync calls not sent yet, then the
+        partitions are given up and a dynamic member leaves the group; its failures are swallowed
+        (logged); 2. closed. ``async with`` closes this way.
+        """
+        if timeout_ms < 0:
+            raise KafkaException("The timeout cannot be negative.")
+        if self.coordinator is not None and not self._closed:
+            # 1. ConsumerCoordinator#close(closeTimer).
+            try:
+                await self.coordinator.close(min(timeout_ms, self.request_timeout_ms))
+            except KafkaException as exc:
+                self._log.error("coordinator_close_failed", error=repr(exc))
+        # 2. Closed.
+        self._close_fetcher()
+
+    def _close_fetcher(self) -> None:
         self._closed = True
         self.fetcher.pending.clear()
         self.fetcher.completed_fetches.clear()
@@ -247,6 +294,10 @@ class KafkaConsumer:
         # 3. Subscribed to topics: the assignment is the group's (SubscriptionState#setSubscriptionType).
         self.subscriptions.set_subscription_type(SubscriptionType.USER_ASSIGNED)
         self.fetcher.clear_buffered_data_for_unassigned_partitions(set(partitions))
+        # (The positions of the partitions given up are auto-committed, if due, as no rebalance will:
+        #  ConsumerCoordinator#maybeAutoCommitOffsetsAsync; the commit goes out at the next poll.)
+        if self.coordinator is not None:
+            self.coordinator.maybe_auto_commit_offsets_async(self.time.milliseconds())
         # 4. Metadata for the new topics, then the assignment itself.
         self.metadata.add_topics({tp.topic for tp in partitions})
         self.subscriptions.assign_from_user(partitions)
@@ -504,10 +555,10 @@ class KafkaConsumer:
             return 0
         waits = [self.request_timeout_ms if self.fetcher.pending else self.retry_backoff_ms]
         waits.append(self.metadata.time_to_next_update(now))
-        # KafkaConsumer#pollForFetches bounds the wait by ConsumerCoordinator#timeToNextPoll (no
-        # auto-commit here: the time to the next heartbeat), so a member heartbeats on time.
+        # KafkaConsumer#pollForFetches bounds the wait by ConsumerCoordinator#timeToNextPoll (the next
+        # heartbeat or auto-commit), so a member heartbeats and auto-commits on time.
         if self.coordinator is not None:
-            waits.append(self.coordinator.time_to_next_heartbeat(now))
+            waits.append(self.coordinator.time_to_next_poll(now))
         waits.extend(s.next_retry_time_ms - now for s in self.subscriptions.assignment.values() if s.next_retry_time_ms > now)
         return min(waits)
 

@@ -13,12 +13,21 @@ A subscribed member commits only when STABLE. Partitions owned when the generati
 
 commitAsync (``commit_offsets_async``): KafkaConsumer#commit_async hands each call here; with no
 network thread in kafka_ref it waits among the pending async commits until the consumer's next
-poll or commit_sync, which send them in call order (one attempt each, after a coordinator lookup
+poll, commit_sync or close, which send them in call order (one attempt each, after a coordinator lookup
 if none is known) and run their callbacks. An async commit answered FENCED_INSTANCE_ID makes every
 later poll, commitSync and commitAsync raise FencedInstanceIdException (asyncCommitFenced).
 
-Not modelled: the COOPERATIVE protocol, auto-commit, metadata-triggered rejoins (a leader does not
-notice new partitions of subscribed topics).
+Auto-commit (enable.auto.commit, auto.commit.interval.ms): ``poll`` commits the consumed positions
+asynchronously once the interval has passed (#maybeAutoCommitOffsetsAsync; a retriable failure brings
+the next attempt forward to retry.backoff.ms), for a manually assigned consumer with a group.id too;
+onJoinPrepare commits them before revoking the partitions and waits for the answer, retrying
+retriable failures, for at most rebalance.timeout.ms; ``close`` commits them synchronously
+(#maybeAutoCommitOffsetsSync). An async commit (auto or not) whose wait a short poll cut short is
+waited for again by the next call, not sent twice, as Kafka's stays in flight.
+
+Not modelled: the COOPERATIVE protocol, metadata-triggered rejoins (a leader does not notice new
+partitions of subscribed topics), and the partitions marked pending revocation while the
+auto-commit before a rebalance is outstanding (SubscriptionState#markPendingRevocation).
 """
 
 from __future__ import annotations
@@ -27,6 +36,8 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+import anyio
 
 from kafka_ref.clients.abstract_coordinator import (
     NO_GENERATION,
@@ -59,6 +70,9 @@ from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.network.network import DisconnectException
 
 PROTOCOL_TYPE = "consumer"  # ConsumerProtocol.PROTOCOL_TYPE
+# A wait bounded by a deadline already passed still reads the answers that come back without loop
+# time passing (as Kafka's client.poll with an expired timer does): one microsecond of loop time.
+ZERO_TIME_MS = 0.001
 
 
 
@@ -101,6 +115,26 @@ class OffsetCommitCompletion:
             self.callback(self.offsets, self.exception)
 
 
+@dataclass(slots=True)
+class AsyncCommitFuture:
+    """The RequestFuture ConsumerCoordinator#commitOffsetsAsync returns, as onJoinPrepare reads it.
+
+    ``done`` once the commit was answered (or could not be sent); ``exception`` is the error it
+    failed with, as the future holds it (not wrapped in RetriableCommitFailedException).
+    """
+
+    done: bool = False
+    exception: BaseException | None = None
+
+    def failed(self) -> bool:
+        """Mirrors org.apache.kafka.clients.consumer.internals.RequestFuture#failed."""
+        return self.done and self.exception is not None
+
+    def is_retriable(self) -> bool:
+        """Mirrors org.apache.kafka.clients.consumer.internals.RequestFuture#isRetriable."""
+        return isinstance(self.exception, RetriableException)
+
+
 class ConsumerCoordinator(AbstractCoordinator):
     """Mirrors org.apache.kafka.clients.consumer.internals.ConsumerCoordinator.
 
@@ -127,6 +161,9 @@ class ConsumerCoordinator(AbstractCoordinator):
         on_partitions_assigned: Callable[[set[TopicPartition]], None] | None = None,
         group_instance_id: str | None = None,
         on_partitions_lost: Callable[[set[TopicPartition]], None] | None = None,
+        auto_commit_enabled: bool = False,
+        auto_commit_interval_ms: int = 5000,
+        subscriptions: Any = None,
     ) -> None:
         super().__init__(
             client, group_id, time=time, session_timeout_ms=session_timeout_ms,
@@ -150,12 +187,27 @@ class ConsumerCoordinator(AbstractCoordinator):
         # commitAsync calls not sent yet (ConsumerCoordinator#pendingAsyncCommits counts those waiting
         # for a coordinator lookup): kafka_ref has no network thread, so every one waits here, in call
         # order, until the consumer's next poll or commitSync.
-        self._pending_async_commits: list[tuple[dict[TopicPartition, OffsetAndMetadata], OffsetCommitCallback | None]] = []
+        self._pending_async_commits: list[tuple[dict[TopicPartition, OffsetAndMetadata], OffsetCommitCallback | None,
+                                                AsyncCommitFuture]] = []
         # Finished commitAsync calls whose callbacks have not run (#completedOffsetCommits).
         self._completed_offset_commits: deque[OffsetCommitCompletion] = deque()
         # Set once an async commit was answered FENCED_INSTANCE_ID (#asyncCommitFenced): from then on
         # invoke_completed_offset_commit_callbacks raises FencedInstanceIdException.
         self._async_commit_fenced = False
+        # enable.auto.commit / auto.commit.interval.ms (#autoCommitEnabled, #autoCommitIntervalMs): the
+        # consumed positions (SubscriptionState#allConsumed of ``subscriptions``) are committed
+        # asynchronously from poll once the interval has passed (#nextAutoCommitTimer, its deadline
+        # here), synchronously before a rebalance revokes the partitions and when the consumer closes.
+        self.auto_commit_enabled = auto_commit_enabled
+        self.auto_commit_interval_ms = auto_commit_interval_ms
+        self.subscriptions = subscriptions
+        self.next_auto_commit_deadline_ms = self.time.milliseconds() + auto_commit_interval_ms
+        # The auto-commit onJoinPrepare waits for (#autoCommitOffsetRequestFuture) and the bound on
+        # that wait (#joinPrepareTimer: rebalance.timeout.ms from the first onJoinPrepare of a rebalance).
+        self._auto_commit_offset_request: AsyncCommitFuture | None = None
+        self._join_prepare_deadline_ms: int | None = None
+        # The generation the async commit in flight went out with (its handler's sentGeneration).
+        self._async_commit_sent_generation = NO_GENERATION
 
     def protocol_type(self) -> str:
         """Mirrors ConsumerCoordinator#protocolType."""
@@ -181,43 +233,211 @@ class ConsumerCoordinator(AbstractCoordinator):
     # -- the poll loop -----------------------------------------------------------------------------
 
     async def poll(self, timeout_ms: float) -> bool:
-        """Mirrors ConsumerCoordinator#poll: coordinator known, group joined, heartbeat sent when due.
+        """Mirrors ConsumerCoordinator#poll: coordinator known, group joined, heartbeat sent when due,
+        then the auto-commit when its interval has passed.
 
-        True when the member is in a stable generation within the timeout.
+        True when the member is in a stable generation within the timeout (always for a manually
+        assigned consumer, which looks up no coordinator here and joins no group).
+        1. A subscribed member heartbeats when due, finds the coordinator and (re)joins; a poll that
+        cannot do either returns False before any auto-commit; 2. the auto-commit
+        (#maybeAutoCommitOffsetsAsync), manual assignment included.
         """
         deadline = self.time.milliseconds() + int(timeout_ms)
-        if not self.subscription:
-            return False
-        # 1. A heartbeat is due even while everything is fine.
-        await self.maybe_heartbeat()
-        # 2. The coordinator, then membership.
-        if self.coordinator is None and not await self.ensure_coordinator_ready(deadline):
-            return False
-        if self.rejoin_needed:
-            return await self.ensure_active_group(deadline)
+        if self.subscription:
+            # 1. A heartbeat is due even while everything is fine; then the coordinator and membership.
+            await self.maybe_heartbeat()
+            if self.coordinator is None and not await self.ensure_coordinator_ready(deadline):
+                return False
+            if self.rejoin_needed and not await self.ensure_active_group(deadline):
+                return False
+        # 2. Offsets committed on their own when the interval has passed; the commit goes out now
+        #    (Kafka's commitOffsetsAsync transmits it at once) and its answer is read here.
+        if self.maybe_auto_commit_offsets_async(self.time.milliseconds()):
+            await self._send_pending_async_commits()
         return True
+
+    def time_to_next_poll(self, now: int) -> float:
+        """Mirrors ConsumerCoordinator#timeToNextPoll: how long the consumer may wait before polling the
+        coordinator again: until the next heartbeat, or the next auto-commit when that is sooner."""
+        # 1. Without auto-commit, only heartbeats set the pace.
+        if not self.auto_commit_enabled:
+            return self.time_to_next_heartbeat(now)
+        # 2. Otherwise the sooner of the two (Timer#remainingMs is never negative).
+        return min(max(self.next_auto_commit_deadline_ms - now, 0), self.time_to_next_heartbeat(now))
+
+    # -- auto-commit -----------------------------------------------------------------------------------
+
+    def _all_consumed(self) -> dict[TopicPartition, OffsetAndMetadata]:
+        """SubscriptionState#allConsumed (``consumed_offsets_of``) on the consumer's subscriptions (nothing without one)."""
+        if self.subscriptions is None:
+            return {}
+        return self.consumed_offsets_of(self.subscriptions)
+
+    def maybe_auto_commit_offsets_async(self, now: int) -> bool:
+        """Mirrors org.apache.kafka.clients.consumer.internals.ConsumerCoordinator#maybeAutoCommitOffsetsAsync(long).
+
+        1. Nothing without enable.auto.commit; 2. nothing before the auto-commit timer expires;
+        3. otherwise the timer restarts with auto.commit.interval.ms and the consumed positions are
+        committed asynchronously (#autoCommitOffsetsAsync). True when a commit was queued: it goes
+        out at the caller's next ``_send_pending_async_commits`` (poll sends it at once).
+        """
+        # 1. Disabled.
+        if not self.auto_commit_enabled:
+            return False
+        # 2. Not yet due (Timer#update(now), #isExpired).
+        if now < self.next_auto_commit_deadline_ms:
+            return False
+        # 3. Due: next interval from now (Timer#reset), then the commit.
+        self.next_auto_commit_deadline_ms = now + self.auto_commit_interval_ms
+        self.auto_commit_offsets_async()
+        return True
+
+    def auto_commit_offsets_async(self) -> AsyncCommitFuture:
+        """Mirrors org.apache.kafka.clients.consumer.internals.ConsumerCoordinator#autoCommitOffsetsAsync.
+
+        1. The consumed positions of every assigned partition (SubscriptionState#allConsumed);
+        2. committed with commitOffsetsAsync, whose callback only logs, except that a retriable
+        failure (RetriableCommitFailedException) brings the next auto-commit forward to
+        retry.backoff.ms after it is heard of (#nextAutoCommitTimer#updateAndReset).
+        """
+        # 1. What to commit.
+        offsets = self._all_consumed()
+        self._log.debug("auto_commit_sent", offsets={str(tp): o.offset for tp, o in offsets.items()})
+
+        def on_complete(committed: dict[TopicPartition, Any], exception: BaseException | None) -> None:
+            if isinstance(exception, RetriableCommitFailedException):
+                self.next_auto_commit_deadline_ms = self.time.milliseconds() + self.retry_backoff_ms
+                self._log.debug("auto_commit_failed_retriable", error=repr(exception.__cause__))
+            elif exception is not None:
+                self._log.warning("auto_commit_failed", error=repr(exception))
+            else:
+                self._log.debug("auto_commit_completed", offsets={str(tp): o.offset for tp, o in committed.items()})
+
+        # 2. The asynchronous commit.
+        return self.commit_offsets_async(offsets, on_complete)
+
+    async def maybe_auto_commit_offsets_sync(self, deadline_ms: int) -> None:
+        """Mirrors org.apache.kafka.clients.consumer.internals.ConsumerCoordinator#maybeAutoCommitOffsetsSync(Timer).
+
+        Used on close. 1. Nothing without enable.auto.commit; 2. the consumed positions are
+        committed with commitOffsetsSync until ``deadline_ms``; 3. a commit that times out or fails
+        is only logged, as an asynchronous auto-commit's failure would be.
+        """
+        # 1. Disabled.
+        if not self.auto_commit_enabled:
+            return
+        # 2. The synchronous commit, bounded by the deadline.
+        offsets = self._all_consumed()
+        try:
+            await self.commit_offsets_sync(offsets, max(deadline_ms - self.time.milliseconds(), 0))
+        except TimeoutException:
+            # 3. Timed out, or failed: not propagated.
+            self._log.debug("auto_commit_sync_timed_out", offsets={str(tp): o.offset for tp, o in offsets.items()})
+        except KafkaException as exc:
+            self._log.warning("auto_commit_sync_failed", error=repr(exc))
+
+    async def close(self, timeout_ms: float) -> None:
+        """Mirrors org.apache.kafka.clients.consumer.internals.ConsumerCoordinator#close(Timer).
+
+        1. The synchronous auto-commit (#maybeAutoCommitOffsetsSync), then commitAsync calls not sent
+        yet, within ``timeout_ms``; 2. AbstractCoordinator#close: the partitions are given up
+        (onLeavePrepare) and a dynamic member leaves the group (LeaveGroup sent, not awaited).
+        A timeout of zero sends what can go at once and waits for no answer (close(Duration.ZERO)).
+        """
+        deadline = self.time.milliseconds() + int(timeout_ms)
+        try:
+            if timeout_ms <= 0:
+                # 1. (No time: the auto-commit is sent to a known coordinator and not waited for.)
+                self._post_auto_commit()
+            else:
+                # 1. Within the timeout: a wait still going at its end is given up.
+                with anyio.move_on_after(timeout_ms / 1000.0):
+                    await self.maybe_auto_commit_offsets_sync(deadline)
+                    await self._send_pending_async_commits()
+        finally:
+            # 2. Leave.
+            self.on_leave_prepare()
+            self.maybe_leave_group_nowait()
+
+    def _post_auto_commit(self) -> None:
+        """maybeAutoCommitOffsetsSync with an expired timer (close(Duration.ZERO)): commitOffsetsSync sends
+        one OffsetCommit if the coordinator is known and polls for no time, so the request goes
+        out and its answer is not read; a commit that cannot be built (the member is not stable) is dropped."""
+        if not self.auto_commit_enabled or self.coordinator is None or self.client.is_unavailable(self.coordinator):
+            return
+        offsets = self._all_consumed()
+        if not offsets:
+            return
+        try:
+            generation = self._generation_if_stable()
+        except KafkaException:
+            return
+        self.client.post(self.coordinator, OffsetCommitRequest.build(
+            self.group_id,
+            {tp: (o.offset, -1 if o.leader_epoch is None else o.leader_epoch, o.metadata) for tp, o in offsets.items()},
+            generation_id=generation.generation_id, member_id=generation.member_id,
+            group_instance_id=self.group_instance_id if self.subscription else None))
 
     # -- the join hooks --------------------------------------------------------------------------------
 
-    def _on_join_prepare(self, generation_id: int, member_id: str) -> None:
-        """Mirrors ConsumerCoordinator#onJoinPrepare (EAGER, no auto-commit).
+    async def _on_join_prepare(self, deadline_ms: int, generation_id: int, member_id: str) -> bool:
+        """Mirrors ConsumerCoordinator#onJoinPrepare (EAGER).
 
-        Called once per rebalance (AbstractCoordinator#needsJoinPrepare) with the generation and
-        member id of that moment. 1. A generation or member id that was reset (by an error answer,
-        or leaving the group) means the owned partitions may already be someone else's: they are
-        *lost* (onPartitionsLost), only if there are any; 2. otherwise EAGER revokes every owned
-        partition (onPartitionsRevoked), and the listener hears of it even when there are none.
+        Called before a rebalance's first JoinGroup (AbstractCoordinator#needsJoinPrepare) with the
+        generation and member id of that moment; False means "not yet" (the auto-commit is still
+        going): the caller returns and calls it again on its next poll.
+        1. The first call of a rebalance starts the joinPrepareTimer (rebalance.timeout.ms);
+        2. with enable.auto.commit and no auto-commit of this rebalance outstanding, the consumed
+        positions are committed asynchronously; 3. that commit is waited for until ``deadline_ms``
+        or the joinPrepareTimer, whichever is sooner (a deadline already passed still reads what
+        answers at once); it is waited for again (False, after min(retry.backoff.ms, the time left))
+        while unanswered or after a retriable failure, unless the joinPrepareTimer expired; a fatal
+        failure is logged and the rebalance goes on. 4. A generation or member id that was reset (by
+        an error answer, or leaving the group) means the owned partitions may already be someone
+        else's: they are *lost* (onPartitionsLost), only if there are any; 5. otherwise EAGER revokes
+        every owned partition (onPartitionsRevoked), and the listener hears of it even when there
+        are none; 6. the rebalance's timer and commit are forgotten.
         """
+        # 1. joinPrepareTimer.
+        now = self.time.milliseconds()
+        if self._join_prepare_deadline_ms is None:
+            self._join_prepare_deadline_ms = now + self.rebalance_timeout_ms
+        # 2. The auto-commit before the revocation (#maybeAutoCommitOffsetsAsync()).
+        if self.auto_commit_enabled and self._auto_commit_offset_request is None:
+            self._auto_commit_offset_request = self.auto_commit_offsets_async()
+        # 3. Its answer, within the sooner of the two bounds.
+        future = self._auto_commit_offset_request
+        if future is not None:
+            poll_deadline = min(deadline_ms, self._join_prepare_deadline_ms)
+            with anyio.move_on_after(max(poll_deadline - now, ZERO_TIME_MS) / 1000.0):
+                await self._send_pending_async_commits()
+            now = self.time.milliseconds()
+            completed = True
+            if now >= self._join_prepare_deadline_ms:
+                self._log.error("auto_commit_before_rebalance_timed_out")
+            elif not future.done or (future.failed() and future.is_retriable()):
+                completed = False
+            elif future.failed():
+                self._log.error("auto_commit_before_rebalance_failed", error=repr(future.exception))
+            if future.done:
+                self._auto_commit_offset_request = None
+            if not completed:
+                await self.time.sleep(min(max(poll_deadline - now, 0), self.retry_backoff_ms))
+                return False
         partitions = set(self.assignment)
         if generation_id == NO_GENERATION_ID or member_id == NO_GENERATION.member_id:
-            # 1. Lost: the generation or member id was reset; nothing owned, no callback.
+            # 4. Lost: the generation or member id was reset; nothing owned, no callback.
             if partitions:
                 self.assignment = set()
                 self._invoke_partitions_lost_or_revoked(partitions, lost=True)
         else:
-            # 2. EAGER: revoke everything, the empty set too.
+            # 5. EAGER: revoke everything, the empty set too.
             self.assignment = set()
             self._invoke_partitions_lost_or_revoked(partitions, lost=False)
+        # 6. The next rebalance starts afresh.
+        self._join_prepare_deadline_ms = None
+        self._auto_commit_offset_request = None
+        return True
 
     def _join_protocols(self) -> tuple[JoinGroupRequestProtocol, ...]:
         """Mirrors ConsumerCoordinator#metadata: one protocol per assignor, all with this subscription."""
@@ -247,6 +467,9 @@ class ConsumerCoordinator(AbstractCoordinator):
     def _on_join_complete(self, generation: Generation, assignment: bytes) -> None:
         """Mirrors ConsumerCoordinator#onJoinComplete: take the assignment (the base class has made the member STABLE)."""
         self.rebalances += 1
+        # (The auto-commit interval starts over from the new assignment.)
+        if self.auto_commit_enabled:
+            self.next_auto_commit_deadline_ms = self.time.milliseconds() + self.auto_commit_interval_ms
         self.assignment = set(ConsumerProtocol.deserialize_assignment(assignment).partitions)
         self._log.info("partitions_assigned", generation_id=generation.generation_id,
                        partitions=sorted(str(tp) for tp in self.assignment))
@@ -282,16 +505,25 @@ class ConsumerCoordinator(AbstractCoordinator):
             if not await self._backoff(deadline):
                 raise TimeoutException(f"Timeout of {int(timeout_ms)}ms expired before successfully committing offsets {dict(offsets)}")
 
-    async def _send_offset_commit_request(self, offsets: Mapping[TopicPartition, OffsetAndMetadata]) -> RetriableException | None:
+    async def _send_offset_commit_request(self, offsets: Mapping[TopicPartition, OffsetAndMetadata],
+                                          resumable: str | None = None) -> RetriableException | None:
         """Mirrors ConsumerCoordinator#sendOffsetCommitRequest, answered by OffsetCommitResponseHandler.
 
         One OffsetCommit to the known coordinator. None when every partition committed; on a
         retriable failure the error the future would fail with (DisconnectException without an
         answer, as ConsumerNetworkClient raises for a lost connection or a timed-out request; else the
-        first retriable partition error's exception); a fatal error raises.
+        first retriable partition error's exception); a fatal error raises. With ``resumable`` (an
+        async commit) a request whose wait was cut short (the end of a short poll) is waited for
+        again rather than sent twice, as Kafka's stays in flight; its answer is judged against the
+        generation it went out with.
         """
-        # 1. The generation a commit carries (a commit out of a stable generation fails here).
-        generation = self._generation_if_stable()
+        # 1. The generation a commit carries (a commit out of a stable generation fails here);
+        #    a resumed request keeps the one it was sent with.
+        pending = self._pending.get(resumable) if resumable is not None else None
+        resumed = pending is not None and pending.dst == self.coordinator
+        generation = self._async_commit_sent_generation if resumed else self._generation_if_stable()
+        if resumable is not None and not resumed:
+            self._async_commit_sent_generation = generation
         # 2. The request. (The instance id goes only with a group-assigned member's generation: a
         #    manually assigned consumer commits as a "simple" consumer.)
         request = OffsetCommitRequest.build(
@@ -300,7 +532,7 @@ class ConsumerCoordinator(AbstractCoordinator):
             generation_id=generation.generation_id, member_id=generation.member_id,
             group_instance_id=self.group_instance_id if self.subscription else None)
         node = self.coordinator
-        response = await self._send_to_coordinator(request)
+        response = await self._send_to_coordinator(request, resumable=resumable)
         # 3. No answer: the connection was lost (the coordinator is marked unknown).
         if response is None:
             return DisconnectException(f"OffsetCommit to node {node} got no answer")
@@ -314,18 +546,22 @@ class ConsumerCoordinator(AbstractCoordinator):
         return error.exception()
 
     def commit_offsets_async(self, offsets: dict[TopicPartition, OffsetAndMetadata],
-                             callback: OffsetCommitCallback | None) -> None:
+                             callback: OffsetCommitCallback | None) -> AsyncCommitFuture:
         """Mirrors org.apache.kafka.clients.consumer.internals.ConsumerCoordinator#commitOffsetsAsync.
 
         1. Callbacks of commitAsync calls that finished run first (FencedInstanceIdException once an
         async commit was fenced: the commit is not taken); 2. the commit joins the pending async
-        commits. Kafka's network thread would send it at once (after a coordinator lookup if none is known); kafka_ref has none, so ``_send_pending_async_commits`` sends it at the
-        consumer's next poll or commitSync, and a commit not sent before ``close`` is dropped.
+        commits. Kafka's network thread would send it at once (after a coordinator lookup if none
+        is known); kafka_ref has none, so ``_send_pending_async_commits`` sends it at the consumer's
+        next poll or commitSync (an auto-commit: in the same poll), or when it closes. Returns the
+        commit's future (done once answered).
         """
         # 1. Finished commits first.
         self.invoke_completed_offset_commit_callbacks()
         # 2. Pending until the next poll or commitSync.
-        self._pending_async_commits.append((offsets, callback))
+        future = AsyncCommitFuture()
+        self._pending_async_commits.append((offsets, callback, future))
+        return future
 
     async def _send_pending_async_commits(self) -> None:
         """The part of ConsumerCoordinator#commitOffsetsAsync Kafka's network thread carries out.
@@ -337,7 +573,8 @@ class ConsumerCoordinator(AbstractCoordinator):
         FindCoordinator, here lookups are retried for up to request_timeout_ms); a failed lookup
         completes the commit with RetriableCommitFailedException wrapping its error, whatever that
         error is (the lookupCoordinator listener's onFailure); 2. otherwise one attempt
-        (#doCommitOffsetsAsync); 3. the commit leaves the queue and its callback runs
+        (#doCommitOffsetsAsync; a wait cut short leaves the commit first in the queue, and the next
+        call waits for the same request); 3. the commit leaves the queue and its callback runs
         (#invokeCompletedOffsetCommitCallbacks). Once a commit was fenced the rest are still sent (Kafka's
         network thread has sent them already) but no callback runs: 4. the call raises
         FencedInstanceIdException.
@@ -345,18 +582,19 @@ class ConsumerCoordinator(AbstractCoordinator):
         # 0. Finished commits, or the fence.
         self.invoke_completed_offset_commit_callbacks()
         while self._pending_async_commits:
-            offsets, callback = self._pending_async_commits[0]
+            offsets, callback, future = self._pending_async_commits[0]
             try:
                 # 1. The coordinator, looked up if unknown (an empty commit needs none).
                 if offsets and self.coordinator is None and not await self.ensure_coordinator_ready(
                         self.time.milliseconds() + self.request_timeout_ms):
                     raise Errors.COORDINATOR_NOT_AVAILABLE.exception()
             except KafkaException as exc:
+                future.done, future.exception = True, exc
                 self._completed_offset_commits.append(
                     OffsetCommitCompletion(callback, offsets, self._retriable_commit_failure(exc)))
             else:
                 # 2. One attempt.
-                await self._do_commit_offsets_async(offsets, callback)
+                await self._do_commit_offsets_async(offsets, callback, future)
             # 3. Done: off the queue, callback run (unless fenced).
             self._pending_async_commits.pop(0)
             if not self._async_commit_fenced:
@@ -365,23 +603,28 @@ class ConsumerCoordinator(AbstractCoordinator):
         self.invoke_completed_offset_commit_callbacks()
 
     async def _do_commit_offsets_async(self, offsets: dict[TopicPartition, OffsetAndMetadata],
-                                       callback: OffsetCommitCallback | None) -> None:
+                                       callback: OffsetCommitCallback | None,
+                                       future: AsyncCommitFuture | None = None) -> None:
         """Mirrors org.apache.kafka.clients.consumer.internals.ConsumerCoordinator#doCommitOffsetsAsync.
 
         1. One OffsetCommit (#sendOffsetCommitRequest; an empty commit succeeds without one);
-        2. its completion waits for invokeCompletedOffsetCommitCallbacks with None, the fatal
-        error, or RetriableCommitFailedException wrapping a retriable one; 3. FENCED_INSTANCE_ID
-        sets asyncCommitFenced.
+        2. the future completes, and the completion waits for invokeCompletedOffsetCommitCallbacks
+        with None, the fatal error, or RetriableCommitFailedException wrapping a retriable one;
+        3. FENCED_INSTANCE_ID sets asyncCommitFenced.
         """
         exception: BaseException | None = None
         try:
             # 1. One attempt (a retriable failure fails it: commitAsync does not retry).
-            failure = await self._send_offset_commit_request(offsets) if offsets else None
+            failure = await self._send_offset_commit_request(offsets, resumable="async_commit") if offsets else None
             if failure is not None:
                 raise failure
         except KafkaException as exc:
-            exception = self._retriable_commit_failure(exc) if isinstance(exc, RetriableException) else exc
-        # 2. The completion, for the callback.
+            exception = exc
+        # 2. The future, and the completion for the callback.
+        if future is not None:
+            future.done, future.exception = True, exception
+        if isinstance(exception, RetriableException):
+            exception = self._retriable_commit_failure(exception)
         self._completed_offset_commits.append(OffsetCommitCompletion(callback, offsets, exception))
         # 3. A fenced static member: every later poll and commit raises (#asyncCommitFenced).
         if isinstance(exception, FencedInstanceIdException):
@@ -597,7 +840,8 @@ class ConsumerCoordinator(AbstractCoordinator):
     @classmethod
     def for_consumer(cls, consumer: Any, group_id: str, *, session_timeout_ms: int, heartbeat_interval_ms: int,
                      max_poll_interval_ms: int, partition_assignment_strategy: Iterable[str],
-                     group_instance_id: str | None = None) -> "ConsumerCoordinator":
+                     group_instance_id: str | None = None, auto_commit_enabled: bool = False,
+                     auto_commit_interval_ms: int = 5000) -> "ConsumerCoordinator":
         """The coordinator KafkaConsumer's constructor builds when ``group.id`` is set.
 
         Revoked partitions leave the consumer's assignment (and their buffered records);
@@ -618,24 +862,26 @@ class ConsumerCoordinator(AbstractCoordinator):
                    heartbeat_interval_ms=heartbeat_interval_ms, retry_backoff_ms=consumer.retry_backoff_ms,
                    request_timeout_ms=consumer.request_timeout_ms, assignors=partition_assignment_strategy,
                    on_partitions_revoked=revoked, on_partitions_assigned=assigned, group_instance_id=group_instance_id,
-                   on_partitions_lost=revoked)
+                   on_partitions_lost=revoked, auto_commit_enabled=auto_commit_enabled,
+                   auto_commit_interval_ms=auto_commit_interval_ms, subscriptions=consumer.subscriptions)
 
     async def poll_for_consumer(self, consumer: Any) -> None:
         """Mirrors the group part of KafkaConsumer#updateAssignmentMetadataIfNeeded.
 
         0. Pending commitAsync calls go out and their callbacks run (ConsumerCoordinator#poll
         starts with invokeCompletedOffsetCommitCallbacks), for a manually assigned consumer too;
-        1. ConsumerCoordinator#poll (coordinator, membership, heartbeat); 2. positions of
-        newly assigned partitions from the committed offsets (refreshCommittedOffsetsIfNeeded);
-        partitions with no commit are left to ``auto_offset_reset``.
+        1. ConsumerCoordinator#poll (coordinator, membership, heartbeat, auto-commit; a manually
+        assigned consumer only auto-commits); 2. positions of newly assigned partitions from the
+        committed offsets (refreshCommittedOffsetsIfNeeded); partitions with no commit are left to
+        ``auto_offset_reset``.
         """
         # 0. commitAsync calls.
         await self._send_pending_async_commits()
-        if not self.subscription:
-            return
-        # 1. and 2.
+        # 1. The coordinator's poll.
         await self.poll(consumer.default_api_timeout_ms)
-        await self.refresh_committed_offsets_if_needed(consumer)
+        # 2. Committed offsets of a group-assigned member's new partitions.
+        if self.subscription:
+            await self.refresh_committed_offsets_if_needed(consumer)
 
     async def refresh_committed_offsets_if_needed(self, consumer: Any, timeout_ms: float | None = None) -> bool:
         """Mirrors ConsumerCoordinator#initWithCommittedOffsetsIfNeeded (and refreshCommittedOffsets).
@@ -673,11 +919,16 @@ class ConsumerCoordinator(AbstractCoordinator):
 
     @staticmethod
     def consumed_offsets(consumer: Any) -> dict[TopicPartition, OffsetAndMetadata]:
+        """SubscriptionState#allConsumed (``consumed_offsets_of``) for ``consumer``'s subscriptions."""
+        return ConsumerCoordinator.consumed_offsets_of(consumer.subscriptions)
+
+    @staticmethod
+    def consumed_offsets_of(subscriptions: Any) -> dict[TopicPartition, OffsetAndMetadata]:
         """Mirrors SubscriptionState#allConsumed: the position of every assigned partition in a valid
         (FETCHING) state; one awaiting a reset or a validation is left out."""
         out = {}
-        for tp in sorted(consumer.assignment()):
-            state = consumer.subscriptions.assigned_state(tp)
+        for tp in sorted(subscriptions.assigned_partitions()):
+            state = subscriptions.assigned_state(tp)
             if state.has_valid_position():
                 out[tp] = OffsetAndMetadata(state.position.offset, state.position.offset_epoch)
         return out

@@ -155,7 +155,9 @@ class ClientWorkload:
         consumer = Consumer(network, bootstrap, client_id="sim-consumer", group_id=GROUP_ID,
                             request_timeout_ms=REQUEST_TIMEOUT_MS, default_api_timeout_ms=API_TIMEOUT_MS,
                             session_timeout_ms=SESSION_TIMEOUT_MS, heartbeat_interval_ms=HEARTBEAT_INTERVAL_MS,
-                            client_rack=ctx.scenario.client_rack)
+                            client_rack=ctx.scenario.client_rack,
+                            # It commits on its own schedule (commit_sync); recorded seeds predate auto-commit.
+                            enable_auto_commit=False)
         admin = Admin(network, bootstrap, client_id="sim-admin", request_timeout_ms=REQUEST_TIMEOUT_MS,
                       default_api_timeout_ms=API_TIMEOUT_MS)
         self.producer, self.consumer, self.admin = producer, consumer, admin
