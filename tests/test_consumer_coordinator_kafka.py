@@ -18,6 +18,12 @@ entry points are used instead: ``maybe_heartbeat`` (the heartbeat thread's step)
 (invokeCompletedOffsetCommitCallbacks), at the consumer's next poll (``poll_for_consumer``) or
 commitSync: where Kafka's test calls invokeCompletedOffsetCommitCallbacks, the port polls.
 
+Auto-commit is off in the harness unless a test turns it on (``enable_auto_commit=True``), as the
+Kafka test builds its coordinator; the interval is the Kafka test's 2000 ms. kafka_ref's poll waits
+for the auto-commit's answer; where Kafka's test leaves a commit in flight, the port's poll stops
+short (``poll_without_waiting``) and the next poll waits for the same request. onJoinPrepare is
+called as ``_on_join_prepare(deadline, generation, member_id)``; close(Duration) is ``aclose``.
+
 Not ported:
 - testMetrics, testThreadSafeAssignedPartitionsMetric: kafka_ref keeps no client metrics.
 - testPerformAssignment*, testOnLeaderElectedShouldSkipAssignment, testSelectRebalanceProtocol,
@@ -32,10 +38,7 @@ Not ported:
   testRackAware*/testNonRackAware*, testSubscriptionRackId, testRebalanceAfterTopicUnavailable*,
   testSubscriptionChangeWithAuthorizationFailure, testMetadataTopicsDuringSubscriptionChange:
   metadata-triggered rejoins and rack-aware assignment are not modelled.
-- auto-commit (testAutoCommit*, testOnJoinPrepareWithOffsetCommit*, testJoinPrepare*, and the close tests built on auto-commit
-  (testCloseCoordinatorNotKnown*, testCloseCoordinatorUnavailable*, testCloseTimeout*, testCloseMaxWait*,
-  testCloseNoResponse*, testCloseNoWait)): kafka_ref has no enable.auto.commit, and close sends LeaveGroup
-  without waiting.
+- testCloseNoResponseForLeaveGroup: kafka_ref's close sends LeaveGroup without waiting for its answer.
 - testEnsureCompletingAsyncCommitsWhenSyncCommitWithoutOffsets: kafka_ref's commitSync does not bound
   the pending async commits by its own timeout (it waits up to request.timeout.ms for them), and an
   async commit cut short is sent again by the next poll, where Kafka's stays in flight.
@@ -103,6 +106,9 @@ NODE = 0
 SESSION_TIMEOUT_MS = 10000
 REBALANCE_TIMEOUT_MS = 60000
 HEARTBEAT_INTERVAL_MS = 5000
+AUTO_COMMIT_INTERVAL_MS = 2000
+RETRY_BACKOFF_MS = 100
+REQUEST_TIMEOUT_MS = 30000
 LONG = 10_000_000  # stands in for time.timer(Long.MAX_VALUE): far beyond every wait below
 
 
@@ -147,11 +153,14 @@ async def harness(**consumer_config: Any):
     broker = ScriptedCoordinator(network)
     async with anyio.create_task_group() as tg:
         broker.serve(tg)
+        # (Auto-commit off unless a test asks for it, as ConsumerCoordinatorTest#setup builds its coordinator.)
         config = dict(client_id="consumer-1", group_id=GROUP_ID, session_timeout_ms=SESSION_TIMEOUT_MS,
                       heartbeat_interval_ms=HEARTBEAT_INTERVAL_MS, max_poll_interval_ms=REBALANCE_TIMEOUT_MS,
-                      retry_backoff_ms=100, request_timeout_ms=30000)
+                      retry_backoff_ms=RETRY_BACKOFF_MS, request_timeout_ms=REQUEST_TIMEOUT_MS,
+                      enable_auto_commit=False, auto_commit_interval_ms=AUTO_COMMIT_INTERVAL_MS)
         config.update(consumer_config)
         consumer = KafkaConsumer(network, [NODE], **config)
+        broker.time = consumer.time
         listener = RebalanceListener()
         coordinator = consumer.coordinator
         revoke_to_consumer = coordinator.on_partitions_revoked
@@ -685,31 +694,6 @@ async def test_unsubscribe_with_invalid_generation():
         assert len(broker.requests) == before
 
 
-async def test_close_dynamic_assignment():
-    """Mirrors ConsumerCoordinatorTest#testCloseDynamicAssignment (without the auto-commit kafka_ref lacks):
-    close revokes the partitions and sends LeaveGroup."""
-    async with harness() as (consumer, coordinator, broker, listener):
-        consumer.subscribe([TOPIC1])
-        await join_as_follower_and_receive_assignment(consumer, coordinator, broker, [T1P])
-        broker.prepare_response(LeaveGroupResponse(error_code=0), is_leave(CONSUMER_ID))
-        consumer.close()
-        await settle()
-        assert broker.sent()[-1] == "LeaveGroupRequest"
-        assert (listener.revoked_count, listener.revoked) == (1, {T1P})
-
-
-async def test_close_manual_assignment():
-    """Mirrors ConsumerCoordinatorTest#testCloseManualAssignment (without auto-commit): a manually assigned
-    consumer is no group member, so close sends no LeaveGroup and calls no callback."""
-    async with harness() as (consumer, coordinator, broker, listener):
-        await ensure_coordinator_ready(coordinator, broker)
-        consumer.assign([T1P])
-        consumer.close()
-        await settle()
-        assert broker.sent() == ["FindCoordinatorRequest"]
-        assert (listener.revoked_count, listener.lost_count) == (0, 0)
-
-
 @pytest.mark.parametrize("awaiting_reset", [False, True])
 async def test_no_coordinator_discovery_if_positions_known_or_awaiting_reset(awaiting_reset):
     """Mirrors ConsumerCoordinatorTest#testNoCoordinatorDiscoveryIfPositionsKnown and
@@ -1175,6 +1159,488 @@ async def test_commit_offset_request_async_always_receive_fenced_exception():
             await next_poll(coordinator, consumer)
         assert later.invoked == 0
         assert broker.sent() == ["FindCoordinatorRequest", "OffsetCommitRequest"]
+
+
+# --------------------------------------------------------------------------------------------
+# Auto-commit (enable.auto.commit)
+# --------------------------------------------------------------------------------------------
+
+
+def committed_offsets_sent(broker: ScriptedCoordinator) -> list[dict[TopicPartition, int]]:
+    """The offsets of every OffsetCommit the coordinator received, in order."""
+    return [r.offsets() for r in broker.requests if isinstance(r, OffsetCommitRequest)]
+
+
+async def poll_without_waiting(coordinator) -> None:
+    """ConsumerCoordinator#poll whose answers are not waited for: what it sends goes out, a request
+    left unanswered stays in flight (the next poll waits for the same one)."""
+    with anyio.move_on_after(0.000001):
+        await coordinator.poll(LONG)
+
+
+async def test_auto_commit_dynamic_assignment():
+    """Mirrors ConsumerCoordinatorTest#testAutoCommitDynamicAssignment."""
+    async with harness(enable_auto_commit=True) as (consumer, coordinator, broker, _):
+        consumer.subscribe([TOPIC1])
+        await join_as_follower_and_receive_assignment(consumer, coordinator, broker, [T1P])
+        joined_at = coordinator.time.milliseconds()
+        consumer.subscriptions.seek(T1P, 100)
+        prepare_offset_commit(broker, {T1P: 100}, Errors.NONE)
+        await anyio.sleep(AUTO_COMMIT_INTERVAL_MS / 1000)
+        assert await coordinator.poll(LONG)
+        assert broker.prepared == deque()
+        commit = broker.requests[-1]
+        assert (commit.generation_id_or_member_epoch, commit.member_id) == (1, CONSUMER_ID)
+        assert broker.arrival_times(OffsetCommitRequest) == [joined_at + AUTO_COMMIT_INTERVAL_MS]
+        # The next one is due a whole interval later.
+        assert coordinator.time_to_next_poll(coordinator.time.milliseconds()) == AUTO_COMMIT_INTERVAL_MS
+
+
+async def test_auto_commit_not_due_before_interval():
+    """ConsumerCoordinator#maybeAutoCommitOffsetsAsync: a poll one millisecond before the interval has passed
+    since the join (onJoinComplete restarts the timer, although the consumer was created a whole interval
+    earlier) commits nothing; at the interval it commits."""
+    async with harness(enable_auto_commit=True) as (consumer, coordinator, broker, _):
+        consumer.subscribe([TOPIC1])
+        await anyio.sleep(AUTO_COMMIT_INTERVAL_MS / 1000)
+        await join_as_follower_and_receive_assignment(consumer, coordinator, broker, [T1P])
+        consumer.subscriptions.seek(T1P, 100)
+        await anyio.sleep((AUTO_COMMIT_INTERVAL_MS - 1) / 1000)
+        assert coordinator.time_to_next_poll(coordinator.time.milliseconds()) == 1
+        assert await coordinator.poll(LONG)
+        assert committed_offsets_sent(broker) == []
+        prepare_offset_commit(broker, {T1P: 100}, Errors.NONE)
+        await anyio.sleep(0.001)
+        assert await coordinator.poll(LONG)
+        assert committed_offsets_sent(broker) == [{T1P: 100}]
+
+
+async def test_auto_commit_retry_backoff():
+    """Mirrors ConsumerCoordinatorTest#testAutoCommitRetryBackoff: a retriable failure brings the next
+    auto-commit forward to retry.backoff.ms after it, not a whole interval."""
+    async with harness(enable_auto_commit=True) as (consumer, coordinator, broker, _):
+        consumer.subscribe([TOPIC1])
+        await join_as_follower_and_receive_assignment(consumer, coordinator, broker, [T1P])
+        consumer.subscriptions.seek(T1P, 100)
+        await anyio.sleep(AUTO_COMMIT_INTERVAL_MS / 1000)
+        failed_at = coordinator.time.milliseconds()
+        # The commit fails with a retriable error: the coordinator is looked up again.
+        prepare_offset_commit(broker, {T1P: 100}, Errors.NOT_COORDINATOR)
+        assert await coordinator.poll(LONG)
+        assert coordinator.coordinator is None
+        broker.prepare_response(group_coordinator_response(Errors.NONE), lambda r: isinstance(r, FindCoordinatorRequest))
+        assert await coordinator.poll(LONG)
+        assert coordinator.coordinator == NODE
+        consumer.subscriptions.seek(T1P, 200)
+        # Half the backoff: no new commit.
+        await anyio.sleep(RETRY_BACKOFF_MS / 2 / 1000)
+        assert await coordinator.poll(LONG)
+        assert committed_offsets_sent(broker) == [{T1P: 100}]
+        # The whole backoff: the commit is retried with the new position.
+        await anyio.sleep(RETRY_BACKOFF_MS / 2 / 1000)
+        await poll_without_waiting(coordinator)
+        assert len(broker.waiting(OffsetCommitRequest)) == 1
+        assert committed_offsets_sent(broker) == [{T1P: 100}, {T1P: 200}]
+        assert broker.arrival_times(OffsetCommitRequest) == [failed_at, failed_at + RETRY_BACKOFF_MS]
+        broker.respond(offset_commit_response({T1P: Errors.NONE}), OffsetCommitRequest)
+        assert await coordinator.poll(LONG)
+        assert broker.waiting(OffsetCommitRequest) == []
+        assert len(committed_offsets_sent(broker)) == 2
+
+
+async def test_auto_commit_awaits_interval():
+    """Mirrors ConsumerCoordinatorTest#testAutoCommitAwaitsInterval: an unanswered auto-commit is not sent
+    again, and the next one waits for the interval (kafka_ref's poll waits for the answer: each poll
+    here stops short, and the next one waits for the same request)."""
+    async with harness(enable_auto_commit=True) as (consumer, coordinator, broker, _):
+        consumer.subscribe([TOPIC1])
+        await join_as_follower_and_receive_assignment(consumer, coordinator, broker, [T1P])
+        consumer.subscriptions.seek(T1P, 100)
+        await anyio.sleep(AUTO_COMMIT_INTERVAL_MS / 1000)
+        first_at = coordinator.time.milliseconds()
+        # Sent, not answered.
+        await poll_without_waiting(coordinator)
+        assert len(broker.waiting(OffsetCommitRequest)) == 1
+        await anyio.sleep(AUTO_COMMIT_INTERVAL_MS / 2 / 1000)
+        # No second commit while the first is unanswered.
+        await poll_without_waiting(coordinator)
+        assert len(broker.waiting(OffsetCommitRequest)) == 1
+        assert committed_offsets_sent(broker) == [{T1P: 100}]
+        broker.respond(offset_commit_response({T1P: Errors.NONE}), OffsetCommitRequest)
+        assert await coordinator.poll(LONG)
+        assert broker.waiting(OffsetCommitRequest) == []
+        consumer.subscriptions.seek(T1P, 200)
+        # Before the interval: nothing.
+        assert await coordinator.poll(LONG)
+        assert committed_offsets_sent(broker) == [{T1P: 100}]
+        # After the rest of the interval: the next commit.
+        await anyio.sleep(AUTO_COMMIT_INTERVAL_MS / 2 / 1000)
+        await poll_without_waiting(coordinator)
+        assert len(broker.waiting(OffsetCommitRequest)) == 1
+        assert committed_offsets_sent(broker) == [{T1P: 100}, {T1P: 200}]
+        assert broker.arrival_times(OffsetCommitRequest) == [first_at, first_at + AUTO_COMMIT_INTERVAL_MS]
+        broker.respond(offset_commit_response({T1P: Errors.NONE}), OffsetCommitRequest)
+        assert await coordinator.poll(LONG)
+        assert broker.waiting(OffsetCommitRequest) == []
+
+
+async def test_auto_commit_dynamic_assignment_rebalance():
+    """Mirrors ConsumerCoordinatorTest#testAutoCommitDynamicAssignmentRebalance: an interval that passed
+    before the member joined commits nothing (the join restarts the timer); one after it commits."""
+    async with harness(enable_auto_commit=True) as (consumer, coordinator, broker, _):
+        consumer.subscribe([TOPIC1])
+        await ensure_coordinator_ready(coordinator, broker)
+        # Not joined: no commit.
+        await anyio.sleep(AUTO_COMMIT_INTERVAL_MS / 1000)
+        broker.prepare_response(join_group_follower_response(1, CONSUMER_ID, "leader", Errors.NONE))
+        broker.prepare_response(sync_group_response([T1P], Errors.NONE))
+        assert await coordinator.poll(LONG)
+        assert broker.sent() == ["FindCoordinatorRequest", "JoinGroupRequest", "SyncGroupRequest"]
+        consumer.subscriptions.seek(T1P, 100)
+        prepare_offset_commit(broker, {T1P: 100}, Errors.NONE)
+        await anyio.sleep(AUTO_COMMIT_INTERVAL_MS / 1000)
+        assert await coordinator.poll(LONG)
+        assert broker.prepared == deque()
+        assert committed_offsets_sent(broker) == [{T1P: 100}]
+
+
+async def test_auto_commit_manual_assignment():
+    """Mirrors ConsumerCoordinatorTest#testAutoCommitManualAssignment: a manually assigned consumer with a
+    group.id auto-commits too, as a simple consumer (no generation, no member id)."""
+    async with harness(enable_auto_commit=True) as (consumer, coordinator, broker, _):
+        consumer.assign([T1P])
+        consumer.subscriptions.seek(T1P, 100)
+        await ensure_coordinator_ready(coordinator, broker)
+        prepare_offset_commit(broker, {T1P: 100}, Errors.NONE)
+        await anyio.sleep(AUTO_COMMIT_INTERVAL_MS / 1000)
+        assert await coordinator.poll(LONG)
+        assert broker.prepared == deque()
+        commit = broker.requests[-1]
+        assert (commit.generation_id_or_member_epoch, commit.member_id, commit.group_instance_id) == (-1, "", None)
+
+
+async def test_auto_commit_manual_assignment_coordinator_unknown():
+    """Mirrors ConsumerCoordinatorTest#testAutoCommitManualAssignmentCoordinatorUnknown: nothing is
+    committed without a poll; once the coordinator is found, the overdue commit goes at the next poll."""
+    async with harness(enable_auto_commit=True) as (consumer, coordinator, broker, _):
+        consumer.assign([T1P])
+        consumer.subscriptions.seek(T1P, 100)
+        await anyio.sleep(AUTO_COMMIT_INTERVAL_MS / 1000)
+        assert broker.requests == []
+        await ensure_coordinator_ready(coordinator, broker)
+        await anyio.sleep(RETRY_BACKOFF_MS / 1000)
+        prepare_offset_commit(broker, {T1P: 100}, Errors.NONE)
+        assert await coordinator.poll(LONG)
+        assert broker.prepared == deque()
+        assert broker.sent() == ["FindCoordinatorRequest", "OffsetCommitRequest"]
+
+
+async def test_auto_commit_async_with_user_assigned_type():
+    """Mirrors ConsumerCoordinatorTest#testAutoCommitAsyncWithUserAssignedType: a manually assigned consumer
+    looks up no coordinator until an auto-commit is due; then it finds one and sends the commit (Kafka
+    over two polls, the lookup in flight after the first; kafka_ref's lookup is waited for in one)."""
+    async with harness(enable_auto_commit=True) as (consumer, coordinator, broker, _):
+        consumer.assign([T1P])
+        assert await coordinator.poll(0)
+        assert coordinator.coordinator is None
+        assert broker.requests == []
+        await anyio.sleep(AUTO_COMMIT_INTERVAL_MS / 1000)
+        consumer.subscriptions.seek(T1P, 100)
+        broker.prepare_response(group_coordinator_response(Errors.NONE), lambda r: isinstance(r, FindCoordinatorRequest))
+        await poll_without_waiting(coordinator)
+        assert coordinator.coordinator == NODE
+        assert broker.sent() == ["FindCoordinatorRequest", "OffsetCommitRequest"]
+        assert len(broker.waiting(OffsetCommitRequest)) == 1
+
+
+async def test_auto_commit_after_coordinator_back_to_service():
+    """Mirrors ConsumerCoordinatorTest#testAutoCommitAfterCoordinatorBackToService: the due auto-commit of a
+    consumer whose coordinator is unknown looks it up first, then commits; the position is untouched."""
+    async with harness(enable_auto_commit=True) as (consumer, coordinator, broker, _):
+        consumer.assign([T1P])
+        consumer.subscriptions.seek(T1P, 100)
+        coordinator.mark_coordinator_unknown("test cause")
+        assert coordinator.coordinator is None
+        broker.prepare_response(group_coordinator_response(Errors.NONE), lambda r: isinstance(r, FindCoordinatorRequest))
+        prepare_offset_commit(broker, {T1P: 100}, Errors.NONE)
+        await anyio.sleep(AUTO_COMMIT_INTERVAL_MS / 1000)
+        assert coordinator.maybe_auto_commit_offsets_async(coordinator.time.milliseconds())
+        # (Kafka's network thread sends it; here the consumer's next poll does.)
+        await next_poll(coordinator, consumer)
+        assert coordinator.coordinator == NODE
+        assert broker.sent() == ["FindCoordinatorRequest", "OffsetCommitRequest"]
+        assert consumer.subscriptions.position(T1P).offset == 100
+
+
+async def test_auto_commit_on_manual_reassignment():
+    """LegacyKafkaConsumer#assign: a new manual assignment first auto-commits the consumed positions (of the
+    partitions given up too) when the interval has passed, as no rebalance will commit them."""
+    async with harness(enable_auto_commit=True) as (consumer, coordinator, broker, _):
+        await ensure_coordinator_ready(coordinator, broker)
+        consumer.assign([T1P])
+        consumer.subscriptions.seek(T1P, 100)
+        await anyio.sleep(AUTO_COMMIT_INTERVAL_MS / 1000)
+        prepare_offset_commit(broker, {T1P: 100}, Errors.NONE)
+        consumer.assign([T2P])
+        assert consumer.assignment() == {T2P}
+        await next_poll(coordinator, consumer)
+        assert committed_offsets_sent(broker) == [{T1P: 100}]
+        assert broker.prepared == deque()
+
+
+async def prepare_coordinator_for_close_test(consumer, coordinator, broker, use_group_management: bool,
+                                             should_poll: bool) -> None:
+    """ConsumerCoordinatorTest#prepareCoordinatorForCloseTest: coordinator found, joined as a follower
+    owning ``test1-0`` (or assigned it by hand), position 100, then one poll if asked."""
+    if use_group_management:
+        consumer.subscribe([TOPIC1])
+        await join_as_follower_and_receive_assignment(consumer, coordinator, broker, [T1P])
+    else:
+        await ensure_coordinator_ready(coordinator, broker)
+        consumer.assign([T1P])
+    consumer.subscriptions.seek(T1P, 100)
+    if should_poll:
+        assert await coordinator.poll(LONG)
+
+
+async def test_on_join_prepare_with_offset_commit_should_success_after_retry():
+    """Mirrors ConsumerCoordinatorTest#testOnJoinPrepareWithOffsetCommitShouldSuccessAfterRetry: a retriable
+    failure of the auto-commit before the rebalance makes onJoinPrepare answer "not yet" after the retry
+    backoff; the next call commits again and revokes."""
+    async with harness(enable_auto_commit=True) as (consumer, coordinator, broker, listener):
+        await prepare_coordinator_for_close_test(consumer, coordinator, broker, True, should_poll=False)
+        prepare_offset_commit(broker, {T1P: 100}, Errors.UNKNOWN_TOPIC_OR_PARTITION)
+        started = coordinator.time.milliseconds()
+        assert not await coordinator._on_join_prepare(now_plus(coordinator, 100), 42, "consumer-42")
+        assert coordinator.time.milliseconds() - started == RETRY_BACKOFF_MS
+        assert listener.revoked_count == 0 and consumer.assignment() == {T1P}
+        prepare_offset_commit(broker, {T1P: 100}, Errors.NONE)
+        assert await coordinator._on_join_prepare(now_plus(coordinator, 100), 42, "consumer-42")
+        assert broker.prepared == deque() and broker.held == []
+        assert coordinator.coordinator == NODE
+        assert committed_offsets_sent(broker) == [{T1P: 100}, {T1P: 100}]
+        assert (listener.revoked_count, listener.revoked) == (1, {T1P})
+
+
+async def test_on_join_prepare_with_offset_commit_should_keep_join_after_non_retryable_exception():
+    """Mirrors ConsumerCoordinatorTest#testOnJoinPrepareWithOffsetCommitShouldKeepJoinAfterNonRetryableException."""
+    async with harness(enable_auto_commit=True) as (consumer, coordinator, broker, listener):
+        await prepare_coordinator_for_close_test(consumer, coordinator, broker, True, should_poll=False)
+        prepare_offset_commit(broker, {T1P: 100}, Errors.UNKNOWN_MEMBER_ID)
+        assert await coordinator._on_join_prepare(now_plus(coordinator, 100), 42, "consumer-42")
+        assert broker.prepared == deque() and broker.held == []
+        assert coordinator.coordinator == NODE
+        assert committed_offsets_sent(broker) == [{T1P: 100}]
+        assert (listener.revoked_count, listener.revoked) == (1, {T1P})
+
+
+async def test_on_join_prepare_with_offset_commit_should_keep_join_after_rebalance_timeout():
+    """Mirrors ConsumerCoordinatorTest#testOnJoinPrepareWithOffsetCommitShouldKeepJoinAfterRebalanceTimeout:
+    once rebalance.timeout.ms has passed since the first onJoinPrepare, a retriable failure no longer
+    holds the rebalance back; the commit is the one sent first (still in flight, not sent again)."""
+    async with harness(enable_auto_commit=True) as (consumer, coordinator, broker, listener):
+        await prepare_coordinator_for_close_test(consumer, coordinator, broker, True, should_poll=False)
+        assert not await coordinator._on_join_prepare(now_plus(coordinator, 0), 42, "consumer-42")
+        await anyio.sleep(REBALANCE_TIMEOUT_MS / 1000)
+        broker.respond(offset_commit_response({T1P: Errors.UNKNOWN_TOPIC_OR_PARTITION}), OffsetCommitRequest)
+        assert await coordinator._on_join_prepare(now_plus(coordinator, 100), 42, "consumer-42")
+        assert broker.prepared == deque() and broker.held == []
+        assert coordinator.coordinator == NODE
+        assert committed_offsets_sent(broker) == [{T1P: 100}]
+        assert (listener.revoked_count, listener.revoked) == (1, {T1P})
+
+
+async def test_join_prepare_with_disable_auto_commit():
+    """Mirrors ConsumerCoordinatorTest#testJoinPrepareWithDisableAutoCommit: nothing is committed."""
+    async with harness(group_instance_id="group-id") as (consumer, coordinator, broker, listener):
+        await prepare_coordinator_for_close_test(consumer, coordinator, broker, True, should_poll=True)
+        prepare_offset_commit(broker, {T1P: 100}, Errors.NONE)
+        assert await coordinator._on_join_prepare(now_plus(coordinator, 0), 42, "consumer-42")
+        assert len(broker.prepared) == 1
+        assert broker.held == []
+        assert committed_offsets_sent(broker) == []
+        assert coordinator.coordinator == NODE
+
+
+@pytest.mark.parametrize("error, prepared, coordinator_known", [
+    (Errors.NONE, True, True), (Errors.COORDINATOR_NOT_AVAILABLE, False, False), (Errors.UNKNOWN_MEMBER_ID, True, True)])
+async def test_join_prepare_and_commit(error, prepared, coordinator_known):
+    """Mirrors ConsumerCoordinatorTest#testJoinPrepareAndCommitCompleted, #testJoinPrepareAndCommitWithCoordinatorNotAvailable
+    and #testJoinPrepareAndCommitWithUnknownMemberId (an expired timer still reads the answer that comes at once)."""
+    async with harness(enable_auto_commit=True, group_instance_id="group-id") as (consumer, coordinator, broker, listener):
+        await prepare_coordinator_for_close_test(consumer, coordinator, broker, True, should_poll=True)
+        prepare_offset_commit(broker, {T1P: 100}, error)
+        started = coordinator.time.milliseconds()
+        assert await coordinator._on_join_prepare(now_plus(coordinator, 0), 42, "consumer-42") is prepared
+        coordinator.invoke_completed_offset_commit_callbacks()
+        assert coordinator.time.milliseconds() == started
+        assert broker.prepared == deque() and broker.held == []
+        assert (coordinator.coordinator == NODE) is coordinator_known
+        assert committed_offsets_sent(broker) == [{T1P: 100}]
+        commit = broker.requests[-1]
+        assert (commit.generation_id_or_member_epoch, commit.member_id, commit.group_instance_id) == (1, CONSUMER_ID, "group-id")
+        assert listener.revoked_count == (1 if prepared else 0)
+
+
+async def test_rebalance_waits_for_auto_commit_before_join():
+    """AbstractCoordinator#joinGroupIfNeeded with ConsumerCoordinator#onJoinPrepare: a rejoin first
+    auto-commits the consumed positions and only then revokes and sends the JoinGroup; a retriable
+    failure makes that poll return False after the retry backoff (joinGroupIfNeeded gives up when
+    onJoinPrepare is not done), and the next poll commits again, then joins."""
+    async with harness(enable_auto_commit=True) as (consumer, coordinator, broker, listener):
+        await prepare_coordinator_for_close_test(consumer, coordinator, broker, True, should_poll=False)
+        consumer.subscribe([TOPIC1, TOPIC2])
+        prepare_offset_commit(broker, {T1P: 100}, Errors.COORDINATOR_LOAD_IN_PROGRESS)
+        prepare_offset_commit(broker, {T1P: 100}, Errors.NONE)
+        broker.prepare_response(join_group_follower_response(2, CONSUMER_ID, "leader", Errors.NONE), is_join(CONSUMER_ID))
+        broker.prepare_response(sync_group_response([T1P, T2P], Errors.NONE), is_sync(CONSUMER_ID, 2, leader=False))
+        started = coordinator.time.milliseconds()
+        assert not await coordinator.poll(LONG)
+        assert coordinator.time.milliseconds() - started == RETRY_BACKOFF_MS
+        assert listener.revoked_count == 0 and "JoinGroupRequest" not in broker.sent()[-2:]
+        assert await coordinator.poll(LONG)
+        assert broker.sent()[-4:] == ["OffsetCommitRequest", "OffsetCommitRequest", "JoinGroupRequest", "SyncGroupRequest"]
+        assert broker.arrival_times(OffsetCommitRequest) == [started, started + RETRY_BACKOFF_MS]
+        assert broker.arrival_times(JoinGroupRequest)[-1] == started + RETRY_BACKOFF_MS
+        assert (listener.revoked_count, listener.revoked) == (1, {T1P})
+        assert consumer.assignment() == {T1P, T2P}
+
+
+async def test_close_dynamic_assignment():
+    """Mirrors ConsumerCoordinatorTest#testCloseDynamicAssignment (#gracefulCloseTest): close auto-commits,
+    then revokes the partitions and leaves the group."""
+    async with harness(enable_auto_commit=True) as (consumer, coordinator, broker, listener):
+        await prepare_coordinator_for_close_test(consumer, coordinator, broker, True, should_poll=True)
+        before = len(broker.requests)
+        broker.prepare_response(offset_commit_response({T1P: Errors.NONE}),
+                                lambda r: isinstance(r, OffsetCommitRequest) and r.group_id == GROUP_ID)
+        broker.prepare_response(LeaveGroupResponse(error_code=0), is_leave(CONSUMER_ID))
+        started = coordinator.time.milliseconds()
+        await consumer.aclose()
+        await settle()
+        assert broker.sent()[before:] == ["OffsetCommitRequest", "LeaveGroupRequest"]
+        assert committed_offsets_sent(broker) == [{T1P: 100}]
+        assert (listener.revoked_count, listener.revoked) == (1, {T1P})
+        assert coordinator.time.milliseconds() - started == 1  # the settle
+
+
+async def test_close_manual_assignment():
+    """Mirrors ConsumerCoordinatorTest#testCloseManualAssignment: the auto-commit, and no LeaveGroup nor
+    callback (a manually assigned consumer is no group member)."""
+    async with harness(enable_auto_commit=True) as (consumer, coordinator, broker, listener):
+        await prepare_coordinator_for_close_test(consumer, coordinator, broker, False, should_poll=True)
+        broker.prepare_response(offset_commit_response({T1P: Errors.NONE}),
+                                lambda r: isinstance(r, OffsetCommitRequest) and r.group_id == GROUP_ID)
+        await consumer.aclose()
+        await settle()
+        assert broker.sent() == ["FindCoordinatorRequest", "OffsetCommitRequest"]
+        assert (listener.revoked_count, listener.lost_count) == (0, 0)
+
+
+async def test_close_without_auto_commit_leaves_without_commit():
+    """ConsumerCoordinator#close with enable.auto.commit off: no commit, the partitions revoked, LeaveGroup
+    (testCloseDynamicAssignment's other half)."""
+    async with harness() as (consumer, coordinator, broker, listener):
+        await prepare_coordinator_for_close_test(consumer, coordinator, broker, True, should_poll=True)
+        broker.prepare_response(LeaveGroupResponse(error_code=0), is_leave(CONSUMER_ID))
+        consumer.close()
+        await settle()
+        assert broker.sent()[-1] == "LeaveGroupRequest"
+        assert committed_offsets_sent(broker) == []
+        assert (listener.revoked_count, listener.revoked) == (1, {T1P})
+
+
+async def make_coordinator_unknown(coordinator, broker, error: Errors) -> None:
+    """ConsumerCoordinatorTest#makeCoordinatorUnknown: a heartbeat answered with ``error``."""
+    await heartbeat_after_session_timeout(coordinator, broker, heartbeat_response(error))
+    assert coordinator.coordinator is None
+
+
+async def close_took_ms(consumer, timeout_ms: float | None = None) -> int:
+    """How long KafkaConsumer#close(Duration) took on the virtual clock (close() with no timeout)."""
+    started = consumer.time.milliseconds()
+    if timeout_ms is None:
+        await consumer.aclose()
+    else:
+        await consumer.aclose(timeout_ms)
+    return consumer.time.milliseconds() - started
+
+
+@pytest.mark.parametrize("error, auto_commit, instance_id, expected_ms", [
+    (Errors.NOT_COORDINATOR, False, None, 0),
+    (Errors.NOT_COORDINATOR, True, None, 1000),
+    (Errors.COORDINATOR_NOT_AVAILABLE, False, None, 0),
+    (Errors.COORDINATOR_NOT_AVAILABLE, True, "group-instance-id", 1000)])
+async def test_close_coordinator_unknown(error, auto_commit, instance_id, expected_ms):
+    """Mirrors ConsumerCoordinatorTest#testCloseCoordinatorNotKnownNoCommits, #testCloseCoordinatorNotKnownWithCommits,
+    #testCloseCoordinatorUnavailableNoCommits and #testCloseTimeoutCoordinatorUnavailableForCommit: with a
+    commit to make and no coordinator, close(1 s) takes the whole second looking for one; without, none of it."""
+    async with harness(enable_auto_commit=auto_commit, group_instance_id=instance_id) as (consumer, coordinator, broker, _):
+        await prepare_coordinator_for_close_test(consumer, coordinator, broker, True, should_poll=True)
+        await make_coordinator_unknown(coordinator, broker, error)
+        await anyio.sleep(AUTO_COMMIT_INTERVAL_MS / 1000)
+        assert await close_took_ms(consumer, 1000) == expected_ms
+        assert committed_offsets_sent(broker) == []
+        assert broker.sent()[-1] == ("FindCoordinatorRequest" if auto_commit else "HeartbeatRequest")
+
+
+async def test_close_coordinator_not_known_manual_assignment():
+    """Mirrors ConsumerCoordinatorTest#testCloseCoordinatorNotKnownManualAssignment (the coordinator marked
+    unknown directly: a manually assigned consumer sends no heartbeat)."""
+    async with harness(enable_auto_commit=True) as (consumer, coordinator, broker, _):
+        await prepare_coordinator_for_close_test(consumer, coordinator, broker, False, should_poll=True)
+        coordinator.mark_coordinator_unknown("test")
+        await anyio.sleep(AUTO_COMMIT_INTERVAL_MS / 1000)
+        assert await close_took_ms(consumer, 1000) == 1000
+        assert broker.sent() == ["FindCoordinatorRequest", "FindCoordinatorRequest"]
+
+
+async def test_close_max_wait_coordinator_unavailable_for_commit():
+    """Mirrors ConsumerCoordinatorTest#testCloseMaxWaitCoordinatorUnavailableForCommit: close(Long.MAX_VALUE)
+    is bounded by request.timeout.ms."""
+    async with harness(enable_auto_commit=True, group_instance_id="group-instance-id") as (consumer, coordinator, broker, _):
+        await prepare_coordinator_for_close_test(consumer, coordinator, broker, True, should_poll=True)
+        await make_coordinator_unknown(coordinator, broker, Errors.COORDINATOR_NOT_AVAILABLE)
+        await anyio.sleep(AUTO_COMMIT_INTERVAL_MS / 1000)
+        assert await close_took_ms(consumer, LONG) == REQUEST_TIMEOUT_MS
+
+
+async def test_close_no_response_for_commit():
+    """Mirrors ConsumerCoordinatorTest#testCloseNoResponseForCommit: an unanswered auto-commit holds close()
+    for request.timeout.ms; a static member sends no LeaveGroup."""
+    async with harness(enable_auto_commit=True, group_instance_id="group-instance-id") as (consumer, coordinator, broker, _):
+        await prepare_coordinator_for_close_test(consumer, coordinator, broker, True, should_poll=True)
+        await anyio.sleep(AUTO_COMMIT_INTERVAL_MS / 1000)
+        assert await close_took_ms(consumer) == REQUEST_TIMEOUT_MS
+        assert committed_offsets_sent(broker) == [{T1P: 100}]
+        assert "LeaveGroupRequest" not in broker.sent()
+
+
+async def test_close_no_wait():
+    """Mirrors ConsumerCoordinatorTest#testCloseNoWait: close(0) returns at once, having sent the auto-commit
+    (KafkaConsumer#close() without a timeout, kafka_ref's synchronous ``close``, does the same)."""
+    async with harness(enable_auto_commit=True, group_instance_id="group-instance-id") as (consumer, coordinator, broker, _):
+        await prepare_coordinator_for_close_test(consumer, coordinator, broker, True, should_poll=True)
+        await anyio.sleep(AUTO_COMMIT_INTERVAL_MS / 1000)
+        assert await close_took_ms(consumer, 0) == 0
+        await settle()
+        assert committed_offsets_sent(broker) == [{T1P: 100}]
+        assert len(broker.waiting(OffsetCommitRequest)) == 1
+
+
+async def test_sync_close_sends_auto_commit_before_leave_group():
+    """KafkaConsumer#close(Duration.ZERO) of a group member: the auto-commit goes out, then the LeaveGroup,
+    neither waited for."""
+    async with harness(enable_auto_commit=True) as (consumer, coordinator, broker, listener):
+        await prepare_coordinator_for_close_test(consumer, coordinator, broker, True, should_poll=True)
+        before = len(broker.requests)
+        consumer.close()
+        await settle()
+        assert broker.sent()[before:] == ["OffsetCommitRequest", "LeaveGroupRequest"]
+        assert committed_offsets_sent(broker) == [{T1P: 100}]
+        commit = broker.requests[before]
+        assert (commit.generation_id_or_member_epoch, commit.member_id) == (1, CONSUMER_ID)
+        assert (listener.revoked_count, listener.revoked) == (1, {T1P})
 
 
 # --------------------------------------------------------------------------------------------
