@@ -431,10 +431,11 @@ class KafkaConsumer:
         """Mirrors org.apache.kafka.clients.consumer.KafkaConsumer#commitAsync.
 
         1. The offsets are fixed now (the consumed positions by default); 2. ConsumerCoordinator#commitOffsetsAsync
-        takes it: the commit goes out at the next ``poll`` (or ``commit_sync``), one attempt, and
-        ``callback(offsets, exception)`` hears how it ended there: None, the fatal error, or
-        RetriableCommitFailedException for a retriable one. Kafka sends at once from its network
-        thread; kafka_ref has none, so a commit not sent before ``close`` is dropped.
+        takes it: the commit goes out at the next ``poll`` (or ``commit_sync``, or ``aclose``), one
+        attempt, and ``callback(offsets, exception)`` hears how it ended there: None, the fatal
+        error, or RetriableCommitFailedException for a retriable one. Kafka sends at once from its
+        network thread; kafka_ref has none, so a commit not sent before a ``close()`` (which waits
+        for nothing) is dropped.
         """
         self._ensure_open()
         if self.coordinator is None:

@@ -233,8 +233,10 @@ class ConsumerCoordinator(AbstractCoordinator):
     # -- the poll loop -----------------------------------------------------------------------------
 
     async def poll(self, timeout_ms: float) -> bool:
-        """Mirrors ConsumerCoordinator#poll: coordinator known, group joined, heartbeat sent when due,
-        then the auto-commit when its interval has passed.
+        """Mirrors org.apache.kafka.clients.consumer.internals.ConsumerCoordinator#poll(Timer, boolean).
+
+        Coordinator known, group joined, heartbeat sent when due, then the auto-commit when its
+        interval has passed.
 
         True when the member is in a stable generation within the timeout (always for a manually
         assigned consumer, which looks up no coordinator here and joins no group).
@@ -257,8 +259,11 @@ class ConsumerCoordinator(AbstractCoordinator):
         return True
 
     def time_to_next_poll(self, now: int) -> float:
-        """Mirrors ConsumerCoordinator#timeToNextPoll: how long the consumer may wait before polling the
-        coordinator again: until the next heartbeat, or the next auto-commit when that is sooner."""
+        """Mirrors org.apache.kafka.clients.consumer.internals.ConsumerCoordinator#timeToNextPoll.
+
+        How long the consumer may wait before polling the coordinator again: until the next
+        heartbeat, or the next auto-commit when that is sooner.
+        """
         # 1. Without auto-commit, only heartbeats set the pace.
         if not self.auto_commit_enabled:
             return self.time_to_next_heartbeat(now)
@@ -381,7 +386,7 @@ class ConsumerCoordinator(AbstractCoordinator):
     # -- the join hooks --------------------------------------------------------------------------------
 
     async def _on_join_prepare(self, deadline_ms: int, generation_id: int, member_id: str) -> bool:
-        """Mirrors ConsumerCoordinator#onJoinPrepare (EAGER).
+        """Mirrors org.apache.kafka.clients.consumer.internals.ConsumerCoordinator#onJoinPrepare (EAGER).
 
         Called before a rebalance's first JoinGroup (AbstractCoordinator#needsJoinPrepare) with the
         generation and member id of that moment; False means "not yet" (the auto-commit is still
