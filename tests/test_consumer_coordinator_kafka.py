@@ -1550,6 +1550,30 @@ async def test_close_without_auto_commit_leaves_without_commit():
         assert (listener.revoked_count, listener.revoked) == (1, {T1P})
 
 
+async def test_close_rebalance_listener_failure_is_raised_after_closing():
+    """LegacyKafkaConsumer#close(Duration, boolean): the auto-commit goes out, then the user's listener raises
+    in onLeavePrepare (so no LeaveGroup follows, as AbstractCoordinator#close skips maybeLeaveGroup); the
+    consumer is closed all the same and close raises KafkaException caused by the listener's error."""
+
+    class FailingListener(ConsumerRebalanceListener):
+        def on_partitions_revoked(self, partitions: set[TopicPartition]) -> None:
+            raise RuntimeError("listener failed")
+
+    async with harness(enable_auto_commit=True) as (consumer, coordinator, broker, _):
+        consumer.subscribe([TOPIC1], FailingListener())
+        await join_as_follower_and_receive_assignment(consumer, coordinator, broker, [T1P])
+        consumer.subscriptions.seek(T1P, 100)
+        prepare_offset_commit(broker, {T1P: 100}, Errors.NONE)
+        with pytest.raises(KafkaException, match="Failed to close kafka consumer") as raised:
+            await consumer.aclose()
+        assert isinstance(raised.value.__cause__, RuntimeError)
+        await settle()
+        assert committed_offsets_sent(broker) == [{T1P: 100}]
+        assert "LeaveGroupRequest" not in broker.sent()
+        with pytest.raises(KafkaException, match="already been closed"):
+            await consumer.poll(0)
+
+
 async def make_coordinator_unknown(coordinator, broker, error: Errors) -> None:
     """ConsumerCoordinatorTest#makeCoordinatorUnknown: a heartbeat answered with ``error``."""
     await heartbeat_after_session_timeout(coordinator, broker, heartbeat_response(error))

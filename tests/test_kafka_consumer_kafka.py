@@ -330,3 +330,6 @@ async def test_auto_commit_defaults():
     assert KafkaConsumer(Network(), [NODE], group_id=GROUP_ID, enable_auto_commit=False).coordinator.auto_commit_enabled is False
     with pytest.raises(ConfigException, match="auto.commit.interval.ms"):
         KafkaConsumer(Network(), [NODE], group_id=GROUP_ID, auto_commit_interval_ms=-1)
+    # KafkaConsumer#close(Duration): a negative timeout is refused (IllegalArgumentException).
+    with pytest.raises(ValueError, match="The timeout cannot be negative"):
+        await consumer.aclose(-1)

@@ -50,6 +50,7 @@ from kafka_ref.clients.client_metadata import Metadata, client_logger
 from kafka_ref.clients.fetcher import ConsumerRecord, Fetcher, LogTruncationException, OffsetFetcher
 from kafka_ref.clients.network_client import NetworkClient
 from kafka_ref.clients.subscription_state import FetchPosition, SubscriptionState, SubscriptionType
+from kafka_ref.common.fatal import RUN_ENDING
 from kafka_ref.common.errors import (
     ConfigException,
     Errors,
@@ -248,19 +249,28 @@ class KafkaConsumer:
 
         1. The coordinator closes within min(``timeout_ms``, request.timeout.ms)
         (#createTimerForRequest): the auto-commit and commitAsync calls not sent yet, then the
-        partitions are given up and a dynamic member leaves the group; its failures are swallowed
-        (logged); 2. closed. ``async with`` closes this way.
+        partitions are given up and a dynamic member leaves the group; a failure there (a
+        rebalance listener's exception) is logged and kept; 2. closed all the same; 3. the kept
+        failure is raised as KafkaException("Failed to close kafka consumer"). ``async with``
+        closes this way.
         """
         if timeout_ms < 0:
-            raise KafkaException("The timeout cannot be negative.")
+            raise ValueError("The timeout cannot be negative.")  # (Java's IllegalArgumentException)
+        first_exception: Exception | None = None
         if self.coordinator is not None and not self._closed:
-            # 1. ConsumerCoordinator#close(closeTimer).
+            # 1. ConsumerCoordinator#close(closeTimer) (Utils#swallow keeps the first exception).
             try:
                 await self.coordinator.close(min(timeout_ms, self.request_timeout_ms))
-            except KafkaException as exc:
+            except RUN_ENDING:
+                raise
+            except Exception as exc:
                 self._log.error("coordinator_close_failed", error=repr(exc))
+                first_exception = exc
         # 2. Closed.
         self._close_fetcher()
+        # 3. The failure.
+        if first_exception is not None:
+            raise KafkaException("Failed to close kafka consumer") from first_exception
 
     def _close_fetcher(self) -> None:
         self._closed = True

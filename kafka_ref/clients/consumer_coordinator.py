@@ -22,8 +22,9 @@ asynchronously once the interval has passed (#maybeAutoCommitOffsetsAsync; a ret
 the next attempt forward to retry.backoff.ms), for a manually assigned consumer with a group.id too;
 onJoinPrepare commits them before revoking the partitions and waits for the answer, retrying
 retriable failures, for at most rebalance.timeout.ms; ``close`` commits them synchronously
-(#maybeAutoCommitOffsetsSync). An async commit (auto or not) whose wait a short poll cut short is
-waited for again by the next call, not sent twice, as Kafka's stays in flight.
+(#maybeAutoCommitOffsetsSync). With no network thread, the poll that sends an auto-commit waits for
+its answer (Kafka's poll goes on while it is in flight); an async commit (auto or not) whose wait a
+short poll cut short is waited for again by the next call, not sent twice, as Kafka's stays in flight.
 
 Not modelled: the COOPERATIVE protocol, metadata-triggered rejoins (a leader does not notice new
 partitions of subscribed topics), and the partitions marked pending revocation while the
@@ -358,7 +359,8 @@ class ConsumerCoordinator(AbstractCoordinator):
                 # 1. Within the timeout: a wait still going at its end is given up.
                 with anyio.move_on_after(timeout_ms / 1000.0):
                     await self.maybe_auto_commit_offsets_sync(deadline)
-                    await self._send_pending_async_commits()
+                    if self._pending_async_commits:
+                        await self._send_pending_async_commits()
         finally:
             # 2. Leave.
             self.on_leave_prepare()
