@@ -166,6 +166,17 @@ class KafkaController:
     def epoch(self) -> int:
         return self.controller_context.epoch
 
+    @property
+    def broker_epoch(self) -> int:
+        """Mirrors kafka.controller.KafkaController#brokerEpoch.
+
+        This broker's epoch: the czxid of its /brokers/ids registration, set at startup and
+        again by RegisterBrokerAndReelect after a new ZooKeeper session. kafka_ref keeps the
+        value on the broker (KafkaBroker#register_broker_in_zk writes it); KafkaApis fences
+        control requests against it (isBrokerEpochStale).
+        """
+        return self.broker.broker_epoch
+
     def send_request(self, broker_id: int, request: Any, callback: Callable[[Any], None] | None = None) -> None:
         """Queue a request to a broker; LeaderAndIsr answers come back as controller events."""
         from kafka_ref.common.requests.leader_and_isr import LeaderAndIsrRequest
