@@ -1,0 +1,204 @@
+"""Ports of kafka.server.FetchFromFollowerIntegrationTest (Kafka 3.8.0, KIP-392), in ZooKeeper and KRaft mode.
+
+Kafka's harness: two brokers, each in a rack named after its id ("0", "1") with the
+RackAwareReplicaSelector (TestUtils' ``enableFetchFromFollower``), controlled shutdown off,
+``num.partitions`` 1, ``offsets.topic.replication.factor`` 2 and ``fetch.max.bytes`` Int.MaxValue
+(BaseFetchRequestTest). The topic has one partition led by broker 0 with broker 1 following.
+Kafka sends raw FetchRequests (the newest version, topic ids, a consumer's replica id) over a
+socket; here they go over the in-process network with the client principal, and the answers
+are read field by field as Kafka's test reads them (``errorCounts``, ``preferredReadReplica``).
+``brokers(i).shutdown()`` with controlled shutdown off is ``Cluster.shutdown_broker`` (the
+controlled step answers at once) and ``startup()`` again is ``Cluster.restart_broker``.
+``TestUtils.generateAndProduceMessages`` is an acks=all producer sending fresh values.
+
+Not ported:
+- testRackAwareRangeAssignor: @Disabled in Kafka 3.8.0, and kafka_ref's RangeAssignor has no
+  rack awareness (KIP-881 rack-aware partition assignment is not modelled).
+"""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+
+from kafka_ref import Cluster
+from kafka_ref.clients import Consumer
+from kafka_ref.common.errors import Errors
+from kafka_ref.common.requests.fetch import FetchPartition, FetchRequest, FetchResponse
+from kafka_ref.common.topic_partition import TopicIdPartition, TopicPartition
+
+pytestmark = pytest.mark.anyio
+
+NUM_NODES = 2
+NUM_PARTS = 1
+TOPIC = "test-fetch-from-follower"
+LEADER_BROKER_ID = 0
+FOLLOWER_BROKER_ID = 1
+TP = TopicPartition(TOPIC, 0)
+RACK_AWARE = "org.apache.kafka.common.replica.RackAwareReplicaSelector"
+INT_MAX = 2**31 - 1
+CLIENT_PRINCIPAL = "User:ANONYMOUS"
+QUORUMS = pytest.mark.parametrize("quorum", ["zk", "kraft"])
+
+
+def fetch_from_follower_cluster(quorum: str, seed: int) -> Cluster:
+    """The test's generateConfigs: racks "0" and "1", the rack-aware selector, no controlled shutdown."""
+    config = {
+        "num.partitions": NUM_PARTS,
+        "offsets.topic.replication.factor": NUM_NODES,
+        "controlled.shutdown.enable": False,
+        "replica.selector.class": RACK_AWARE,
+        "fetch.max.bytes": INT_MAX,
+    }
+    return Cluster(brokers=NUM_NODES, metadata_mode=quorum, config=config, seed=seed,
+                   racks={b: str(b) for b in range(NUM_NODES)})
+
+
+async def create_topic(cluster: Cluster) -> None:
+    """TestUtils.createTopicWithAdmin with replicaAssignment 0 -> [leader, follower]."""
+    await cluster.create_topic(TOPIC, replica_assignment={0: [LEADER_BROKER_ID, FOLLOWER_BROKER_ID]})
+    assert cluster.leader_for(TOPIC, 0) == LEADER_BROKER_ID
+
+
+async def generate_and_produce_messages(cluster: Cluster, num_messages: int, produced: list[bytes]) -> None:
+    """TestUtils.generateAndProduceMessages: fresh values, acks=all; ``produced`` collects them."""
+    values = [b"message-%d" % (len(produced) + i) for i in range(num_messages)]
+    async with cluster.producer(acks=-1) as producer:
+        for value in values:
+            await producer.send(TOPIC, value)
+    produced.extend(values)
+
+
+def create_consumer_fetch_request(cluster: Cluster, *, max_response_bytes: int, max_partition_bytes: int,
+                                  offset: int, max_wait_ms: int, min_bytes: int, rack_id: str = "") -> FetchRequest:
+    """BaseFetchRequestTest#createConsumerFetchRequest for TP (the newest version, with its topic id)."""
+    key = TopicIdPartition(cluster.topic_id(TOPIC), TP)
+    data = FetchPartition(partition=TP.partition, fetch_offset=offset, log_start_offset=0,
+                          partition_max_bytes=max_partition_bytes)
+    return FetchRequest.build(fetch_data={key: data}, max_wait_ms=max_wait_ms, min_bytes=min_bytes,
+                              max_bytes=max_response_bytes, rack_id=rack_id)
+
+
+async def get_preferred_replica(cluster: Cluster) -> int:
+    """Mirrors the test's getPreferredReplica: a rack-"1" consumer fetch at the leader from offset 0."""
+    request = create_consumer_fetch_request(cluster, max_response_bytes=1000, max_partition_bytes=1000, offset=0,
+                                            max_wait_ms=500, min_bytes=1, rack_id=str(FOLLOWER_BROKER_ID))
+    response: FetchResponse = await cluster.network.send("client", LEADER_BROKER_ID, request, 30000,
+                                                         principal=CLIENT_PRINCIPAL)
+    assert response.error_code == Errors.NONE.code
+    assert response.error_counts() == {Errors.NONE.code: 2}
+    assert len(response.responses) == 1
+    topic_response = response.responses[0]
+    assert len(topic_response.partitions) == 1
+    return topic_response.partitions[0].preferred_read_replica
+
+
+async def poll_until_at_least_num_records(cluster: Cluster, consumer: Consumer, num_records: int) -> list:
+    """TestUtils.pollUntilAtLeastNumRecords (15 s of loop time)."""
+    records: list = []
+    with anyio.fail_after(15):
+        while len(records) < num_records:
+            records.extend(await consumer.poll(100))
+    return records
+
+
+@QUORUMS
+async def test_follower_complete_delayed_fetches_on_replication(quorum: str):
+    """Mirrors FetchFromFollowerIntegrationTest#testFollowerCompleteDelayedFetchesOnReplication:
+    a consumer fetch parked at the follower (max wait 20 s, above the test's 15 s timeout) is
+    completed by the follower's replication of the record, not by its timeout."""
+    async with fetch_from_follower_cluster(quorum, seed=1) as cluster:
+        await create_topic(cluster)
+        request = create_consumer_fetch_request(cluster, max_response_bytes=1000, max_partition_bytes=1000, offset=0,
+                                                max_wait_ms=20000, min_bytes=1)
+        # 1. The fetch reaches the follower before there is anything to read: it waits in the purgatory.
+        start = cluster.now_ms()
+        envelope = cluster.network.post("client", FOLLOWER_BROKER_ID, request, principal=CLIENT_PRINCIPAL)
+        purgatory = cluster.broker(FOLLOWER_BROKER_ID).replica_manager.delayed_fetch_purgatory
+        await cluster.wait_until(lambda: envelope.answered or purgatory.watched() == 1, message="the fetch parked")
+        assert not envelope.answered
+        assert purgatory.watched() == 1
+        # 2. One record produced at the leader; the follower replicates it and learns the high watermark.
+        produced: list[bytes] = []
+        await generate_and_produce_messages(cluster, 1, produced)
+        response: FetchResponse = await cluster.network.wait(envelope, 15000)
+        elapsed = cluster.now_ms() - start
+        assert elapsed < 15000
+        assert response.error_code == Errors.NONE.code
+        assert response.error_counts() == {Errors.NONE.code: 2}
+        partition = response.responses[0].partitions[0]
+        assert (partition.error_code, partition.high_watermark, partition.preferred_read_replica) == (0, 1, -1)
+        assert [r.value for batch in partition.records for r in batch] == produced
+        assert cluster.replica_state(FOLLOWER_BROKER_ID, TOPIC, 0).high_watermark == 1
+
+
+@QUORUMS
+async def test_fetch_from_leader_while_preferred_read_replica_is_unavailable(quorum: str):
+    """Mirrors FetchFromFollowerIntegrationTest#testFetchFromLeaderWhilePreferredReadReplicaIsUnavailable:
+    once the follower is down and gone from the leader's metadata, the leader names no preferred
+    read replica (-1) and serves the rack-"1" consumer itself."""
+    async with fetch_from_follower_cluster(quorum, seed=2) as cluster:
+        await create_topic(cluster)
+        await generate_and_produce_messages(cluster, 10, [])
+        assert await get_preferred_replica(cluster) == FOLLOWER_BROKER_ID
+
+        await cluster.shutdown_broker(FOLLOWER_BROKER_ID)
+        leader_cache = cluster.broker(LEADER_BROKER_ID).metadata_cache
+        await cluster.wait_until(lambda: FOLLOWER_BROKER_ID not in leader_cache.get_partition_replica_endpoints(TP),
+                                 message="follower is still reachable.")
+        assert await get_preferred_replica(cluster) == -1
+
+
+@QUORUMS
+async def test_fetch_from_follower_with_roll(quorum: str):
+    """Mirrors FetchFromFollowerIntegrationTest#testFetchFromFollowerWithRoll: a group consumer in
+    rack "1" keeps reading while its preferred replica (the follower) stops and starts again."""
+    async with fetch_from_follower_cluster(quorum, seed=3) as cluster:
+        await create_topic(cluster)
+        # (Beyond Kafka's test: where the consumer's fetches go in each phase.)
+        fetched_from: list[int] = []
+        cluster.network.observers.append(lambda e: fetched_from.append(e.dst) if e.src == "consumer-test-group"
+                                         and isinstance(e.request, FetchRequest) else None)
+        consumer = Consumer(cluster.network, cluster.live_broker_ids(), client_id="consumer-test-group",
+                            group_id="test-group", auto_offset_reset="earliest", client_rack=str(FOLLOWER_BROKER_ID))
+        produced: list[bytes] = []
+        consumed: list[bytes] = []
+        try:
+            consumer.subscribe([TOPIC])
+
+            # 1. The leader sends rack-"1" consumers to the follower.
+            await wait_until_preferred_replica_is(cluster, FOLLOWER_BROKER_ID)
+
+            # 2. Produce and consume: the consumer was sent to the follower and reads there.
+            await generate_and_produce_messages(cluster, 1, produced)
+            consumed += [r.value for r in await poll_until_at_least_num_records(cluster, consumer, 1)]
+            assert consumed == produced[:1]
+            assert fetched_from[0] == LEADER_BROKER_ID and fetched_from[-1] == FOLLOWER_BROKER_ID
+
+            # 3. The follower stops: produce and consume still work (back at the leader).
+            await cluster.shutdown_broker(FOLLOWER_BROKER_ID)
+            fetched_from.clear()
+            await generate_and_produce_messages(cluster, 1, produced)
+            consumed += [r.value for r in await poll_until_at_least_num_records(cluster, consumer, 1)]
+            assert consumed == produced[:2]
+            assert fetched_from[-1] == LEADER_BROKER_ID
+
+            # 4. The follower starts again and becomes the preferred replica once more.
+            await cluster.restart_broker(FOLLOWER_BROKER_ID)
+            await wait_until_preferred_replica_is(cluster, FOLLOWER_BROKER_ID)
+
+            # 5. Produce and consume still work, at the follower again.
+            fetched_from.clear()
+            await generate_and_produce_messages(cluster, 1, produced)
+            consumed += [r.value for r in await poll_until_at_least_num_records(cluster, consumer, 1)]
+            assert consumed == produced
+            assert fetched_from[-1] == FOLLOWER_BROKER_ID
+        finally:
+            consumer.close()
+
+
+async def wait_until_preferred_replica_is(cluster: Cluster, broker_id: int) -> None:
+    """TestUtils.waitUntilTrue(() => getPreferredReplica == broker_id, "Preferred replica is not set")."""
+    with anyio.fail_after(15):
+        while await get_preferred_replica(cluster) != broker_id:
+            await anyio.sleep(0.1)
