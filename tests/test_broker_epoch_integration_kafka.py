@@ -15,6 +15,12 @@ the test's task group on the cluster's network. Kafka's assertions only look for
 ``errorCounts``; these also check the whole count map (LeaderAndIsr counts its top-level code
 and the partition's, UpdateMetadata and StopReplica their top-level code alone).
 
+Beyond Kafka's suite, the controller's own broker-epoch checks (KafkaController in 3.8.0): an
+AlterPartition must carry the leader's current epoch exactly (-1 included: no exemption, unlike
+the control requests), and a ControlledShutdown with an epoch from a broker the controller does
+not know fails on the epoch lookup (UNKNOWN_SERVER_ERROR) before the BROKER_NOT_AVAILABLE check
+that only an epoch-less request reaches.
+
 Not ported: nothing (all six tests are here).
 """
 
@@ -29,6 +35,13 @@ import pytest
 
 from kafka_ref.cluster import Cluster
 from kafka_ref.common.errors import Errors
+from kafka_ref.common.requests.alter_partition import (
+    AlterPartitionPartitionData,
+    AlterPartitionRequest,
+    AlterPartitionTopicData,
+    BrokerState,
+)
+from kafka_ref.common.requests.controlled_shutdown import ControlledShutdownRequest
 from kafka_ref.common.requests.leader_and_isr import (
     LeaderAndIsrLiveLeader,
     LeaderAndIsrPartitionState,
@@ -270,3 +283,56 @@ async def test_control_request_with_stale_broker_epoch():
 async def test_control_request_with_newer_broker_epoch():
     """Mirrors BrokerEpochIntegrationTest#testControlRequestWithNewerBrokerEpoch."""
     await control_request_with_broker_epoch(1, seed=5)
+
+
+# ------------------------------------------------------------------------------ beyond Kafka's suite
+
+
+async def test_alter_partition_needs_the_leaders_exact_broker_epoch():
+    """KafkaController#tryProcessAlterPartition: the request's broker epoch must equal the one the
+    controller caches for the leader; an older one, a newer one and the unknown -1 are all
+    STALE_BROKER_EPOCH for the whole request, and the partition state stays as it was."""
+    async with two_brokers(seed=6) as (cluster, zk):
+        await cluster.create_topic(TP.topic, replica_assignment={0: [BROKER_ID_1, BROKER_ID_2]})
+        controller_id = cluster.controller_id()
+        state = cluster.partition_state(TP.topic, 0)
+        leader = state["leader"]
+        leader_epoch = cluster.active_controller().controller_context.live_broker_id_and_epochs[leader]
+
+        def request(broker_epoch: int) -> AlterPartitionRequest:
+            # Propose the ISR it already has (every field current but the broker epoch).
+            return AlterPartitionRequest(broker_id=leader, broker_epoch=broker_epoch, version=1, topics=(
+                AlterPartitionTopicData(topic_name=TP.topic, partitions=(AlterPartitionPartitionData(
+                    partition_index=0, leader_epoch=state["leader_epoch"], partition_epoch=state["partition_epoch"],
+                    new_isr_with_epochs=tuple(BrokerState(broker_id=b) for b in state["isr"])),)),))
+
+        for epoch in (-1, leader_epoch - 1, leader_epoch + 1):
+            response = await cluster.send(controller_id, request(epoch))
+            assert (response.error_code, response.topics) == (STALE, ())
+        assert cluster.partition_state(TP.topic, 0) == state
+        response = await cluster.send(controller_id, request(leader_epoch))
+        assert response.error_code == NONE
+        assert [(p.error_code, p.leader_id, tuple(p.isr)) for t in response.topics for p in t.partitions] == [
+            (NONE, leader, tuple(state["isr"]))]
+
+
+async def test_controlled_shutdown_from_an_unknown_broker():
+    """KafkaController#doControlledShutdown: with a broker epoch the cached epoch is looked up
+    first, so a broker the controller does not know gets UNKNOWN_SERVER_ERROR (Kafka's
+    NoSuchElementException); without one (-1) it gets BROKER_NOT_AVAILABLE. A known broker
+    asking with an older epoch gets STALE_BROKER_EPOCH and is not marked shutting down."""
+    async with two_brokers(seed=7) as (cluster, zk):
+        controller_id = cluster.controller_id()
+        context = cluster.active_controller().controller_context
+        other = next(b for b in (BROKER_ID_1, BROKER_ID_2) if b != controller_id)
+
+        async def controlled_shutdown(broker_id: int, broker_epoch: int) -> int:
+            response = await cluster.network.send(broker_id, controller_id, ControlledShutdownRequest(
+                broker_id=broker_id, broker_epoch=broker_epoch), 30000)
+            return response.error_code
+
+        assert await controlled_shutdown(7, 5) == Errors.UNKNOWN_SERVER_ERROR.code
+        assert await controlled_shutdown(7, -1) == Errors.BROKER_NOT_AVAILABLE.code
+        other_epoch = context.live_broker_id_and_epochs[other]
+        assert await controlled_shutdown(other, other_epoch - 1) == STALE
+        assert context.shutting_down_broker_ids == set()

@@ -77,8 +77,14 @@ class ControlledShutdownFlow(ControllerExtension):
         if not c.is_active:
             raise ControllerMovedException("Controller moved to another broker. Aborting controlled shutdown")
         if broker_epoch != AbstractControlRequest.UNKNOWN_BROKER_EPOCH:
-            cached = ctx.live_broker_id_and_epochs.get(broker_id)
-            if cached is not None and broker_epoch < cached:
+            # (Kafka reads liveBrokerIdAndEpochs(id) with Map#apply: a broker the controller does
+            # not know fails here with NoSuchElementException, answered UNKNOWN_SERVER_ERROR,
+            # before the BROKER_NOT_AVAILABLE check below, which only an epoch-less request reaches.)
+            epochs = ctx.live_broker_id_and_epochs
+            if broker_id not in epochs:
+                raise KeyError(f"key not found: {broker_id}")
+            cached = epochs[broker_id]
+            if broker_epoch < cached:
                 raise StaleBrokerEpochException(
                     f"Received controlled shutdown request from an old broker epoch {broker_epoch} for broker "
                     f"{broker_id}. Current broker epoch is {cached}.")

@@ -621,8 +621,10 @@ class KafkaController:
         if not self.is_active:
             callback(AlterPartitionResponse(error_code=Errors.NOT_CONTROLLER.code))
             return {}
+        #    (Unlike the control requests and ControlledShutdown, an AlterPartition without a
+        #    broker epoch, -1, is not let through: it matches no live broker's epoch.)
         broker_epoch = ctx.live_broker_id_and_epochs.get(request.broker_id)
-        if broker_epoch is None or (request.broker_epoch != -1 and broker_epoch != request.broker_epoch):
+        if broker_epoch is None or broker_epoch != request.broker_epoch:
             callback(AlterPartitionResponse(error_code=Errors.STALE_BROKER_EPOCH.code))
             return {}
         responses: dict[TopicPartition, Errors | LeaderAndIsr] = {}
