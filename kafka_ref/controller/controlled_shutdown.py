@@ -114,9 +114,8 @@ class ControlledShutdownFlow(ControllerExtension):
             for tp in followed:
                 batch.add_stop_replica_request_for_brokers([broker_id], tp, delete_partition=False)
             batch.send_requests_to_brokers(ctx.epoch)
-        except IllegalStateException:
-            batch.clear()
-            raise
+        except IllegalStateException as e:
+            c.handle_illegal_state(e)
         # 8. Its follower replicas leave the ISRs (the leaders are told).
         c.replica_state_machine.handle_state_changes([PartitionAndReplica(tp, broker_id) for tp in followed],
                                                      OfflineReplica)

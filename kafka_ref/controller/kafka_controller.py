@@ -9,12 +9,12 @@ only enqueue events.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, NoReturn
 
 import anyio
 
 from kafka_ref.common.config import KafkaConfig, LogConfig
-from kafka_ref.common.errors import ControllerMovedException, Errors
+from kafka_ref.common.errors import ControllerMovedException, Errors, IllegalStateException
 from kafka_ref.common.fatal import RUN_ENDING
 from kafka_ref.common.requests.alter_partition import (
     AlterPartitionRequest,
@@ -280,6 +280,40 @@ class KafkaController:
         self.channel_manager.shutdown()
         self.controller_context.reset_context()
 
+    def handle_illegal_state(self, e: IllegalStateException) -> NoReturn:
+        """Mirrors KafkaController#handleIllegalState: a controller in an illegal state resigns.
+
+        Called where a request batch could not be built or sent (the update of a reassigned
+        partition's leader, sendUpdateMetadataRequest, doControlledShutdown).
+        """
+        # 1. Drop what the batch still holds; 2. give up /controller; 3. rethrow to the caller.
+        self._log.error("controller_forced_to_resign", error=repr(e))
+        self.request_batch.clear()
+        self.trigger_controller_move()
+        raise e
+
+    def trigger_controller_move(self) -> None:
+        """Mirrors KafkaController#triggerControllerMove.
+
+        1. Re-read who holds /controller: nothing to do if it is not this broker any more.
+        2. Resign (the context's epoch zkVersion is read first: resignation resets it), then
+        delete /controller fenced by that zkVersion, so every broker's watch fires and a new
+        election runs. A ControllerMovedException means someone else got there first.
+        """
+        # 1. Still the controller?
+        self.active_controller_id = _or_minus_one(self.zk_client.get_controller_id())
+        if not self.is_active:
+            self._log.warning("controller_move_already_happened")
+            return
+        try:
+            # 2. Resign, then hand /controller back.
+            expected_controller_epoch_zk_version = self.controller_context.epoch_zk_version
+            self.active_controller_id = -1
+            self.on_controller_resignation()
+            self.zk_client.delete_controller(expected_controller_epoch_zk_version)
+        except ControllerMovedException:
+            self._log.warning("controller_move_already_happened")
+
     def maybe_resign(self) -> None:
         """Mirrors KafkaController#maybeResign: re-watch /controller; resign if we lost it."""
         was_active = self.is_active
@@ -374,9 +408,12 @@ class KafkaController:
 
     def send_update_metadata_request(self, brokers: Iterable[int], partitions: set[TopicPartition]) -> None:
         """Mirrors KafkaController#sendUpdateMetadataRequest."""
-        self.request_batch.new_batch()
-        self.request_batch.add_update_metadata_request_for_brokers(list(brokers), partitions)
-        self.request_batch.send_requests_to_brokers(self.epoch)
+        try:
+            self.request_batch.new_batch()
+            self.request_batch.add_update_metadata_request_for_brokers(list(brokers), partitions)
+            self.request_batch.send_requests_to_brokers(self.epoch)
+        except IllegalStateException as e:
+            self.handle_illegal_state(e)
 
     # ------------------------------------------------------------------ brokers
 

@@ -316,9 +316,8 @@ class PartitionReassignmentFlow(ControllerExtension):
             batch.add_leader_and_isr_request_for_brokers(origin_replicas(assignment), tp, updated, assignment, is_new=False)
             batch.add_leader_and_isr_request_for_brokers(assignment.adding_replicas, tp, updated, assignment, is_new=True)
             batch.send_requests_to_brokers(c.controller_context.epoch)
-        except IllegalStateException:
-            batch.clear()
-            raise
+        except IllegalStateException as e:
+            c.handle_illegal_state(e)
         log.info("reassignment_leader_and_isr_sent", topic_partition=str(tp),
                  leader_and_isr=str(updated.leader_and_isr), assignment=_ra(assignment))
 
