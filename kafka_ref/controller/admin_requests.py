@@ -173,6 +173,7 @@ class ListPartitionReassignments(ev.ControllerEvent):
     partitions: list[TopicPartition] | None
     callback: ListReassignmentsCallback
     name: str = field(default="ListPartitionReassignments")
+    state = ev.ControllerState.LIST_PARTITION_REASSIGNMENT
 
     def process(self, controller: Any) -> None:
         """KafkaController#processListPartitionReassignments: its active-controller check here, the listing in reassignment.py.

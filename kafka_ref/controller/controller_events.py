@@ -18,10 +18,44 @@ from kafka_ref.common.fatal import RUN_ENDING
 from kafka_ref.common.state_change import state_change_logger
 
 
+class ControllerState:
+    """Mirrors kafka.controller.ControllerState: what the controller's event thread is busy with.
+
+    ControllerEventManager#state holds the state of the event being processed, Idle between
+    events. Each event names its state (several share one: Startup, Reelect, Expire and
+    RegisterBrokerAndReelect are all ControllerChange). Kafka's byte values and per-state
+    rate-and-time metrics are not modelled; the names are Kafka's.
+    """
+
+    IDLE = "Idle"
+    CONTROLLER_CHANGE = "ControllerChange"
+    BROKER_CHANGE = "BrokerChange"
+    TOPIC_CHANGE = "TopicChange"
+    TOPIC_DELETION = "TopicDeletion"
+    ALTER_PARTITION_REASSIGNMENT = "AlterPartitionReassignment"
+    AUTO_LEADER_BALANCE = "AutoLeaderBalance"
+    MANUAL_LEADER_BALANCE = "ManualLeaderBalance"
+    CONTROLLED_SHUTDOWN = "ControlledShutdown"
+    ISR_CHANGE = "IsrChange"
+    LEADER_AND_ISR_RESPONSE_RECEIVED = "LeaderAndIsrResponseReceived"
+    LOG_DIR_CHANGE = "LogDirChange"
+    CONTROLLER_SHUTDOWN = "ControllerShutdown"
+    UNCLEAN_LEADER_ELECTION_ENABLE = "UncleanLeaderElectionEnable"
+    TOPIC_UNCLEAN_LEADER_ELECTION_ENABLE = "TopicUncleanLeaderElectionEnable"
+    LIST_PARTITION_REASSIGNMENT = "ListPartitionReassignment"
+    UPDATE_METADATA_RESPONSE_RECEIVED = "UpdateMetadataResponseReceived"
+    UPDATE_FEATURES = "UpdateFeatures"
+
+
 class ControllerEvent:
-    """Mirrors kafka.controller.ControllerEvent: ``process`` dispatches to the controller."""
+    """Mirrors kafka.controller.ControllerEvent: ``process`` dispatches to the controller.
+
+    ``state`` is the event's ControllerState (an event that names none reports Idle, as Kafka's
+    AllocateProducerIds does).
+    """
 
     name = "ControllerEvent"
+    state = ControllerState.IDLE
 
     def process(self, controller: Any) -> None:
         raise TypeError(f"{type(self).__name__} must override process()")
@@ -31,24 +65,30 @@ class ControllerEvent:
         at session expiry or controller shutdown); events with a callback answer it here."""
 
 
-def _event(name: str, method: str) -> type[ControllerEvent]:
+def _event(name: str, method: str, state: str) -> type[ControllerEvent]:
     def process(self: ControllerEvent, controller: Any) -> None:
         getattr(controller, method)()
 
-    return type(name, (ControllerEvent,), {"name": name, "process": process, "__doc__": f"Mirrors kafka.controller.{name}."})
+    return type(name, (ControllerEvent,), {"name": name, "state": state, "process": process,
+                                           "__doc__": f"Mirrors kafka.controller.{name}."})
 
 
-Startup = _event("Startup", "process_startup")
-Reelect = _event("Reelect", "process_reelect")
-ControllerChange = _event("ControllerChange", "process_controller_change")
-BrokerChange = _event("BrokerChange", "process_broker_change")
-TopicChange = _event("TopicChange", "process_topic_change")
-Expire = _event("Expire", "process_expire")
-RegisterBrokerAndReelect = _event("RegisterBrokerAndReelect", "process_register_broker_and_reelect")
-AutoPreferredReplicaLeaderElection = _event("AutoPreferredReplicaLeaderElection", "process_auto_preferred_replica_leader_election")
-TopicDeletion = _event("TopicDeletion", "process_topic_deletion")
-ZkPartitionReassignment = _event("ZkPartitionReassignment", "process_zk_partition_reassignment")
-ReplicaLeaderElection = _event("ReplicaLeaderElection", "process_replica_leader_election")
+Startup = _event("Startup", "process_startup", ControllerState.CONTROLLER_CHANGE)
+Reelect = _event("Reelect", "process_reelect", ControllerState.CONTROLLER_CHANGE)
+ControllerChange = _event("ControllerChange", "process_controller_change", ControllerState.CONTROLLER_CHANGE)
+BrokerChange = _event("BrokerChange", "process_broker_change", ControllerState.BROKER_CHANGE)
+TopicChange = _event("TopicChange", "process_topic_change", ControllerState.TOPIC_CHANGE)
+Expire = _event("Expire", "process_expire", ControllerState.CONTROLLER_CHANGE)
+RegisterBrokerAndReelect = _event("RegisterBrokerAndReelect", "process_register_broker_and_reelect",
+                                  ControllerState.CONTROLLER_CHANGE)
+AutoPreferredReplicaLeaderElection = _event("AutoPreferredReplicaLeaderElection",
+                                            "process_auto_preferred_replica_leader_election",
+                                            ControllerState.AUTO_LEADER_BALANCE)
+TopicDeletion = _event("TopicDeletion", "process_topic_deletion", ControllerState.TOPIC_DELETION)
+ZkPartitionReassignment = _event("ZkPartitionReassignment", "process_zk_partition_reassignment",
+                                 ControllerState.ALTER_PARTITION_REASSIGNMENT)
+ReplicaLeaderElection = _event("ReplicaLeaderElection", "process_replica_leader_election",
+                               ControllerState.MANUAL_LEADER_BALANCE)
 
 
 class MockEvent(ControllerEvent):
@@ -58,9 +98,13 @@ class MockEvent(ControllerEvent):
     it block the event thread on a latch; here ``process()`` may return an awaitable, and the
     event thread waits for it before taking the next event (nothing else in the controller
     runs meanwhile, as in Kafka).
+
+    Kafka builds a MockEvent with the ControllerState it reports; here a subclass sets
+    ``state`` (TopicChange unless it says otherwise).
     """
 
     name = "MockEvent"
+    state = ControllerState.TOPIC_CHANGE
 
     def process(self, controller: Any = None) -> Any:
         return None
@@ -76,6 +120,7 @@ class AlterPartitionReceived(ControllerEvent):
     request: Any
     callback: Callable[[Any], None]
     name: str = "AlterPartitionReceived"
+    state = ControllerState.ISR_CHANGE
 
     def process(self, controller: Any) -> None:
         controller.process_alter_partition(self.request, self.callback)
@@ -89,6 +134,7 @@ class ControlledShutdown(ControllerEvent):
     broker_epoch: int
     callback: Callable[[Any], None]
     name: str = "ControlledShutdown"
+    state = ControllerState.CONTROLLED_SHUTDOWN
 
     def process(self, controller: Any) -> None:
         controller.process_controlled_shutdown(self.broker_id, self.broker_epoch, self.callback)
@@ -106,6 +152,7 @@ class TopicDeletionStopReplicaResponseReceived(ControllerEvent):
     request_error: int
     partition_errors: dict = field(default_factory=dict)
     name: str = "TopicDeletionStopReplicaResponseReceived"
+    state = ControllerState.TOPIC_DELETION
 
     def process(self, controller: Any) -> None:
         controller.process_topic_deletion_stop_replica_response_received(self.replica_id, self.request_error, self.partition_errors)
@@ -118,9 +165,23 @@ class LeaderAndIsrResponseReceived(ControllerEvent):
     response: Any
     broker_id: int
     name: str = "LeaderAndIsrResponseReceived"
+    state = ControllerState.LEADER_AND_ISR_RESPONSE_RECEIVED
 
     def process(self, controller: Any) -> None:
         controller.process_leader_and_isr_response_received(self.response, self.broker_id)
+
+
+@dataclass
+class UpdateMetadataResponseReceived(ControllerEvent):
+    """Mirrors kafka.controller.UpdateMetadataResponseReceived."""
+
+    response: Any
+    broker_id: int
+    name: str = "UpdateMetadataResponseReceived"
+    state = ControllerState.UPDATE_METADATA_RESPONSE_RECEIVED
+
+    def process(self, controller: Any) -> None:
+        controller.process_update_metadata_response_received(self.response, self.broker_id)
 
 
 @dataclass
@@ -129,6 +190,7 @@ class PartitionModifications(ControllerEvent):
 
     topic: str
     name: str = "PartitionModifications"
+    state = ControllerState.TOPIC_CHANGE
 
     def process(self, controller: Any) -> None:
         controller.process_partition_modifications(self.topic)
@@ -140,13 +202,14 @@ class TopicUncleanLeaderElectionEnable(ControllerEvent):
 
     topic: str
     name: str = "TopicUncleanLeaderElectionEnable"
+    state = ControllerState.TOPIC_UNCLEAN_LEADER_ELECTION_ENABLE
 
     def process(self, controller: Any) -> None:
         controller.process_topic_unclean_leader_election_enable(self.topic)
 
 
 # Mirrors ControllerState.Idle: the event thread waits for the next event.
-IDLE = "Idle"
+IDLE = ControllerState.IDLE
 
 
 class ControllerEventManager:
@@ -158,7 +221,7 @@ class ControllerEventManager:
         self.send_stream, self.receive_stream = anyio.create_memory_object_stream(math.inf)
         self.processed: list[str] = []
         self.failed_events: list[tuple[str, str]] = []
-        # Mirrors ControllerEventManager#state: the event being processed, or IDLE.
+        # Mirrors ControllerEventManager#state: the state of the event being processed, or IDLE.
         self.state: str = IDLE
         # Set by close(): the thread takes no further event (Kafka's ShutdownableThread#initiateShutdown).
         self.closed = False
@@ -191,7 +254,7 @@ class ControllerEventManager:
     async def run(self) -> None:
         """Mirrors ControllerEventThread#doWork: process events one by one, never dying on an error.
 
-        1. ``state`` names the event being processed (Kafka's ControllerState; "Idle" between
+        1. ``state`` is the ControllerState of the event being processed ("Idle" between
         events). 2. The processor's ``process(event)`` (KafkaController#process) handles it, or,
         for a processor without one, the event itself; an awaitable it returns (a test's
         MockEvent holding the thread) is waited for. 3. Kafka catches any Throwable, logs it and
@@ -207,7 +270,7 @@ class ControllerEventManager:
                 continue
             # 1. Busy with this event.
             self.processed.append(event.name)
-            self.state = event.name
+            self.state = event.state
             try:
                 # 2. Handle it.
                 pending = process(event) if process is not None else event.process(self.processor)

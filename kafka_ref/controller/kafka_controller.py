@@ -739,6 +739,20 @@ class KafkaController:
         if response.error_code != Errors.NONE.code:
             self._log.warning("leader_and_isr_response_error", broker=broker_id, error=Errors.for_code(response.error_code).name)
 
+    def process_update_metadata_response_received(self, response: Any, broker_id: int) -> None:
+        """Mirrors KafkaController#processUpdateMetadataResponseReceived: an error is logged (active controller only).
+
+        Not yet reached from the request batch: Kafka queues an UpdateMetadataResponseReceived
+        event per UpdateMetadata answer, whose only effect is this log line; queueing it here
+        reorders same-instant steps in the simulator's recorded traces, so the batch passes no
+        UpdateMetadata callback (the answer is dropped, as before).
+        """
+        if not self.is_active:
+            return
+        if response.error_code != Errors.NONE.code:
+            self._log.error("update_metadata_response_error", broker=broker_id,
+                            error=Errors.for_code(response.error_code).name)
+
     # ------------------------------------------------------------------ flows provided by extensions
 
     def _dispatch(self, method: str, *args: Any) -> None:

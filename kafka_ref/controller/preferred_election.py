@@ -60,6 +60,7 @@ class AdminReplicaLeaderElection(ev.ControllerEvent):
     election_type: "ElectionType"
     callback: Callable[[dict[TopicPartition, Any]], None]
     name: str = field(default="ReplicaLeaderElection")
+    state = ev.ControllerState.MANUAL_LEADER_BALANCE
 
     def process(self, controller: Any) -> None:
         results = self.flow.process_replica_leader_election_for(

@@ -96,6 +96,7 @@ class ApiPartitionReassignment(ev.ControllerEvent):
     reassignments: dict[TopicPartition, tuple[int, ...] | None]
     callback: AlterReassignmentsCallback
     name: str = field(default="ApiPartitionReassignment")
+    state = ev.ControllerState.ALTER_PARTITION_REASSIGNMENT
 
     def process(self, controller: Any) -> None:
         self.flow.process_api_partition_reassignment(controller, self.reassignments, self.callback)
