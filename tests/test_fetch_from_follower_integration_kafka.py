@@ -11,6 +11,10 @@ are read field by field as Kafka's test reads them (``errorCounts``, ``preferred
 controlled step answers at once) and ``startup()`` again is ``Cluster.restart_broker``.
 ``TestUtils.generateAndProduceMessages`` is an acks=all producer sending fresh values.
 
+The rolling-follower test runs a second time over the wire with kafka-python's consumer (a real
+client: group membership, Fetch v11+ with ``client_rack``, following the preferred read
+replica); the preferred-replica probe is still the in-process FetchRequest.
+
 Not ported:
 - testRackAwareRangeAssignor: @Disabled in Kafka 3.8.0, and kafka_ref's RangeAssignor has no
   rack awareness (KIP-881 rack-aware partition assignment is not modelled).
@@ -202,3 +206,88 @@ async def wait_until_preferred_replica_is(cluster: Cluster, broker_id: int) -> N
     with anyio.fail_after(15):
         while await get_preferred_replica(cluster) != broker_id:
             await anyio.sleep(0.1)
+
+
+@QUORUMS
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # a real clock: sockets and a client thread
+async def test_fetch_from_follower_with_roll_kafka_python(quorum: str):
+    """Mirrors FetchFromFollowerIntegrationTest#testFetchFromFollowerWithRoll with kafka-python's
+    KafkaConsumer (client_rack "1", group "test-group") over the wire."""
+    pytest.importorskip("kafka")
+    import time
+
+    from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
+    from kafka.admin import NewTopic
+
+    from tests.wire_support import on_loop, on_loop_async, run_with_cluster
+
+    outcome: dict[str, object] = {}
+
+    def client(cluster: Cluster, bootstrap: str) -> None:
+        fetched_from: list[int] = []
+        on_loop(cluster.network.observers.append, lambda e: fetched_from.append(e.dst) if e.src != "client"
+                and isinstance(e.request, FetchRequest) and e.request.requesting_replica_id() == -1 else None)
+        admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10000)
+        producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", request_timeout_ms=5000,
+                                 metadata_max_age_ms=1000, retry_backoff_ms=100)
+        consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id="test-group", auto_offset_reset="earliest",
+                                 client_rack=str(FOLLOWER_BROKER_ID), enable_auto_commit=False,
+                                 session_timeout_ms=6000, heartbeat_interval_ms=300, request_timeout_ms=5000,
+                                 metadata_max_age_ms=1000, fetch_max_wait_ms=100, retry_backoff_ms=100)
+        consumed: list[bytes] = []
+        produced: list[bytes] = []
+        phases: list[list[int]] = []
+
+        def wait_for_preferred_replica() -> None:
+            deadline = time.monotonic() + 30
+            while on_loop_async(get_preferred_replica, cluster) != FOLLOWER_BROKER_ID:
+                assert time.monotonic() < deadline, "Preferred replica is not set"
+                time.sleep(0.1)
+
+        def produce_one() -> None:
+            value = b"message-%d" % len(produced)
+            producer.send(TOPIC, value=value, partition=0).get(timeout=30)
+            produced.append(value)
+
+        def poll_until_at_least(count: int) -> None:
+            deadline = time.monotonic() + 30
+            while len(consumed) < count and time.monotonic() < deadline:
+                for records in consumer.poll(timeout_ms=200).values():
+                    consumed.extend(r.value for r in records)
+
+        try:
+            admin.create_topics([NewTopic(TOPIC, replica_assignments={0: [LEADER_BROKER_ID, FOLLOWER_BROKER_ID]})])
+            consumer.subscribe([TOPIC])
+            # 1. The leader sends rack-"1" consumers to the follower; 2. produce and consume there.
+            wait_for_preferred_replica()
+            produce_one()
+            poll_until_at_least(1)
+            phases.append(list(fetched_from))
+            # 3. The follower stops: produce and consume still work.
+            on_loop_async(cluster.shutdown_broker, FOLLOWER_BROKER_ID)
+            fetched_from.clear()
+            produce_one()
+            poll_until_at_least(2)
+            phases.append(list(fetched_from))
+            # 4. The follower starts again; 5. produce and consume still work.
+            on_loop_async(cluster.restart_broker, FOLLOWER_BROKER_ID)
+            wait_for_preferred_replica()
+            fetched_from.clear()
+            produce_one()
+            poll_until_at_least(3)
+            phases.append(list(fetched_from))
+        finally:
+            consumer.close()
+            producer.close()
+            admin.close()
+        outcome.update(consumed=consumed, produced=produced, phases=phases)
+
+    await run_with_cluster(client, mode=quorum, brokers=NUM_NODES, racks={b: str(b) for b in range(NUM_NODES)},
+                           config={"num.partitions": NUM_PARTS, "offsets.topic.replication.factor": NUM_NODES,
+                                   "controlled.shutdown.enable": False, "replica.selector.class": RACK_AWARE,
+                                   "fetch.max.bytes": INT_MAX})
+    assert outcome["consumed"] == outcome["produced"] == [b"message-0", b"message-1", b"message-2"]
+    first, during, after = outcome["phases"]
+    assert first[0] == LEADER_BROKER_ID and first[-1] == FOLLOWER_BROKER_ID
+    assert during[-1] == LEADER_BROKER_ID
+    assert after[-1] == FOLLOWER_BROKER_ID
