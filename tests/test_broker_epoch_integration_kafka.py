@@ -15,7 +15,9 @@ the test's task group on the cluster's network. Kafka's assertions only look for
 ``errorCounts``; these also check the whole count map (LeaderAndIsr counts its top-level code
 and the partition's, UpdateMetadata and StopReplica their top-level code alone).
 
-Beyond Kafka's suite, the controller's own broker-epoch checks (KafkaController in 3.8.0): an
+Beyond Kafka's suite: a broker whose ZooKeeper session expires registers again with a new
+epoch (KafkaController#processRegisterBrokerAndReelect), the controller takes it for a bounced
+broker, and control requests carrying the old epoch are refused. And the controller's own broker-epoch checks (KafkaController in 3.8.0): an
 AlterPartition must carry the leader's current epoch exactly (-1 included: no exemption, unlike
 the control requests), and a ControlledShutdown with an epoch from a broker the controller does
 not know fails on the epoch lookup (UNKNOWN_SERVER_ERROR) before the BROKER_NOT_AVAILABLE check
@@ -336,3 +338,38 @@ async def test_controlled_shutdown_from_an_unknown_broker():
         other_epoch = context.live_broker_id_and_epochs[other]
         assert await controlled_shutdown(other, other_epoch - 1) == STALE
         assert context.shutting_down_broker_ids == set()
+
+
+async def test_session_expiry_gives_the_broker_a_new_epoch():
+    """After broker 1's ZooKeeper session expires it registers again (RegisterBrokerAndReelect):
+    a newer epoch in ZooKeeper, in its controller object and in the active controller's cache;
+    a LeaderAndIsr carrying the old epoch is now STALE_BROKER_EPOCH, one with the new epoch is applied."""
+    async with two_brokers(seed=8) as (cluster, zk):
+        await cluster.create_topic(TP.topic, replica_assignment={0: [BROKER_ID_1, BROKER_ID_2]})
+        broker2 = cluster.broker(BROKER_ID_2)
+        old_epoch = broker2.controller.broker_epoch
+        assert epochs_by_id(zk)[BROKER_ID_2] == old_epoch
+
+        cluster.zookeeper.expire_session(broker2.zk_client.session_id)
+        await cluster.wait_until(lambda: broker2.controller.broker_epoch > old_epoch, message="broker 1 registered again")
+        new_epoch = broker2.controller.broker_epoch
+        assert epochs_by_id(zk)[BROKER_ID_2] == new_epoch == broker2.broker_epoch
+        await cluster.wait_until(lambda: cluster.active_controller() is not None and cluster.active_controller()
+                                 .controller_context.live_broker_id_and_epochs.get(BROKER_ID_2) == new_epoch,
+                                 message="the controller caches the new epoch")
+
+        state = cluster.partition_state(TP.topic, 0)
+        controller_epoch = cluster.controller_epoch()
+
+        def leader_and_isr(broker_epoch: int, leader_epoch: int) -> LeaderAndIsrRequest:
+            return cluster.leader_and_isr_request([LeaderAndIsrPartitionState(
+                topic_name=TP.topic, partition_index=TP.partition, controller_epoch=controller_epoch,
+                leader=state["leader"], leader_epoch=leader_epoch, isr=tuple(state["isr"]),
+                partition_epoch=state["partition_epoch"] + 1, replicas=(0, 1))], broker_epoch=broker_epoch)
+
+        assert await cluster.send_leader_and_isr(BROKER_ID_2, leader_and_isr(old_epoch, state["leader_epoch"] + 1)) == {
+            TP: Errors.STALE_BROKER_EPOCH}
+        assert broker2.replica_manager.online_partition(TP).get_leader_epoch() == state["leader_epoch"]
+        assert await cluster.send_leader_and_isr(BROKER_ID_2, leader_and_isr(new_epoch, state["leader_epoch"] + 1)) == {
+            TP: Errors.NONE}
+        assert broker2.replica_manager.online_partition(TP).get_leader_epoch() == state["leader_epoch"] + 1
