@@ -11,6 +11,12 @@ are read field by field as Kafka's test reads them (``errorCounts``, ``preferred
 controlled step answers at once) and ``startup()`` again is ``Cluster.restart_broker``.
 ``TestUtils.generateAndProduceMessages`` is an acks=all producer sending fresh values.
 
+testFollowerCompleteDelayedFetchesOnReplication also runs as Kafka's does, over a socket: a
+Fetch encoded by kafka-python's protocol classes is written to the follower's listener, and the
+answer is read back from the socket. Kafka sends its newest version (16, topic ids); the
+listener speaks Fetch up to v12 (kafka_ref/wire/apis.py), so the request is v12, by topic name,
+which still carries the consumer's rack (v11+) and so may be served by a follower.
+
 The rolling-follower test runs a second time over the wire with kafka-python's consumer (a real
 client: group membership, Fetch v11+ with ``client_rack``, following the preferred read
 replica); the preferred-replica probe is still the in-process FetchRequest.
@@ -291,3 +297,59 @@ async def test_fetch_from_follower_with_roll_kafka_python(quorum: str):
     assert first[0] == LEADER_BROKER_ID and first[-1] == FOLLOWER_BROKER_ID
     assert during[-1] == LEADER_BROKER_ID
     assert after[-1] == FOLLOWER_BROKER_ID
+
+
+@QUORUMS
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # a real clock: sockets
+async def test_follower_complete_delayed_fetches_on_replication_over_a_socket(quorum: str):
+    """Mirrors FetchFromFollowerIntegrationTest#testFollowerCompleteDelayedFetchesOnReplication over a
+    socket: Fetch v12 to the follower's listener, max wait 20 s (above the test's 15 s timeout);
+    the record's replication completes it."""
+    pytest.importorskip("kafka")
+    import struct
+    import time
+
+    from kafka.protocol.consumer import FetchRequest as KFetchRequest
+    from kafka.protocol.consumer import FetchResponse as KFetchResponse
+
+    version = 12
+    config = {"num.partitions": NUM_PARTS, "offsets.topic.replication.factor": NUM_NODES,
+              "controlled.shutdown.enable": False, "replica.selector.class": RACK_AWARE, "fetch.max.bytes": INT_MAX}
+    async with Cluster(brokers=NUM_NODES, metadata_mode=quorum, config=config, clock="wall",
+                       racks={b: str(b) for b in range(NUM_NODES)}) as cluster, cluster.serve() as bootstrap:
+        await create_topic(cluster)
+        request = KFetchRequest(
+            replica_id=-1, max_wait_ms=20000, min_bytes=1, max_bytes=1000, isolation_level=0, session_id=0,
+            session_epoch=-1, rack_id="", forgotten_topics_data=[], topics=[KFetchRequest.FetchTopic(
+                topic=TOPIC, partitions=[KFetchRequest.FetchTopic.FetchPartition(
+                    partition=0, current_leader_epoch=-1, fetch_offset=0, last_fetched_epoch=-1, log_start_offset=0,
+                    partition_max_bytes=1000)])])
+        request.API_VERSION = version
+        request.with_header(correlation_id=1, client_id="fetch-from-follower")
+        host, port = bootstrap.split(",")[FOLLOWER_BROKER_ID].split(":")
+        async with await anyio.connect_tcp(host, int(port)) as socket:
+            start = time.monotonic()
+            await socket.send(request.encode(header=True, framed=True))
+            produced: list[bytes] = []
+            await generate_and_produce_messages(cluster, 1, produced)
+            with anyio.fail_after(15):
+                size = struct.unpack(">i", await receive_exactly(socket, 4))[0]
+                response = KFetchResponse.decode(await receive_exactly(socket, size), version=version, header=True)
+            assert time.monotonic() - start < 15
+        assert response.header.correlation_id == 1
+        assert response.error_code == Errors.NONE.code
+        [topic_response] = response.responses
+        [partition] = topic_response.partitions
+        # errorCounts {NONE: 2}: the top-level code and the partition's.
+        assert (response.error_code, partition.error_code) == (0, 0)
+        assert (partition.high_watermark, partition.preferred_read_replica) == (1, -1)
+        from kafka_ref.common.records import MemoryRecords
+
+        assert [r.value for batch in MemoryRecords.from_bytes(bytes(partition.records)) for r in batch] == produced
+
+
+async def receive_exactly(stream, n: int) -> bytes:
+    data = b""
+    while len(data) < n:
+        data += await stream.receive(n - len(data))
+    return data
