@@ -248,12 +248,15 @@ async def control_request_with_broker_epoch(epoch_in_request_diff_from_current_e
                 if stale:
                     await stand_in.send_and_verify_stale_broker_epoch_in_response(update_metadata, {STALE: 1})
                     assert broker2.metadata_cache.get_partition_info(TP).leader == BROKER_ID_1
+                    assert broker2.metadata_cache.controller_id == cluster.controller_id()
                 else:
                     await stand_in.send_and_verify_successful_response(update_metadata, {NONE: 1})
                     await cluster.wait_until(lambda: broker2.metadata_cache.get_partition_info(TP) is not None,
                                              message="new-topic-0 in broker 1's metadata")
                     info = broker2.metadata_cache.get_partition_info(TP)
                     assert (info.leader, info.leader_epoch) == (BROKER_ID_2, INITIAL_LEADER_EPOCH + 1)
+                    # The broker's cache now names the sender as the controller (ZkMetadataCache).
+                    assert broker2.metadata_cache.controller_id == STAND_IN_CONTROLLER_ID
 
                 # 4. StopReplica deleting broker 1's replica.
                 stop_replica = StopReplicaRequest(
