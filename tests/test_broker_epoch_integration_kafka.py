@@ -17,7 +17,9 @@ and the partition's, UpdateMetadata and StopReplica their top-level code alone).
 
 Beyond Kafka's suite: a broker whose ZooKeeper session expires registers again with a new
 epoch (KafkaController#processRegisterBrokerAndReelect), the controller takes it for a bounced
-broker, and control requests carrying the old epoch are refused. And the controller's own broker-epoch checks (KafkaController in 3.8.0): an
+broker, and control requests carrying the old epoch are refused; a refused StopReplica still
+lets idle replica fetchers go (KafkaApis#handleStopReplicaRequest shuts them down after either
+branch). And the controller's own broker-epoch checks (KafkaController in 3.8.0): an
 AlterPartition must carry the leader's current epoch exactly (-1 included: no exemption, unlike
 the control requests), and a ControlledShutdown with an epoch from a broker the controller does
 not know fails on the epoch lookup (UNKNOWN_SERVER_ERROR) before the BROKER_NOT_AVAILABLE check
@@ -376,3 +378,21 @@ async def test_session_expiry_gives_the_broker_a_new_epoch():
         assert await cluster.send_leader_and_isr(BROKER_ID_2, leader_and_isr(new_epoch, state["leader_epoch"] + 1)) == {
             TP: Errors.NONE}
         assert broker2.replica_manager.online_partition(TP).get_leader_epoch() == state["leader_epoch"] + 1
+
+
+async def test_stale_stop_replica_still_shuts_down_idle_fetchers():
+    """KafkaApis#handleStopReplicaRequest: the STALE_BROKER_EPOCH answer leaves every replica as it
+    was, and the fetcher threads left without partitions are shut down all the same."""
+    async with two_brokers(seed=9) as (cluster, zk):
+        await cluster.create_topic(TP.topic, replica_assignment={0: [BROKER_ID_1, BROKER_ID_2]})
+        broker2 = cluster.broker(BROKER_ID_2)
+        manager = broker2.replica_manager.replica_fetcher_manager
+        assert len(manager.fetcher_thread_map) == 1
+        # The fetcher to broker 0 loses its only partition: idle, but still there.
+        manager.remove_fetcher_for_partitions([TP])
+        assert [f.partition_count for f in manager.fetcher_thread_map.values()] == [0]
+        stale = cluster.stop_replica_request({TP: (INITIAL_LEADER_EPOCH + 1, True)},
+                                             broker_epoch=broker2.broker_epoch - 1)
+        assert await cluster.send_stop_replica(BROKER_ID_2, stale) == {TP: Errors.STALE_BROKER_EPOCH}
+        assert broker2.replica_manager.online_partition(TP) is not None
+        assert manager.fetcher_thread_map == {}

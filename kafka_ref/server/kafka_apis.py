@@ -185,7 +185,9 @@ class KafkaApis:
             envelope.respond(request.get_error_response(Errors.CLUSTER_AUTHORIZATION_FAILED.code))
             return
         if self._is_broker_epoch_stale(request.broker_epoch):
+            # (Refused as a whole; idle fetchers still go, as after an applied request.)
             envelope.respond(StopReplicaResponse(error_code=Errors.STALE_BROKER_EPOCH.code))
+            self.replica_manager.replica_fetcher_manager.shutdown_idle_fetcher_threads()
             return
         partition_states = request.partition_states()
         # 1. Stop (and maybe delete) the replicas.
