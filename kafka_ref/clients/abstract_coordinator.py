@@ -173,6 +173,11 @@ class AbstractCoordinator(ABC):
         self.rejoin_reason = reason
         self.rejoin_needed = True
 
+    def rejoin_needed_or_pending(self) -> bool:
+        """Mirrors AbstractCoordinator#rejoinNeededOrPending: a rejoin was asked for (a JoinGroup or
+        SyncGroup still pending here keeps ``rejoin_needed`` set, as Kafka's joinFuture counts)."""
+        return self.rejoin_needed
+
     def request_rejoin_if_necessary(self, reason: str, full_reason: str | None = None) -> None:
         """Mirrors AbstractCoordinator#requestRejoinIfNecessary: a rejoin already pending keeps its reason."""
         if not self.rejoin_needed:
@@ -357,7 +362,7 @@ class AbstractCoordinator(ABC):
 
     async def ensure_active_group(self, deadline_ms: int) -> bool:
         """Mirrors AbstractCoordinator#ensureActiveGroup / joinGroupIfNeeded: rejoin until stable or out of time."""
-        while self.rejoin_needed:
+        while self.rejoin_needed_or_pending():
             if self.coordinator is None and not await self.ensure_coordinator_ready(deadline_ms):
                 return False
             # 1. EAGER: give everything up before the rebalance's first JoinGroup (onJoinPrepare, once:

@@ -246,6 +246,8 @@ class Metadata:
         self.last_seen_leader_epochs: dict[TopicPartition, int] = {}
         self.invalid_topics: set[str] = set()
         self.unauthorized_topics: set[str] = set()
+        # Whether a full update drops the topics retain_topic refuses (ConsumerMetadata does).
+        self.filters_response = True
         # ClusterResourceListeners: called with the cluster id after every update.
         self.cluster_resource_listeners: list[Callable[[str | None], None]] = []
         self._log = client_logger()
@@ -474,9 +476,9 @@ class Metadata:
             if topic.topic_id != ZERO_UUID:
                 topic_id = topic_ids[name] = topic.topic_id
                 old_topic_id = old_topic_ids.get(name)
-            # Only a Metadata with topic expiry (the producer's) or a partial update filters the
-            # response by its topics; the others keep whatever the broker sent, as they always have here.
-            if ((self.metadata_idle_ms is not None or is_partial_update)
+            # Only a Metadata with topic expiry (the producer's), the consumer's (ConsumerMetadata) or a
+            # partial update filters the response by its topics; the admin's keeps whatever the broker sent.
+            if ((self.metadata_idle_ms is not None or is_partial_update or self.filters_response)
                     and not self.retain_topic(name, topic.is_internal, now_ms)):
                 continue
             if topic.is_internal:
@@ -627,6 +629,45 @@ class Metadata:
             raise TopicAuthorizationException(f"Not authorized to access topics: [{', '.join(unauthorized)}]")
         if invalid:
             raise InvalidTopicException(f"Invalid topics: [{', '.join(invalid)}]")
+
+
+class ConsumerMetadata(Metadata):
+    """Mirrors org.apache.kafka.clients.consumer.internals.ConsumerMetadata.
+
+    The consumer's metadata follows its SubscriptionState (``subscriptions``): under a pattern
+    subscription every request asks for all topics, and a response keeps the wanted topics (those
+    subscribed, assigned or looked up: ``topics``) and the other topics the pattern matches, an
+    internal topic only with ``include_internal_topics`` (exclude.internal.topics=false).
+    """
+
+    def __init__(self, refresh_backoff_ms: int = 100, metadata_expire_ms: int = 300000, *,
+                 subscriptions: Any, include_internal_topics: bool = False, **kwargs: Any) -> None:
+        super().__init__(refresh_backoff_ms, metadata_expire_ms, **kwargs)
+        self.subscriptions = subscriptions
+        self.include_internal_topics = include_internal_topics
+        self.filters_response = True
+
+    def new_metadata_request_and_version(self, now_ms: int = 0) -> MetadataRequestAndVersion:
+        """Mirrors ConsumerMetadata#newMetadataRequestBuilder: all topics for a pattern subscription,
+        otherwise the wanted topics."""
+        if self.subscriptions.has_pattern_subscription():
+            return MetadataRequestAndVersion(MetadataRequest.all_topics(), self.request_version, False)
+        return super().new_metadata_request_and_version(now_ms)
+
+    def retain_topic(self, topic: str, is_internal: bool, now_ms: int) -> bool:
+        """Mirrors org.apache.kafka.clients.consumer.internals.ConsumerMetadata#retainTopic.
+
+        1. A wanted topic is kept; 2. an internal one is dropped unless internal topics are
+        included; 3. otherwise it is kept when the subscribed pattern matches it.
+        """
+        # 1. Wanted (SubscriptionState#needsMetadata, or a transient topic).
+        if self.topics is None or topic in self.topics:
+            return True
+        # 2. exclude.internal.topics.
+        if is_internal and not self.include_internal_topics:
+            return False
+        # 3. The pattern.
+        return self.subscriptions.matches_subscribed_pattern(topic)
 
 
 def _partition_metadata(topic: str, p: Any) -> PartitionMetadata:

@@ -41,12 +41,13 @@ would space the retries; here they would spin without letting virtual time advan
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 import anyio
 
-from kafka_ref.clients.client_metadata import Metadata, client_logger
+from kafka_ref.clients.client_metadata import ConsumerMetadata, client_logger
 from kafka_ref.clients.fetcher import ConsumerRecord, Fetcher, LogTruncationException, OffsetFetcher
 from kafka_ref.clients.network_client import NetworkClient
 from kafka_ref.clients.subscription_state import FetchPosition, SubscriptionState, SubscriptionType
@@ -166,6 +167,7 @@ class KafkaConsumer:
         allow_auto_create_topics: bool = True,
         enable_auto_commit: bool | None = None,
         auto_commit_interval_ms: int = 5000,
+        exclude_internal_topics: bool = True,
     ) -> None:
         # 1. Validate the configuration (ConfigException names the key).
         if auto_offset_reset not in OFFSET_RESET_STRATEGIES:
@@ -198,12 +200,15 @@ class KafkaConsumer:
         self._log = client_logger(client_id=client_id)
         # 2. Components.
         # allow.auto.create.topics (KIP-361): whether the consumer's Metadata requests let a broker
-        # with auto.create.topics.enable create a topic it asks about.
-        self.metadata = Metadata(retry_backoff_ms, metadata_max_age_ms, topics=(),
-                                 allow_auto_topic_creation=allow_auto_create_topics)
+        # with auto.create.topics.enable create a topic it asks about. exclude.internal.topics: whether
+        # a pattern subscription leaves internal topics out (ConsumerMetadata#retainTopic).
+        self.subscriptions = SubscriptionState(auto_offset_reset)
+        self.metadata = ConsumerMetadata(retry_backoff_ms, metadata_max_age_ms, topics=(),
+                                         allow_auto_topic_creation=allow_auto_create_topics,
+                                         subscriptions=self.subscriptions,
+                                         include_internal_topics=not exclude_internal_topics)
         self.client = NetworkClient(network, client_id, bootstrap_brokers, self.metadata, time=self.time,
                                     request_timeout_ms=request_timeout_ms)
-        self.subscriptions = SubscriptionState(auto_offset_reset)
         self.fetcher = Fetcher(self)
         self.offset_fetcher = OffsetFetcher(self)
         self._closed = False
@@ -336,19 +341,21 @@ class KafkaConsumer:
 
     # -- group membership (kafka_ref.clients.consumer_coordinator) ---------------------------
 
-    def subscribe(self, topics: Iterable[str], listener: ConsumerRebalanceListener | None = None) -> None:
-        """Mirrors org.apache.kafka.clients.consumer.KafkaConsumer#subscribe(Collection, ConsumerRebalanceListener).
+    def subscribe(self, topics: Iterable[str] | re.Pattern[str], listener: ConsumerRebalanceListener | None = None) -> None:
+        """Mirrors org.apache.kafka.clients.consumer.KafkaConsumer#subscribe(Collection, ConsumerRebalanceListener)
+        (a compiled ``re.Pattern``: ``subscribe_pattern``).
 
         1. A group is needed; 2. no topics is an unsubscribe; 3. each topic must be named;
         4. the subscription type becomes AUTO_TOPICS (IllegalStateException after ``assign``),
         buffered data of other topics goes, and the coordinator rejoins with the new topics at
         the next poll; ``listener`` hears of the partitions the group takes and gives.
         """
+        if isinstance(topics, re.Pattern):
+            self.subscribe_pattern(topics, listener)
+            return
         self._ensure_open()
         # 1. Group management needs a group.id.
-        if self.coordinator is None:
-            raise Errors.INVALID_GROUP_ID.exception("To use the group management or offset commit APIs, you must "
-                                                    "provide a valid group.id in the consumer configuration.")
+        self._maybe_throw_invalid_group_id_exception()
         topics = list(topics)
         # 2. subscribe([]) is unsubscribe().
         if not topics:
@@ -365,8 +372,37 @@ class KafkaConsumer:
             {tp for tp in self.subscriptions.assigned_partitions() if tp.topic in set(topics)})
         self.coordinator.subscribe(topics)
 
+    def subscribe_pattern(self, pattern: re.Pattern[str], listener: ConsumerRebalanceListener | None = None) -> None:
+        """Mirrors org.apache.kafka.clients.consumer.internals.LegacyKafkaConsumer#subscribe(Pattern, ConsumerRebalanceListener).
+
+        1. A group is needed, and a non-empty pattern (Java's IllegalArgumentException is ValueError);
+        2. the subscription type becomes AUTO_PATTERN (IllegalStateException after ``assign`` or a topic
+        subscription); 3. the pattern is matched against the topics the metadata knows now
+        (ConsumerCoordinator#updatePatternSubscription) and at every metadata update after, and a
+        metadata update asking for every topic is requested at once.
+        """
+        # 1. group.id, pattern.
+        self._maybe_throw_invalid_group_id_exception()
+        if pattern is None or not pattern.pattern:
+            raise ValueError("Topic pattern to subscribe to cannot be " + ("null" if pattern is None else "empty"))
+        self._ensure_open()
+        # 2. The subscription itself.
+        self._log.info("subscribed_to_pattern", pattern=pattern.pattern)
+        self.subscriptions.subscribe_pattern(pattern)
+        self._rebalance_listener = listener
+        # 3. The topics it matches now; all topics at the next metadata update.
+        self.coordinator.update_pattern_subscription(self.metadata.fetch())
+        self.metadata.request_update_for_new_topics()
+
+    def _maybe_throw_invalid_group_id_exception(self) -> None:
+        """Mirrors org.apache.kafka.clients.consumer.internals.LegacyKafkaConsumer#maybeThrowInvalidGroupIdException."""
+        if self.coordinator is None:
+            raise Errors.INVALID_GROUP_ID.exception("To use the group management or offset commit APIs, you must "
+                                                    "provide a valid group.id in the consumer configuration.")
+
     def subscription(self) -> set[str]:
-        """Mirrors org.apache.kafka.clients.consumer.KafkaConsumer#subscription: the subscribed topics."""
+        """Mirrors org.apache.kafka.clients.consumer.KafkaConsumer#subscription: the subscribed topics
+        (under a pattern, those it matched)."""
         self._ensure_open()
         return set(self.coordinator.subscription) if self.coordinator is not None else set()
 
@@ -384,6 +420,7 @@ class KafkaConsumer:
             self.coordinator.on_leave_prepare()
             self.coordinator.maybe_leave_group_nowait("the consumer unsubscribed from all topics")
             self.coordinator.subscription = ()
+            self.coordinator.group_subscription = frozenset()
         # 3. No assignment and no subscription type.
         self.subscriptions.unsubscribe()
         self._rebalance_listener = None
@@ -519,7 +556,7 @@ class KafkaConsumer:
         list once ``timeout_ms`` of loop time has passed.
         """
         self._ensure_open()
-        if not self.subscriptions.assignment and (self.coordinator is None or not self.coordinator.subscription):
+        if self.subscriptions.subscription_type is SubscriptionType.NONE:
             # (SubscriptionState#hasNoSubscriptionOrUserAssignment: Java's IllegalStateException.)
             raise IllegalStateException("Consumer is not subscribed to any topics or assigned any partitions")
         deadline = self.time.milliseconds() + timeout_ms

@@ -49,7 +49,7 @@ from kafka_ref.clients.abstract_coordinator import (
 )
 # The assignors and ConsumerProtocol live in their own modules (re-exported here).
 from kafka_ref.clients.assignors import ASSIGNORS, RangeAssignor, RoundRobinAssignor  # noqa: F401
-from kafka_ref.clients.client_metadata import Metadata
+from kafka_ref.clients.client_metadata import Metadata, MetadataSnapshot
 from kafka_ref.clients.consumer import OffsetCommitCallback, RetriableCommitFailedException
 from kafka_ref.clients.consumer_protocol import Assignment, ConsumerProtocol, Subscription  # noqa: F401
 from kafka_ref.clients.network_client import NetworkClient
@@ -136,6 +136,31 @@ class AsyncCommitFuture:
         return isinstance(self.exception, RetriableException)
 
 
+@dataclass(frozen=True, slots=True)
+class SubscriptionMetadataSnapshot:
+    """Mirrors org.apache.kafka.clients.consumer.internals.ConsumerCoordinator.MetadataSnapshot.
+
+    The metadata update version and, per metadata topic, its partition count (0 for a topic the
+    metadata does not know). Kafka keeps each partition's replica racks when client.rack is set;
+    rack-aware assignment is not modelled, so only the count is compared here.
+    """
+
+    version: int
+    partitions_per_topic: tuple[tuple[str, int], ...]
+
+    @classmethod
+    def of(cls, topics: Iterable[str], cluster: MetadataSnapshot, version: int) -> "SubscriptionMetadataSnapshot":
+        """The snapshot of ``topics`` in ``cluster`` (Cluster#partitionsForTopic: none for an unknown topic)."""
+        return cls(version, tuple(sorted((t, len(cluster.partitions_for_topic(t))) for t in set(topics))))
+
+    def matches(self, other: "SubscriptionMetadataSnapshot") -> bool:
+        """Mirrors ConsumerCoordinator.MetadataSnapshot#matches: the same update, or the same partition counts."""
+        return self.version == other.version or self.partitions_per_topic == other.partitions_per_topic
+
+    def __str__(self) -> str:
+        return f"(version{self.version}: {dict(self.partitions_per_topic)})"
+
+
 class ConsumerCoordinator(AbstractCoordinator):
     """Mirrors org.apache.kafka.clients.consumer.internals.ConsumerCoordinator.
 
@@ -183,6 +208,10 @@ class ConsumerCoordinator(AbstractCoordinator):
         self.subscription: tuple[str, ...] = ()
         # The subscription the last JoinGroup carried (ConsumerCoordinator#joinedSubscription).
         self._joined_subscription: tuple[str, ...] | None = None
+        # The leader's view of every member's topics (SubscriptionState#groupSubscription): it watches
+        # their metadata too; emptied by onJoinPrepare.
+        self.group_subscription: frozenset[str] = frozenset()
+        self.is_leader = False
         self.assignment: set[TopicPartition] = set()
         self.rebalances = 0
         # commitAsync calls not sent yet (ConsumerCoordinator#pendingAsyncCommits counts those waiting
@@ -209,6 +238,12 @@ class ConsumerCoordinator(AbstractCoordinator):
         self._join_prepare_deadline_ms: int | None = None
         # The generation the async commit in flight went out with (its handler's sentGeneration).
         self._async_commit_sent_generation = NO_GENERATION
+        # The partition counts of the subscribed topics at the last metadata update seen
+        # (#metadataSnapshot) and, for the leader, at its last assignment (#assignmentSnapshot):
+        # when they differ, the leader rejoins.
+        self.metadata_snapshot = SubscriptionMetadataSnapshot.of(self.metadata_topics(), metadata.fetch(),
+                                                                 metadata.update_version)
+        self.assignment_snapshot: SubscriptionMetadataSnapshot | None = None
 
     def protocol_type(self) -> str:
         """Mirrors ConsumerCoordinator#protocolType."""
@@ -231,6 +266,121 @@ class ConsumerCoordinator(AbstractCoordinator):
             else:
                 self.rejoin_needed = True
 
+    def _has_auto_assigned_partitions(self) -> bool:
+        """SubscriptionState#hasAutoAssignedPartitions of the consumer's subscriptions (a coordinator
+        built without them is group-managed once it has topics)."""
+        if self.subscriptions is None:
+            return bool(self.subscription)
+        return self.subscriptions.has_auto_assigned_partitions()
+
+    def _has_pattern_subscription(self) -> bool:
+        """SubscriptionState#hasPatternSubscription of the consumer's subscriptions."""
+        return self.subscriptions is not None and self.subscriptions.has_pattern_subscription()
+
+    def subscribe_from_pattern(self, topics: Iterable[str]) -> bool:
+        """Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState#subscribeFromPattern
+        (the topics live here): True when the matched topics changed.
+
+        1. Only under a pattern subscription (Java's IllegalArgumentException is ValueError);
+        2. the subscription becomes the matched topics, which the metadata then wants too.
+        """
+        # 1. AUTO_PATTERN only.
+        if not self._has_pattern_subscription():
+            raise ValueError("Attempt to subscribe from pattern while subscription type set to "
+                             f"{'NONE' if self.subscriptions is None else self.subscriptions.subscription_type.value}")
+        # 2. SubscriptionState#changeSubscription.
+        topics = tuple(sorted(set(topics)))
+        if topics == self.subscription:
+            return False
+        self.subscription = topics
+        self.metadata.add_topics(topics)
+        return True
+
+    def metadata_topics(self) -> set[str]:
+        """Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState#metadataTopics: the
+        member's subscription, and for the leader every member's topics too."""
+        if not self.group_subscription:
+            return set(self.subscription)
+        return set(self.group_subscription) | set(self.subscription)
+
+    def update_pattern_subscription(self, cluster: MetadataSnapshot) -> None:
+        """Mirrors org.apache.kafka.clients.consumer.internals.ConsumerCoordinator#updatePatternSubscription.
+
+        1. The topics of ``cluster`` the pattern matches (the consumer's metadata holds internal topics
+        only with exclude.internal.topics=false); 2. a changed match becomes the subscription and
+        asks for a metadata update at once.
+        """
+        # 1. The matching topics.
+        topics = {t for t in cluster.topics() if self.subscriptions.matches_subscribed_pattern(t)}
+        # 2. The subscription.
+        if self.subscribe_from_pattern(topics):
+            self.metadata.request_update_for_new_topics()
+
+    def maybe_update_subscription_metadata(self) -> None:
+        """Mirrors org.apache.kafka.clients.consumer.internals.ConsumerCoordinator#maybeUpdateSubscriptionMetadata.
+
+        Only after a metadata update not seen yet: 1. a pattern is matched again; 2. the partition
+        counts of the metadata topics become the new metadata snapshot (rejoin_needed_or_pending
+        compares it with the one the leader assigned with).
+        """
+        version = self.metadata.update_version
+        if version > self.metadata_snapshot.version:
+            cluster = self.metadata.fetch()
+            # 1. The pattern against the new topics.
+            if self._has_pattern_subscription():
+                self.update_pattern_subscription(cluster)
+            # 2. The snapshot.
+            self.metadata_snapshot = SubscriptionMetadataSnapshot.of(self.metadata_topics(), cluster, version)
+
+    def rejoin_needed_or_pending(self) -> bool:
+        """Mirrors org.apache.kafka.clients.consumer.internals.ConsumerCoordinator#rejoinNeededOrPending.
+
+        1. Never for a manually assigned consumer; 2. the leader rejoins when the partition counts of
+        the group's topics changed since its assignment ("cached metadata has changed"); 3. any member
+        when its subscription changed since its JoinGroup ("subscription has changed"); 4. otherwise
+        AbstractCoordinator's answer.
+        """
+        # 1. Group-managed only.
+        if not self._has_auto_assigned_partitions():
+            return False
+        # 2. Metadata changed under the leader's assignment.
+        if self.assignment_snapshot is not None and not self.assignment_snapshot.matches(self.metadata_snapshot):
+            self.request_rejoin_if_necessary(
+                "cached metadata has changed",
+                f"cached metadata has changed from {self.assignment_snapshot} at the beginning of the rebalance "
+                f"to {self.metadata_snapshot}")
+            return True
+        # 3. Subscription changed since the JoinGroup.
+        if self._joined_subscription is not None and set(self._joined_subscription) != set(self.subscription):
+            self.request_rejoin_if_necessary(
+                "subscription has changed",
+                f"subscription has changed from {list(self._joined_subscription)} at the beginning of the "
+                f"rebalance to {list(self.subscription)}")
+            return True
+        # 4. AbstractCoordinator.
+        return super().rejoin_needed_or_pending()
+
+    async def _ensure_fresh_metadata(self, deadline_ms: int) -> bool:
+        """Mirrors org.apache.kafka.clients.consumer.internals.ConsumerNetworkClient#ensureFreshMetadata.
+
+        1. Nothing to do unless an update is requested or due; 2. otherwise updates are awaited
+        (#awaitMetadataUpdate) until the metadata's version moves or ``deadline_ms`` passes; True
+        when it moved.
+        """
+        # 1. Fresh enough: nothing requested and either not expired yet or still in the refresh backoff.
+        #    (Metadata#timeToNextUpdate is not asked while the metadata has not expired: its answer is
+        #    not 0 then, and asking would draw a backoff jitter from the metadata's random source.)
+        if not self.metadata.update_requested():
+            now = self.time.milliseconds()
+            if (self.metadata.last_successful_update() + self.metadata.metadata_expire_ms > now
+                    or self.metadata.time_to_next_update(now) != 0):
+                return True
+        # 2. Wait for an update.
+        version = self.metadata.update_version
+        while self.metadata.update_version == version and self.time.milliseconds() < deadline_ms:
+            await self.client.await_metadata_update(deadline_ms)
+        return self.metadata.update_version > version
+
     # -- the poll loop -----------------------------------------------------------------------------
 
     async def poll(self, timeout_ms: float) -> bool:
@@ -241,18 +391,32 @@ class ConsumerCoordinator(AbstractCoordinator):
 
         True when the member is in a stable generation within the timeout (always for a manually
         assigned consumer, which looks up no coordinator here and joins no group).
-        1. A subscribed member heartbeats when due, finds the coordinator and (re)joins; a poll that
-        cannot do either returns False before any auto-commit; 2. the auto-commit
-        (#maybeAutoCommitOffsetsAsync), manual assignment included.
+        0. A metadata update not seen yet is taken in (#maybeUpdateSubscriptionMetadata: the pattern
+        matched again, the metadata snapshot renewed);
+        1. a subscribed member heartbeats when due, finds the coordinator and (re)joins when
+        #rejoinNeededOrPending, a pattern subscriber first refreshing its metadata (requested when
+        the backoff allows) and matching again; a poll that cannot do either returns False before
+        any auto-commit; 2. the auto-commit (#maybeAutoCommitOffsetsAsync), manual assignment included.
         """
         deadline = self.time.milliseconds() + int(timeout_ms)
-        if self.subscription:
+        # 0. The latest metadata.
+        self.maybe_update_subscription_metadata()
+        if self._has_auto_assigned_partitions():
             # 1. A heartbeat is due even while everything is fine; then the coordinator and membership.
             await self.maybe_heartbeat()
             if self.coordinator is None and not await self.ensure_coordinator_ready(deadline):
                 return False
-            if self.rejoin_needed and not await self.ensure_active_group(deadline):
-                return False
+            if self.rejoin_needed_or_pending():
+                if self._has_pattern_subscription():
+                    # (Fresh metadata before a pattern subscriber joins, so one topic creation does not
+                    #  set off one rebalance per member.)
+                    if self.metadata.time_to_allow_update(self.time.milliseconds()) == 0:
+                        self.metadata.request_update(True)
+                    if not await self._ensure_fresh_metadata(deadline):
+                        return False
+                    self.maybe_update_subscription_metadata()
+                if not await self.ensure_active_group(deadline):
+                    return False
         # 2. Offsets committed on their own when the interval has passed; the commit goes out now
         #    (Kafka's commitOffsetsAsync transmits it at once) and its answer is read here.
         if self.maybe_auto_commit_offsets_async(self.time.milliseconds()):
@@ -383,7 +547,7 @@ class ConsumerCoordinator(AbstractCoordinator):
             self.group_id,
             {tp: (o.offset, -1 if o.leader_epoch is None else o.leader_epoch, o.metadata) for tp, o in offsets.items()},
             generation_id=generation.generation_id, member_id=generation.member_id,
-            group_instance_id=self.group_instance_id if self.subscription else None))
+            group_instance_id=self.group_instance_id if self._has_auto_assigned_partitions() else None))
 
     # -- the join hooks --------------------------------------------------------------------------------
 
@@ -403,7 +567,8 @@ class ConsumerCoordinator(AbstractCoordinator):
         an error answer, or leaving the group) means the owned partitions may already be someone
         else's: they are *lost* (onPartitionsLost), only if there are any; 5. otherwise EAGER revokes
         every owned partition (onPartitionsRevoked), and the listener hears of it even when there
-        are none; 6. the rebalance's timer and commit are forgotten.
+        are none; 6. the rebalance's timer and commit are forgotten, the member is no longer the
+        leader and the group subscription is emptied (SubscriptionState#resetGroupSubscription).
         """
         # 1. joinPrepareTimer.
         now = self.time.milliseconds()
@@ -441,7 +606,9 @@ class ConsumerCoordinator(AbstractCoordinator):
             # 5. EAGER: revoke everything, the empty set too.
             self.assignment = set()
             self._invoke_partitions_lost_or_revoked(partitions, lost=False)
-        # 6. The next rebalance starts afresh.
+        # 6. The next rebalance starts afresh: no longer the leader, no group subscription.
+        self.is_leader = False
+        self.group_subscription = frozenset()
         self._join_prepare_deadline_ms = None
         self._auto_commit_offset_request = None
         return True
@@ -453,31 +620,90 @@ class ConsumerCoordinator(AbstractCoordinator):
         return tuple(JoinGroupRequestProtocol(name=a.name, metadata=metadata) for a in self.assignors)
 
     async def _on_join_leader(self, response: JoinGroupResponse) -> dict[str, bytes]:
-        """Mirrors ConsumerCoordinator#onLeaderElected: run the chosen assignor over every member's subscription."""
+        """Mirrors ConsumerCoordinator#onLeaderElected: run the chosen assignor over every member's subscription.
+
+        1. The leader watches every member's topics (#updateGroupSubscription: their metadata, fresh);
+        2. the chosen assignor over the partition counts of the metadata; 3. the metadata snapshot
+        it assigned with is kept (#assignmentSnapshot): a later change makes the leader rejoin. (The
+        built-in assignors assign subscribed topics only: #maybeUpdateGroupSubscription has nothing to do.)
+        """
         subscriptions = {m.member_id: ConsumerProtocol.deserialize_subscription(m.metadata) for m in response.members}
         topics = {t for s in subscriptions.values() for t in s.topics}
         # 1. The leader needs partition counts for every topic anyone subscribes to.
-        self.metadata.add_topics(topics)
+        await self._update_group_subscription(topics)
+        self.is_leader = True
         snapshot = self.metadata.fetch()
-        if any(snapshot.partition_count(t) is None for t in topics):
-            self.metadata.request_update()
-            await self.client.maybe_update_metadata()
-            snapshot = self.metadata.fetch()
         partitions_per_topic = {t: snapshot.partition_count(t) or 0 for t in topics}
         # 2. Assign with the protocol the coordinator chose.
         assignor = next(a for a in self.assignors if a.name == response.protocol_name)
         assignment = assignor.assign(partitions_per_topic, subscriptions)
+        # 3. What the assignment was computed from.
+        self.assignment_snapshot = self.metadata_snapshot
         self._log.info("assignment_computed", assignor=assignor.name, generation_id=response.generation_id,
                        assignment={m: [str(tp) for tp in parts] for m, parts in sorted(assignment.items())})
         return {m: ConsumerProtocol.serialize_assignment(Assignment(tuple(parts))) for m, parts in assignment.items()}
 
+    async def _update_group_subscription(self, topics: set[str]) -> None:
+        """Mirrors org.apache.kafka.clients.consumer.internals.ConsumerCoordinator#updateGroupSubscription.
+
+        1. The group's topics become the leader's group subscription (SubscriptionState#groupSubscribe),
+        metadata for topics it does not subscribe to itself requested at once; 2. fresh metadata
+        (ConsumerNetworkClient#ensureFreshMetadata, no time bound) and the snapshot taken from it.
+        """
+        # 1. groupSubscribe.
+        self.group_subscription = frozenset(topics)
+        self.metadata.add_topics(topics)
+        if not set(self.subscription) >= self.group_subscription:
+            self.metadata.request_update_for_new_topics()
+        # 2. Fresh metadata (Kafka's Long.MAX_VALUE timer).
+        if not await self._ensure_fresh_metadata(self.time.milliseconds() + 2**62):
+            raise TimeoutException("Timed out waiting for fresh metadata")
+        self.maybe_update_subscription_metadata()
+
+    def _maybe_update_joined_subscription(self, assigned: set[TopicPartition]) -> None:
+        """Mirrors org.apache.kafka.clients.consumer.internals.ConsumerCoordinator#maybeUpdateJoinedSubscription.
+
+        Under a pattern, assigned topics the JoinGroup did not carry (the leader matched them first)
+        join both the subscription and the joined subscription.
+        """
+        if not self._has_pattern_subscription():
+            return
+        added = {tp.topic for tp in assigned} - set(self._joined_subscription or ())
+        if added:
+            if self.subscribe_from_pattern(set(self.subscription) | added):
+                self.metadata.request_update_for_new_topics()
+            self._joined_subscription = tuple(sorted(set(self._joined_subscription or ()) | added))
+
     def _on_join_complete(self, generation: Generation, assignment: bytes) -> None:
-        """Mirrors ConsumerCoordinator#onJoinComplete: take the assignment (the base class has made the member STABLE)."""
+        """Mirrors ConsumerCoordinator#onJoinComplete: take the assignment (the base class has made the member STABLE).
+
+        1. Only the leader watches the metadata for changes; 2. an assignment of topics this member
+        does not subscribe to (its subscription changed since it joined) is not taken: rejoin;
+        3. under a pattern the assigned topics join the subscription; 4. the auto-commit interval
+        starts over; 5. the assignment and the listener.
+        """
+        # 1. A follower keeps no assignment snapshot.
+        if not self.is_leader:
+            self.assignment_snapshot = None
+        assigned = set(ConsumerProtocol.deserialize_assignment(assignment).partitions)
+        # 2. (SubscriptionState#checkAssignmentMatchedSubscription.)
+        matched = (self.subscriptions.check_assignment_matched_subscription(assigned, self.subscription)
+                   if self.subscriptions is not None else all(tp.topic in self.subscription for tp in assigned))
+        if not matched:
+            self.request_rejoin(
+                "received assignment does not match the current subscription",
+                f"received assignment {sorted(str(tp) for tp in assigned)} does not match the current subscription "
+                f"{list(self.subscription)}; it is likely that the subscription has changed since we joined the group, "
+                "will re-join with current subscription")
+            return
+        # 3. Topics the leader matched for this member.
+        self._maybe_update_joined_subscription(assigned)
         self.rebalances += 1
-        # (The auto-commit interval starts over from the new assignment.)
+        # 4. (The auto-commit interval starts over from the new assignment.)
         if self.auto_commit_enabled:
             self.next_auto_commit_deadline_ms = self.time.milliseconds() + self.auto_commit_interval_ms
-        self.assignment = set(ConsumerProtocol.deserialize_assignment(assignment).partitions)
+        # 5. The assignment.
+        self.assignment = assigned
         self._log.info("partitions_assigned", generation_id=generation.generation_id,
                        partitions=sorted(str(tp) for tp in self.assignment))
         if self.on_partitions_assigned is not None:
@@ -537,7 +763,7 @@ class ConsumerCoordinator(AbstractCoordinator):
             self.group_id,
             {tp: (o.offset, -1 if o.leader_epoch is None else o.leader_epoch, o.metadata) for tp, o in offsets.items()},
             generation_id=generation.generation_id, member_id=generation.member_id,
-            group_instance_id=self.group_instance_id if self.subscription else None)
+            group_instance_id=self.group_instance_id if self._has_auto_assigned_partitions() else None)
         node = self.coordinator
         response = await self._send_to_coordinator(request, resumable=resumable)
         # 3. No answer: the connection was lost (the coordinator is marked unknown).
@@ -671,7 +897,7 @@ class ConsumerCoordinator(AbstractCoordinator):
         JoinGroup / SyncGroup is under way (#rebalanceInProgress), CommitFailedException when
         the member is not in the group at all.
         """
-        if not self.subscription:
+        if not self._has_auto_assigned_partitions():
             return NO_GENERATION
         if self.state is not MemberState.STABLE:
             if self.rebalance_in_progress():
@@ -815,7 +1041,7 @@ class ConsumerCoordinator(AbstractCoordinator):
         revoked otherwise; the assignment is emptied.
         """
         # 1. Anything to give up?
-        if not self.subscription or not self.assignment:
+        if not self._has_auto_assigned_partitions() or not self.assignment:
             return
         partitions = set(self.assignment)
         self.assignment = set()
@@ -887,7 +1113,7 @@ class ConsumerCoordinator(AbstractCoordinator):
         # 1. The coordinator's poll.
         await self.poll(consumer.default_api_timeout_ms)
         # 2. Committed offsets of a group-assigned member's new partitions.
-        if self.subscription:
+        if self._has_auto_assigned_partitions():
             await self.refresh_committed_offsets_if_needed(consumer)
 
     async def refresh_committed_offsets_if_needed(self, consumer: Any, timeout_ms: float | None = None) -> bool:

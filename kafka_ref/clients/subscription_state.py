@@ -3,13 +3,17 @@
 Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState (Kafka 3.x): the
 subscription type (user assignment or a group subscription, never both), and per partition the
 fetch position (offset, the epoch of the record before it, and the leader to fetch from), a
-pending offset reset, a retry backoff, and the offsets the last fetch reported. The subscribed
-topics and the group's assignment come from the ConsumerCoordinator (see consumer.py).
+pending offset reset, a retry backoff, and the offsets the last fetch reported. A pattern
+subscription (AUTO_PATTERN) keeps its compiled ``re.Pattern`` here; the subscribed topics (those
+the pattern matched too) and the group's assignment come from the ConsumerCoordinator (see
+consumer.py). Python's ``re`` stands in for java.util.regex: whole-name matching (Matcher#matches
+is ``fullmatch``) and the usual constructs (``.*``, classes, alternation, anchors) behave alike.
 """
 
 from __future__ import annotations
 
 import enum
+import re
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -69,11 +73,11 @@ class TopicPartitionState:
 
 
 class SubscriptionType(enum.Enum):
-    """Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState.SubscriptionType
-    (no AUTO_PATTERN: pattern subscriptions are not modelled)."""
+    """Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState.SubscriptionType."""
 
     NONE = "NONE"
     AUTO_TOPICS = "AUTO_TOPICS"  # subscribe(topics): the group assigns partitions
+    AUTO_PATTERN = "AUTO_PATTERN"  # subscribe(pattern): the topics it matches, the group assigns partitions
     USER_ASSIGNED = "USER_ASSIGNED"  # assign(partitions)
 
 
@@ -92,6 +96,8 @@ class SubscriptionState:
         self.default_reset_strategy = default_reset_strategy
         self.assignment: dict[TopicPartition, TopicPartitionState] = {}
         self.subscription_type = SubscriptionType.NONE
+        # The pattern of subscribe(Pattern) (SubscriptionState#subscribedPattern).
+        self.subscribed_pattern: re.Pattern[str] | None = None
 
     def set_subscription_type(self, subscription_type: SubscriptionType) -> None:
         """Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState#setSubscriptionType.
@@ -108,14 +114,51 @@ class SubscriptionState:
         type check (the topics and the listener are kept by the consumer and its coordinator)."""
         self.set_subscription_type(SubscriptionType.AUTO_TOPICS)
 
+    def subscribe_pattern(self, pattern: re.Pattern[str]) -> None:
+        """Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState#subscribe(Pattern, listener).
+
+        1. The subscription becomes AUTO_PATTERN (IllegalStateException after a topic subscription or
+        ``assign``); 2. the pattern replaces any earlier one (the topics it matches are set by
+        ConsumerCoordinator#updatePatternSubscription).
+        """
+        self.set_subscription_type(SubscriptionType.AUTO_PATTERN)
+        self.subscribed_pattern = pattern
+
+    def has_pattern_subscription(self) -> bool:
+        """Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState#hasPatternSubscription."""
+        return self.subscription_type is SubscriptionType.AUTO_PATTERN
+
+    def matches_subscribed_pattern(self, topic: str) -> bool:
+        """Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState#matchesSubscribedPattern:
+        the whole name matches (Java's Matcher#matches), only under a pattern subscription."""
+        pattern = self.subscribed_pattern
+        if self.has_pattern_subscription() and pattern is not None:
+            return pattern.fullmatch(topic) is not None
+        return False
+
+    def check_assignment_matched_subscription(self, assignments: Iterable[TopicPartition],
+                                              subscription: Iterable[str]) -> bool:
+        """Mirrors SubscriptionState#checkAssignmentMatchedSubscription (the subscribed topics passed in,
+        as the ConsumerCoordinator keeps them): every assigned topic matches the pattern, or, without
+        one, is subscribed."""
+        subscribed = set(subscription)
+        for tp in assignments:
+            if self.subscribed_pattern is not None:
+                if self.subscribed_pattern.fullmatch(tp.topic) is None:
+                    return False
+            elif tp.topic not in subscribed:
+                return False
+        return True
+
     def has_auto_assigned_partitions(self) -> bool:
         """Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState#hasAutoAssignedPartitions."""
-        return self.subscription_type is SubscriptionType.AUTO_TOPICS
+        return self.subscription_type in (SubscriptionType.AUTO_TOPICS, SubscriptionType.AUTO_PATTERN)
 
     def unsubscribe(self) -> None:
         """Mirrors org.apache.kafka.clients.consumer.internals.SubscriptionState#unsubscribe: no
-        assignment and no subscription type."""
+        assignment, no pattern and no subscription type."""
         self.assignment = {}
+        self.subscribed_pattern = None
         self.subscription_type = SubscriptionType.NONE
 
     def assign_from_user(self, partitions: Iterable[TopicPartition]) -> bool:
