@@ -6,7 +6,8 @@ request is recorded in ``received`` and then either answered with the next prepa
 (``prepare_response``: MockClient#prepareResponse(matcher, response, disconnected)) or, when none
 is prepared, kept in ``pending`` until the test answers it (``respond``) or drops the connection
 (``disconnect``). A prepared response whose matcher rejects the request is still sent, and the
-request is kept in ``mismatches`` for the test's teardown to report.
+request is kept in ``mismatches`` for the test's teardown to report. ``topic_errors`` adds topics
+the metadata names with an error only; ``internal_topics`` are marked internal.
 
 Used by test_sender_kafka.py (and through it test_transaction_manager_kafka.py), which answers
 held requests by hand, and test_consumer_coordinator_kafka.py / test_abstract_coordinator_kafka.py,
@@ -41,6 +42,9 @@ class MockBrokers:
         self.nodes = nodes
         self.cluster_id = cluster_id
         self.leader_epoch = 0
+        # Topics the metadata names with an error and no partitions, and those it marks internal.
+        self.topic_errors: dict[str, Any] = {}
+        self.internal_topics: set[str] = set()
         self.prepared: deque[tuple[Callable[[Any], bool] | None, Any, bool]] = deque()
         self.received: list[Any] = []
         self.pending: list[Envelope] = []
@@ -63,7 +67,9 @@ class MockBrokers:
         return MetadataResponse(
             brokers=tuple(MetadataResponseBroker(node_id=n, host="localhost", port=9092 + n) for n in self.nodes),
             cluster_id=self.cluster_id, controller_id=self.nodes[0],
-            topics=tuple(MetadataResponseTopic(name=name, partitions=tuple(parts)) for name, parts in topics.items()))
+            topics=tuple(MetadataResponseTopic(name=name, partitions=tuple(parts), is_internal=name in self.internal_topics)
+                         for name, parts in topics.items())
+            + tuple(MetadataResponseTopic(name=name, error_code=error.code) for name, error in sorted(self.topic_errors.items())))
 
     def prepare_response(self, response: Any, matcher: Callable[[Any], bool] | None = None,
                          disconnected: bool = False) -> None:

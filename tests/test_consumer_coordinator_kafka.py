@@ -31,13 +31,16 @@ Not ported:
   test*ExceptionShouldBeRenderedIfNotKafkaException, testPrepareJoinAndRejoinAfterFailedRebalance:
   custom (Mock/ThrowOnAssignment) assignors, the COOPERATIVE protocol or callback exception
   plumbing, none of which kafka_ref models (only the built-in range / round-robin assignors).
-- testPattern*, testForceMetadata*ForPatternSubscription*, test*InternalTopicsConfigOption,
-  testRebalanceAfterNotMatchingTopicUnavailableWithPatternSubscribe: no pattern subscription.
-- testMetadataChangeTriggersRebalance, testStaticLeaderRejoinsGroupAndCanTrigger*/CanDetect*,
-  testUpdateMetadataDuringRebalance, testMetadataRefreshDuringRebalance, testRebalanceWithMetadataChange,
-  testRackAware*/testNonRackAware*, testSubscriptionRackId, testRebalanceAfterTopicUnavailable*,
-  testSubscriptionChangeWithAuthorizationFailure, testMetadataTopicsDuringSubscriptionChange:
-  metadata-triggered rejoins and rack-aware assignment are not modelled.
+- testRackAware*/testNonRackAware*, testSubscriptionRackId: rack-aware assignment is not modelled.
+- testSubscriptionChangeWithAuthorizationFailure: kafka_ref's ConsumerCoordinator#poll does not raise
+  the metadata's topic errors (KafkaConsumer's poll does, after the coordinator's).
+- testPerformAssignmentShouldUpdateGroupSubscriptionAfterAssignmentIfNeeded: needs an assignor that
+  assigns topics nobody subscribed to (the built-in ones do not).
+
+Pattern subscriptions and metadata-triggered rejoins (the last section) set the cluster the way
+MockClient#updateMetadata does (``update_metadata``: the scripted broker's topics change and the
+consumer's metadata takes them in at once); MockClient#prepareMetadataUpdate is the broker's topics
+changed for the consumer's next refresh. Python's ``re`` stands in for java.util.regex.
 - testCloseNoResponseForLeaveGroup: kafka_ref's close sends LeaveGroup without waiting for its answer.
 - testEnsureCompletingAsyncCommitsWhenSyncCommitWithoutOffsets: kafka_ref's commitSync does not bound
   the pending async commits by its own timeout (it waits up to request.timeout.ms for them), and an
@@ -54,6 +57,8 @@ Not ported:
 """
 
 from __future__ import annotations
+
+import re
 
 from collections import deque
 from contextlib import asynccontextmanager
@@ -1804,3 +1809,339 @@ async def test_offset_fetch_coordinator_not_available_is_unexpected():
         broker.prepare_response(offset_fetch_response(Errors.COORDINATOR_NOT_AVAILABLE, {}))
         with pytest.raises(KafkaException, match="Unexpected error in fetch offset response"):
             await coordinator.fetch_committed_offsets([T1P], LONG)
+
+
+# --------------------------------------------------------------------------------------------
+# Pattern subscription and metadata-triggered rejoins
+# --------------------------------------------------------------------------------------------
+
+
+def update_metadata(consumer, broker: ScriptedCoordinator, leaders: dict[TopicPartition, int]) -> None:
+    """MockClient#updateMetadata: the cluster becomes ``leaders`` and the consumer's metadata takes it in
+    now (the coordinator sees it at its next #maybeUpdateSubscriptionMetadata)."""
+    broker.leaders = dict(leaders)
+    consumer.metadata.update_with_current_request_version(broker.metadata_response(), consumer.time.milliseconds())
+
+
+def joined_topics(join: JoinGroupRequest) -> tuple[str, ...]:
+    """The topics a JoinGroup's first protocol carries."""
+    return ConsumerProtocol.deserialize_subscription(join.protocols[0].metadata).topics
+
+
+def prepare_join_and_sync(broker: ScriptedCoordinator, member_id: str, generation: int, subscription: list[str],
+                          assignment: list[TopicPartition]) -> None:
+    """ConsumerCoordinatorTest#prepareJoinAndSyncResponse: this member leads alone and is handed ``assignment``."""
+    broker.prepare_response(join_group_leader_response(generation, member_id, {member_id: subscription}, Errors.NONE))
+    broker.prepare_response(sync_group_response(assignment, Errors.NONE), is_sync(member_id, generation, leader=True))
+
+
+T1P1 = TopicPartition(TOPIC1, 1)
+T2P1 = TopicPartition(TOPIC2, 1)
+BOTH = {T1P: NODE, T2P: NODE}
+
+
+async def test_metadata_topics_during_subscription_change():
+    """Mirrors ConsumerCoordinatorTest#testMetadataTopicsDuringSubscriptionChange."""
+    async with harness() as (consumer, coordinator, broker, _):
+        consumer.subscribe([TOPIC1])
+        assert coordinator.metadata_topics() == {TOPIC1}
+        await ensure_coordinator_ready(coordinator, broker)
+        prepare_join_and_sync(broker, "subscription_change", 1, [TOPIC1], [T1P])
+        assert await coordinator.poll(0)
+        assert coordinator.metadata_topics() == {TOPIC1}
+        # The leader still watches the old topic until the next rebalance.
+        consumer.subscribe([TOPIC2])
+        assert coordinator.metadata_topics() == {TOPIC1, TOPIC2}
+        prepare_join_and_sync(broker, "subscription_change", 2, [TOPIC2], [T2P])
+        assert await coordinator.poll(LONG)
+        assert not coordinator.rejoin_needed_or_pending()
+        assert consumer.assignment() == {T2P}
+        assert coordinator.metadata_topics() == {TOPIC2}
+
+
+async def test_pattern_join_group_leader():
+    """Mirrors ConsumerCoordinatorTest#testPatternJoinGroupLeader.
+
+    The range assignor plays MockPartitionAssignor: the member's subscription in the JoinGroup answer
+    names both topics, as the JoinGroup itself does after the refresh a pattern subscriber forces first.
+    """
+    async with harness() as (consumer, coordinator, broker, listener):
+        consumer.subscribe(re.compile("test.*"))
+        # The metadata knows one topic; the cluster has both by the time the consumer refreshes.
+        update_metadata(consumer, broker, {T1P: NODE})
+        broker.leaders = dict(BOTH)
+        await ensure_coordinator_ready(coordinator, broker)
+        broker.prepare_response(join_group_leader_response(1, "leader", {"leader": [TOPIC1, TOPIC2]}, Errors.NONE))
+        broker.prepare_response(sync_group_response([T1P, T2P], Errors.NONE), is_sync("leader", 1, leader=True))
+        assert await coordinator.poll(LONG)
+        assert joined_topics(broker.requests[-2]) == (TOPIC1, TOPIC2)
+        assert not coordinator.rejoin_needed_or_pending()
+        assert consumer.subscriptions.num_assigned_partitions() == 2
+        assert coordinator.metadata_topics() == {TOPIC1, TOPIC2}
+        assert consumer.subscription() == {TOPIC1, TOPIC2}
+        assert (listener.revoked_count, listener.revoked) == (0, None)
+        assert (listener.assigned_count, listener.assigned) == (1, {T1P, T2P})
+
+
+async def test_pattern_join_group_follower():
+    """Mirrors ConsumerCoordinatorTest#testPatternJoinGroupFollower: the topics of the assignment that
+    match the pattern join the subscription (#maybeUpdateJoinedSubscription)."""
+    async with harness() as (consumer, coordinator, broker, listener):
+        consumer.subscribe(re.compile("test.*"))
+        update_metadata(consumer, broker, {T1P: NODE})
+        await ensure_coordinator_ready(coordinator, broker)
+        broker.prepare_response(join_group_follower_response(1, CONSUMER_ID, "leader", Errors.NONE))
+        broker.prepare_response(sync_group_response([T1P, T2P], Errors.NONE), is_sync(CONSUMER_ID, 1, leader=False))
+        broker.leaders = dict(BOTH)
+        assert await coordinator.ensure_active_group(now_plus(coordinator))
+        assert not coordinator.rejoin_needed_or_pending()
+        assert consumer.subscriptions.num_assigned_partitions() == 2
+        assert consumer.subscription() == {TOPIC1, TOPIC2}
+        assert (listener.revoked_count, listener.revoked) == (0, None)
+        assert (listener.assigned_count, listener.assigned) == (1, {T1P, T2P})
+
+
+async def test_metadata_refresh_during_rebalance():
+    """Mirrors ConsumerCoordinatorTest#testMetadataRefreshDuringRebalance: a topic created (then deleted)
+    while the leader's SyncGroup is out is matched at the next poll and the group rebalances."""
+    async with harness() as (consumer, coordinator, broker, listener):
+        consumer.subscribe(re.compile(".*"))
+        update_metadata(consumer, broker, {T1P: NODE})
+        coordinator.maybe_update_subscription_metadata()
+        assert consumer.subscription() == {TOPIC1}
+        await ensure_coordinator_ready(coordinator, broker)
+
+        def add_topic2(request: Any) -> bool:
+            update_metadata(consumer, broker, BOTH)
+            return True
+
+        broker.prepare_response(join_group_leader_response(1, "leader", {"leader": [TOPIC1]}, Errors.NONE))
+        broker.prepare_response(sync_group_response([T1P], Errors.NONE), add_topic2)
+        assert await coordinator.poll(LONG)
+        # The rejoin is noticed only by the next poll.
+        assert not coordinator.rejoin_needed_or_pending()
+        assert consumer.subscription() == {TOPIC1}
+        assert consumer.assignment() == {T1P}
+        assert (listener.revoked_count, listener.revoked) == (0, None)
+        assert (listener.assigned_count, listener.assigned) == (1, {T1P})
+
+        # A second rebalance with the topic found; the metadata loses it again meanwhile.
+        def drop_topic2(request: Any) -> bool:
+            update_metadata(consumer, broker, {T1P: NODE})
+            return True
+
+        broker.prepare_response(join_group_leader_response(2, "leader", {"leader": [TOPIC1, TOPIC2]}, Errors.NONE),
+                                lambda r: isinstance(r, JoinGroupRequest) and set(joined_topics(r)) >= {TOPIC1, TOPIC2})
+        broker.prepare_response(sync_group_response([T1P, T2P], Errors.NONE), drop_topic2)
+        assert await coordinator.poll(LONG)
+        assert not coordinator.rejoin_needed_or_pending()
+        assert consumer.subscription() == {TOPIC1, TOPIC2}
+        assert consumer.assignment() == {T1P, T2P}
+        assert (listener.revoked_count, listener.revoked) == (1, {T1P})
+        assert (listener.assigned_count, listener.assigned) == (2, {T1P, T2P})
+
+        # A third with the topic gone.
+        broker.prepare_response(join_group_leader_response(3, "leader", {"leader": [TOPIC1]}, Errors.NONE),
+                                lambda r: isinstance(r, JoinGroupRequest) and TOPIC1 in joined_topics(r))
+        broker.prepare_response(sync_group_response([T1P], Errors.NONE))
+        assert await coordinator.poll(LONG)
+        assert not coordinator.rejoin_needed_or_pending()
+        assert consumer.subscription() == {TOPIC1}
+        assert consumer.assignment() == {T1P}
+        assert (listener.revoked_count, listener.revoked) == (2, {T1P, T2P})
+        assert (listener.assigned_count, listener.assigned) == (3, {T1P})
+        assert listener.lost_count == 0
+
+
+async def test_force_metadata_refresh_for_pattern_subscription_during_rebalance():
+    """Mirrors ConsumerCoordinatorTest#testForceMetadataRefreshForPatternSubscriptionDuringRebalance."""
+    async with harness() as (consumer, coordinator, broker, _):
+        consumer.subscribe(re.compile(".*"))
+        update_metadata(consumer, broker, {T1P: NODE})
+        coordinator.maybe_update_subscription_metadata()
+        assert consumer.subscription() == {TOPIC1}
+        await ensure_coordinator_ready(coordinator, broker)
+        # The next refresh names two topics.
+        broker.leaders = dict(BOTH)
+        broker.prepare_response(join_group_follower_response(1, CONSUMER_ID, "leader", Errors.NONE))
+        broker.prepare_response(sync_group_response([T1P], Errors.NONE), is_sync(CONSUMER_ID, 1, leader=False))
+        assert await coordinator.poll(LONG)
+        assert consumer.subscription() == {TOPIC1, TOPIC2}
+        # A refresh that changes nothing does not rebalance again.
+        consumer.metadata.request_update(True)
+        await consumer.client.maybe_update_metadata()
+        assert not coordinator.rejoin_needed_or_pending()
+
+
+async def test_force_metadata_delete_for_pattern_subscription_during_rebalance():
+    """Mirrors ConsumerCoordinatorTest#testForceMetadataDeleteForPatternSubscriptionDuringRebalance (auto-commit on)."""
+    async with harness(enable_auto_commit=True) as (consumer, coordinator, broker, _):
+        consumer.subscribe(re.compile("test.*"))
+        update_metadata(consumer, broker, BOTH)
+        coordinator.maybe_update_subscription_metadata()
+        assert consumer.subscription() == {TOPIC1, TOPIC2}
+        await ensure_coordinator_ready(coordinator, broker)
+        # The next refresh names one topic only.
+        broker.leaders = {T1P: NODE}
+        broker.prepare_response(join_group_follower_response(1, CONSUMER_ID, "leader", Errors.NONE))
+        broker.prepare_response(sync_group_response([T1P], Errors.NONE), is_sync(CONSUMER_ID, 1, leader=False))
+        assert await coordinator.poll(LONG)
+        assert consumer.subscription() == {TOPIC1}
+        consumer.metadata.request_update(True)
+        await consumer.client.maybe_update_metadata()
+        assert not coordinator.rejoin_needed_or_pending()
+
+
+async def test_rebalance_with_metadata_change():
+    """Mirrors ConsumerCoordinatorTest#testRebalanceWithMetadataChange (verifyRebalanceWithMetadataChange
+    expecting a rebalance, no rack). Where Kafka's poll(1) looks the coordinator up again and sends the
+    next JoinGroup at once, kafka_ref's backs off first: the next poll does both."""
+    async with harness() as (consumer, coordinator, broker, listener):
+        consumer.subscribe([TOPIC1, TOPIC2])
+        update_metadata(consumer, broker, BOTH)
+        coordinator.maybe_update_subscription_metadata()
+        await ensure_coordinator_ready(coordinator, broker)
+        broker.prepare_response(join_group_leader_response(1, "leader", {"leader": [TOPIC1, TOPIC2]}, Errors.NONE))
+        broker.prepare_response(sync_group_response([T1P, T2P], Errors.NONE))
+        assert await coordinator.poll(LONG)
+        assert not coordinator.rejoin_needed_or_pending()
+        assert consumer.subscription() == {TOPIC1, TOPIC2}
+        assert consumer.assignment() == {T1P, T2P}
+        assert (listener.revoked_count, listener.revoked, listener.assigned_count) == (0, None, 1)
+        # The metadata changes: the leader's next poll sends a JoinGroup.
+        update_metadata(consumer, broker, {T1P: NODE})
+        await poll_without_waiting(coordinator)
+        assert [type(e.request).__name__ for e in broker.held] == ["JoinGroupRequest"]
+        # The metadata goes back, the JoinGroup fails: the rejoin still goes ahead.
+        update_metadata(consumer, broker, BOTH)
+        broker.respond(join_group_follower_response(1, "leader", "leader", Errors.NOT_COORDINATOR), JoinGroupRequest)
+        broker.prepare_response(group_coordinator_response(Errors.NONE), lambda r: isinstance(r, FindCoordinatorRequest))
+        assert broker.held == []
+        await poll_without_waiting(coordinator)
+        assert coordinator.rejoin_needed_or_pending()
+        broker.prepare_response(join_group_leader_response(2, "leader", {"leader": [TOPIC1, TOPIC2]}, Errors.NONE),
+                                is_join("leader"))
+        broker.prepare_response(sync_group_response([T1P, T2P], Errors.NONE))
+        assert await coordinator.poll(LONG)
+        assert not coordinator.rejoin_needed_or_pending()
+        assert (listener.revoked_count, listener.revoked) == (1, {T1P, T2P})
+        # Nothing lost: the failed rebalance was not fatal.
+        assert (listener.lost_count, listener.lost) == (0, None)
+        assert (listener.assigned_count, listener.assigned) == (2, {T1P, T2P})
+        assert consumer.assignment() == {T1P, T2P}
+
+
+async def test_metadata_change_triggers_rebalance():
+    """Mirrors ConsumerCoordinatorTest#testMetadataChangeTriggersRebalance: a new partition of a subscribed topic."""
+    async with harness() as (consumer, coordinator, broker, _):
+        consumer.subscribe([TOPIC1])
+        update_metadata(consumer, broker, BOTH)
+        await ensure_coordinator_ready(coordinator, broker)
+        broker.prepare_response(join_group_leader_response(1, CONSUMER_ID, {CONSUMER_ID: [TOPIC1]}, Errors.NONE))
+        broker.prepare_response(sync_group_response([T1P], Errors.NONE))
+        assert await coordinator.poll(LONG)
+        assert not coordinator.rejoin_needed_or_pending()
+        update_metadata(consumer, broker, {T1P: NODE, T1P1: NODE})
+        coordinator.maybe_update_subscription_metadata()
+        assert coordinator.rejoin_needed_or_pending()
+        assert coordinator.rejoin_reason == "cached metadata has changed"
+
+
+@pytest.mark.parametrize("others", [False, True])
+async def test_static_leader_rejoins_group_and_can_trigger_rebalance(others):
+    """Mirrors ConsumerCoordinatorTest#testStaticLeaderRejoinsGroupAndCanTriggersRebalance (``others``
+    False) and #testStaticLeaderRejoinsGroupAndCanDetectMetadataChangesForOtherMembers (True): a
+    returning static leader told to skip the assignment still watches every member's topics."""
+    import dataclasses
+
+    async with harness() as (consumer, coordinator, broker, _):
+        consumer.subscribe([TOPIC1])
+        update_metadata(consumer, broker, BOTH)
+        await ensure_coordinator_ready(coordinator, broker)
+        members = {CONSUMER_ID: [TOPIC1], "consumer2": [TOPIC2]} if others else {CONSUMER_ID: [TOPIC1]}
+        broker.prepare_response(dataclasses.replace(
+            join_group_leader_response(1, CONSUMER_ID, members, Errors.NONE), skip_assignment=True))
+        broker.prepare_response(sync_group_response([T1P], Errors.NONE),
+                                lambda r: isinstance(r, SyncGroupRequest) and r.group_assignment() == {})
+        assert await coordinator.poll(LONG)
+        assert not coordinator.rejoin_needed_or_pending()
+        assert coordinator.metadata_topics() == ({TOPIC1, TOPIC2} if others else {TOPIC1})
+        # A new partition of the topic (of the other member's topic, which alone is left).
+        update_metadata(consumer, broker, {T2P: NODE, T2P1: NODE} if others else {T1P: NODE, T1P1: NODE})
+        coordinator.maybe_update_subscription_metadata()
+        assert coordinator.rejoin_needed_or_pending()
+
+
+async def test_update_metadata_during_rebalance():
+    """Mirrors ConsumerCoordinatorTest#testUpdateMetadataDuringRebalance (the range assignor plays
+    MockPartitionAssignor: with no metadata for topic2 it assigns topic1 only)."""
+    tp1, tp2 = TopicPartition("topic1", 0), TopicPartition("topic2", 0)
+    async with harness() as (consumer, coordinator, broker, listener):
+        consumer.subscribe(["topic1", "topic2"])
+        update_metadata(consumer, broker, {tp1: NODE})
+        await ensure_coordinator_ready(coordinator, broker)
+
+        def both_topics(request: Any) -> bool:
+            if (isinstance(request, SyncGroupRequest) and request.member_id == "leader" and request.generation_id == 1
+                    and "leader" in request.group_assignment()):
+                update_metadata(consumer, broker, {tp1: NODE, tp2: NODE})
+                return True
+            return False
+
+        members = {"leader": ["topic1", "topic2"]}
+        broker.prepare_response(join_group_leader_response(1, "leader", members, Errors.NONE))
+        broker.prepare_response(sync_group_response([tp1], Errors.NONE), both_topics)
+        assert await coordinator.poll(LONG)
+        assert consumer.assignment() == {tp1}
+        # The metadata update makes the leader rebalance again.
+        broker.prepare_response(join_group_leader_response(2, "leader", members, Errors.NONE))
+        broker.prepare_response(sync_group_response([tp1, tp2], Errors.NONE))
+        assert await coordinator.poll(LONG)
+        assert not coordinator.rejoin_needed_or_pending()
+        assert consumer.assignment() == {tp1, tp2}
+        assert broker.sent().count("JoinGroupRequest") == 2
+
+
+@pytest.mark.parametrize("pattern, unavailable", [(False, set()), (True, set()), (True, {"notmatching"})])
+async def test_rebalance_after_topic_unavailable(pattern, unavailable):
+    """Mirrors ConsumerCoordinatorTest#testRebalanceAfterTopicUnavailableWithSubscribe,
+    #testRebalanceAfterTopicUnavailableWithPatternSubscribe and
+    #testRebalanceAfterNotMatchingTopicUnavailableWithPatternSubscribe (unavailableTopicTest): a
+    subscribed topic unknown at the first assignment is assigned once it appears. kafka_ref's
+    ConsumerNetworkClient#poll(0) is one metadata update sent at once."""
+    async with harness() as (consumer, coordinator, broker, listener):
+        consumer.subscribe(re.compile("test.*") if pattern else [TOPIC1])
+        broker.leaders = {}
+        broker.topic_errors = {TOPIC1: Errors.UNKNOWN_TOPIC_OR_PARTITION}
+        await ensure_coordinator_ready(coordinator, broker)
+        members = {CONSUMER_ID: [TOPIC1]}
+        broker.prepare_response(join_group_leader_response(1, CONSUMER_ID, members, Errors.NONE))
+        broker.prepare_response(sync_group_response([], Errors.NONE))
+        assert await coordinator.poll(LONG)
+        assert not coordinator.rejoin_needed_or_pending()
+        # Nothing to assign: the listener hears of no partition.
+        assert listener.assigned == set()
+        assert consumer.metadata.update_requested(), "Metadata refresh not requested for unavailable partitions"
+        # The topic appears (another, not matching the pattern, is unknown).
+        broker.leaders = {T1P: NODE}
+        broker.topic_errors = {topic: Errors.UNKNOWN_TOPIC_OR_PARTITION for topic in unavailable}
+        await consumer.client.maybe_update_metadata()
+        broker.prepare_response(join_group_leader_response(2, CONSUMER_ID, members, Errors.NONE))
+        broker.prepare_response(sync_group_response([T1P], Errors.NONE))
+        assert await coordinator.poll(LONG)
+        assert not consumer.metadata.update_requested(), "Metadata refresh requested unnecessarily"
+        assert not coordinator.rejoin_needed_or_pending()
+        assert listener.assigned == {T1P}
+
+
+@pytest.mark.parametrize("include_internal_topics", [False, True])
+async def test_internal_topic_inclusion(include_internal_topics):
+    """Mirrors ConsumerCoordinatorTest#testExcludeInternalTopicsConfigOption (False) and
+    #testIncludeInternalTopicsConfigOption (True) (testInternalTopicInclusion)."""
+    offsets_topic = TopicPartition("__consumer_offsets", 0)
+    async with harness(exclude_internal_topics=not include_internal_topics) as (consumer, coordinator, broker, _):
+        consumer.subscribe(re.compile(".*"))
+        broker.internal_topics = {"__consumer_offsets"}
+        update_metadata(consumer, broker, {offsets_topic: NODE})
+        coordinator.maybe_update_subscription_metadata()
+        assert ("__consumer_offsets" in consumer.subscription()) is include_internal_topics

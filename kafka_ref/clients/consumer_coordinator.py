@@ -624,14 +624,22 @@ class ConsumerCoordinator(AbstractCoordinator):
 
         1. The leader watches every member's topics (#updateGroupSubscription: their metadata, fresh);
         2. the chosen assignor over the partition counts of the metadata; 3. the metadata snapshot
-        it assigned with is kept (#assignmentSnapshot): a later change makes the leader rejoin. (The
-        built-in assignors assign subscribed topics only: #maybeUpdateGroupSubscription has nothing to do.)
+        it assigned with is kept (#assignmentSnapshot): a later change makes the leader rejoin. A
+        returning static leader told to skip the assignment (KIP-814) keeps the snapshot and assigns
+        nothing. (The built-in assignors assign subscribed topics only: #maybeUpdateGroupSubscription
+        has nothing to do.)
         """
         subscriptions = {m.member_id: ConsumerProtocol.deserialize_subscription(m.metadata) for m in response.members}
         topics = {t for s in subscriptions.values() for t in s.topics}
         # 1. The leader needs partition counts for every topic anyone subscribes to.
         await self._update_group_subscription(topics)
         self.is_leader = True
+        # (A returning static leader, KIP-814: the coordinator kept the assignment; the leader only
+        #  watches the metadata from here.)
+        if response.skip_assignment:
+            self._log.info("assignment_skipped", generation_id=response.generation_id)
+            self.assignment_snapshot = self.metadata_snapshot
+            return {}
         snapshot = self.metadata.fetch()
         partitions_per_topic = {t: snapshot.partition_count(t) or 0 for t in topics}
         # 2. Assign with the protocol the coordinator chose.
