@@ -4,13 +4,11 @@ ConsumerRebalanceListener's view of the consumer from inside its callbacks.
 Ports of Kafka 3.8.0's ``PlaintextConsumerSubscriptionTest`` and ``PlaintextConsumerCallbackTest``
 (the classic group protocol) in ZooKeeper and KRaft mode, on the harness of
 ``tests/test_plaintext_consumer_kafka.py`` (AbstractConsumerTest's three brokers and "topic" with
-two partitions). ``TestUtils.pollUntilTrue`` loops become poll loops bounded in virtual time.
+two partitions). ``TestUtils.pollUntilTrue`` loops become poll loops bounded in virtual time. The
+pattern tests of PlaintextConsumerSubscriptionTest are in ``tests/test_plaintext_consumer_pattern_kafka.py``.
 
 Not ported:
 - The group protocol parameter's "consumer" value (KIP-848): classic protocol only.
-- PlaintextConsumerSubscriptionTest#testPatternSubscription, #testSubsequentPatternSubscription
-  and #testPatternUnsubscription: pattern subscriptions (and the metadata-triggered rejoin they
-  need) are not modelled.
 - PlaintextConsumerCallbackTest#testConsumerRebalanceListenerBeginningOffsetsOnPartitionsAssigned,
   #testConsumerRebalanceListenerBeginningOffsetsOnPartitionsRevoked and
   #testGetPositionOfNewlyAssignedPartitionOnPartitionsAssignedCallback: kafka_ref's listener
