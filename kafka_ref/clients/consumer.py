@@ -17,7 +17,11 @@ Group membership: with ``group_id`` set, ``subscribe(topics, listener)`` hands p
 assignment to the group (abstract_coordinator.py: JoinGroup/SyncGroup/Heartbeat;
 consumer_coordinator.py: range and round-robin assignors, ``commit_sync`` / ``commit_async`` /
 ``committed``); the ConsumerRebalanceListener hears of revoked partitions while they are still
-assigned and of assigned ones once they are. ``assign`` and ``subscribe`` exclude each other
+assigned and of assigned ones once they are. ``subscribe(re.compile(...))`` (or ``subscribe_pattern``)
+subscribes to every topic the pattern matches, matched again at each metadata refresh (the metadata
+then asks for all topics; internal ones count only with ``exclude_internal_topics=False``); a change
+in the matched topics, or in the partition counts of the group's topics as the leader sees them,
+rebalances the group. ``assign``, ``subscribe`` and a pattern subscription exclude each other
 (SubscriptionType). ``_update_assignment_metadata_if_needed`` first sends queued commitAsync calls and lets the
 coordinator poll (join, heartbeat, auto-commit), whose assignment replaces the consumer's, then initialises
 positions of partitions without one from the committed offsets (manually assigned ones too,

@@ -26,8 +26,19 @@ retriable failures, for at most rebalance.timeout.ms; ``close`` commits them syn
 its answer (Kafka's poll goes on while it is in flight); an async commit (auto or not) whose wait a
 short poll cut short is waited for again by the next call, not sent twice, as Kafka's stays in flight.
 
-Not modelled: the COOPERATIVE protocol, metadata-triggered rejoins (a leader does not notice new
-partitions of subscribed topics), and the partitions marked pending revocation while the
+Pattern subscriptions and metadata-triggered rejoins (#maybeUpdateSubscriptionMetadata, at the start
+of every poll): after a metadata update a pattern subscriber matches the cluster's topics again
+(#updatePatternSubscription; the consumer's metadata, ConsumerMetadata, asks for every topic and
+keeps internal ones only with exclude.internal.topics=false) and subscribes to what matches, and the
+partition counts of the metadata topics (the subscription, and for the leader every member's topics:
+#updateGroupSubscription) become the metadata snapshot. #rejoinNeededOrPending: the leader rejoins
+when that snapshot differs from the one it assigned with (#assignmentSnapshot), any member when its
+subscription differs from the one its JoinGroup carried; a pattern subscriber refreshes its metadata
+before it joins. A returning static leader told to skip the assignment (KIP-814) still watches the
+metadata. An assignment naming a topic the member no longer subscribes to is not taken: it rejoins.
+
+Not modelled: the COOPERATIVE protocol, rack-aware assignment (the metadata snapshot compares
+partition counts, not replica racks), and the partitions marked pending revocation while the
 auto-commit before a rebalance is outstanding (SubscriptionState#markPendingRevocation).
 """
 
