@@ -69,7 +69,7 @@ from kafka_ref.clients.admin import (
     TopicPartitionInfo,
 )
 from kafka_ref.clients.admin_reassignments import PartitionReassignment
-from kafka_ref.clients.consumer_coordinator import OffsetAndMetadata
+from kafka_ref.clients.consumer_coordinator_offsets import OffsetAndMetadata
 from kafka_ref.clients.consumer_protocol import Assignment, ConsumerProtocol
 from kafka_ref.common.errors import (
     ApiException,

@@ -12,7 +12,7 @@ import anyio
 import pytest
 
 from kafka_ref import Cluster
-from kafka_ref.clients.consumer_coordinator import OffsetAndMetadata
+from kafka_ref.clients.consumer_coordinator_offsets import OffsetAndMetadata
 from kafka_ref.common.errors import InvalidGroupIdException
 from kafka_ref.common.topic_partition import TopicPartition
 

@@ -71,7 +71,7 @@ from mock_brokers import MockBrokers
 
 from kafka_ref.clients.abstract_coordinator import NO_GENERATION, Generation
 from kafka_ref.clients.consumer import ConsumerRebalanceListener, KafkaConsumer, RetriableCommitFailedException
-from kafka_ref.clients.consumer_coordinator import CommitFailedException, OffsetAndMetadata
+from kafka_ref.clients.consumer_coordinator_offsets import CommitFailedException, OffsetAndMetadata
 from kafka_ref.clients.consumer_protocol import Assignment, ConsumerProtocol, Subscription
 from kafka_ref.common.errors import (
     Errors,
@@ -823,7 +823,7 @@ async def test_commit_offset_error_after_generation_changed(error, new_generatio
     #testCommitOffsetFencedInstanceWithNewGeneration: the generation (and maybe the state) changes while the
     commit is in flight; a member already rebalancing hears RebalanceInProgressException, otherwise the commit
     fails, and the new generation is never reset by the stale answer."""
-    from kafka_ref.clients.consumer_coordinator import MemberState
+    from kafka_ref.clients.abstract_coordinator import MemberState
 
     async with harness() as (consumer, coordinator, broker, _):
         await ensure_coordinator_ready(coordinator, broker)

@@ -14,7 +14,7 @@ import pytest
 
 from kafka_ref import Cluster, Errors, TopicPartition
 from kafka_ref.clients import Admin, Consumer, Producer
-from kafka_ref.clients.consumer_coordinator import OffsetAndMetadata
+from kafka_ref.clients.consumer_coordinator_offsets import OffsetAndMetadata
 from kafka_ref.common.errors import GroupIdNotFoundException, GroupNotEmptyException, RebalanceInProgressException
 from kafka_ref.common.requests.delete_groups import DeleteGroupsRequest
 from kafka_ref.coordinator.group.group_metadata import Dead

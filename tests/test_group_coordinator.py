@@ -19,13 +19,13 @@ from kafka_ref.clients.abstract_coordinator import Generation, MemberState
 from kafka_ref.clients.client_metadata import Metadata
 from kafka_ref.clients.consumer_coordinator import (
     Assignment,
-    CommitFailedException,
     ConsumerCoordinator,
     ConsumerProtocol,
     RangeAssignor,
     RoundRobinAssignor,
     Subscription,
 )
+from kafka_ref.clients.consumer_coordinator_offsets import CommitFailedException
 from kafka_ref.clients.network_client import NetworkClient
 from kafka_ref.common.errors import Errors, RebalanceInProgressException
 from kafka_ref.common.requests.heartbeat import HeartbeatRequest

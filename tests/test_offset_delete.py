@@ -16,7 +16,7 @@ import pytest
 from test_group_coordinator import FOO0, GROUP, Answers, Fixture
 from kafka_ref import Cluster, Errors, TopicPartition
 from kafka_ref.clients import Consumer
-from kafka_ref.clients.consumer_coordinator import OffsetAndMetadata as ClientOffsetAndMetadata
+from kafka_ref.clients.consumer_coordinator_offsets import OffsetAndMetadata as ClientOffsetAndMetadata
 from kafka_ref.clients.consumer_protocol import ConsumerProtocol, Subscription
 from kafka_ref.common.errors import (
     GroupIdNotFoundException,

@@ -40,7 +40,7 @@ import pytest
 
 from kafka_ref import Cluster
 from kafka_ref.clients.consumer import NoOffsetForPartitionException, RetriableCommitFailedException
-from kafka_ref.clients.consumer_coordinator import OffsetAndMetadata
+from kafka_ref.clients.consumer_coordinator_offsets import OffsetAndMetadata
 from kafka_ref.common.errors import IllegalStateException, OffsetOutOfRangeException
 from kafka_ref.common.records import TimestampType
 from kafka_ref.common.topic_partition import TopicPartition

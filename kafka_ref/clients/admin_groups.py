@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable
 
 from kafka_ref.clients.admin import _GroupCoordinatorProvider
-from kafka_ref.clients.consumer_coordinator import PROTOCOL_TYPE, OffsetAndMetadata
+from kafka_ref.clients.consumer_coordinator import PROTOCOL_TYPE
+from kafka_ref.clients.consumer_coordinator_offsets import OffsetAndMetadata
 from kafka_ref.clients.consumer_protocol import ConsumerProtocol
 from kafka_ref.common.errors import Errors, InvalidGroupIdException, RetriableException, StaleMetadataException
 from kafka_ref.common.requests.describe_groups import DescribeGroupsRequest

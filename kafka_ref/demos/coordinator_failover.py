@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 import anyio
 
-from kafka_ref.clients.consumer_coordinator import CommitFailedException
+from kafka_ref.clients.consumer_coordinator_offsets import CommitFailedException
 from kafka_ref.common.errors import RebalanceInProgressException
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.coordinator.group.group_metadata_manager import GROUP_METADATA_TOPIC_NAME, partition_for
