@@ -1,4 +1,4 @@
-"""Ports of Kafka 3.8.0 KafkaConsumerTest (classic protocol): the auto-commit and committed-offset cases.
+"""Ports of Kafka 3.8.0 KafkaConsumerTest (classic protocol): the auto-commit, committed-offset and pattern cases.
 
 clients/src/test/java/org/apache/kafka/clients/consumer/KafkaConsumerTest.java drives a whole
 KafkaConsumer over a MockClient. Here kafka_ref.clients.consumer.KafkaConsumer talks over the
@@ -23,6 +23,7 @@ Not ported (of the tests about commits and close):
 
 from __future__ import annotations
 
+import re
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -32,12 +33,13 @@ from mock_brokers import MockBrokers
 
 from kafka_ref.clients.consumer import KafkaConsumer
 from kafka_ref.clients.consumer_protocol import Assignment, ConsumerProtocol
+from kafka_ref.clients.subscription_state import SubscriptionType
 from kafka_ref.common.errors import Errors, InvalidConfigurationException, InvalidGroupIdException
 from kafka_ref.common.records.memory_records import MemoryRecords
 from kafka_ref.common.records.record import SimpleRecord
 from kafka_ref.common.requests.fetch import FetchRequest, FetchResponse, PartitionData
 from kafka_ref.common.requests.find_coordinator import Coordinator, FindCoordinatorResponse
-from kafka_ref.common.requests.join_group import JoinGroupResponse
+from kafka_ref.common.requests.join_group import JoinGroupRequest, JoinGroupResponse
 from kafka_ref.common.requests.list_offsets import (
     ListOffsetsPartitionResponse,
     ListOffsetsRequest,
@@ -333,3 +335,62 @@ async def test_auto_commit_defaults():
     # KafkaConsumer#close(Duration): a negative timeout is refused (IllegalArgumentException).
     with pytest.raises(ValueError, match="The timeout cannot be negative"):
         await consumer.aclose(-1)
+
+
+# --------------------------------------------------------------------------------------------
+# Pattern subscriptions
+# --------------------------------------------------------------------------------------------
+
+
+def joined_topics(join: JoinGroupRequest) -> set[str]:
+    """The topics of a JoinGroup's first protocol (prepareRebalance's matcher reads them)."""
+    return set(ConsumerProtocol.deserialize_subscription(join.protocols[0].metadata).topics)
+
+
+@pytest.mark.parametrize("pattern", [None, ""])
+async def test_subscription_on_null_or_empty_pattern(pattern):
+    """Mirrors KafkaConsumerTest#testSubscriptionOnNullPattern (None) and #testSubscriptionOnEmptyPattern
+    (Java's IllegalArgumentException is ValueError)."""
+    consumer = KafkaConsumer(Network(), [NODE], group_id=GROUP_ID)
+    with pytest.raises(ValueError, match="Topic pattern to subscribe to cannot be " + ("null" if pattern is None else "empty")):
+        consumer.subscribe_pattern(None if pattern is None else re.compile(pattern))
+    assert consumer.subscriptions.subscription_type is SubscriptionType.NONE
+
+
+async def test_regex_subscription():
+    """Mirrors KafkaConsumerTest#testRegexSubscription: the pattern "test" matches the topic "test" and,
+    matched whole, neither "unmatched" nor "test2"."""
+    unmatched = TopicPartition("unmatched", 0)
+    async with harness(enable_auto_commit=True) as (consumer, broker):
+        broker.leaders = {TP0: NODE, unmatched: NODE, T2P0: NODE}
+        prepare_rebalance(broker, [TP0])
+        broker.prepare_response(offset_response({TP0: 0}), lambda r: isinstance(r, OffsetFetchRequest))
+        consumer.subscribe(re.compile(TOPIC))
+        await consumer._update_assignment_metadata_if_needed()
+        assert consumer.subscription() == {TOPIC}
+        assert consumer.assignment() == {TP0}
+        join = next(r for r in broker.received if isinstance(r, JoinGroupRequest))
+        assert joined_topics(join) == {TOPIC}
+
+
+async def test_changing_regex_subscription():
+    """Mirrors KafkaConsumerTest#testChangingRegexSubscription: a new pattern replaces the old one; the
+    next poll joins with the topics it matches."""
+    other = TopicPartition("other", 0)
+    async with harness(enable_auto_commit=False) as (consumer, broker):
+        broker.leaders = {TP0: NODE, other: NODE}
+        prepare_rebalance(broker, [TP0])
+        broker.prepare_response(offset_response({TP0: 0}), lambda r: isinstance(r, OffsetFetchRequest))
+        consumer.subscribe(re.compile(TOPIC))
+        await consumer._update_assignment_metadata_if_needed()
+        await consumer.poll(0)
+        assert consumer.subscription() == {TOPIC}
+        consumer.subscribe(re.compile("other"))
+        broker.prepare_response(JoinGroupResponse(error_code=0, generation_id=1, protocol_type="consumer",
+                                                  protocol_name="range", member_id=MEMBER_ID, leader="leader"),
+                                lambda r: isinstance(r, JoinGroupRequest) and joined_topics(r) == {"other"})
+        broker.prepare_response(SyncGroupResponse(error_code=0, protocol_type="consumer", protocol_name="range",
+                                                  assignment=ConsumerProtocol.serialize_assignment(Assignment((other,)))))
+        await consumer.poll(0)
+        assert consumer.subscription() == {"other"}
+        assert broker.sent().count("JoinGroupRequest") == 2

@@ -8,11 +8,11 @@ offsets a fetch reports). Broker 1 stands in for Kafka's ``new Node(1, "localhos
 Not ported:
 - partitionAssignmentChangeOnTopicSubscription, testGroupSubscribe,
   partitionAssignmentChangeOnPatternSubscription, verifyAssignmentId, topicSubscription,
-  invalidPositionUpdate, cantAssignPartitionForUnsubscribedTopics,
-  cantAssignPartitionForUnmatchedPattern, cantSubscribe* (4), patternSubscription,
-  unsubscribeUserAssignment, unsubscribeUserSubscribe, unsubscription: group subscriptions
-  (topics, patterns, assignment ids, subscribe/unsubscribe) live in kafka_ref's
-  ConsumerCoordinator, not in SubscriptionState.
+  invalidPositionUpdate, cantAssignPartitionForUnsubscribedTopics, patternSubscription,
+  unsubscribeUserAssignment, unsubscribeUserSubscribe, unsubscription: the subscribed topics
+  (those a pattern matched too), the group subscription and assignment ids live in kafka_ref's
+  ConsumerCoordinator, not in SubscriptionState (the subscription type and the pattern do: the
+  cantSubscribe* and cantAssignPartitionForUnmatchedPattern cases are ported).
 - testMarkingPartitionPending, testAssignedPartitionsAwaitingCallback* (3): no pending
   revocation nor rebalance-callback states (no ConsumerRebalanceListener in kafka_ref).
 - cantChangePositionForNonAssignedPartition: SubscriptionState#position(tp, position) (the
@@ -24,11 +24,13 @@ Not ported:
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from kafka_ref.clients.client_metadata import LeaderAndEpoch
-from kafka_ref.clients.subscription_state import FetchPosition, SubscriptionState
-from kafka_ref.common.errors import KafkaException
+from kafka_ref.clients.subscription_state import FetchPosition, SubscriptionState, SubscriptionType
+from kafka_ref.common.errors import IllegalStateException, KafkaException
 from kafka_ref.common.topic_partition import TopicPartition
 
 TP0 = TopicPartition("test", 0)
@@ -379,3 +381,50 @@ def test_request_offset_reset_if_partition_assigned() -> None:
     subs.request_offset_reset_if_partition_assigned(UNASSIGNED)
     with pytest.raises(KafkaException, match="No current assignment for partition unassigned-0"):
         subs.is_offset_reset_needed(UNASSIGNED)
+
+
+# -- pattern subscriptions (the type and the pattern live here; the matched topics in ConsumerCoordinator) --
+
+
+def test_cant_subscribe_topic_and_pattern() -> None:
+    """Mirrors SubscriptionStateTest#cantSubscribeTopicAndPattern."""
+    subs = state()
+    subs.subscribe()
+    with pytest.raises(IllegalStateException):
+        subs.subscribe_pattern(re.compile(".*"))
+
+
+def test_cant_subscribe_partition_and_pattern() -> None:
+    """Mirrors SubscriptionStateTest#cantSubscribePartitionAndPattern."""
+    subs = state()
+    subs.assign_from_user([TP0])
+    with pytest.raises(IllegalStateException):
+        subs.subscribe_pattern(re.compile(".*"))
+
+
+def test_cant_subscribe_pattern_and_topic() -> None:
+    """Mirrors SubscriptionStateTest#cantSubscribePatternAndTopic."""
+    subs = state()
+    subs.subscribe_pattern(re.compile(".*"))
+    with pytest.raises(IllegalStateException):
+        subs.subscribe()
+
+
+def test_cant_subscribe_pattern_and_partition() -> None:
+    """Mirrors SubscriptionStateTest#cantSubscribePatternAndPartition."""
+    subs = state()
+    subs.subscribe_pattern(re.compile(".*"))
+    with pytest.raises(IllegalStateException):
+        subs.assign_from_user([TP0])
+
+
+def test_cant_assign_partition_for_unmatched_pattern() -> None:
+    """Mirrors SubscriptionStateTest#cantAssignPartitionForUnmatchedPattern (the subscribed topics passed
+    in, as ConsumerCoordinator keeps them): "t1" does not match ".*t" whole; "test" does."""
+    subs = state()
+    subs.subscribe_pattern(re.compile(".*t"))
+    assert not subs.check_assignment_matched_subscription([TopicPartition("t1", 0)], ["test"])
+    assert subs.check_assignment_matched_subscription([TP0], ["test"])
+    assert subs.has_pattern_subscription() and subs.has_auto_assigned_partitions()
+    subs.unsubscribe()
+    assert (subs.subscription_type, subs.subscribed_pattern) == (SubscriptionType.NONE, None)

@@ -310,8 +310,8 @@ class ConsumerCoordinator(AbstractCoordinator, ConsumerCoordinatorOffsets):
         """Mirrors org.apache.kafka.clients.consumer.internals.ConsumerNetworkClient#ensureFreshMetadata.
 
         1. Nothing to do unless an update is requested or due; 2. otherwise updates are awaited
-        (#awaitMetadataUpdate) until the metadata's version moves or ``deadline_ms`` passes; True
-        when it moved.
+        (#awaitMetadataUpdate, at least once) until the metadata's version moves or ``deadline_ms``
+        passes; True when it moved.
         """
         # 1. Fresh enough: nothing requested and either not expired yet or still in the refresh backoff.
         #    (Metadata#timeToNextUpdate is not asked while the metadata has not expired: its answer is
@@ -321,10 +321,12 @@ class ConsumerCoordinator(AbstractCoordinator, ConsumerCoordinatorOffsets):
             if (self.metadata.last_successful_update() + self.metadata.metadata_expire_ms > now
                     or self.metadata.time_to_next_update(now) != 0):
                 return True
-        # 2. Wait for an update.
+        # 2. Wait for an update: one attempt at least, even with the deadline reached.
         version = self.metadata.update_version
-        while self.metadata.update_version == version and self.time.milliseconds() < deadline_ms:
+        while True:
             await self.client.await_metadata_update(deadline_ms)
+            if self.metadata.update_version != version or self.time.milliseconds() >= deadline_ms:
+                break
         return self.metadata.update_version > version
 
     # -- the poll loop -----------------------------------------------------------------------------
