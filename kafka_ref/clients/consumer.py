@@ -354,6 +354,7 @@ class KafkaConsumer:
         buffered data of other topics goes, and the coordinator rejoins with the new topics at
         the next poll; ``listener`` hears of the partitions the group takes and gives.
         """
+        # 0. A compiled pattern: subscribe(Pattern, listener).
         if isinstance(topics, re.Pattern):
             self.subscribe_pattern(topics, listener)
             return
