@@ -39,7 +39,7 @@ from kafka_ref.common.state_change import state_change_logger
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.common.uuid import Uuid
 from kafka_ref.log.checkpoints import LazyOffsetCheckpoints
-from kafka_ref.log.fetch_data import FetchIsolation
+from kafka_ref.log.fetch_data import FetchIsolation, LeaderHwChange
 from kafka_ref.replica.fetch_params import FetchParams
 from kafka_ref.replica.fetcher.partition_fetch_state import InitialFetchState
 from kafka_ref.replica.hosted_partitions import HostedPartitions
@@ -583,19 +583,26 @@ class ReplicaManager(ReadPath, ApplyDelta, DeleteRecordsPath):
             return
         # 2. Append.
         local_results = self.append_to_local_log(internal_topics_allowed, origin, entries_per_partition, required_acks)
-        statuses = {tp: ProducePartitionStatus.from_result(result) for tp, result in local_results.items()}
-        # 3. New data (and maybe a new HW) may complete waiting fetches and produces.
+        # (One pass over the results builds the statuses, counts the failures and wakes the
+        #  purgatories, with each partition's operation key made once: this runs per produce.)
+        statuses: dict[TopicPartition, ProducePartitionStatus] = {}
+        keys: list[TopicPartitionOperationKey] = []
+        failed = 0
         for tp, result in local_results.items():
-            if result.info is not None:
-                key = TopicPartitionOperationKey.of(tp)
-                if result.hw_incremented:
+            statuses[tp] = ProducePartitionStatus.from_result(result)
+            key = TopicPartitionOperationKey.of(tp)
+            keys.append(key)
+            # 3. New data (and maybe a new HW) may complete waiting fetches and produces.
+            info = result.info
+            if info is not None:
+                if info.leader_hw_change is LeaderHwChange.INCREASED:  # LogAppendResult#hw_incremented
                     self.delayed_produce_purgatory.check_and_complete(key)
                 self.delayed_fetch_purgatory.check_and_complete(key)
+            if result.error is not Errors.NONE:
+                failed += 1
         # 4. acks=all waits for replication unless every partition failed.
-        failed = sum(1 for r in local_results.values() if r.error is not Errors.NONE)
         if required_acks == -1 and entries_per_partition and failed < len(entries_per_partition):
             op = DelayedProduce(timeout_ms, statuses, self, response_callback)
-            keys = [TopicPartitionOperationKey.of(tp) for tp in entries_per_partition]
             self.delayed_produce_purgatory.try_complete_else_watch(op, keys)
         else:
             response_callback({tp: status.response_status for tp, status in statuses.items()})
