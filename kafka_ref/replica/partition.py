@@ -22,7 +22,7 @@ from kafka_ref.common.time import Time
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.common.uuid import ZERO_UUID, Uuid
 from kafka_ref.log.exceptions import UnexpectedAppendOffsetException
-from kafka_ref.log.fetch_data import LogOffsetMetadata
+from kafka_ref.log.fetch_data import AppendOrigin, LogOffsetMetadata
 from kafka_ref.replica.partition_state import RECOVERED, CommittedPartitionState, PartitionState
 from kafka_ref.replica.replica import Replica
 from kafka_ref.replica.partition_deletes import PartitionDeletes
@@ -606,7 +606,7 @@ class Partition(PartitionReads, PartitionDeletes, PartitionIsrUpdates):
 
     # ------------------------------------------------------------------ appends
 
-    def append_records_to_leader(self, records: Any, origin: str, required_acks: int) -> Any:
+    def append_records_to_leader(self, records: Any, origin: AppendOrigin | str, required_acks: int) -> Any:
         """Mirrors kafka.cluster.Partition#appendRecordsToLeader.
 
         acks=all is refused before the append when the ISR is below min.insync.replicas.

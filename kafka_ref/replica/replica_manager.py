@@ -39,7 +39,7 @@ from kafka_ref.common.state_change import state_change_logger
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.common.uuid import Uuid
 from kafka_ref.log.checkpoints import LazyOffsetCheckpoints
-from kafka_ref.log.fetch_data import FetchIsolation, LeaderHwChange
+from kafka_ref.log.fetch_data import AppendOrigin, FetchIsolation, LeaderHwChange
 from kafka_ref.replica.fetch_params import FetchParams
 from kafka_ref.replica.fetcher.partition_fetch_state import InitialFetchState
 from kafka_ref.replica.hosted_partitions import HostedPartitions
@@ -560,7 +560,7 @@ class ReplicaManager(ReadPath, ApplyDelta, DeleteRecordsPath):
         timeout_ms: int,
         required_acks: int,
         internal_topics_allowed: bool,
-        origin: str,
+        origin: AppendOrigin | str,
         entries_per_partition: Mapping[TopicPartition, MemoryRecords],
         response_callback: Callable[[dict[TopicPartition, Any]], None],
     ) -> None:
@@ -610,7 +610,7 @@ class ReplicaManager(ReadPath, ApplyDelta, DeleteRecordsPath):
     def append_to_local_log(
         self,
         internal_topics_allowed: bool,
-        origin: str,
+        origin: AppendOrigin | str,
         entries_per_partition: Mapping[TopicPartition, MemoryRecords],
         required_acks: int,
     ) -> dict[TopicPartition, "LogAppendResult"]:

@@ -46,6 +46,7 @@ from kafka_ref.common.requests.stop_replica import StopReplicaPartitionError, St
 from kafka_ref.common.requests.update_metadata import UpdateMetadataRequest, UpdateMetadataResponse
 from kafka_ref.common.state_change import state_change_logger
 from kafka_ref.common.topic_partition import TopicPartition
+from kafka_ref.log.fetch_data import AppendOrigin
 from kafka_ref.network.network import DisconnectException, Envelope
 from kafka_ref.server.authorizer import Authorizer
 from kafka_ref.server.auto_topic_creation_manager import DefaultAutoTopicCreationManager
@@ -315,7 +316,7 @@ class KafkaApis:
             timeout_ms=request.timeout_ms,
             required_acks=request.acks,
             internal_topics_allowed=False,
-            origin="client",
+            origin=AppendOrigin.CLIENT,
             entries_per_partition=authorized,
             response_callback=send_response_callback,
         )
