@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 from kafka_ref.common.errors import ApiException, Errors, InvalidRecordException
 from kafka_ref.common.fatal import RUN_ENDING
+from kafka_ref.common.records import MemoryRecords
 from kafka_ref.common.records.constants import TRANSACTIONAL_FLAG_MASK
 from kafka_ref.common.replica_selector import ClientMetadata
 from kafka_ref.common.requests.delete_records import DeleteRecordsRequest
@@ -783,7 +784,11 @@ def validate_records(records: Any) -> None:
     one, is INVALID_RECORD.
     """
     # 1. At least one batch; 2. no more than one.
-    batches = list(records) if records is not None else []
+    # (A MemoryRecords' own batch tuple is read as it is: no list built per produced partition.)
+    if records.__class__ is MemoryRecords:
+        batches = records.batches
+    else:
+        batches = list(records) if records is not None else []
     if not batches:
         raise InvalidRecordException("Produce requests must have at least one record batch per partition")
     if len(batches) > 1:
