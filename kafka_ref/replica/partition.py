@@ -188,7 +188,9 @@ class Partition(PartitionReads, PartitionDeletes, PartitionIsrUpdates):
         return self.is_leader and self.replication_factor() - len(self.partition_state.isr) > 0
 
     def is_under_min_isr(self) -> bool:
-        return self.leader_log_if_local() is not None and len(self.partition_state.isr) < self.effective_min_isr()
+        # (leaderLogIfLocal written out: the leader's HW check asks this on every produce and follower fetch.)
+        return (self.leader_replica_id_opt == self.local_broker_id and self.log is not None
+                and len(self.partition_state.isr) < self.effective_min_isr())
 
     def is_at_min_isr(self) -> bool:
         return self.leader_log_if_local() is not None and len(self.partition_state.isr) == self.effective_min_isr()
