@@ -575,8 +575,7 @@ class Partition(PartitionReads, PartitionDeletes, PartitionIsrUpdates):
         # 3. The log only moves it forward.
         old = leader_log.maybe_increment_high_watermark(new_hw)
         if old is not None:
-            self._log.debug("high_watermark_updated", old=old.message_offset if hasattr(old, "message_offset") else old,
-                            new=new_hw.message_offset)
+            self._log.debug("high_watermark_updated", old=old.message_offset, new=new_hw.message_offset)
             return True
         return False
 
