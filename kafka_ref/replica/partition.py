@@ -553,8 +553,8 @@ class Partition(PartitionReads, PartitionDeletes, PartitionIsrUpdates):
         code version (``kafka_ref.broker.version``), not the IBP, because Kafka gates it on neither:
         a 3.7 broker applies it at any IBP.
         """
-        if current_time_ms is None:
-            current_time_ms = self.time.milliseconds()
+        # (Without a caller's time the clock is read only when a replica outside the maximal
+        #  ISR is looked at: nothing moves the clock during this call, so the reading is the same.)
         # 1. Version switch: no HW advance under the effective min ISR from broker 3.7.0 on.
         if self.broker_version.no_hw_advance_below_min_isr and self.is_under_min_isr():
             return False
@@ -564,14 +564,14 @@ class Partition(PartitionReads, PartitionDeletes, PartitionIsrUpdates):
         maximal_isr = self.partition_state.maximal_isr
         for replica in self.remote_replicas_map.values():
             state = replica.state_snapshot
-            if state.log_end_offset_metadata.message_offset < new_hw.message_offset and (
-                replica.broker_id in maximal_isr
-                or (
+            if state.log_end_offset_metadata.message_offset < new_hw.message_offset:
+                if replica.broker_id not in maximal_isr and current_time_ms is None:
+                    current_time_ms = self.time.milliseconds()
+                if replica.broker_id in maximal_isr or (
                     state.is_caught_up(leader_leo.message_offset, current_time_ms, self.replica_lag_time_max_ms)
                     and self.is_replica_isr_eligible(replica.broker_id)
-                )
-            ):
-                new_hw = state.log_end_offset_metadata
+                ):
+                    new_hw = state.log_end_offset_metadata
         # 3. The log only moves it forward.
         old = leader_log.maybe_increment_high_watermark(new_hw)
         if old is not None:
