@@ -18,6 +18,7 @@ from kafka_ref.common.errors import (
     RecordTooLargeException,
 )
 from kafka_ref.common.records import MAGIC_VALUE_V2, CompressionType, MemoryRecords, RecordBatch, SimpleRecord, TimestampType
+from kafka_ref.common.records.constants import COMPRESSION_CODEC_MASK
 from kafka_ref.common.time import Time
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.log.exceptions import OffsetsOutOfOrderException
@@ -91,9 +92,14 @@ def analyze_and_validate_records(
             max_timestamp = batch.max_timestamp
             offset_of_max_timestamp = last_offset
         valid_bytes += batch_size
-        compression = str(getattr(batch, "compression_type", "none"))
-        if compression != "none":
-            source_compression = compression
+        # (A RecordBatch without codec bits is uncompressed: its codec is only looked up when set.)
+        if batch.__class__ is RecordBatch:
+            if batch.attributes & COMPRESSION_CODEC_MASK:
+                source_compression = str(batch.compression_type)
+        else:
+            compression = str(getattr(batch, "compression_type", "none"))
+            if compression != "none":
+                source_compression = compression
     # 9. A follower append must carry increasing offsets.
     if require_offsets_monotonic and not monotonic:
         ranges = [(batch.base_offset, batch.last_offset) for batch in records]
