@@ -52,7 +52,8 @@ def analyze_and_validate_records(
     read_first_message = False
     last_offset_of_first_batch = -1
     tp = topic_partition
-    for batch in records:
+    # (A MemoryRecords' batch tuple is walked directly: no iterator call per append.)
+    for batch in records.batches if records.__class__ is MemoryRecords else records:
         # 1. A raft leader must already have stamped its epoch.
         if origin == AppendOrigin.RAFT_LEADER and batch.partition_leader_epoch != leader_epoch:
             raise InvalidRecordException("Append from Raft leader did not set the batch epoch correctly")
