@@ -17,7 +17,7 @@ from kafka_ref.common.errors import (
     RecordTooLargeException,
 )
 from kafka_ref.common.records import MAGIC_VALUE_V2, CompressionType, MemoryRecords, RecordBatch, SimpleRecord, TimestampType
-from kafka_ref.common.records.constants import COMPRESSION_CODEC_MASK
+from kafka_ref.common.records.constants import COMPRESSION_CODEC_MASK, CONTROL_FLAG_MASK
 from kafka_ref.common.time import Time
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.log.exceptions import OffsetsOutOfOrderException
@@ -135,8 +135,10 @@ def validate_batch(batch: RecordBatch, topic_partition: TopicPartition, origin: 
             f"Inconsistent batch offset range [{batch.base_offset}, {batch.last_offset}] and count of "
             f"records {batch.record_count} in partition {tp}"
         )
-    # 2. Clients may not write control batches.
-    if getattr(batch, "is_control_batch", False):
+    # 2. Clients may not write control batches. (A RecordBatch's flag is read from its attributes:
+    #    this runs per produced batch.)
+    if (batch.attributes & CONTROL_FLAG_MASK if batch.__class__ is RecordBatch
+            else getattr(batch, "is_control_batch", False)):
         raise InvalidRecordException(f"Clients are not allowed to write control records in partition {tp}")
     # 3. An idempotent or transactional batch needs a sequence number.
     if batch.producer_id >= 0 and batch.base_sequence < 0:
