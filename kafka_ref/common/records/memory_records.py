@@ -49,7 +49,12 @@ class MemoryRecords:
 
     def __init__(self, batches: tuple[RecordBatch, ...] = ()) -> None:
         self.batches = batches
-        self.size_in_bytes = sum(batch.size_in_bytes for batch in batches)
+        # (A plain loop, not sum() over a generator: a MemoryRecords is made per append and per
+        #  fetched partition, mostly over one batch.)
+        size = 0
+        for batch in batches:
+            size += batch.size_in_bytes
+        self.size_in_bytes = size
 
     @classmethod
     def of(cls, batches: Iterable[RecordBatch]) -> MemoryRecords:
