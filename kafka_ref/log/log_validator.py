@@ -357,7 +357,10 @@ class LogValidator:
         # 6. Under LogAppendTime the append's max timestamp is the clock, at the last offset.
         if log_append_time:
             max_timestamp, shallow_offset_of_max_timestamp = now, offset_counter.value - 1
-        return ValidationResult(now, MemoryRecords.of(validated), max_timestamp, shallow_offset_of_max_timestamp, False)
+        # (The validated batches are RecordBatches and there is one: MemoryRecords is made directly,
+        #  without MemoryRecords.of's checks.)
+        return ValidationResult(now, MemoryRecords(tuple(validated)), max_timestamp, shallow_offset_of_max_timestamp,
+                                False)
 
     def validate_messages_and_assign_offsets_compressed(self, offset_counter: LongRef) -> ValidationResult:
         """Mirrors org.apache.kafka.storage.internals.log.LogValidator#validateMessagesAndAssignOffsetsCompressed.
