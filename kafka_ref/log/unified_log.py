@@ -358,12 +358,14 @@ class UnifiedLog(UnifiedLogProducerState, UnifiedLogRetention):
         Moves HW forward only; returns the old HW metadata when it moved, else None. A value
         beyond the log end offset is a caller bug (ValueError, Kafka's IllegalArgumentException).
         """
-        if isinstance(new_high_watermark, LogOffsetMetadata):
+        # (The class is tested before isinstance, and the log end read without its property: this
+        #  runs on every leader append and every follower fetch that moved a follower's LEO.)
+        if new_high_watermark.__class__ is LogOffsetMetadata or isinstance(new_high_watermark, LogOffsetMetadata):
             new = new_high_watermark
         else:
             new = LogOffsetMetadata(new_high_watermark)
         # 1. Never beyond the log end.
-        if new.message_offset > self.log_end_offset:
+        if new.message_offset > self.local_log._next_offset:
             raise ValueError(
                 f"High watermark {new} update exceeds current log end offset {self.log_end_offset_metadata}"
             )
