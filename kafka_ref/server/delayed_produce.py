@@ -10,6 +10,7 @@ from typing import Any, Callable
 
 from kafka_ref.common.errors import Errors
 from kafka_ref.common.topic_partition import TopicPartition
+from kafka_ref.replica.hosted_partitions import HostedPartitions
 from kafka_ref.replica.partition import Partition
 from kafka_ref.server.delayed_operation import DelayedOperation
 
@@ -86,9 +87,9 @@ class DelayedProduce(DelayedOperation):
         # (This walk runs on every HW move of any of the request's partitions, so each step must
         #  be a few attribute reads: the Partition objects are resolved once and again only when
         #  the broker's hosted partitions changed since (HostedPartitions#version). A replica
-        #  manager without that map resolves every time.)
+        #  manager without that map resolves every time; the map's version is read without getattr.)
         hosted = replica_manager.all_partitions
-        version = getattr(hosted, "version", None)
+        version = hosted.version if hosted.__class__ is HostedPartitions else getattr(hosted, "version", None)
         if version is None or version != self._partitions_version:
             self._partitions = [p if p.__class__ is Partition else None
                                 for p in map(hosted.get, self.produce_status)]
