@@ -539,7 +539,8 @@ class UnifiedLog(UnifiedLogProducerState, UnifiedLogRetention):
             source_compression = append_info.source_compression
             if source_compression.__class__ is not CompressionType:
                 source_compression = CompressionType(source_compression)
-            target = target_compression(self.compression_type)
+            # (A topic on "producer" needs no BrokerCompressionType lookup: the usual case, per append.)
+            target = None if self.compression_type == "producer" else target_compression(self.compression_type)
             validator = LogValidator(
                 records, self.topic_partition, self.time, source_compression,
                 source_compression if target is None else target, self.compact, self.message_timestamp_type,
