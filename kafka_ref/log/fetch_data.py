@@ -213,7 +213,7 @@ class LogAppendInfo:
     shallow_offset_of_max_timestamp: int
     log_append_time: int
     log_start_offset: int
-    source_compression: str
+    source_compression: str  # a CompressionType member (a StrEnum: equal to its name) or the name
     valid_bytes: int
     last_offset_of_first_batch: int
     record_errors: list = field(default_factory=list)

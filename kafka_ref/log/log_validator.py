@@ -44,7 +44,9 @@ def analyze_and_validate_records(
     first_offset = UNIFIED_LOG_UNKNOWN_OFFSET
     last_offset = -1
     last_leader_epoch: int | None = None
-    source_compression = "none"
+    # (Kept as a CompressionType member, as Kafka's sourceCompression is: the leader's append
+    #  then needs no Enum call; a StrEnum member equals its name.)
+    source_compression: CompressionType | str = CompressionType.NONE
     monotonic = True
     max_timestamp = NO_TIMESTAMP
     offset_of_max_timestamp = -1
@@ -95,7 +97,7 @@ def analyze_and_validate_records(
         # (A RecordBatch without codec bits is uncompressed: its codec is only looked up when set.)
         if batch.__class__ is RecordBatch:
             if batch.attributes & COMPRESSION_CODEC_MASK:
-                source_compression = str(batch.compression_type)
+                source_compression = batch.compression_type
         else:
             compression = str(getattr(batch, "compression_type", "none"))
             if compression != "none":
