@@ -177,8 +177,10 @@ class LocalLog:
 
         The caller (UnifiedLog) has checked the offsets; this only asserts they do not overlap.
         """
-        # 1. Check the handlers are open.
-        self.check_if_memory_mapped_buffer_closed()
+        # 1. Check the handlers are open. (The flag is read first: the check's call only raises,
+        #    and this runs per append.)
+        if self.is_memory_mapped_buffer_closed:
+            self.check_if_memory_mapped_buffer_closed()
         # 2. Add each batch with its base offset and position (LogSegment#append).
         batches_list = self._batches
         for batch in batches:

@@ -388,7 +388,9 @@ class UnifiedLog(UnifiedLogProducerState, UnifiedLogRetention):
 
     def fetch_high_watermark_metadata(self) -> LogOffsetMetadata:
         """Mirrors kafka.log.UnifiedLog#fetchHighWatermarkMetadata: HW with its position, looked up once."""
-        self.local_log.check_if_memory_mapped_buffer_closed()
+        # (The flag is read first: the check's call only raises, and this runs per append or fetch.)
+        if self.local_log.is_memory_mapped_buffer_closed:
+            self.local_log.check_if_memory_mapped_buffer_closed()
         metadata = self._high_watermark_metadata
         if metadata.message_offset_only():
             full = self.maybe_convert_to_offset_metadata(metadata.message_offset)
@@ -470,7 +472,9 @@ class UnifiedLog(UnifiedLogProducerState, UnifiedLogRetention):
                 f"Cannot increment the log start offset to {new_log_start_offset} of partition "
                 f"{self.topic_partition} since it is larger than the high watermark {self.high_watermark}"
             )
-        self.local_log.check_if_memory_mapped_buffer_closed()
+        # (The flag is read first: the check's call only raises, and this runs per append or fetch.)
+        if self.local_log.is_memory_mapped_buffer_closed:
+            self.local_log.check_if_memory_mapped_buffer_closed()
         # 2. Only forward: update it and drop epoch entries wholly before it.
         if new_log_start_offset > self.log_start_offset:
             self._update_log_start_offset(new_log_start_offset)
@@ -526,7 +530,9 @@ class UnifiedLog(UnifiedLogProducerState, UnifiedLogRetention):
         # 2. Nothing valid: nothing to do.
         if append_info.valid_bytes <= 0:
             return append_info
-        self.local_log.check_if_memory_mapped_buffer_closed()
+        # (The flag is read first: the check's call only raises, and this runs per append or fetch.)
+        if self.local_log.is_memory_mapped_buffer_closed:
+            self.local_log.check_if_memory_mapped_buffer_closed()
         batches: Sequence[RecordBatch] = records.batches
         if validate_and_assign_offsets:
             # 3a. Leader: the LogValidator checks the batch, offsets run on from the LEO and the
