@@ -32,6 +32,8 @@ from kafka_ref.log.exceptions import UnexpectedAppendOffsetException
 from kafka_ref.log.fetch_data import (
     NO_TIMESTAMP,
     UNIFIED_LOG_UNKNOWN_OFFSET,
+    UNKNOWN_FILE_POSITION,
+    UNKNOWN_OFFSET,
     AppendOrigin,
     FetchDataInfo,
     FetchIsolation,
@@ -369,7 +371,9 @@ class UnifiedLog(UnifiedLogProducerState, UnifiedLogRetention):
             raise ValueError(
                 f"High watermark {new} update exceeds current log end offset {self.log_end_offset_metadata}"
             )
-        if new.message_offset_only():
+        # (LogOffsetMetadata#messageOffsetOnly written out here and in fetchHighWatermarkMetadata:
+        #  both run on every leader append and follower LEO move.)
+        if new.segment_base_offset == UNKNOWN_OFFSET and new.relative_position_in_segment == UNKNOWN_FILE_POSITION:
             new = self.maybe_convert_to_offset_metadata(new.message_offset)
         # 2. Move only forward (or onto a newer segment at the same offset).
         old = self.fetch_high_watermark_metadata()
@@ -392,7 +396,7 @@ class UnifiedLog(UnifiedLogProducerState, UnifiedLogRetention):
         if self.local_log.is_memory_mapped_buffer_closed:
             self.local_log.check_if_memory_mapped_buffer_closed()
         metadata = self._high_watermark_metadata
-        if metadata.message_offset_only():
+        if metadata.segment_base_offset == UNKNOWN_OFFSET and metadata.relative_position_in_segment == UNKNOWN_FILE_POSITION:
             full = self.maybe_convert_to_offset_metadata(metadata.message_offset)
             self._update_high_watermark_metadata(full)
             return full
