@@ -124,4 +124,8 @@ class DelayedProduce(DelayedOperation):
         return False
 
     def on_complete(self) -> None:
-        self.response_callback({tp: s.response_status for tp, s in self.produce_status.items()})
+        # (A loop, not a comprehension: one call fewer per completed produce.)
+        statuses: dict[TopicPartition, PartitionResponse] = {}
+        for tp, status in self.produce_status.items():
+            statuses[tp] = status.response_status
+        self.response_callback(statuses)
