@@ -17,7 +17,7 @@ from kafka_ref.common.errors import (
     RecordTooLargeException,
 )
 from kafka_ref.common.records import MAGIC_VALUE_V2, CompressionType, MemoryRecords, RecordBatch, SimpleRecord, TimestampType
-from kafka_ref.common.records.constants import COMPRESSION_CODEC_MASK, CONTROL_FLAG_MASK
+from kafka_ref.common.records.constants import COMPRESSION_CODEC_MASK, CONTROL_FLAG_MASK, TIMESTAMP_TYPE_MASK
 from kafka_ref.common.time import Time
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.log.exceptions import OffsetsOutOfOrderException
@@ -354,7 +354,10 @@ class LogValidator:
             else:
                 if stamped.max_timestamp > max_timestamp:
                     max_timestamp, shallow_offset_of_max_timestamp = stamped.max_timestamp, last_offset
-                stamped = stamped.with_max_timestamp(TimestampType.CREATE_TIME, stamped.max_timestamp)
+                # (A batch already typed CreateTime keeps its header: setMaxTimestamp would hand
+                #  the same batch back, so it is only called when the type bit is set.)
+                if stamped.attributes & TIMESTAMP_TYPE_MASK:
+                    stamped = stamped.with_max_timestamp(TimestampType.CREATE_TIME, stamped.max_timestamp)
             validated.append(stamped)
         # 6. Under LogAppendTime the append's max timestamp is the clock, at the last offset.
         if log_append_time:
