@@ -22,7 +22,7 @@ from kafka_ref.common.time import Time
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.common.uuid import ZERO_UUID, Uuid
 from kafka_ref.log.exceptions import UnexpectedAppendOffsetException
-from kafka_ref.log.fetch_data import AppendOrigin, LogOffsetMetadata
+from kafka_ref.log.fetch_data import AppendOrigin, LeaderHwChange, LogOffsetMetadata
 from kafka_ref.replica.partition_state import RECOVERED, CommittedPartitionState, PartitionState
 from kafka_ref.replica.replica import Replica
 from kafka_ref.replica.partition_deletes import PartitionDeletes
@@ -628,7 +628,8 @@ class Partition(PartitionReads, PartitionDeletes, PartitionIsrUpdates):
         # 2. Append with the current leader epoch.
         info = leader_log.append_as_leader(records, self.leader_epoch, origin)
         # 3. A single-member ISR advances the HW at once.
-        info.leader_hw_change = _hw_change(self.maybe_increment_leader_hw(leader_log))
+        info.leader_hw_change = (LeaderHwChange.INCREASED if self.maybe_increment_leader_hw(leader_log)
+                                 else LeaderHwChange.SAME)
         return info
 
     def append_records_to_follower_or_future_replica(self, records: Any, is_future: bool = False) -> Any:
@@ -688,10 +689,3 @@ class Partition(PartitionReads, PartitionDeletes, PartitionIsrUpdates):
             f"partition_epoch={self.partition_epoch}, isr={sorted(self.partition_state.isr)}, "
             f"maximal_isr={sorted(self.partition_state.maximal_isr)})"
         )
-
-
-def _hw_change(incremented: bool) -> Any:
-    from kafka_ref.log.fetch_data import LeaderHwChange
-
-    return LeaderHwChange.INCREASED if incremented else LeaderHwChange.SAME
-
