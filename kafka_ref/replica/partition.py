@@ -612,7 +612,8 @@ class Partition(PartitionReads, PartitionDeletes, PartitionIsrUpdates):
 
         acks=all is refused before the append when the ISR is below min.insync.replicas.
         """
-        leader_log = self.leader_log_if_local()
+        # (leaderLogIfLocal written out: this runs per produced partition.)
+        leader_log = self.log if self.leader_replica_id_opt == self.local_broker_id else None
         if leader_log is None:
             raise NotLeaderOrFollowerException(
                 f"Leader not local for partition {self.topic_partition} on broker {self.local_broker_id}"
