@@ -602,8 +602,10 @@ class UnifiedLog(UnifiedLogProducerState, UnifiedLogRetention):
             append_info.log_start_offset = self.log_start_offset
             return append_info
         # 5. Record in the epoch cache the epoch each batch was written under.
+        #    (maybeAssignEpochStartOffset written out: one call per appended batch, not two.)
+        assign_epoch = self.leader_epoch_cache.assign
         for batch in batches:
-            self.maybe_assign_epoch_start_offset(batch.partition_leader_epoch, batch.base_offset)
+            assign_epoch(batch.partition_leader_epoch, batch.base_offset)
         # 6. Append; a HW that sat at the end keeps pointing at the (moved) end.
         self.local_log.append(append_info.last_offset, batches)
         self._update_high_watermark_with_log_end_offset()
