@@ -429,7 +429,8 @@ class Partition(PartitionReads, PartitionDeletes, PartitionIsrUpdates):
         # 5. Maybe advance the HW, only if the follower's LEO changed.
         leader_hw_incremented = False
         if prev_follower_end_offset != replica.state_snapshot.log_end_offset_metadata.message_offset:
-            leader_log = self.leader_log_if_local()
+            # (leaderLogIfLocal written out: this runs per follower fetch that moved its LEO.)
+            leader_log = self.log if self.leader_replica_id_opt == self.local_broker_id else None
             leader_hw_incremented = leader_log is not None and self.maybe_increment_leader_hw(
                 leader_log, follower_fetch_time_ms
             )
