@@ -560,7 +560,8 @@ class Partition(PartitionReads, PartitionDeletes, PartitionIsrUpdates):
         if self.broker_version.no_hw_advance_below_min_isr and self.is_under_min_isr():
             return False
         # 2. Start from the leader's LEO and lower it to any replica that must be waited for.
-        leader_leo = leader_log.log_end_offset_metadata
+        # (The log end read from the local log, not through UnifiedLog's property: per produce and follower LEO move.)
+        leader_leo = leader_log.local_log.log_end_offset_metadata
         new_hw = leader_leo
         maximal_isr = self.partition_state.maximal_isr
         for replica in self.remote_replicas_map.values():
