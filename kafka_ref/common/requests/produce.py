@@ -91,14 +91,20 @@ class ProduceResponse(AbstractResponse):
         comes from the map key.
         """
         # 1. Group by topic, taking each index from its TopicPartition.
+        # (A topic's list is made with its first partition, and the entries by a list comprehension,
+        #  not a generator: every produce response is built here.)
         grouped: dict[str, list[PartitionProduceResponse]] = {}
         for tp, response in responses.items():
             if response.index != tp.partition:
                 response = dataclasses.replace(response, index=tp.partition)
-            grouped.setdefault(tp.topic, []).append(response)
+            partitions = grouped.get(tp.topic)
+            if partitions is None:
+                grouped[tp.topic] = [response]
+            else:
+                partitions.append(response)
         # 2. Build the topic entries.
         return cls(
-            responses=tuple(TopicProduceResponse(name=n, partition_responses=tuple(p)) for n, p in grouped.items()),
+            responses=tuple([TopicProduceResponse(name=n, partition_responses=tuple(p)) for n, p in grouped.items()]),
             throttle_time_ms=throttle_time_ms,
             node_endpoints=tuple(node_endpoints),
         )
