@@ -155,7 +155,8 @@ class DelayedOperationPurgatory(Generic[T]):
 
         1. Try to complete at once; 2. otherwise watch under every key; 3. arm the timeout.
         """
-        keys = watch_keys if isinstance(watch_keys, list) else list(watch_keys)
+        # (A list, the usual argument, is recognised by its class before isinstance: per armed operation.)
+        keys = watch_keys if watch_keys.__class__ is list or isinstance(watch_keys, list) else list(watch_keys)
         assert keys, "The watch key list can't be empty"
         # 1. A first attempt: most operations can complete right away.
         if operation.safe_try_complete():
@@ -168,8 +169,8 @@ class DelayedOperationPurgatory(Generic[T]):
         watchers = self._watchers
         for key in keys:
             watchers[key].append(operation)
-        # 3. Arm the expiration timer if still pending.
-        if not operation.is_completed:
+        # 3. Arm the expiration timer if still pending (isCompleted read as the field it is).
+        if not operation._completed:
             self.timer.add(operation)
         return False
 
@@ -182,7 +183,7 @@ class DelayedOperationPurgatory(Generic[T]):
         remaining: list[T] = []
         snapshot = list(watchers)
         for op in snapshot:
-            if op.is_completed:
+            if op._completed:  # (isCompleted read as the field it is: per watched operation per check)
                 continue
             if op.safe_try_complete():
                 completed += 1
