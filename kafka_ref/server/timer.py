@@ -43,6 +43,9 @@ class SystemTimer:
         self._heap: list[tuple[int, int, TimerTask]] = []
         self._seq = itertools.count()
         self._wakeup = anyio.Event()
+        # Whether ``_wakeup`` is set already: add() then skips setting it again (a no-op that still
+        # costs two calls, and most adds come before the reaper has run).
+        self._wakeup_set = False
         # The purgatories this timer serves: after each wake-up the reaper runs their purge check
         # (DelayedOperationPurgatory#advanceClock), as each of Kafka's per-purgatory reapers does.
         self.purgatories: list = []
@@ -50,7 +53,9 @@ class SystemTimer:
     def add(self, task: TimerTask) -> None:
         deadline = self.time.hi_res_clock_ms() + task.delay_ms
         heapq.heappush(self._heap, (deadline, next(self._seq), task))
-        self._wakeup.set()
+        if not self._wakeup_set:
+            self._wakeup_set = True
+            self._wakeup.set()
 
     def size(self) -> int:
         return sum(1 for _, _, t in self._heap if not t.cancelled)
@@ -79,6 +84,7 @@ class SystemTimer:
             while self._heap and self._heap[0][2].cancelled:
                 heapq.heappop(self._heap)
             self._wakeup = anyio.Event()
+            self._wakeup_set = False
             if self._heap:
                 wait_ms = max(0, self._heap[0][0] - self.time.hi_res_clock_ms())
                 with anyio.move_on_after(wait_ms / 1000.0):
