@@ -113,8 +113,9 @@ class LogOffsetMetadata:
         # 1. Without a segment on either side we cannot say it is older (Kafka 3.8, KAFKA-16452:
         #    no longer an exception, as a HW may now be held as a bare offset). (messageOffsetOnly
         #    written out: the leader's HW check asks this whenever the HW stays put.)
-        if (self.segment_base_offset == UNKNOWN_OFFSET and self.relative_position_in_segment == UNKNOWN_FILE_POSITION) or (
-                that.segment_base_offset == UNKNOWN_OFFSET and that.relative_position_in_segment == UNKNOWN_FILE_POSITION):
+        if ((self.segment_base_offset == UNKNOWN_OFFSET and self.relative_position_in_segment == UNKNOWN_FILE_POSITION)
+                or (that.segment_base_offset == UNKNOWN_OFFSET
+                    and that.relative_position_in_segment == UNKNOWN_FILE_POSITION)):
             return False
         # 2. Older means a smaller segment base offset.
         return self.segment_base_offset < that.segment_base_offset

@@ -396,7 +396,8 @@ class UnifiedLog(UnifiedLogProducerState, UnifiedLogRetention):
         if self.local_log.is_memory_mapped_buffer_closed:
             self.local_log.check_if_memory_mapped_buffer_closed()
         metadata = self._high_watermark_metadata
-        if metadata.segment_base_offset == UNKNOWN_OFFSET and metadata.relative_position_in_segment == UNKNOWN_FILE_POSITION:
+        if (metadata.segment_base_offset == UNKNOWN_OFFSET
+                and metadata.relative_position_in_segment == UNKNOWN_FILE_POSITION):
             full = self.maybe_convert_to_offset_metadata(metadata.message_offset)
             self._update_high_watermark_metadata(full)
             return full

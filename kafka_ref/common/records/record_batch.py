@@ -238,7 +238,8 @@ class RecordBatch:
     def is_valid(self) -> bool:
         """Mirrors org.apache.kafka.common.record.DefaultRecordBatch#isValid."""
         # (computeChecksum written out: every appended batch, leader's and followers', is checked.)
-        return self.size_in_bytes >= RECORD_BATCH_OVERHEAD and self.crc == crc32c(memoryview(self.buffer)[ATTRIBUTES_OFFSET:])
+        return (self.size_in_bytes >= RECORD_BATCH_OVERHEAD
+                and self.crc == crc32c(memoryview(self.buffer)[ATTRIBUTES_OFFSET:]))
 
     def ensure_valid(self) -> None:
         """Mirrors org.apache.kafka.common.record.DefaultRecordBatch#ensureValid.
