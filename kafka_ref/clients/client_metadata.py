@@ -247,7 +247,7 @@ class Metadata:
         self.invalid_topics: set[str] = set()
         self.unauthorized_topics: set[str] = set()
         # Whether a full update drops the topics retain_topic refuses (ConsumerMetadata does).
-        self.filters_response = True
+        self.filters_response = False
         # ClusterResourceListeners: called with the cluster id after every update.
         self.cluster_resource_listeners: list[Callable[[str | None], None]] = []
         self._log = client_logger()

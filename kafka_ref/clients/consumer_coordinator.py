@@ -177,7 +177,9 @@ class ConsumerCoordinator(AbstractCoordinator, ConsumerCoordinatorOffsets):
         self.auto_commit_enabled = auto_commit_enabled
         self.auto_commit_interval_ms = auto_commit_interval_ms
         self.subscriptions = subscriptions
-        self.next_auto_commit_deadline_ms = self.time.milliseconds() + auto_commit_interval_ms
+        # (Kafka makes the timer only with auto-commit on; a coordinator without it never reads the clock here.)
+        self.next_auto_commit_deadline_ms: int | None = (
+            self.time.milliseconds() + auto_commit_interval_ms if auto_commit_enabled else None)
         # The auto-commit onJoinPrepare waits for (#autoCommitOffsetRequestFuture) and the bound on
         # that wait (#joinPrepareTimer: rebalance.timeout.ms from the first onJoinPrepare of a rebalance).
         self._auto_commit_offset_request: AsyncCommitFuture | None = None
