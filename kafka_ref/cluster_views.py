@@ -196,15 +196,8 @@ class ClusterViews:
         """
         self.require_controller("partition_state")
         if self.kraft is not None:
-            state = self.kraft.partition_state(topic, partition)
-            if state is None:
-                return None
-            control = self.kraft.controller.replication_control
-            registration = control.get_partition(control.get_topic_id(topic), partition)
-            state = dict(state)
-            state["adding_replicas"] = list(registration.adding_replicas)
-            state["removing_replicas"] = list(registration.removing_replicas)
-            return state
+            # (As committed: a write still lingering in the Raft leader's accumulator is not shown.)
+            return self.kraft.partition_state(topic, partition)
         path = f"/brokers/topics/{topic}/partitions/{partition}/state"
         if self.zookeeper is None or self.zookeeper.exists(path) is None:
             return None

@@ -101,14 +101,7 @@ class KRaftClusterSupport:
         self.time = Time()
         base = KafkaConfig({**cluster.base_config, "node.id": self.controller_node, "process.roles": "controller"})
         self.config = base
-        self.quorum_config = QuorumConfig(
-            election_timeout_ms=base.get("controller.quorum.election.timeout.ms"),
-            fetch_timeout_ms=base.get("controller.quorum.fetch.timeout.ms"),
-            election_backoff_max_ms=base.get("controller.quorum.election.backoff.max.ms"),
-            request_timeout_ms=base.get("controller.quorum.request.timeout.ms"),
-            retry_backoff_ms=base.get("controller.quorum.retry.backoff.ms"),
-            voters=self.voters,
-        )
+        self.quorum_config = QuorumConfig.from_kafka_config(base, self.voters)
         self.nodes = {v: ControllerNode(self, v) for v in self.voters}
         for node in self.nodes.values():
             node.new_process()

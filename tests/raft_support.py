@@ -8,7 +8,7 @@ from typing import Any
 from kafka_ref.common.time import MockTime
 from kafka_ref.image.records import FeatureLevelRecord
 from kafka_ref.raft.kafka_raft_client import KafkaRaftClient
-from kafka_ref.raft.quorum_state import QuorumStateStore
+from kafka_ref.raft.quorum_state import QuorumConfig, QuorumStateStore
 from kafka_ref.raft.replicated_log import MetadataLog
 
 CLUSTER = "test-cluster"
@@ -69,8 +69,9 @@ def client(local_id: int = 1, voters: tuple[int, ...] = (1, 2, 3), *, store: Quo
     """A KafkaRaftClient on MockTime with a MockChannel and a RecordingListener."""
     time = time or MockTime()
     channel = MockChannel()
+    # (Linger 0, as RaftClientTestContext's default: an append is written on the next poll.)
     raft = KafkaRaftClient(local_id, voters, time, log=log, store=store, channel=channel, rng=random.Random(seed),
-                           cluster_id=CLUSTER)
+                           cluster_id=CLUSTER, config=QuorumConfig(append_linger_ms=0))
     listener = RecordingListener()
     raft.register(listener)
     if initialize:
@@ -91,3 +92,5 @@ def elect_local_leader(raft: KafkaRaftClient, time: MockTime, channel: MockChann
     raft.handle_response(destination, correlation, votes[0][2],
                          VoteResponse(leader_epoch=raft.epoch, vote_granted=True))
     assert raft.quorum.is_leader()
+    # The leader's next poll writes its LeaderChangeMessage (the accumulator drains at once).
+    raft.poll()

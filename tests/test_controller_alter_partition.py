@@ -164,7 +164,7 @@ async def test_alter_partition_topic_ids_by_version():
 def test_quorum_controller_alter_partition_topic_ids_by_version():
     """Mirrors ReplicationControlManagerTest#testAlterPartitionHandleUnknownTopicIdOrName and
     #testAlterPartitionShouldRejectFencedBrokers (Kafka 3.7; version 1 → OPERATION_NOT_ATTEMPTED, 2+ → INELIGIBLE_REPLICA)."""
-    from test_kraft_cluster import FakeEnvelope, controller_with_topic
+    from test_kraft_cluster import FakeEnvelope, controller_with_topic, handle
 
     from kafka_ref.common.uuid import Uuid
     from kafka_ref.controller.quorum.quorum_controller import ControllerResult
@@ -177,7 +177,7 @@ def test_quorum_controller_alter_partition_topic_ids_by_version():
                 partition_index=0, leader_epoch=0, partition_epoch=partition_epoch,
                 new_isr_with_epochs=tuple(BrokerState(broker_id=b) for b in isr)),)),))
         env = FakeEnvelope(request)
-        controller.handle(env)
+        handle(controller, env)
         return Errors.for_code(env.response.topics[0].partitions[0].error_code)
 
     assert error(tid=Uuid(3, 3)) is Errors.UNKNOWN_TOPIC_ID
@@ -198,7 +198,7 @@ def test_quorum_controller_survives_unknown_leader_recovery_state():
     """Mirrors QuorumController#handleEventException (Kafka 3.7): LeaderRecoveryState.of(25) fails the
     AlterPartition with UNKNOWN_SERVER_ERROR for the whole request, nothing is written, and the controller
     answers the next request (kafka_ref does not renounce, see QuorumController#handle)."""
-    from test_kraft_cluster import FakeEnvelope, controller_with_topic
+    from test_kraft_cluster import FakeEnvelope, controller_with_topic, handle
 
     controller, _time, epochs, topic_id = controller_with_topic()
     before = controller.partition_state("t", 0)
@@ -209,7 +209,7 @@ def test_quorum_controller_survives_unknown_leader_recovery_state():
                 partition_index=0, leader_epoch=0, partition_epoch=0, leader_recovery_state=recovery,
                 new_isr_with_epochs=tuple(BrokerState(broker_id=b) for b in (0, 1))),)),))
         env = FakeEnvelope(request)
-        controller.handle(env)
+        handle(controller, env)
         return env.response
 
     response = send(25)

@@ -50,10 +50,15 @@ def test_initialize_single_member_quorum():
     LeaderChangeMessage at offset 0 is committed, and the listener hears the commit, then the leader."""
     raft, _time, _channel, listener = client(voters=(1,))
     assert raft.quorum.is_leader() and raft.leader_and_epoch() == (1, 1)
+    # The LeaderChangeMessage waits in the accumulator until the first poll writes it.
+    assert raft.log.batches == []
+    raft.poll()
     assert [(b.base_offset, b.epoch, b.control_records[0].leader_id) for b in raft.log.batches] == [(0, 1, 1)]
     assert raft.log.high_watermark == 1 and listener.commits == [(0, 0)]
     assert listener.leader_changes == [(1, 1)]
-    assert raft.schedule_atomic_append(1, [RECORD]) == 1 and raft.log.high_watermark == 2
+    assert raft.schedule_atomic_append(1, [RECORD]) == 1 and raft.log.high_watermark == 1
+    raft.poll()
+    assert raft.log.high_watermark == 2
 
 
 def test_election_timeout_makes_a_candidate_that_asks_every_voter():
@@ -75,6 +80,7 @@ def test_election_timeout_makes_a_candidate_that_asks_every_voter():
     destination, correlation, req = votes[1]
     raft.handle_response(destination, correlation, req, VoteResponse(leader_epoch=1, vote_granted=True))
     assert raft.quorum.is_leader() and raft.store.read_election_state() == ElectionState.with_elected_leader(1, 1, VOTERS)
+    raft.poll()  # writes the LeaderChangeMessage (and sends BeginQuorumEpoch)
     assert raft.log.batches[0].control_records[0].granting_voters == (1, 3)
     assert listener.leader_changes == [(-1, 1)]  # the claim waits until the LeaderChangeMessage is committed
     # BeginQuorumEpoch goes to both voters that have not acknowledged.
@@ -120,6 +126,7 @@ def test_leader_high_watermark_needs_a_majority_past_the_epoch_start():
     raft, time, channel, listener = client()
     elect_local_leader(raft, time, channel)
     assert raft.schedule_atomic_append(1, [RECORD]) == 1
+    raft.poll()  # the accumulator drains (linger 0 here)
     assert raft.log.high_watermark == 0 and listener.commits == []
     first = request(raft, fetch(2, 1, 0, 0))
     assert [b.base_offset for b in first.batches] == [0, 1] and first.high_watermark == -1
@@ -128,6 +135,7 @@ def test_leader_high_watermark_needs_a_majority_past_the_epoch_start():
     assert listener.commits == [(0, 0), (1, 1)]
     # An observer's progress does not count.
     raft.schedule_atomic_append(1, [RECORD])
+    raft.poll()
     request(raft, fetch(10, 1, 3, 1))
     assert raft.log.high_watermark == 2
 
@@ -141,6 +149,7 @@ def test_fetch_with_a_diverging_epoch_and_follower_truncation():
     leader, _time, _channel, _listener = client(log=leader_log, store=store)
     leader.quorum.state.record_granted_vote(2)
     leader._maybe_transition_to_leader(leader.quorum.state)
+    leader.poll()  # writes the LeaderChangeMessage
     assert leader.leader_and_epoch() == (1, 4) and leader.log.end_offset == 4
     diverged = request(leader, fetch(2, 4, 4, 2))  # follower: epochs 1,1,2,2 ending at 4
     assert (diverged.diverging_epoch, diverged.diverging_end_offset, diverged.batches) == (1, 2, ())

@@ -23,12 +23,8 @@ call KafkaRaftClient#handle_describe_quorum_request, the partition's answer.
 Not ported:
 - Snapshot tests (KafkaRaftClientSnapshotTest) and #testObserverFetchWithNoLocalId: snapshots are
   not modelled, and every kafka_ref node has an id.
-- #testAppendFailedWithBufferAllocationException, #testAppendFailedWithRecordBatchTooLargeException,
-  #testAccumulatorClearedAfterBecomingFollower, #testAccumulatorClearedAfterBecomingVoted,
-  #testAccumulatorClearedAfterBecomingUnattached,
-  #testChannelWokenUpIfLingerTimeoutReachedWithoutAppend,
-  #testChannelWokenUpIfLingerTimeoutReachedDuringAppend: kafka_ref's leader appends each batch to
-  its log at once (no BatchAccumulator, memory pool, linger or batch size limit).
+- #testAppendFailedWithBufferAllocationException, #testAppendFailedWithRecordBatchTooLargeException:
+  kafka_ref's BatchAccumulator holds record objects, with no memory pool and no batch byte limit.
 - #testMetrics: Raft metrics are not modelled.
 - #testHandleInvalidVoteRequestAsObserver and #testLeaderAcceptVoteFromNonVoter: Kafka 3.8 dropped
   the voter-set check of validateVoterOnlyRequest in preparation for KIP-853 dynamic voters;
@@ -89,7 +85,8 @@ class Context:
     def __init__(self, local_id: int, voters, *, elected: tuple[int, int] | None = None,
                  voted: tuple[int, int] | None = None, unknown: int | None = None,
                  log_batches: tuple[tuple[int, int], ...] = (), jitter: int = 0,
-                 election_timeout_ms: int = ELECTION_TIMEOUT_MS, request_timeout_ms: int = REQUEST_TIMEOUT_MS) -> None:
+                 election_timeout_ms: int = ELECTION_TIMEOUT_MS, request_timeout_ms: int = REQUEST_TIMEOUT_MS,
+                 append_linger_ms: int = 0) -> None:
         self.local_id = local_id
         self.voters = tuple(sorted(voters))
         self.time = MockTime()
@@ -106,7 +103,7 @@ class Context:
         self.channel = MockChannel()
         config = QuorumConfig(election_timeout_ms=election_timeout_ms, fetch_timeout_ms=FETCH_TIMEOUT_MS,
                               election_backoff_max_ms=ELECTION_BACKOFF_MAX_MS, request_timeout_ms=request_timeout_ms,
-                              retry_backoff_ms=RETRY_BACKOFF_MS)
+                              retry_backoff_ms=RETRY_BACKOFF_MS, append_linger_ms=append_linger_ms)
         self.election_timeout_ms = election_timeout_ms
         self.client = KafkaRaftClient(local_id, self.voters, self.time, log=self.log, store=self.store,
                                       channel=self.channel, rng=MockableRandom(jitter), config=config,
@@ -230,6 +227,7 @@ def epoch_answer(response) -> tuple:
 def test_initialize_as_leader_from_state_store_single_member_quorum():
     """Mirrors KafkaRaftClientTest#testInitializeAsLeaderFromStateStoreSingleMemberQuorum."""
     context = Context(0, {0}, elected=(2, 0))
+    context.poll()  # pollUntil the LeaderChangeMessage is written
     assert context.log.end_offset == 1 and context.log.last_fetched_epoch == 3
     assert context.client.leader_and_epoch() == (0, 3)
     context.assert_elected_leader(3, 0)
@@ -290,10 +288,11 @@ def test_initialize_as_candidate_and_become_leader(voters, granting):
     votes = context.sent(VoteRequest)
     assert [d for d, _c, _r in votes] == list(voters[1:])
     context.respond(votes[0], VoteResponse(leader_epoch=1, vote_granted=True))
-    context.assert_elected_leader(1, 0)
     election_time = context.time.milliseconds()
-    assert context.log.end_offset == 1
+    assert context.log.end_offset == 0  # the LeaderChangeMessage waits in the accumulator for a poll
     context.poll()
+    context.assert_elected_leader(1, 0)
+    assert context.log.end_offset == 1
     assert sorted(d for d, _c, _r in context.sent(BeginQuorumEpochRequest)) == list(voters[1:])
     (batch,) = context.log.batches
     assert batch.is_control and batch.append_timestamp == election_time and batch.epoch == 1
@@ -998,11 +997,84 @@ def test_fetch_should_be_treated_as_leader_acknowledgement():
     assert context.sent() == []
 
 
+def _linger_leader(linger_ms: int = 50) -> tuple["Context", list[int]]:
+    """A two-voter leader with ``linger_ms`` (Builder#withAppendLingerMs) and a record of its wake-ups
+    (the message queue's wakeupRequested: each entry is the log end offset when a wake-up was asked)."""
+    context = Context(0, {0, 1}, append_linger_ms=linger_ms)
+    context.become_leader()
+    wakeups: list[int] = []
+    context.client._wake = lambda: wakeups.append(context.log.end_offset)  # type: ignore[method-assign]
+    return context, wakeups
+
+
+@pytest.mark.parametrize("request_kind", ["begin_epoch", "vote_up_to_date", "vote_stale"])
+def test_accumulator_cleared_after_losing_leadership(request_kind):
+    """Mirrors KafkaRaftClientTest#testAccumulatorClearedAfterBecomingFollower,
+    #testAccumulatorClearedAfterBecomingVoted and #testAccumulatorClearedAfterBecomingUnattached:
+    an append still lingering when a higher epoch arrives is dropped with the leader's accumulator
+    (Kafka counts the buffers handed back to its memory pool; here the record never reaches the log)."""
+    context, _wakeups = _linger_leader()
+    assert context.current_leader() == 0
+    epoch = context.current_epoch()
+    accumulator = context.client.quorum.state.accumulator
+    assert context.log.end_offset == 1
+    assert context.client.schedule_atomic_append(epoch, [RECORD]) == 1
+    assert accumulator.is_empty() is False
+    if request_kind == "begin_epoch":
+        context.deliver(Context.begin_epoch_request(epoch + 1, 1))
+        context.assert_elected_leader(epoch + 1, 1)
+    elif request_kind == "vote_up_to_date":
+        context.deliver(Context.vote_request(epoch + 1, 1, epoch, context.log.end_offset))
+        context.assert_voted_candidate(epoch + 1, 1)
+    else:
+        context.deliver(Context.vote_request(epoch + 1, 1, epoch, 0))
+        context.assert_unknown_leader(epoch + 1)
+    assert (accumulator.is_empty(), accumulator.num_completed_batches(), accumulator.drain()) == (True, 0, [])
+    context.poll()
+    assert context.log.end_offset == 1
+
+
+def test_channel_woken_up_if_linger_timeout_reached_without_append():
+    """Mirrors KafkaRaftClientTest#testChannelWokenUpIfLingerTimeoutReachedWithoutAppend: the first append
+    wakes the Raft thread, whose polls then sleep what is left of the linger time, and the batch is
+    written once it has passed."""
+    context, wakeups = _linger_leader(50)
+    assert context.current_leader() == 0 and context.log.end_offset == 1
+    epoch = context.current_epoch()
+    assert context.client.schedule_atomic_append(epoch, [RECORD]) == 1
+    assert wakeups == [1]
+    assert context.poll() == 50
+    context.time.advance(20)
+    assert context.poll() == 30
+    context.time.advance(30)
+    context.poll()
+    assert context.log.end_offset == 2
+
+
+def test_channel_woken_up_if_linger_timeout_reached_during_append():
+    """Mirrors KafkaRaftClientTest#testChannelWokenUpIfLingerTimeoutReachedDuringAppend: an append made
+    after the linger time has run out wakes the Raft thread at once, and both records go to the log
+    in one batch on its next poll."""
+    context, wakeups = _linger_leader(50)
+    assert context.log.end_offset == 1
+    epoch = context.current_epoch()
+    assert context.client.schedule_atomic_append(epoch, [RECORD]) == 1
+    assert context.poll() == 50
+    del wakeups[:]
+    context.time.advance(50)
+    assert context.client.schedule_atomic_append(epoch, [RECORD]) == 2
+    assert wakeups == [1]
+    context.poll()
+    assert context.log.end_offset == 3
+    assert [(b.base_offset, len(b.records)) for b in context.log.batches[1:]] == [(1, 2)]
+
+
 def test_leader_append_single_member_quorum():
     """Mirrors KafkaRaftClientTest#testLeaderAppendSingleMemberQuorum: committed at once; an observer reads the
     LeaderChangeMessage batch, then the data batch."""
     context = Context(0, {0})
     now = context.time.milliseconds()
+    context.poll()  # pollUntil the LeaderChangeMessage is written
     context.assert_elected_leader(1, 0)
     assert context.client.quorum.high_watermark() == 1
     context.poll()

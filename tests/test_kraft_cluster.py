@@ -161,6 +161,11 @@ async def test_broker_that_stops_heartbeating_is_fenced_and_loses_leadership():
             fenced_at = anyio.current_time()
             assert (fenced_at - t0) * 1000 <= SESSION_TIMEOUT_MS + 1
             assert (fenced_at - last_contact_s) * 1000 >= SESSION_TIMEOUT_MS
+            # The fencing write is committed (so shown by partition_state) once the Raft leader's
+            # accumulator drains, controller.quorum.append.linger.ms (25 ms) later.
+            assert cluster.partition_state("t", 0)["leader"] == 0
+            await cluster.wait_until(lambda: cluster.partition_state("t", 0)["leader"] != 0, timeout_ms=1000, poll_ms=1)
+            assert (anyio.current_time() - fenced_at) * 1000 == pytest.approx(25, abs=1)
             state = cluster.partition_state("t", 0)
             assert (state["leader"], state["leader_epoch"], state["isr"]) == (1, 1, [1, 2])
             fence = [e for e in logs if e["event"] == "fencing_stale_broker"]
@@ -346,21 +351,33 @@ class FakeEnvelope:
         self.response = response
 
 
+def handle(controller, envelope) -> None:
+    """The request, then the Raft thread's poll: with no linger a lone voter writes and commits it."""
+    controller.handle(envelope)
+    controller.raft_client.poll()
+
+
 def controller_with_topic(**config):
-    """A QuorumController on MockTime with brokers 0–2 registered and unfenced and topic t = [0, 1, 2]."""
+    """A QuorumController on MockTime with brokers 0–2 registered and unfenced and topic t = [0, 1, 2].
+
+    Its Raft client lingers 0 ms and the test plays the Raft thread (``handle``); the first poll
+    writes the LeaderChangeMessage, so the controller claims its epoch.
+    """
     time = MockTime()
-    controller = QuorumController(3000, KafkaConfig({"node.id": 3000, "process.roles": "controller", **config}), time)
+    controller = QuorumController(3000, KafkaConfig({"node.id": 3000, "process.roles": "controller",
+                                                     "controller.quorum.append.linger.ms": 0, **config}), time)
+    controller.raft_client.poll()
     epochs = {}
     for b in range(3):
         env = FakeEnvelope(BrokerRegistrationRequest(broker_id=b, incarnation_id=Uuid(9, b), listeners=(Listener(port=9092 + b),)))
-        controller.handle(env)
+        handle(controller, env)
         epochs[b] = env.response.broker_epoch
         env = FakeEnvelope(BrokerHeartbeatRequest(broker_id=b, broker_epoch=epochs[b], current_metadata_offset=epochs[b], want_fence=False))
-        controller.handle(env)
+        handle(controller, env)
         assert env.response.is_fenced is False
     env = FakeEnvelope(CreateTopicsRequest(topics=(CreatableTopic(name="t", num_partitions=-1, replication_factor=-1, assignments=(
         CreatableReplicaAssignment(partition_index=0, broker_ids=(0, 1, 2)),)),)))
-    controller.handle(env)
+    handle(controller, env)
     return controller, time, epochs, env.response.topics[0].topic_id
 
 
@@ -370,7 +387,7 @@ def alter(controller, epochs, topic_id, *, broker=0, leader_epoch=0, partition_e
             partition_index=0, leader_epoch=leader_epoch, partition_epoch=partition_epoch,
             new_isr_with_epochs=tuple(BrokerState(broker_id=b) for b in isr)),)),))
     env = FakeEnvelope(request)
-    controller.handle(env)
+    handle(controller, env)
     return env.response
 
 
@@ -400,6 +417,7 @@ def test_alter_partition_validation():
     records: list = []
     controller.replication_control.handle_broker_fenced(2, records)
     controller._write("fence", ControllerResult(records, None), lambda _r: None)
+    controller.raft_client.poll()
     state = controller.partition_state("t", 0)
     assert error(partition_epoch=state["partition_epoch"], isr=(0, 1, 2)) is Errors.INELIGIBLE_REPLICA
 
@@ -420,7 +438,7 @@ def test_session_expiry_with_mock_time():
     time.advance(SESSION_TIMEOUT_MS)
     assert heartbeat.find_one_stale_broker() is None
     for b in (1, 2):
-        controller.handle(FakeEnvelope(BrokerHeartbeatRequest(broker_id=b, broker_epoch=epochs[b], current_metadata_offset=9,
+        handle(controller, FakeEnvelope(BrokerHeartbeatRequest(broker_id=b, broker_epoch=epochs[b], current_metadata_offset=9,
                                                               want_fence=False)))
     time.advance(1)
     assert heartbeat.find_one_stale_broker() == 0
@@ -436,7 +454,7 @@ def test_topic_creation_records_and_placement():
     leader = first active replica, ISR = the active replicas, every broker used as a first replica."""
     controller, _time, epochs, _topic_id = controller_with_topic()
     env = FakeEnvelope(CreateTopicsRequest(topics=(CreatableTopic(name="s", num_partitions=3, replication_factor=3),)))
-    controller.handle(env)
+    handle(controller, env)
     batch = controller.raft_client.log.batches[-1]
     assert [type(r).__name__ for r in batch.records] == ["TopicRecord"] + ["PartitionRecord"] * 3
     assert isinstance(batch.records[0], TopicRecord) and batch.records[0].topic_id == env.response.topics[0].topic_id
@@ -533,6 +551,8 @@ async def test_controller_restart_replays_the_log_and_leads_in_the_next_epoch():
         # 3. Its writes carry epoch 2 and drive the brokers: broker 0 dies, is fenced, loses leadership.
         cluster.kill_broker(0)
         await cluster.wait_until(lambda: registration(cluster, 0).fenced, timeout_ms=SESSION_TIMEOUT_MS + 1000)
+        # (partition_state shows the fencing once the write is committed, a linger later.)
+        await cluster.wait_until(lambda: cluster.partition_state("t", 0)["leader"] != 0, timeout_ms=1000)
         state = cluster.partition_state("t", 0)
         assert (state["leader"], state["leader_epoch"], state["isr"]) == (1, 1, [1, 2])
         assert cluster.kraft.metadata_log.batches[-1].epoch == 2

@@ -71,14 +71,22 @@ class FakeEnvelope:
 
 
 def new_controller(**config) -> QuorumController:
-    """QuorumControllerTestEnv with one controller (call inside the event loop: the clock is the loop's)."""
-    return QuorumController(CONTROLLER_ID, KafkaConfig({"node.id": CONTROLLER_ID, "process.roles": "controller", **config}))
+    """QuorumControllerTestEnv with one controller (call inside the event loop: the clock is the loop's).
+
+    Its Raft client lingers 0 ms (Kafka's test env writes at once too); the test plays the Raft
+    thread: a poll writes the LeaderChangeMessage, which makes the controller claim its epoch.
+    """
+    controller = QuorumController(CONTROLLER_ID, KafkaConfig({"node.id": CONTROLLER_ID, "process.roles": "controller",
+                                                             "controller.quorum.append.linger.ms": 0, **config}))
+    controller.raft_client.poll()
+    return controller
 
 
 def call(controller: QuorumController, request):
-    """One request; a lone voter commits at once, so the answer is there when handle returns."""
+    """One request, then the Raft thread's poll: a lone voter with no linger commits the write, so it is answered."""
     envelope = FakeEnvelope(request)
     controller.handle(envelope)
+    controller.raft_client.poll()
     assert envelope.response is not None, f"{type(request).__name__} was not answered"
     return envelope.response
 
@@ -261,6 +269,7 @@ async def test_unregister_broker():
 
     answers: list = []
     controller.unregister_broker(0, answers.append)
+    controller.raft_client.poll()  # the Raft thread writes and commits it
     assert answers == [None]
     assert list(controller.replication_control.partitions_with_no_leader()) == [(topic_id, 0)]
     # (kafka_ref's additions) what was written, and that the broker is gone.

@@ -1190,7 +1190,7 @@ def test_delete_topics_through_the_controller_answers_api_error_texts():
     """ControllerApis#deleteTopics over findTopicNames/findTopicIds (kafka_ref's own check, behind
     testDeleteTopics): an unknown id or name carries its code's default text, as ApiError(Errors)
     does; a deleted topic carries none."""
-    from test_kraft_cluster import FakeEnvelope, controller_with_topic
+    from test_kraft_cluster import FakeEnvelope, controller_with_topic, handle
 
     from kafka_ref.common.requests.delete_topics import DeleteTopicsRequest, DeleteTopicState
 
@@ -1198,7 +1198,7 @@ def test_delete_topics_through_the_controller_answers_api_error_texts():
     missing = Uuid(4242, 4242)
     env = FakeEnvelope(DeleteTopicsRequest(topics=(
         DeleteTopicState(topic_id=missing), DeleteTopicState(name="nope"), DeleteTopicState(name="t")), timeout_ms=1000))
-    controller.handle(env)
+    handle(controller, env)
     answers = {(r.name, r.topic_id): (Errors.for_code(r.error_code), r.error_message) for r in env.response.responses}
     assert answers == {
         (None, missing): (Errors.UNKNOWN_TOPIC_ID, Errors.UNKNOWN_TOPIC_ID.message),

@@ -388,6 +388,7 @@ KAFKA_CONFIG_KEYS = [
     _k("controller.quorum.election.backoff.max.ms", _to_int, 1000, _at_least(1)),
     _k("controller.quorum.request.timeout.ms", _to_int, 2000, _at_least(1)),
     _k("controller.quorum.retry.backoff.ms", _to_int, 20, _at_least(0)),
+    _k("controller.quorum.append.linger.ms", _to_int, 25, _at_least(0)),
     # Group coordinator (seed 000).
     _k("offsets.topic.num.partitions", _to_int, 50, _at_least(1)),
     _k("offsets.topic.replication.factor", _to_short, 3, _at_least(1)),

@@ -54,6 +54,9 @@ class EpochState(ABC):
     def high_watermark(self) -> int | None:
         return None
 
+    def close(self) -> None:
+        """Mirrors EpochState#close: what the state holds is let go when the quorum leaves it (the leader's buffer)."""
+
     def __repr__(self) -> str:
         return f"{self.name}(epoch={self.epoch}, election={self.election()})"
 

@@ -43,13 +43,14 @@ from kafka_ref.common.requests.metadata_fetch import FETCH_MAX_WAIT_MS, Metadata
 from kafka_ref.common.requests.vote import VoteRequest
 from kafka_ref.common.state_change import state_change_logger
 from kafka_ref.common.time import Time
-from kafka_ref.image.records import LeaderChangeMessage, MetadataRecord
+from kafka_ref.image.records import MetadataRecord
+from kafka_ref.raft.batch_accumulator import BatchAccumulator, CompletedBatch
 from kafka_ref.raft.epoch_states import NO_TIMEOUT, CandidateState, FollowerState, ResignedState, UnattachedState, VotedState
 from kafka_ref.raft.kafka_raft_handlers import KafkaRaftClientHandlers, _ParkedFetch
 from kafka_ref.raft.leader_state import LeaderState
 from kafka_ref.raft.network_channel import NetworkChannel
 from kafka_ref.raft.quorum_state import QuorumConfig, QuorumState, QuorumStateStore
-from kafka_ref.raft.raft_client import ListenerContext, NotLeaderException, RaftListener, UnexpectedBaseOffsetException
+from kafka_ref.raft.raft_client import ListenerContext, NotLeaderException, RaftListener
 from kafka_ref.raft.replicated_log import MetadataLog
 from kafka_ref.raft.request_manager import RequestManager
 
@@ -205,33 +206,54 @@ class KafkaRaftClient(KafkaRaftClientHandlers):
 
     def schedule_atomic_append(self, epoch: int, records: Iterable[MetadataRecord],
                                required_base_offset: int | None = None) -> int:
-        """Mirrors KafkaRaftClient#scheduleAtomicAppend; returns the offset of the batch's last record.
+        """Mirrors KafkaRaftClient#scheduleAtomicAppend (#append); returns the offset of the batch's last record.
 
-        1. only the leader of ``epoch`` appends, and (BatchAccumulator#append) at
-        ``required_base_offset`` when one is given; 2. the batch goes to the log end; 3. the flush
-        updates the leader's own end offset, which may move the HW (at once with one voter);
-        4. parked fetches see the new data.
+        1. only an initialized leader appends; 2. the records go into the epoch's accumulator,
+        which checks the epoch and the required base offset and gives them their offsets now;
+        3. the Raft thread is woken on the first waiting append (so that it arms the linger
+        timer) or when a drain is due. The write reaches the log when the accumulator drains
+        (maybe_append_batches), ``controller.quorum.append.linger.ms`` later.
         """
-        # 1. Leader of this epoch (BatchAccumulator#append: an older epoch is NotLeaderException, a newer
-        #    one the caller's mistake, IllegalArgumentException).
-        if not self.initialized or not self.quorum.is_leader():
+        # 1. The leader.
+        state = self.quorum.state
+        if not self.initialized or not isinstance(state, LeaderState):
             raise NotLeaderException(f"Append at epoch {epoch}, but node {self.node_id} is {self.quorum.state!r}")
-        if epoch < self.epoch:
-            raise NotLeaderException(f"Append at epoch {epoch}, but the current leader epoch is {self.epoch}")
-        if epoch > self.epoch:
-            raise ValueError(f"Attempt to append from epoch {epoch} which is larger than the current epoch {self.epoch}")
-        if required_base_offset is not None and required_base_offset != self.log.end_offset:
-            raise UnexpectedBaseOffsetException(f"Wanted base offset {required_base_offset}, but the next offset "
-                                                f"was {self.log.end_offset}")
-        state: LeaderState = self.quorum.state  # type: ignore[assignment]
-        # 2. Append.
-        batch = self.log.append_as_leader(records, epoch, self.time.milliseconds())
-        # 3. Flush: our end offset, maybe a new HW.
-        self._flush_leader_log(state)
-        # 4. Fetchers waiting for data.
-        self._complete_parked_fetches()
-        self._wake()
-        return batch.last_offset
+        accumulator = state.accumulator
+        assert accumulator is not None
+        # 2. Into the accumulator.
+        is_first_append = accumulator.is_empty()
+        offset = accumulator.append(epoch, records, required_base_offset, is_atomic=True)
+        # 3. Wake the Raft thread.
+        if is_first_append or accumulator.needs_drain(self.time.milliseconds()):
+            self._wake()
+        return offset
+
+    def _maybe_append_batches(self, state: LeaderState) -> float:
+        """Mirrors KafkaRaftClient#maybeAppendBatches: when the linger time is up, write what waited; ms until then.
+
+        1. drain the accumulator's finished batches; 2. append each to the log; 3. flush: the
+        leader's end offset moves (and with it maybe the HW), parked fetches see the new data.
+        """
+        accumulator = state.accumulator
+        assert accumulator is not None
+        time_until_drain = accumulator.time_until_drain(self.time.milliseconds())
+        if time_until_drain <= 0:
+            # 1. The batches.
+            batches = accumulator.drain()
+            # 2. Into the log.
+            for batch in batches:
+                self._append_batch(state, batch)
+            # 3. Flush.
+            self._flush_leader_log(state)
+            self._complete_parked_fetches()
+        return time_until_drain
+
+    def _append_batch(self, state: LeaderState, batch: CompletedBatch) -> None:
+        """Mirrors KafkaRaftClient#appendBatch: one finished batch at the log end, in the leader's epoch."""
+        if batch.control_records:
+            self.log.append_leader_change(batch.control_records[0], state.epoch, batch.append_timestamp)
+        else:
+            self.log.append_as_leader(batch.records, state.epoch, batch.append_timestamp)
 
     def _flush_leader_log(self, state: LeaderState) -> None:
         """Mirrors KafkaRaftClient#flushLeaderLog: the leader's flushed end counts towards the majority."""
@@ -346,15 +368,16 @@ class KafkaRaftClient(KafkaRaftClientHandlers):
         return timeout
 
     def _poll_leader(self, state: LeaderState) -> float:
-        """Mirrors KafkaRaftClient#pollLeader: resign on request or lost quorum; else BeginQuorumEpoch to the silent voters."""
+        """Mirrors KafkaRaftClient#pollLeader: resign on request or lost quorum; else write what lingered, BeginQuorumEpoch to the silent voters."""
         self._poll_listeners()
         check_quorum_ms = state.time_until_check_quorum_expires()
         if self.graceful_shutdown is not None or state.resign_requested or check_quorum_ms == 0:
             self._log.info("raft_leader_resigning", epoch=state.epoch, check_quorum_expired=check_quorum_ms == 0)
             self.transition_to_resigned(state.non_leader_voters_by_descending_fetch_offset())
             return 0
+        flush_ms = self._maybe_append_batches(state)
         send_ms = self._maybe_send_requests(state.non_acknowledging_voters(), self._build_begin_quorum_epoch_request)
-        return min(send_ms, check_quorum_ms)
+        return min(flush_ms, send_ms, check_quorum_ms)
 
     def _poll_candidate(self, state: CandidateState) -> float:
         """Mirrors KafkaRaftClient#pollCandidate: back off after a lost election, else ask for the missing votes.
@@ -491,16 +514,22 @@ class KafkaRaftClient(KafkaRaftClientHandlers):
         return False
 
     def _on_become_leader(self, candidate: CandidateState) -> None:
-        """Mirrors KafkaRaftClient#onBecomeLeader: lead from the log end; the LeaderChangeMessage opens the epoch."""
+        """Mirrors KafkaRaftClient#onBecomeLeader.
+
+        1. a new accumulator for the epoch, its offsets starting at the log end; 2. Leader;
+        3. the LeaderChangeMessage goes into the accumulator and is drained on the next poll
+        (without waiting for the linger time), so the epoch can commit at once; 4. connections reset.
+        """
+        # 1. The epoch's write buffer.
         epoch_start_offset = self.log.end_offset
-        state = self.quorum.transition_to_leader(epoch_start_offset)
+        accumulator = BatchAccumulator(candidate.epoch, epoch_start_offset, self.config.append_linger_ms, self.time)
+        # 2. The transition.
+        state = self.quorum.transition_to_leader(epoch_start_offset, accumulator)
         self._log.info("raft_leader_elected", epoch=state.epoch, epoch_start_offset=epoch_start_offset,
                        granting_voters=sorted(state.granting_voters))
-        # LeaderState#appendLeaderChangeMessage, flushed at once.
-        message = LeaderChangeMessage(leader_id=self.node_id, voters=tuple(sorted(self.voters)),
-                                      granting_voters=tuple(sorted(state.granting_voters)))
-        self.log.append_leader_change(message, state.epoch, self.time.milliseconds())
-        self._flush_leader_log(state)
+        # 3. The epoch's first record.
+        state.append_leader_change_message(self.time.milliseconds())
+        # 4. Fresh connections.
         self.request_manager.reset_all()
 
     def transition_to_resigned(self, preferred_successors: list[int]) -> None:

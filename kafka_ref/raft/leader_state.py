@@ -14,6 +14,8 @@ from typing import Iterable
 
 from kafka_ref.common.errors import IllegalStateException
 from kafka_ref.common.time import Time
+from kafka_ref.image.records import LeaderChangeMessage
+from kafka_ref.raft.batch_accumulator import BatchAccumulator
 from kafka_ref.raft.election_state import ElectionState
 from kafka_ref.raft.epoch_states import NO_TIMEOUT, EpochState, _Timer
 
@@ -97,8 +99,10 @@ class LeaderState(EpochState):
     name = "Leader"
 
     def __init__(self, time: Time, local_id: int, epoch: int, epoch_start_offset: int, voters: frozenset[int],
-                 granting_voters: set[int], fetch_timeout_ms: float) -> None:
+                 granting_voters: set[int], fetch_timeout_ms: float, accumulator: BatchAccumulator | None = None) -> None:
         self.time = time
+        # The epoch's write buffer (appends wait in it for the linger time).
+        self.accumulator = accumulator
         self.local_id = local_id
         self.epoch = epoch
         self.epoch_start_offset = epoch_start_offset
@@ -116,6 +120,23 @@ class LeaderState(EpochState):
 
     def election(self) -> ElectionState:
         return ElectionState.with_elected_leader(self.epoch, self.local_id, self.voter_states)
+
+    def append_leader_change_message(self, current_time_ms: int) -> None:
+        """Mirrors LeaderState#appendLeaderChangeMessage: the epoch's first batch names the leader and its voters.
+
+        It goes through the accumulator, which drains at once (forceDrain): the leader's next
+        poll writes it, so the epoch can commit without waiting for the linger time.
+        """
+        assert self.accumulator is not None
+        message = LeaderChangeMessage(leader_id=self.local_id, voters=tuple(sorted(self.voter_states)),
+                                      granting_voters=tuple(sorted(self.granting_voters)))
+        self.accumulator.append_leader_change_message(message, current_time_ms)
+        self.accumulator.force_drain()
+
+    def close(self) -> None:
+        """Mirrors LeaderState#close: batches never written are dropped with the epoch."""
+        if self.accumulator is not None:
+            self.accumulator.close()
 
     def high_watermark(self) -> int | None:
         return self._high_watermark

@@ -28,10 +28,11 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Any, Iterable
 
 from kafka_ref.common.errors import IllegalStateException
 from kafka_ref.common.time import Time
+from kafka_ref.raft.batch_accumulator import BatchAccumulator
 from kafka_ref.raft.election_state import ElectionState
 from kafka_ref.raft.epoch_states import (
     NO_TIMEOUT,
@@ -85,6 +86,21 @@ class QuorumConfig:
     request_timeout_ms: int = 2000
     retry_backoff_ms: int = 20
     voters: tuple[int, ...] = field(default_factory=tuple)
+    # quorum.append.linger.ms: how long the leader's appends wait to be batched (BatchAccumulator).
+    append_linger_ms: int = 25
+
+    @classmethod
+    def from_kafka_config(cls, config: Any, voters: Iterable[int]) -> "QuorumConfig":
+        """The controller.quorum.* keys of a node's KafkaConfig (what Kafka's QuorumConfig reads from its AbstractConfig)."""
+        return cls(
+            election_timeout_ms=config.get("controller.quorum.election.timeout.ms"),
+            fetch_timeout_ms=config.get("controller.quorum.fetch.timeout.ms"),
+            election_backoff_max_ms=config.get("controller.quorum.election.backoff.max.ms"),
+            request_timeout_ms=config.get("controller.quorum.request.timeout.ms"),
+            retry_backoff_ms=config.get("controller.quorum.retry.backoff.ms"),
+            voters=tuple(voters),
+            append_linger_ms=config.get("controller.quorum.append.linger.ms"),
+        )
 
 
 class QuorumState:
@@ -301,18 +317,23 @@ class QuorumState:
         self._durable_transition_to(CandidateState(self.time, self.local_id, self.epoch + 1, self.voters,
                                                    self.high_watermark(), retries, self.random_election_timeout_ms()))
 
-    def transition_to_leader(self, epoch_start_offset: int) -> LeaderState:
-        """Mirrors QuorumState#transitionToLeader: only a candidate that won a majority."""
+    def transition_to_leader(self, epoch_start_offset: int, accumulator: BatchAccumulator | None = None) -> LeaderState:
+        """Mirrors QuorumState#transitionToLeader: only a candidate that won a majority.
+
+        ``accumulator`` is the new epoch's write buffer (KafkaRaftClient#onBecomeLeader makes it);
+        the epoch-state tests, which never append, leave it out.
+        """
         if self.is_observer() or not isinstance(self.state, CandidateState):
             raise IllegalStateException(f"Cannot transition to Leader from {self.state}")
         if not self.state.is_vote_granted():
             raise IllegalStateException("Cannot become leader without a majority of votes")
         state = LeaderState(self.time, self.local_id, self.epoch, epoch_start_offset, self.voters,
-                            self.state.granted_voters(), self.config.fetch_timeout_ms)
+                            self.state.granted_voters(), self.config.fetch_timeout_ms, accumulator)
         self._durable_transition_to(state)
         return state
 
     def _durable_transition_to(self, state: EpochState) -> None:
-        """Mirrors QuorumState#durableTransitionTo: write the election state, then switch."""
+        """Mirrors QuorumState#durableTransitionTo: write the election state, close the old state, then switch."""
         self.store.write_election_state(state.election())
+        self.state.close()
         self.state = state

@@ -61,7 +61,11 @@ class MetadataLog:
         return batch
 
     def append_leader_change(self, message: LeaderChangeMessage, epoch: int, append_timestamp: int) -> Batch:
-        """Mirrors LeaderState#appendLeaderChangeMessage's write: one control batch at the log end."""
+        """The leader's control batch (the LeaderChangeMessage its accumulator made) at the log end.
+
+        KafkaMetadataLog#appendAsLeader writes it like any other batch; kafka_ref keeps control
+        records apart from the data records of a Batch.
+        """
         batch = Batch(self.end_offset, epoch, append_timestamp, (), (message,))
         self._append(batch)
         return batch

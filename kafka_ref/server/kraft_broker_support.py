@@ -63,13 +63,7 @@ class KRaftBrokerSupport:
         self.voters = voters
         self.controller_node = voters[0]
         config = broker.config
-        quorum_config = QuorumConfig(
-            election_timeout_ms=config.get("controller.quorum.election.timeout.ms"),
-            fetch_timeout_ms=config.get("controller.quorum.fetch.timeout.ms"),
-            election_backoff_max_ms=config.get("controller.quorum.election.backoff.max.ms"),
-            request_timeout_ms=config.get("controller.quorum.request.timeout.ms"),
-            retry_backoff_ms=config.get("controller.quorum.retry.backoff.ms"), voters=voters,
-        )
+        quorum_config = QuorumConfig.from_kafka_config(config, voters)
         channel = KafkaNetworkChannel(broker.network, broker.broker_id, quorum_config.request_timeout_ms)
         self.raft = KafkaRaftClient(broker.broker_id, voters, broker.time, channel=channel,
                                     rng=random.Random(broker.rng.getrandbits(64)), config=quorum_config)

@@ -63,7 +63,9 @@ from kafka_ref.common.requests.begin_quorum_epoch import BeginQuorumEpochRequest
 from kafka_ref.common.requests.end_quorum_epoch import EndQuorumEpochRequest
 from kafka_ref.common.requests.metadata_fetch import MetadataFetchRequest
 from kafka_ref.common.requests.vote import VoteRequest
+from kafka_ref.controller.quorum.committed_view import CommittedPartitionView
 from kafka_ref.raft.kafka_raft_client import KafkaRaftClient, NotLeaderException
+from kafka_ref.raft.quorum_state import QuorumConfig
 from kafka_ref.raft.raft_client import BatchReader
 from kafka_ref.image.records import MetadataRecordType
 from kafka_ref.controller.quorum.replication_control_manager import MAX_RECORDS_PER_USER_OP, ReplicationControlManager  # noqa: F401
@@ -115,9 +117,12 @@ class QuorumController(ControllerAdminHandlers):
         self.cluster_id = CLUSTER_ID
         self._create_managers()
         # The log and where we stand in it.
-        self.raft_client = raft_client or KafkaRaftClient(node_id, (node_id,), self.time)
+        self.raft_client = raft_client or KafkaRaftClient(node_id, (node_id,), self.time,
+                                                          config=QuorumConfig.from_kafka_config(config, (node_id,)))
         self.write_offset = -1
         self.last_committed_offset = -1
+        # The partitions as committed (Cluster#partition_state reads them, as Kafka's read events do).
+        self.committed_view = CommittedPartitionView()
         self.cur_claim_epoch = -1
         self.deferred: list[tuple[int, Callable[[], None], Callable[[], None]]] = []
         self._fence_check: anyio.Event | None = None
@@ -277,6 +282,7 @@ class QuorumController(ControllerAdminHandlers):
             for i, record in enumerate(result.records):
                 self.replay(record, self.write_offset + 1 + i)
             offset = self.write_offset + len(result.records)
+            self.committed_view.stage(offset, CommittedPartitionView.capture(self.replication_control, result.records))
             # 2. The answer waits for the commit of the whole batch.
             self.deferred.append((offset, lambda: respond(result.response), fail))
             # 3. Append atomically (one voter: committed right away; else once a majority has it).
@@ -371,6 +377,7 @@ class QuorumController(ControllerAdminHandlers):
         for _offset, _complete, fail in waiting:
             fail()
         # 3. Revert to what is committed.
+        self.committed_view.discard_pending()
         self._create_managers()
         for batch in self.raft_client.log.read(0, max_offset=self.last_committed_offset + 1, max_batches=1 << 30):
             for i, record in enumerate(batch.records):
@@ -397,7 +404,9 @@ class QuorumController(ControllerAdminHandlers):
             for batch in reader:
                 for i, record in enumerate(batch.records):
                     self.replay(record, batch.base_offset + i)
+                self.committed_view.apply(CommittedPartitionView.capture(self.replication_control, batch.records))
         self.last_committed_offset = last
+        self.committed_view.commit_up_to(last)
         self._complete_deferred()
 
     # ------------------------------------------------------------------ ControllerApis
@@ -518,14 +527,8 @@ class QuorumController(ControllerAdminHandlers):
     # ------------------------------------------------------------------ views for the harness
 
     def partition_state(self, topic: str, partition: int) -> dict[str, Any] | None:
-        """The partition's registration as a dict (Cluster#partition_state in KRaft mode)."""
-        topic_id = self.replication_control.get_topic_id(topic)
-        registration = self.replication_control.get_partition(topic_id, partition) if topic_id is not None else None
-        if registration is None:
-            return None
-        return {"leader": registration.leader, "leader_epoch": registration.leader_epoch, "isr": list(registration.isr),
-                "controller_epoch": -1, "partition_epoch": registration.partition_epoch,
-                "replicas": list(registration.replicas), "leader_recovery_state": int(registration.leader_recovery_state)}
+        """The partition's committed registration as a dict (Cluster#partition_state in KRaft mode)."""
+        return self.committed_view.partition_state(topic, partition)
 
 
 class QuorumMetaLogListener:
