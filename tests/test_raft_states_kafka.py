@@ -12,8 +12,8 @@ RequestManagerTest's bootstrap lists (ids -2, -3, ...) are handed to RequestMana
 kafka_ref quorum an observer's list is the voters (KafkaRaftClient#initialize with a static voter set).
 
 Not ported:
-- LeaderStateTest#testRequireNonNullAccumulator: kafka_ref's LeaderState has no BatchAccumulator
-  (KafkaRaftClient appends the LeaderChangeMessage and flushes itself).
+- LeaderStateTest#testRequireNonNullAccumulator: kafka_ref's LeaderState may be built without a
+  BatchAccumulator (these epoch-state tests never append); KafkaRaftClient always gives it one.
 - LeaderStateTest#testUpdateHighWatermarkMetadata: LogOffsetMetadata's segment metadata is not
   modelled (offsets are plain ints), so an HW "update" at the same offset cannot exist.
 - VotedStateTest#testCanGrantVoteWithDirectoryId, ElectionStateTest#testVotedCandidateWithVotedDirectoryId
