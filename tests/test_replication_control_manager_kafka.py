@@ -1294,6 +1294,7 @@ def test_quorum_controller_schedules_leader_balancing():
     records: list = []
     controller.replication_control.handle_broker_fenced(0, records)
     controller._write("fence", ControllerResult(records, None), lambda _r: None)
+    controller.raft_client.poll()  # the Raft thread writes it (linger 0): committed, so shown
     assert controller.partition_state("t", 0)["leader"] == 1
     assert controller.imbalanced_scheduled is ImbalanceSchedule.SCHEDULED
     assert controller._balance_deadline_ns == time.nanoseconds() + 30 * 1_000_000_000
@@ -1301,6 +1302,7 @@ def test_quorum_controller_schedules_leader_balancing():
     records = []
     controller.replication_control.handle_broker_unfenced(0, epochs[0], records)
     controller._write("unfence", ControllerResult(records, None), lambda _r: None)
+    controller.raft_client.poll()
     state = controller.partition_state("t", 0)
     alter_records, _response = controller.replication_control.alter_partition(AlterPartitionRequest(
         broker_id=1, broker_epoch=epochs[1], topics=(AlterPartitionTopicData(topic_id=topic_id, partitions=(
@@ -1309,6 +1311,7 @@ def test_quorum_controller_schedules_leader_balancing():
                                         new_isr_with_epochs=tuple(BrokerState(broker_id=b) for b in (1, 2, 0))),)),)))
     controller._write("alter", ControllerResult(alter_records, None), lambda _r: None)
     controller.maybe_balance_partition_leaders()
+    controller.raft_client.poll()
     assert controller.partition_state("t", 0)["leader"] == 0
     assert controller.replication_control.are_partition_leaders_imbalanced() is False
     assert controller.imbalanced_scheduled is ImbalanceSchedule.DEFERRED
