@@ -125,6 +125,11 @@ class MetadataSnapshot:
             return None
         return partition.leader_id
 
+    def leader_epoch_for(self, tp: TopicPartition) -> int | None:
+        """Mirrors org.apache.kafka.clients.MetadataSnapshot#leaderEpochFor: the cached partition's leader epoch, if any."""
+        partition = self.partitions.get(tp)
+        return None if partition is None else partition.leader_epoch
+
     def node_by_id(self, node_id: int) -> Node | None:
         """Mirrors org.apache.kafka.common.Cluster#nodeById."""
         return self.nodes.get(node_id)

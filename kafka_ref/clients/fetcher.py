@@ -3,8 +3,11 @@
 Mirrors org.apache.kafka.clients.consumer.internals.Fetcher (with AbstractFetch and
 FetchCollector), CompletedFetch and OffsetFetcher (Kafka 3.x). The Fetcher keeps at most one
 FetchRequest in flight per leader and buffers each partition's answer as a CompletedFetch;
-``collect_fetch`` hands records out from the fetch position on and moves the position. The
-OffsetFetcher sends ListOffsets to partition leaders for offset resets and for the consumer's
+``collect_fetch`` hands records out from the fetch position on and moves the position. A
+NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH answer that names the partition's new leader and
+epoch (KIP-951's ``current_leader`` and ``node_endpoints``) updates the metadata's leader at once
+(Metadata#updatePartitionLeadership) and moves the partition's position to it; the full metadata
+refresh is still requested, as Kafka does. The OffsetFetcher sends ListOffsets to partition leaders for offset resets and for the consumer's
 offset lookups. See consumer.py for how ``poll`` drives them.
 """
 
@@ -16,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from kafka_ref.clients.client_metadata import LeaderAndEpoch
 from kafka_ref.clients.subscription_state import FetchPosition
 from kafka_ref.common.fatal import RUN_ENDING
 from kafka_ref.common.errors import (
@@ -26,6 +30,7 @@ from kafka_ref.common.errors import (
     TimeoutException,
     TopicAuthorizationException,
 )
+from kafka_ref.common.node import Node
 from kafka_ref.common.records import Record, RecordBatch, TimestampType
 from kafka_ref.common.requests.fetch import FetchPartition, FetchRequest, FetchResponse, PartitionData
 from kafka_ref.common.requests.list_offsets import ListOffsetsPartition, ListOffsetsRequest, ListOffsetsResponse
@@ -306,12 +311,28 @@ class Fetcher:
             if error is Errors.FETCH_SESSION_TOPIC_ID_ERROR:
                 self.metadata.request_update()
             return
-        # 2. Buffer each partition's answer for the collector.
+        # 2. Buffer each partition's answer for the collector; a NOT_LEADER_OR_FOLLOWER or
+        #    FENCED_LEADER_EPOCH answer naming a leader and its epoch is noted (KIP-951).
         names = {tid: name for name, tid in self.metadata.fetch().topic_ids.items()}
+        partitions_with_updated_leader_info: dict[TopicPartition, LeaderAndEpoch] = {}
         for tp, data in response.response_data(names).items():
             fetch_offset = pending.fetch_offsets.get(tp)
             if fetch_offset is not None:
+                if (data.error_code in (Errors.NOT_LEADER_OR_FOLLOWER.code, Errors.FENCED_LEADER_EPOCH.code)
+                        and data.current_leader.leader_id != -1 and data.current_leader.leader_epoch != -1):
+                    partitions_with_updated_leader_info[tp] = LeaderAndEpoch(data.current_leader.leader_id,
+                                                                             data.current_leader.leader_epoch)
                 self.completed_fetches.append(CompletedFetch(tp, data, fetch_offset))
+        # 3. The new leaders go into the metadata at once (with the response's node endpoints,
+        #    Node#noNode dropped), and each partition whose leader changed takes it for its
+        #    position (validated against it when the position knows its epoch).
+        if partitions_with_updated_leader_info:
+            no_node = Node.no_node()
+            leader_nodes = [node for node in (Node(e.node_id, e.host, e.port, e.rack) for e in response.node_endpoints)
+                            if node != no_node]
+            updated = self.metadata.update_partition_leadership(partitions_with_updated_leader_info, leader_nodes)
+            for tp in updated:
+                self.subscriptions.maybe_validate_position_for_current_leader(tp, self.metadata.current_leader(tp))
 
     def collect_fetch(self, max_records: int) -> list[ConsumerRecord]:
         """Mirrors org.apache.kafka.clients.consumer.internals.FetchCollector#collectFetch."""

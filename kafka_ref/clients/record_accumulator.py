@@ -8,7 +8,13 @@ one. ``ready`` tells the Sender which leaders have a batch worth sending (full, 
 ``linger_ms``, retry backoff over, or a flush / close in progress) and ``drain`` takes at most
 one batch per partition for each of them. An idempotent producer's retried batches go back in
 sequence order, and its drain holds a partition back while the sequences forbid sending its
-first batch (see ``should_stop_drain_batches_for_partition``). See producer.py for the overall flow.
+first batch (see ``should_stop_drain_batches_for_partition``). A retried batch skips what is left
+of its retry backoff when its partition has a newer leader epoch than the one its last attempt
+went to (KIP-951: ``ProducerBatch.maybe_update_leader_epoch`` and ``should_backoff``; the epoch
+comes from the metadata, which a produce response's leader hint may have updated). The retry
+backoff itself is the constant ``retry.backoff.ms`` (Kafka 3.7+ grows it towards
+``retry.backoff.max.ms`` with jitter, KIP-580; not modelled here). See producer.py for the
+overall flow.
 """
 
 from __future__ import annotations
@@ -185,6 +191,10 @@ class ProducerBatch:
         self.drained_ms = now_ms
         self.attempts = 0
         self.retry = False
+        # KIP-951: the leader epoch this batch's current attempt goes to, and the attempt at which
+        # it was first seen (ProducerBatch#currentLeaderEpoch / #attemptsWhenLeaderLastChanged).
+        self.current_leader_epoch: int | None = None
+        self.attempts_when_leader_last_changed = 0
         self.records: list[SimpleRecord] = []
         self.thunks: list[tuple[FutureRecordMetadata, Callback | None]] = []
         self.estimated_size = RECORD_BATCH_OVERHEAD
@@ -288,6 +298,34 @@ class ProducerBatch:
         self.last_append_time = max(self.last_append_time, now_ms)
         self.retry = True
 
+    def waited_time_ms(self, now_ms: int) -> int:
+        """Mirrors org.apache.kafka.clients.producer.internals.ProducerBatch#waitedTimeMs."""
+        return max(0, now_ms - self.last_attempt_ms)
+
+    def maybe_update_leader_epoch(self, latest_leader_epoch: int | None) -> None:
+        """Mirrors org.apache.kafka.clients.producer.internals.ProducerBatch#maybeUpdateLeaderEpoch (KIP-951).
+
+        1. A known epoch newer than the one on record (or the first one) becomes the batch's,
+        2. and the current attempt count is remembered as the attempt the leader changed at.
+        """
+        # 1. Only a newer epoch counts.
+        if latest_leader_epoch is not None and (self.current_leader_epoch is None
+                                                or self.current_leader_epoch < latest_leader_epoch):
+            # 2. Remember at which attempt it was first seen.
+            self.attempts_when_leader_last_changed = self.attempts
+            self.current_leader_epoch = latest_leader_epoch
+
+    def has_leader_changed_for_the_ongoing_retry(self) -> bool:
+        """Mirrors org.apache.kafka.clients.producer.internals.ProducerBatch#hasLeaderChangedForTheOngoingRetry.
+
+        True for a retry (one attempt or more) whose leader epoch moved on since the last attempt.
+        """
+        # 1. A first attempt is no retry.
+        if self.attempts < 1:
+            return False
+        # 2. The epoch changed at this very attempt.
+        return self.attempts == self.attempts_when_leader_last_changed
+
     def drained(self, now_ms: int) -> None:
         """Mirrors org.apache.kafka.clients.producer.internals.ProducerBatch#drained."""
         self.drained_ms = max(self.drained_ms, now_ms)
@@ -390,10 +428,11 @@ class RecordAccumulator:
         return RecordAppendResult(future, len(dq) > 1 or batch.is_full(), True, batch.estimated_size)
 
     def ready(self, cluster: MetadataSnapshot, now_ms: int) -> ReadyCheckResult:
-        """Mirrors org.apache.kafka.clients.producer.internals.RecordAccumulator#ready (and #partitionReady).
+        """Mirrors org.apache.kafka.clients.producer.internals.RecordAccumulator#ready (and #partitionReady, #batchReady).
 
         A leader is ready when one of its partitions has a sendable first batch: full, older
-        than linger.ms (or than the retry backoff after a retry), or a flush or close is on.
+        than linger.ms, or a flush or close is on, and not backing off after a retry (a retry
+        whose partition has a newer leader epoch does not back off).
         """
         ready_nodes: set[int] = set()
         next_delay = float("inf")
@@ -402,25 +441,39 @@ class RecordAccumulator:
         for tp, dq in self.batches.items():
             if not dq:
                 continue
-            # 1. Partitions without a known leader make the caller refresh metadata.
+            # 1. The head batch: how long it waited, and whether it backs off (it first learns
+            #    the partition's leader epoch from the metadata).
             leader = cluster.leader_for(tp)
+            batch = dq[0]
+            waited = batch.waited_time_ms(now_ms)
+            batch.maybe_update_leader_epoch(cluster.leader_epoch_for(tp))
+            backing_off = self.should_backoff(batch.has_leader_changed_for_the_ongoing_retry(), batch, waited)
+            full = len(dq) > 1 or batch.is_full()
+            # 2. Partitions without a known leader make the caller refresh metadata.
             if leader is None:
                 unknown_leader_topics.add(tp.topic)
                 continue
             if leader in ready_nodes or tp in self.muted:
                 continue
-            # 2. Is the head batch sendable now, and if not, when?
-            batch = dq[0]
-            waited = now_ms - batch.last_attempt_ms
-            backing_off = batch.attempts > 0 and waited < self.retry_backoff_ms
+            # 3. Is the head batch sendable now, and if not, when (#batchReady)?
             time_to_wait = self.retry_backoff_ms if backing_off else self.linger_ms
-            full = len(dq) > 1 or batch.is_full()
             expired = waited >= time_to_wait
             if (full or expired or exhausted) and not backing_off:
                 ready_nodes.add(leader)
             else:
                 next_delay = min(next_delay, max(time_to_wait - waited, 0))
         return ReadyCheckResult(ready_nodes, next_delay, unknown_leader_topics)
+
+    def should_backoff(self, has_leader_changed: bool, batch: ProducerBatch, waited_time_ms: int) -> bool:
+        """Mirrors org.apache.kafka.clients.producer.internals.RecordAccumulator#shouldBackoff.
+
+        1. A retried batch waits out the retry backoff since its last attempt, 2. unless its
+        partition's leader changed for this retry (KIP-951: the new leader is tried at once).
+        """
+        # 1. Still within the retry backoff?
+        should_wait_more = batch.attempts > 0 and waited_time_ms < self.retry_backoff_ms
+        # 2. Not when the leader changed.
+        return not has_leader_changed and should_wait_more
 
     def drain(self, cluster: MetadataSnapshot, nodes: Iterable[int], max_size: int, now_ms: int) -> dict[int, list[ProducerBatch]]:
         """Mirrors org.apache.kafka.clients.producer.internals.RecordAccumulator#drain (and #drainBatchesForOneNode).
@@ -442,11 +495,13 @@ class RecordAccumulator:
                 tp = parts[(start + i) % len(parts)]
                 self.drain_index[node] = (start + i) % len(parts)
                 dq = self.batches.get(tp)
-                # 2. Skip muted partitions, empty queues and batches still backing off.
+                # 2. Skip muted partitions, empty queues and batches still backing off (a retry
+                #    whose partition has a newer leader epoch does not back off).
                 if tp in self.muted or not dq:
                     continue
                 first = dq[0]
-                if first.attempts > 0 and now_ms - first.last_attempt_ms < self.retry_backoff_ms:
+                first.maybe_update_leader_epoch(cluster.leader_epoch_for(tp))
+                if self.should_backoff(first.has_leader_changed_for_the_ongoing_retry(), first, first.waited_time_ms(now_ms)):
                     continue
                 # 3. Stop before the request grows past max_size (but send at least one batch),
                 #    or when the idempotent producer's sequences forbid this batch now (Kafka

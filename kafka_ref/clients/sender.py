@@ -7,6 +7,11 @@ InitProducerId (nothing is drained before). Each round finds ready leaders, drai
 A response completes each batch: success sets the offsets; a retriable error puts the batch
 back at the head of its partition queue (and asks for fresh metadata when the error means the
 cached leader is stale); any other error fails the batch's records with the Kafka exception.
+A NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH answer that names the new leader and its epoch
+(KIP-951's ``current_leader``, with the leaders' ``node_endpoints``) also updates those
+partitions' leaders in the metadata at once (Metadata#updatePartitionLeadership); the full
+refresh is still requested, as Kafka does, and the retried batch skips its retry backoff
+because its partition's leader epoch moved on (record_accumulator.py).
 Only ``max_in_flight`` 1 mutes a partition while its batch is in flight; an idempotent producer
 with more keeps several batches of a partition in flight and relies on sequence numbers for
 their order (the TransactionManager and the accumulator's drain).
@@ -18,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import anyio
 
-from kafka_ref.clients.client_metadata import client_logger
+from kafka_ref.clients.client_metadata import LeaderAndEpoch, client_logger
 from kafka_ref.clients.record_accumulator import ProducerBatch
 from kafka_ref.common.errors import (
     ClusterAuthorizationException,
@@ -31,6 +36,8 @@ from kafka_ref.common.errors import (
     TimeoutException,
     TopicAuthorizationException,
 )
+from kafka_ref.common.node import Node
+from kafka_ref.common.requests.fetch import LeaderIdAndEpoch
 from kafka_ref.common.requests.produce import BatchIndexAndErrorMessage, ProduceRequest, ProduceResponse
 from kafka_ref.common.topic_partition import TopicPartition
 from kafka_ref.network.network import NetworkTimeoutException
@@ -283,24 +290,41 @@ class Sender:
                 for batch in batches:
                     self.complete_batch(batch, Errors.NETWORK_EXCEPTION, -1, -1, f"Disconnected from node {node}{suffix}", now)
                 return
-            # 2. One partition result per batch.
+            # 2. One partition result per batch; leaders named in NOT_LEADER_OR_FOLLOWER /
+            #    FENCED_LEADER_EPOCH answers are collected (KIP-951).
             now = self.time.milliseconds()
             results = response.responses_by_partition()
+            partitions_with_updated_leader_info: dict[TopicPartition, LeaderAndEpoch] = {}
             for batch in batches:
                 r = results.get(batch.topic_partition)
                 if r is None:
                     self.complete_batch(batch, Errors.UNKNOWN_SERVER_ERROR, -1, -1, "no result for the partition in the response", now)
                 else:
                     self.complete_batch(batch, Errors.for_code(r.error_code), r.base_offset, r.log_append_time_ms, r.error_message, now,
-                                        r.log_start_offset, r.record_errors)
+                                        r.log_start_offset, r.record_errors, r.current_leader,
+                                        partitions_with_updated_leader_info)
+            # 3. The new leaders go into the metadata at once, with the endpoints the response
+            #    gives (an endpoint equal to Node#noNode is dropped).
+            if partitions_with_updated_leader_info:
+                no_node = Node.no_node()
+                leader_nodes = [node_ for node_ in (Node(e.node_id, e.host, e.port, e.rack) for e in response.node_endpoints)
+                                if node_ != no_node]
+                self.metadata.update_partition_leadership(partitions_with_updated_leader_info, leader_nodes)
         finally:
             self.in_flight_requests[node] -= 1
             self.wakeup()
 
     def complete_batch(self, batch: ProducerBatch, error: Errors, base_offset: int, log_append_time: int,
                        error_message: str | None, now: int, log_start_offset: int = -1,
-                       record_errors: tuple[BatchIndexAndErrorMessage, ...] = ()) -> None:
-        """Mirrors org.apache.kafka.clients.producer.internals.Sender#completeBatch."""
+                       record_errors: tuple[BatchIndexAndErrorMessage, ...] = (),
+                       current_leader: LeaderIdAndEpoch | None = None,
+                       partitions_with_updated_leader_info: dict[TopicPartition, LeaderAndEpoch] | None = None) -> None:
+        """Mirrors org.apache.kafka.clients.producer.internals.Sender#completeBatch.
+
+        ``partitions_with_updated_leader_info`` (None for a disconnection, a timeout or acks=0)
+        collects the leader a NOT_LEADER_OR_FOLLOWER / FENCED_LEADER_EPOCH answer names, when it
+        names both a leader and an epoch (KIP-951).
+        """
         tp = batch.topic_partition
         if error is not Errors.NONE:
             exc = error.exception(error_message)
@@ -319,8 +343,14 @@ class Sender:
                 #    that still had retries left leaves a sequence gap to repair).
                 self.fail_batch_for_response(batch, error, error_message, record_errors,
                                              batch.attempts < self.producer.retries)
-            # 4. Stale metadata behind the error: refresh it.
+            # 4. Stale metadata behind the error: refresh it; a leadership error may name the new
+            #    leader, which the caller puts into the metadata at once (KIP-951).
             if isinstance(exc, InvalidMetadataException):
+                if (error in (Errors.NOT_LEADER_OR_FOLLOWER, Errors.FENCED_LEADER_EPOCH)
+                        and partitions_with_updated_leader_info is not None and current_leader is not None
+                        and current_leader.leader_id != -1 and current_leader.leader_epoch != -1):
+                    partitions_with_updated_leader_info[tp] = LeaderAndEpoch(current_leader.leader_id,
+                                                                             current_leader.leader_epoch)
                 self.metadata.request_update()
         else:
             # 5. Success.
