@@ -44,8 +44,6 @@ Not ported:
 - testTruncationDetected: the OffsetFetcher's validation round trip is covered by
   tests/test_consumer_validation.py against brokers.
 - testFetchCompletedBeforeHandlerAdded: MockClient wakeup hooks have no counterpart.
-- testWhenFetchResponseReturnsALeaderShipChangeError* (KIP-951): the consumer's Metadata does not
-  take new leaders from fetch responses (no Metadata#updatePartitionLeadership).
 """
 
 from __future__ import annotations
@@ -56,7 +54,7 @@ import anyio
 import pytest
 
 from kafka_ref.clients import Consumer
-from kafka_ref.clients.client_metadata import LeaderAndEpoch
+from kafka_ref.clients.client_metadata import LeaderAndEpoch, MetadataSnapshot, Node
 from kafka_ref.clients.fetcher import ConsumerRecord
 from kafka_ref.clients.subscription_state import FetchPosition
 from kafka_ref.common.errors import Errors, KafkaException, OffsetOutOfRangeException, TopicAuthorizationException
@@ -70,7 +68,7 @@ from kafka_ref.common.records.end_transaction_marker import (
 from kafka_ref.common.records.memory_records import MemoryRecords
 from kafka_ref.common.records.record import SimpleRecord
 from kafka_ref.common.records.record_batch import RecordBatch, TimestampType
-from kafka_ref.common.requests.fetch import FetchRequest, FetchResponse, PartitionData
+from kafka_ref.common.requests.fetch import FetchRequest, FetchResponse, LeaderIdAndEpoch, NodeEndpoint, PartitionData
 from kafka_ref.common.requests.metadata import (
     MetadataResponse,
     MetadataResponseBroker,
@@ -123,14 +121,16 @@ def full_fetch_response(tp: TopicPartition, records: MemoryRecords, error: Error
                                                       preferred_read_replica=preferred_read_replica)})
 
 
-def metadata_response(num_nodes: int = 3, partitions: int = 4, leader_epoch: int = VALID_LEADER_EPOCH) -> MetadataResponse:
-    """Kafka's RequestTestUtils#metadataUpdateWithIds: ``num_nodes`` brokers, the topic led by broker 0."""
+def metadata_response(num_nodes: int = 3, partitions: int = 4, leader_epoch: int = VALID_LEADER_EPOCH,
+                      spread: bool = False) -> MetadataResponse:
+    """Kafka's RequestTestUtils#metadataUpdateWithIds: ``num_nodes`` brokers, the topic led by broker 0
+    (with ``spread``, partition p by broker p % ``num_nodes``, as Kafka's helper itself does)."""
     nodes = tuple(range(num_nodes))
     return MetadataResponse(
         brokers=tuple(MetadataResponseBroker(node_id=n, host="localhost", port=1969 + n) for n in nodes),
         cluster_id="dummy", controller_id=0,
         topics=(MetadataResponseTopic(name=TOPIC, topic_id=TOPIC_ID, partitions=tuple(
-            MetadataResponsePartition(partition_index=p, leader_id=0, leader_epoch=leader_epoch,
+            MetadataResponsePartition(partition_index=p, leader_id=p % num_nodes if spread else 0, leader_epoch=leader_epoch,
                                       replica_nodes=nodes, isr_nodes=nodes) for p in range(partitions))),))
 
 
@@ -895,3 +895,91 @@ async def test_update_position_on_empty_batch() -> None:
     assert client.fetcher.has_completed_fetches() is True
     assert client.fetch_records() == {}
     assert client.subscriptions.position(TP0).offset == 55
+
+
+# --------------------------------------------------------------------------------------------
+# Leader changes named by fetch responses (KIP-951)
+# --------------------------------------------------------------------------------------------
+
+
+async def _two_partitions_reading_from_node_0() -> tuple[MockClient, MetadataSnapshot]:
+    """The common start of the KIP-951 tests: tp0 led by node 0 and tp1 by node 1 (epoch 0), both
+    fetched once and told to read from node 0; the next fetch of both is in flight to node 0.
+    Returns the client and the metadata view before the leadership error."""
+    client = MockClient(auto_offset_reset="earliest")
+    client.subscriptions.assign_from_user([TP0, TP1])
+    client.update_metadata(metadata_response(num_nodes=2, spread=True))
+    starting = client.metadata.fetch()
+    assert (starting.leader_for(TP0), starting.leader_for(TP1)) == (0, 1)
+    client.subscriptions.seek(TP0, 0)
+    client.subscriptions.seek(TP1, 0)
+    # 1. One fetch per leader; each names node 0 as the preferred read replica.
+    assert client.send_fetches() == 2
+    assert client.fetcher.has_completed_fetches() is False
+    assert [e.dst for e in client.requests()] == [0, 1]
+    client.respond(full_fetch_response(TP0, RECORDS, preferred_read_replica=0))
+    client.respond(full_fetch_response(TP1, RECORDS, preferred_read_replica=0))
+    await client.poll()
+    assert client.fetcher.has_completed_fetches() is True
+    assert sorted(client.fetch_records(), key=str) == [TP0, TP1]
+    now = client.time.milliseconds()
+    assert client.fetcher.select_read_replica(TP0, -1, now) == 0
+    assert client.fetcher.select_read_replica(TP1, -1, now) == 0
+    # 2. The next fetch: both partitions in one request to node 0; no metadata update wanted yet.
+    assert client.send_fetches() == 1
+    assert client.fetcher.has_completed_fetches() is False
+    assert client.metadata.update_requested() is False
+    return client, starting
+
+
+@pytest.mark.parametrize("error", [Errors.FENCED_LEADER_EPOCH, Errors.NOT_LEADER_OR_FOLLOWER])
+async def test_when_fetch_response_returns_a_leader_ship_change_error_but_no_new_leader_information(error: Errors) -> None:
+    """Mirrors FetcherTest#testWhenFetchResponseReturnsALeaderShipChangeErrorButNoNewLeaderInformation:
+    without a named leader the metadata is left as it was; an update is requested and tp0 forgets its
+    preferred read replica."""
+    client, starting = await _two_partitions_reading_from_node_0()
+    client.respond(FetchResponse.of(Errors.NONE.code, 0, FetchRequest.INVALID_SESSION_ID, {
+        tidp(TP0): PartitionData(partition_index=0, error_code=error.code),
+        tidp(TP1): partition_data(TP1, NEXT_RECORDS)}))
+    await client.poll()
+    records = client.fetch_records()
+    assert TP0 not in records and offsets(records[TP1]) == [4, 5]
+    assert client.metadata.fetch() == starting
+    assert client.metadata.update_requested() is True
+    now = client.time.milliseconds()
+    assert client.subscriptions.preferred_read_replica(TP0, now) is None
+    assert client.subscriptions.preferred_read_replica(TP1, now) == 0
+    # tp0 still reads from its old leader.
+    assert client.subscriptions.is_fetchable(TP0) is True
+    assert client.subscriptions.position(TP0).current_leader == LeaderAndEpoch(0, VALID_LEADER_EPOCH)
+    assert client.subscriptions.is_fetchable(TP1) is True
+
+
+@pytest.mark.parametrize("error", [Errors.FENCED_LEADER_EPOCH, Errors.NOT_LEADER_OR_FOLLOWER])
+async def test_when_fetch_response_returns_a_leader_ship_change_error_and_new_leader_information(error: Errors) -> None:
+    """Mirrors FetcherTest#testWhenFetchResponseReturnsALeaderShipChangeErrorAndNewLeaderInformation:
+    the leader the response names (node 999, epoch 100, with its endpoint) goes into the metadata and
+    becomes tp0's position's leader at once; the full update is still requested."""
+    client, starting = await _two_partitions_reading_from_node_0()
+    new_node = Node(999, "newnode", 999, "newrack")
+    new_epoch = VALID_LEADER_EPOCH + 100
+    client.respond(FetchResponse.of(Errors.NONE.code, 0, FetchRequest.INVALID_SESSION_ID, {
+        tidp(TP0): PartitionData(partition_index=0, error_code=error.code,
+                                 current_leader=LeaderIdAndEpoch(leader_id=new_node.id, leader_epoch=new_epoch)),
+        tidp(TP1): partition_data(TP1, NEXT_RECORDS)},
+        node_endpoints=[NodeEndpoint(node_id=999, host="newnode", port=999, rack="newrack")]))
+    await client.poll()
+    records = client.fetch_records()
+    assert TP0 not in records and offsets(records[TP1]) == [4, 5]
+    # The metadata has the new node and names it tp0's leader.
+    assert client.metadata.fetch() != starting
+    assert client.metadata.fetch().node_by_id(999) == new_node
+    assert client.metadata.current_leader(TP0) == LeaderAndEpoch(999, new_epoch)
+    assert client.metadata.update_requested() is True
+    now = client.time.milliseconds()
+    assert client.subscriptions.preferred_read_replica(TP0, now) is None
+    assert client.subscriptions.preferred_read_replica(TP1, now) == 0
+    # tp0's position points at the new leader.
+    assert client.subscriptions.is_fetchable(TP0) is True
+    assert client.subscriptions.position(TP0).current_leader == LeaderAndEpoch(999, new_epoch)
+    assert client.subscriptions.is_fetchable(TP1) is True

@@ -10,9 +10,10 @@ Not ported:
   per-topic compression-ratio estimate and never splits a batch (MESSAGE_TOO_LARGE fails it).
 - testAppendLargeOldMessageFormat*, testIdempotenceWithOldMagic: only the v2 record format is modelled.
 - testStressfulSituation: exercises thread safety; one event loop has no concurrent appenders.
-- testExponentialRetryBackoff, testExponentialRetryBackoffLeaderChange,
-  testReadyAndDrainWhenABatchIsBeingRetried: kafka_ref's retry backoff is constant (no KIP-580
-  exponential backoff, no jitter, no leader-change shortcut of the backoff).
+- testExponentialRetryBackoff, testExponentialRetryBackoffLeaderChange: kafka_ref's retry backoff
+  is the constant retry.backoff.ms (no KIP-580 growth towards retry.backoff.max.ms, no jitter).
+  The KIP-951 leader-change shortcut of the backoff is ported
+  (testReadyAndDrainWhenABatchIsBeingRetried, whose waits fall on the same side of either backoff).
 - testAbortUnsentBatches, testRecordsDrainedWhenTransactionCompleting: transactions are not modelled.
 - testStickyBatches, testUniformBuiltInPartitioner, testAdaptiveBuiltInPartitioner,
   testBuiltInPartitionerFractionalBatches: the partition choice lives in the producer
@@ -41,10 +42,13 @@ MSG_SIZE = size_in_bytes(0, 0, KEY, VALUE, ())
 INT_MAX = 2**31 - 1
 
 
-def snapshot(leaders: dict[TopicPartition, int], nodes: tuple[int, ...] = (NODE1, NODE2)) -> MetadataSnapshot:
-    """A metadata view with the given partition leaders, in the given order."""
+def snapshot(leaders: dict[TopicPartition, int], nodes: tuple[int, ...] = (NODE1, NODE2),
+             epochs: dict[TopicPartition, int] | None = None) -> MetadataSnapshot:
+    """A metadata view with the given partition leaders (and leader epochs, none unless told), in the given order."""
+    epochs = epochs or {}
     return MetadataSnapshot(nodes={n: Node(n) for n in nodes},
-                            partitions={tp: PartitionMetadata(Errors.NONE, tp, leader, None) for tp, leader in leaders.items()})
+                            partitions={tp: PartitionMetadata(Errors.NONE, tp, leader, epochs.get(tp))
+                                        for tp, leader in leaders.items()})
 
 
 CLUSTER = snapshot({TP1: NODE1, TP2: NODE1, TP3: NODE2})
@@ -429,3 +433,57 @@ def test_drain_with_a_node_that_doesnt_host_any_partitions() -> None:
     accum = accumulator(10, 10)
     cluster = snapshot({TP1: NODE1})
     assert accum.drain(cluster, [NODE2], 999999, 0) == {NODE2: []}
+
+
+def test_ready_and_drain_when_a_batch_is_being_retried() -> None:
+    """Mirrors RecordAccumulatorTest#testReadyAndDrainWhenABatchIsBeingRetried (KIP-951).
+
+    A retried batch backs off unless its partition's leader epoch moved on since its last attempt.
+    Kafka's backoff here grows from 100 ms towards 1000 ms; kafka_ref's stays at 100 ms, and the
+    waits below (1 ms, 2000 ms) are on the same side of both.
+    """
+    linger_ms, retry_backoff_ms, retry_backoff_max_ms = 10, 100, 1000
+    accum = accumulator(10, linger_ms, delivery_timeout_ms=INT_MAX, retry_backoff_ms=retry_backoff_ms)
+    epoch = 100
+
+    def cluster() -> MetadataSnapshot:
+        return snapshot({TP1: NODE1}, epochs={TP1: epoch})
+
+    now = 0
+    append(accum, TP1, now)
+    # 1. First attempt: ready and drained; the batch learns epoch 100 at attempt 0.
+    now += linger_ms + 1
+    result = accum.ready(cluster(), now)
+    assert NODE1 in result.ready_nodes
+    batches = accum.drain(cluster(), result.ready_nodes, 999999, now)
+    [batch] = batches[NODE1]
+    assert (batch.current_leader_epoch, batch.attempts_when_leader_last_changed) == (100, 0)
+    accum.reenqueue(batch, now)
+    # 2. Retry within the backoff, same leader epoch: backs off; nothing drained.
+    now += 1
+    assert NODE1 not in accum.ready(cluster(), now).ready_nodes
+    assert accum.drain(cluster(), {NODE1}, 999999, now) == {NODE1: []}
+    # 3. Retry within the backoff, new leader epoch: no backoff.
+    now += 1
+    epoch += 1
+    result = accum.ready(cluster(), now)
+    assert NODE1 in result.ready_nodes
+    [batch] = accum.drain(cluster(), result.ready_nodes, 999999, now)[NODE1]
+    assert (batch.current_leader_epoch, batch.attempts_when_leader_last_changed) == (101, 1)
+    accum.reenqueue(batch, now)
+    # 4. Retry after the backoff, same epoch: no backoff; the epoch's attempt stays 1.
+    now += 2 * retry_backoff_max_ms
+    result = accum.ready(cluster(), now)
+    assert NODE1 in result.ready_nodes
+    [batch] = accum.drain(cluster(), result.ready_nodes, 999999, now)[NODE1]
+    assert (batch.current_leader_epoch, batch.attempts_when_leader_last_changed) == (101, 1)
+    accum.reenqueue(batch, now)
+    # 5. Retry after the backoff, new epoch: no backoff; the epoch changed at attempt 3.
+    now += 2 * retry_backoff_max_ms
+    epoch += 1
+    result = accum.ready(cluster(), now)
+    assert NODE1 in result.ready_nodes
+    [batch] = accum.drain(cluster(), result.ready_nodes, 999999, now)[NODE1]
+    assert (batch.current_leader_epoch, batch.attempts_when_leader_last_changed) == (102, 3)
+    accum.reenqueue(batch, now)
+    assert batch.attempts == 4

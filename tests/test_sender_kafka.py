@@ -36,12 +36,17 @@ Not ported:
   transactions are not modelled.
 - testIdempotentSplitBatchAndSend, testTooLargeBatchesAreSafelyRemoved: batches are never split.
 - testNoDoubleDeallocation: no buffer-pool memory accounting.
-- testProducerBatchRetriesWhenPartitionLeaderChanges, testWhenProduceResponseReturnsWithALeaderShipChangeError*:
-  KIP-951's leader hints in produce responses and the leader-change shortcut of the backoff are not modelled.
+
+The KIP-951 ports (testProducerBatchRetriesWhenPartitionLeaderChanges,
+testWhenProduceResponseReturnsWithALeaderShipChangeError*) give the brokers per-partition leader
+epochs, and their ``client.updateMetadata`` is a direct update of the producer's metadata with the
+brokers' answer; new leaders named by a response (Kafka's nodes 9990 and 9991) are served by the
+mock brokers but not listed in their metadata, so the retry can reach them.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator
 
@@ -50,6 +55,7 @@ import anyio.lowlevel
 import pytest
 from mock_brokers import MockBrokers
 
+from kafka_ref.clients.client_metadata import LeaderAndEpoch, Node
 from kafka_ref.clients.producer import KafkaProducer
 from kafka_ref.common.errors import (
     ClusterAuthorizationException,
@@ -64,6 +70,7 @@ from kafka_ref.common.errors import (
     TopicAuthorizationException,
 )
 from kafka_ref.common.records import SimpleRecord
+from kafka_ref.common.requests.fetch import LeaderIdAndEpoch, NodeEndpoint
 from kafka_ref.common.requests.init_producer_id import InitProducerIdRequest, InitProducerIdResponse
 from kafka_ref.common.requests.produce import (
     BatchIndexAndErrorMessage,
@@ -84,7 +91,22 @@ TP0, TP1 = TopicPartition("test", 0), TopicPartition("test", 1)
 
 class SenderBrokers(MockBrokers):
     """SenderTest's view of the mock brokers: ``requests(kind)`` are the unanswered requests of a
-    kind, ProduceRequest unless told."""
+    kind, ProduceRequest unless told. ``partition_epochs`` gives partitions their own leader epoch
+    in the metadata, and ``listed_nodes`` (when set) are the only brokers the metadata names."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.partition_epochs: dict[TopicPartition, int] = {}
+        self.listed_nodes: tuple[int, ...] | None = None
+
+    def metadata_response(self) -> Any:
+        response = super().metadata_response()
+        topics = tuple(dataclasses.replace(topic, partitions=tuple(
+            dataclasses.replace(p, leader_epoch=self.partition_epochs.get(TopicPartition(topic.name, p.partition_index),
+                                                                          p.leader_epoch))
+            for p in topic.partitions)) for topic in response.topics)
+        brokers = tuple(b for b in response.brokers if self.listed_nodes is None or b.node_id in self.listed_nodes)
+        return dataclasses.replace(response, topics=topics, brokers=brokers)
 
     def requests(self, kind: type = ProduceRequest) -> list[Envelope]:
         return self.waiting(kind)
@@ -116,10 +138,13 @@ async def settle() -> None:
 
 @asynccontextmanager
 async def sender_env(leaders: dict[TopicPartition, int] | None = None, nodes: tuple[int, ...] = (0,),
+                     epochs: dict[TopicPartition, int] | None = None, listed_nodes: tuple[int, ...] | None = None,
                      **config: Any) -> AsyncIterator[tuple[SenderBrokers, KafkaProducer]]:
     """A producer with SenderTest's settings against MockBrokers; unanswered requests fail at the end."""
     network = Network()
     brokers = SenderBrokers(network, leaders or {TP0: 0, TP1: 0}, nodes)
+    brokers.partition_epochs = dict(epochs or {})
+    brokers.listed_nodes = listed_nodes
     settings: dict[str, Any] = dict(client_id=CLIENT_ID, acks=-1, retry_backoff_ms=RETRY_BACKOFF_MS,
                                     request_timeout_ms=REQUEST_TIMEOUT, max_in_flight=5, enable_idempotence=False)
     settings.update(config)
@@ -1408,3 +1433,124 @@ async def test_force_close_with_producer_id_reset() -> None:
         assert successful.done() and failed.done()
         assert str(successful.exception()) == "Producer is closed forcefully."
         assert producer.client.in_flight_request_count(0) == 0
+
+
+# --------------------------------------------------------------------------------------------
+# Leader changes (KIP-951)
+# --------------------------------------------------------------------------------------------
+
+TP2 = TopicPartition("test", 2)
+
+
+def update_metadata(brokers: SenderBrokers, producer: KafkaProducer) -> None:
+    """Kafka's client.updateMetadata: the producer's metadata takes the brokers' answer now."""
+    producer.metadata.update(producer.metadata.request_version, brokers.metadata_response(), producer.time.milliseconds())
+    producer.sender.wakeup()
+
+
+def leadership_response(errors: dict[TopicPartition, tuple[int, Errors]],
+                        leaders: dict[TopicPartition, tuple[int, int]] | None = None,
+                        nodes: list[Node] | None = None) -> ProduceResponse:
+    """SenderTest's produceResponse(responses, partitionLeaderInfo, nodes): per-partition offset and
+    error, the current leader (id, epoch) of some, and the endpoints of the new leaders."""
+    leaders = leaders or {}
+    return ProduceResponse.of(
+        {tp: PartitionProduceResponse(index=tp.partition, error_code=error.code, base_offset=offset,
+                                      current_leader=LeaderIdAndEpoch(leader_id=leaders[tp][0], leader_epoch=leaders[tp][1])
+                                      if tp in leaders else LeaderIdAndEpoch())
+         for tp, (offset, error) in errors.items()},
+        node_endpoints=[NodeEndpoint(node_id=n.id, host=n.host, port=n.port, rack=n.rack) for n in nodes or []])
+
+
+@pytest.mark.anyio
+async def test_producer_batch_retries_when_partition_leader_changes() -> None:
+    """Mirrors SenderTest#testProducerBatchRetriesWhenPartitionLeaderChanges: a retried batch goes
+    at once when the partition's leader epoch moved on, and waits the backoff otherwise."""
+    async with sender_env(epochs={TP0: 100, TP1: 0}, linger_ms=0, retries=10) as (brokers, producer):
+        future = append(producer, TP0)
+        await settle()
+        assert producer.client.in_flight_request_count() == 1 and in_flight_batches(producer, TP0) == 1
+        brokers.respond(produce_response(TP0, -1, Errors.NOT_LEADER_OR_FOLLOWER))
+        await settle()
+        assert not future.done()
+        assert in_flight_batches(producer, TP0) == 0 and brokers.requests() == []
+        # 1. Epoch 101 for tp0 arrives: the retry goes now, within the backoff.
+        brokers.partition_epochs[TP0] = 101
+        update_metadata(brokers, producer)
+        await settle()
+        assert in_flight_batches(producer, TP0) == 1 and len(brokers.requests()) == 1
+        assert producer.accumulator.retry_backoff_ms == RETRY_BACKOFF_MS
+        brokers.respond(produce_response(TP0, -1, Errors.NOT_LEADER_OR_FOLLOWER))
+        await settle()
+        assert not future.done()
+        # 2. Another retry to the same epoch waits the backoff.
+        assert in_flight_batches(producer, TP0) == 0
+        assert producer.client.has_in_flight_requests() is False and brokers.requests() == []
+        # 3. After it, the batch is sent again.
+        await anyio.sleep(2 * RETRY_BACKOFF_MS / 1000)
+        await settle()
+        assert in_flight_batches(producer, TP0) == 1 and len(brokers.requests()) == 1
+        brokers.respond(produce_response(TP0, 999))
+        await settle()
+        assert future.done()
+        assert future.value().offset == 999
+
+
+@pytest.mark.anyio
+async def test_when_produce_response_returns_with_a_leader_ship_change_error_but_no_new_leader_information() -> None:
+    """Mirrors SenderTest#testWhenProduceResponseReturnsWithALeaderShipChangeErrorButNoNewLeaderInformation:
+    the metadata stays as it was (an update is requested) and the retries wait the backoff."""
+    leaders = {TP0: 0, TP1: 0, TP2: 0}
+    async with sender_env(leaders, epochs={TP0: 100, TP1: 200, TP2: 300}, linger_ms=0, retries=10) as (brokers, producer):
+        futures = [append(producer, tp) for tp in (TP0, TP1, TP2)]
+        await settle()
+        assert [in_flight_batches(producer, tp) for tp in (TP0, TP1, TP2)] == [1, 1, 1]
+        assert producer.client.has_in_flight_requests() is True
+        starting = producer.metadata.fetch()
+        assert [starting.leader_epoch_for(tp) for tp in (TP0, TP1, TP2)] == [100, 200, 300]
+        brokers.respond(leadership_response({TP0: (-1, Errors.NOT_LEADER_OR_FOLLOWER),
+                                             TP1: (-1, Errors.NOT_LEADER_OR_FOLLOWER), TP2: (100, Errors.NONE)}))
+        await settle()
+        assert [f.done() for f in futures] == [False, False, True]
+        assert futures[2].value().offset == 100
+        assert producer.metadata.fetch() == starting
+        assert producer.metadata.update_requested() is True
+        # The retries wait the backoff: nothing in flight.
+        assert in_flight_batches(producer, TP0) == 0 and in_flight_batches(producer, TP1) == 0
+        assert producer.client.has_in_flight_requests() is False and brokers.requests() == []
+
+
+@pytest.mark.anyio
+async def test_when_produce_response_returns_with_a_leader_ship_change_error_and_new_leader_information() -> None:
+    """Mirrors SenderTest#testWhenProduceResponseReturnsWithALeaderShipChangeErrorAndNewLeaderInformation:
+    the leaders the response names (with their endpoints) go into the metadata at once, an update is
+    still requested, and the retries skip the backoff to the new leaders."""
+    leaders = {TP0: 0, TP1: 0, TP2: 0}
+    async with sender_env(leaders, nodes=(0, 9990, 9991), listed_nodes=(0,), epochs={TP0: 100, TP1: 200, TP2: 300},
+                          linger_ms=0, retries=10) as (brokers, producer):
+        futures = [append(producer, tp) for tp in (TP0, TP1, TP2)]
+        await settle()
+        assert [in_flight_batches(producer, tp) for tp in (TP0, TP1, TP2)] == [1, 1, 1]
+        assert producer.client.has_in_flight_requests() is True
+        starting = producer.metadata.fetch()
+        assert sorted(starting.nodes) == [0]
+        new_tp0 = Node(9990, "newhost9990", 9990, "newrack9990")
+        new_tp1 = Node(9991, "newhost9991", 9991, "newrack9991")
+        brokers.respond(leadership_response(
+            {TP0: (-1, Errors.NOT_LEADER_OR_FOLLOWER), TP1: (-1, Errors.NOT_LEADER_OR_FOLLOWER), TP2: (100, Errors.NONE)},
+            {TP0: (new_tp0.id, 101), TP1: (new_tp1.id, 201)}, [new_tp0, new_tp1]))
+        await settle()
+        assert [f.done() for f in futures] == [False, False, True]
+        # The metadata names the new leaders, with the endpoints the response gave.
+        metadata = producer.metadata
+        assert metadata.fetch() != starting
+        assert metadata.current_leader(TP0) == LeaderAndEpoch(9990, 101)
+        assert metadata.current_leader(TP1) == LeaderAndEpoch(9991, 201)
+        assert metadata.current_leader(TP2) == LeaderAndEpoch(0, 300)
+        assert metadata.fetch().node_by_id(9990) == new_tp0 and metadata.fetch().node_by_id(9991) == new_tp1
+        assert metadata.update_requested() is True
+        # The retries went at once, each to its new leader.
+        assert in_flight_batches(producer, TP0) == 1 and in_flight_batches(producer, TP1) == 1
+        assert producer.client.has_in_flight_requests() is True
+        assert sorted((e.dst, sorted(map(str, e.request.partition_records()))) for e in brokers.requests()) == [
+            (9990, ["test-0"]), (9991, ["test-1"])]
