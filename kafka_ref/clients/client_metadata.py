@@ -17,7 +17,11 @@ towards ``retry.backoff.max.ms`` with ±20 % jitter):
 - a partition's metadata is replaced only by a response with the same or a newer leader epoch,
   so a broker with a stale metadata cache cannot move the client back to an old leader;
 - a response listing no brokers (a broker that has not received UpdateMetadata yet) counts as
-  a failed attempt.
+  a failed attempt;
+- between refreshes, a partition's leader may move to the newer leader a Produce or Fetch answer
+  names (KIP-951, ``update_partition_leadership``: NOT_LEADER_OR_FOLLOWER / FENCED_LEADER_EPOCH
+  with ``current_leader`` and the leaders' ``node_endpoints``), which the Sender and the
+  consumer's Fetcher apply as Kafka 3.8's clients do.
 
 Brokers are addressed by id on the in-process network; ``Node`` keeps host and port only to
 mirror what Kafka reports.

@@ -9,7 +9,8 @@ there are any, otherwise send one FetchRequest per leader that has no fetch in f
 for the first answer or the timeout. Each partition is fetched from the leader the metadata
 names, with that leader's epoch as ``current_leader_epoch`` (KIP-320); a leader answering
 FENCED_LEADER_EPOCH, NOT_LEADER_OR_FOLLOWER (and the other errors that mean stale metadata)
-makes the consumer refresh metadata and retry; OFFSET_OUT_OF_RANGE resets the position. Brokers
+makes the consumer refresh metadata and retry (when the answer names the new leader and epoch,
+KIP-951, the position moves to it at once: fetcher.py); OFFSET_OUT_OF_RANGE resets the position. Brokers
 serve consumers only up to the high watermark (the LSO for ``isolation_level=1``), and a fetch
 that starts inside a batch gets the whole batch: records below the position are skipped here.
 

@@ -13,7 +13,10 @@ Flow: ``send_nowait`` finds the topic's partitions in the client metadata, picks
 ``FutureRecordMetadata`` from the response. Retriable errors (NOT_LEADER_OR_FOLLOWER,
 LEADER_NOT_AVAILABLE, UNKNOWN_TOPIC_OR_PARTITION, NOT_ENOUGH_REPLICAS, REQUEST_TIMED_OUT, lost
 connections and timeouts) put the batch back at the head of its partition queue after
-``retry_backoff_ms``; those meaning stale metadata also request a metadata refresh. A batch
+``retry_backoff_ms``; those meaning stale metadata also request a metadata refresh. A
+NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH answer that names the new leader and its epoch
+(KIP-951) updates that partition's leader in the metadata at once, and a retried batch whose
+partition's leader epoch moved on since its last attempt skips the backoff. A batch
 older than ``delivery_timeout_ms`` fails with TimeoutException; other errors fail it with the
 Kafka exception for the code.
 
