@@ -49,13 +49,35 @@ class SystemTimer:
         # The purgatories this timer serves: after each wake-up the reaper runs their purge check
         # (DelayedOperationPurgatory#advanceClock), as each of Kafka's per-purgatory reapers does.
         self.purgatories: list = []
+        # The deadline the reaper sleeps until (inf: until woken); None while it is not asleep.
+        self._reaper_deadline: float | None = None
 
     def add(self, task: TimerTask) -> None:
+        """The task joins the heap; the reaper is woken only if it must act sooner.
+
+        Like the DelayQueue that Kafka's reaper polls (whose offer signals a waiting taker only when
+        the new element becomes the head), a task due no earlier than the one the reaper sleeps
+        until does not wake it, unless a purgatory's purge check could now pass
+        (DelayedOperationPurgatory#advanceClock). Cancelled tasks at the top are dropped here, as
+        the reaper does after each wake-up, so a reaper left asleep does not keep completed
+        operations alive.
+        """
         deadline = self.time.hi_res_clock_ms() + task.delay_ms
-        heapq.heappush(self._heap, (deadline, next(self._seq), task))
-        if not self._wakeup_set:
-            self._wakeup_set = True
-            self._wakeup.set()
+        heap = self._heap
+        while heap and heap[0][2].cancelled:
+            heapq.heappop(heap)
+        heapq.heappush(heap, (deadline, next(self._seq), task))
+        if self._wakeup_set:
+            return
+        armed = self._reaper_deadline
+        if armed is not None and deadline >= armed:
+            for purgatory in self.purgatories:
+                if purgatory.estimated_total_operations > purgatory.purge_interval:
+                    break
+            else:
+                return
+        self._wakeup_set = True
+        self._wakeup.set()
 
     def size(self) -> int:
         return sum(1 for _, _, t in self._heap if not t.cancelled)
@@ -86,11 +108,19 @@ class SystemTimer:
             self._wakeup = anyio.Event()
             self._wakeup_set = False
             if self._heap:
+                self._reaper_deadline = self._heap[0][0]
                 wait_ms = max(0, self._heap[0][0] - self.time.hi_res_clock_ms())
-                with anyio.move_on_after(wait_ms / 1000.0):
-                    await self._wakeup.wait()
+                try:
+                    with anyio.move_on_after(wait_ms / 1000.0):
+                        await self._wakeup.wait()
+                finally:
+                    self._reaper_deadline = None
             else:
-                await self._wakeup.wait()
+                self._reaper_deadline = float("inf")
+                try:
+                    await self._wakeup.wait()
+                finally:
+                    self._reaper_deadline = None
 
 
 class KafkaScheduler:
