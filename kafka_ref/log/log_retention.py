@@ -1,7 +1,8 @@
-"""Retention: the part of UnifiedLog that deletes old data.
+"""Retention: the part of UnifiedLog that moves the log start offset and deletes old data.
 
-Mirrors kafka.log.UnifiedLog#deleteOldSegments and its three rules (log start offset breach,
-retention.bytes, retention.ms) with #deletableSegments. A mixin of ``UnifiedLog``
+Mirrors kafka.log.UnifiedLog#maybeIncrementLogStartOffset / #updateLogStartOffset (DeleteRecords, a
+leader's log start seen by a follower, retention) and #deleteOldSegments with its three rules (log
+start offset breach, retention.bytes, retention.ms) and #deletableSegments. A mixin of ``UnifiedLog``
 (kafka_ref/log/unified_log.py), kept apart to keep that module within the project's size rule;
 LogManager's kafka-log-retention task calls ``delete_old_segments`` on every log.
 """
@@ -10,8 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import structlog
+
+from kafka_ref.common.errors import OffsetOutOfRangeException
 from kafka_ref.common.records import RecordBatch
 from kafka_ref.log.fetch_data import LogOffsetMetadata, LogStartOffsetIncrementReason
+
+
+# (The same logger name as unified_log.py's: these are UnifiedLog's own log lines.)
+_log = structlog.get_logger("kafka.log.UnifiedLog")
 
 
 class UnifiedLogRetention:
@@ -72,3 +80,45 @@ class UnifiedLogRetention:
             self._high_watermark_metadata = LogOffsetMetadata(hw.message_offset)
             self.high_watermark = self.last_stable_offset = hw.message_offset
         return removed
+
+    def _update_log_start_offset(self, offset: int) -> None:
+        """Mirrors kafka.log.UnifiedLog#updateLogStartOffset: HW and recovery point follow it up."""
+        self.log_start_offset = offset
+        if self.high_watermark < offset:
+            self.update_high_watermark(offset)
+        if self.local_log.recovery_point < offset:
+            self.local_log.update_recovery_point(offset)
+
+    def maybe_increment_log_start_offset(
+        self,
+        new_log_start_offset: int,
+        reason: LogStartOffsetIncrementReason | str = LogStartOffsetIncrementReason.CLIENT_RECORD_DELETION,
+    ) -> bool:
+        """Mirrors kafka.log.UnifiedLog#maybeIncrementLogStartOffset.
+
+        Raise the log start offset (DeleteRecords, a leader's log start seen by a follower,
+        retention); it may not pass the HW. Returns whether it moved. The batches below it
+        stay until ``delete_old_segments`` runs, as in Kafka.
+        """
+        # 1. Never beyond the high watermark.
+        if new_log_start_offset > self.high_watermark:
+            raise OffsetOutOfRangeException(
+                f"Cannot increment the log start offset to {new_log_start_offset} of partition "
+                f"{self.topic_partition} since it is larger than the high watermark {self.high_watermark}"
+            )
+        # (The flag is read first: the check's call only raises, and this runs per append or fetch.)
+        if self.local_log.is_memory_mapped_buffer_closed:
+            self.local_log.check_if_memory_mapped_buffer_closed()
+        # 2. Only forward: update it and drop epoch entries wholly before it.
+        if new_log_start_offset > self.log_start_offset:
+            self._update_log_start_offset(new_log_start_offset)
+            _log.info(
+                "incremented_log_start_offset",
+                topic_partition=str(self.topic_partition),
+                log_start_offset=new_log_start_offset,
+                reason=str(reason),
+            )
+            self.leader_epoch_cache.truncate_from_start(self.log_start_offset)
+            self._check_invariants()
+            return True
+        return False

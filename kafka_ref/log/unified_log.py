@@ -40,7 +40,6 @@ from kafka_ref.log.fetch_data import (
     LogAppendInfo,
     LogOffsetMetadata,
     LogOffsetSnapshot,
-    LogStartOffsetIncrementReason,
     OffsetAndEpoch,
     TimestampAndOffset,
 )
@@ -451,48 +450,6 @@ class UnifiedLog(UnifiedLogProducerState, UnifiedLogRetention):
             return LogOffsetMetadata(offset)
 
     # -- log start offset --------------------------------------------------------------------
-
-    def _update_log_start_offset(self, offset: int) -> None:
-        """Mirrors kafka.log.UnifiedLog#updateLogStartOffset: HW and recovery point follow it up."""
-        self.log_start_offset = offset
-        if self.high_watermark < offset:
-            self.update_high_watermark(offset)
-        if self.local_log.recovery_point < offset:
-            self.local_log.update_recovery_point(offset)
-
-    def maybe_increment_log_start_offset(
-        self,
-        new_log_start_offset: int,
-        reason: LogStartOffsetIncrementReason | str = LogStartOffsetIncrementReason.CLIENT_RECORD_DELETION,
-    ) -> bool:
-        """Mirrors kafka.log.UnifiedLog#maybeIncrementLogStartOffset.
-
-        Raise the log start offset (DeleteRecords, a leader's log start seen by a follower,
-        retention); it may not pass the HW. Returns whether it moved. The batches below it
-        stay until ``delete_old_segments`` runs, as in Kafka.
-        """
-        # 1. Never beyond the high watermark.
-        if new_log_start_offset > self.high_watermark:
-            raise OffsetOutOfRangeException(
-                f"Cannot increment the log start offset to {new_log_start_offset} of partition "
-                f"{self.topic_partition} since it is larger than the high watermark {self.high_watermark}"
-            )
-        # (The flag is read first: the check's call only raises, and this runs per append or fetch.)
-        if self.local_log.is_memory_mapped_buffer_closed:
-            self.local_log.check_if_memory_mapped_buffer_closed()
-        # 2. Only forward: update it and drop epoch entries wholly before it.
-        if new_log_start_offset > self.log_start_offset:
-            self._update_log_start_offset(new_log_start_offset)
-            _log.info(
-                "incremented_log_start_offset",
-                topic_partition=str(self.topic_partition),
-                log_start_offset=new_log_start_offset,
-                reason=str(reason),
-            )
-            self.leader_epoch_cache.truncate_from_start(self.log_start_offset)
-            self._check_invariants()
-            return True
-        return False
 
     # -- append ------------------------------------------------------------------------------
 

@@ -11,10 +11,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable
 
-from kafka_ref.common.errors import ApiException, Errors, InvalidRecordException
+from kafka_ref.common.errors import ApiException, Errors
 from kafka_ref.common.fatal import RUN_ENDING
-from kafka_ref.common.records import MemoryRecords
-from kafka_ref.common.records.constants import TRANSACTIONAL_FLAG_MASK
 from kafka_ref.common.replica_selector import ClientMetadata
 from kafka_ref.common.requests.delete_records import DeleteRecordsRequest
 from kafka_ref.common.requests.describe_cluster import DescribeClusterRequest
@@ -41,7 +39,13 @@ from kafka_ref.common.requests.offsets_for_leader_epoch import (
     OffsetForLeaderEpochResponse,
     OffsetForLeaderTopicResult,
 )
-from kafka_ref.common.requests.produce import PartitionProduceResponse, ProduceRequest, ProduceResponse
+from kafka_ref.common.requests.produce import (
+    PartitionProduceResponse,
+    ProduceRequest,
+    ProduceResponse,
+    has_transactional_records,
+    validate_records,
+)
 from kafka_ref.common.requests.schema_ranges import validate_schema_ranges
 from kafka_ref.common.requests.stop_replica import StopReplicaPartitionError, StopReplicaRequest, StopReplicaResponse
 from kafka_ref.common.requests.update_metadata import UpdateMetadataRequest, UpdateMetadataResponse
@@ -763,36 +767,6 @@ class KafkaApis:
         from kafka_ref.controller.controller_events import ControlledShutdown
 
         self.controller.event_manager.put(ControlledShutdown(request.broker_id, request.broker_epoch, callback))
-
-
-def has_transactional_records(request: ProduceRequest) -> bool:
-    """Mirrors org.apache.kafka.common.requests.RequestUtils#hasTransactionalRecords: does any
-    partition's first batch carry the transactional flag? (Attributes read directly: one pass
-    over the partitions, no call per partition.)"""
-    for topic in request.topic_data:
-        for partition in topic.partition_data:
-            batches = partition.records.batches
-            if batches and batches[0].attributes & TRANSACTIONAL_FLAG_MASK:
-                return True
-    return False
-
-
-def validate_records(records: Any) -> None:
-    """Mirrors org.apache.kafka.common.requests.ProduceRequest#validateRecords (v3+ requests).
-
-    A produce request carries exactly one v2 record batch per partition: none, or more than
-    one, is INVALID_RECORD.
-    """
-    # 1. At least one batch; 2. no more than one.
-    # (A MemoryRecords' own batch tuple is read as it is: no list built per produced partition.)
-    if records.__class__ is MemoryRecords:
-        batches = records.batches
-    else:
-        batches = list(records) if records is not None else []
-    if not batches:
-        raise InvalidRecordException("Produce requests must have at least one record batch per partition")
-    if len(batches) > 1:
-        raise InvalidRecordException("Produce requests are only allowed to contain exactly one record batch per partition")
 
 
 def _epoch_end_error(tp: TopicPartition, error: Errors) -> Any:

@@ -10,9 +10,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
+from kafka_ref.common.errors import InvalidRecordException
 from kafka_ref.common.records import MemoryRecords
+from kafka_ref.common.records.constants import TRANSACTIONAL_FLAG_MASK
 from kafka_ref.common.requests.abstract import AbstractRequest, AbstractResponse, error_counts_of
 from kafka_ref.common.requests.api_keys import ApiKeys
 from kafka_ref.common.requests.fetch import LeaderIdAndEpoch, NodeEndpoint
@@ -245,3 +247,33 @@ class ProduceRequest(AbstractRequest):
 
 
 ProduceResponse.REQUEST_TYPE = ProduceRequest
+
+
+def has_transactional_records(request: "ProduceRequest") -> bool:
+    """Mirrors org.apache.kafka.common.requests.RequestUtils#hasTransactionalRecords: does any
+    partition's first batch carry the transactional flag? (Attributes read directly: one pass
+    over the partitions, no call per partition.)"""
+    for topic in request.topic_data:
+        for partition in topic.partition_data:
+            batches = partition.records.batches
+            if batches and batches[0].attributes & TRANSACTIONAL_FLAG_MASK:
+                return True
+    return False
+
+
+def validate_records(records: Any) -> None:
+    """Mirrors org.apache.kafka.common.requests.ProduceRequest#validateRecords (v3+ requests).
+
+    A produce request carries exactly one v2 record batch per partition: none, or more than
+    one, is INVALID_RECORD.
+    """
+    # 1. At least one batch; 2. no more than one.
+    # (A MemoryRecords' own batch tuple is read as it is: no list built per produced partition.)
+    if records.__class__ is MemoryRecords:
+        batches = records.batches
+    else:
+        batches = list(records) if records is not None else []
+    if not batches:
+        raise InvalidRecordException("Produce requests must have at least one record batch per partition")
+    if len(batches) > 1:
+        raise InvalidRecordException("Produce requests are only allowed to contain exactly one record batch per partition")
