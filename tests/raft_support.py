@@ -65,13 +65,14 @@ class RecordingListener:
 
 
 def client(local_id: int = 1, voters: tuple[int, ...] = (1, 2, 3), *, store: QuorumStateStore | None = None,
-           log: MetadataLog | None = None, seed: int = 0, time: MockTime | None = None, initialize: bool = True):
+           log: MetadataLog | None = None, seed: int = 0, time: MockTime | None = None, initialize: bool = True,
+           config: QuorumConfig | None = None):
     """A KafkaRaftClient on MockTime with a MockChannel and a RecordingListener."""
     time = time or MockTime()
     channel = MockChannel()
     # (Linger 0, as RaftClientTestContext's default: an append is written on the next poll.)
     raft = KafkaRaftClient(local_id, voters, time, log=log, store=store, channel=channel, rng=random.Random(seed),
-                           cluster_id=CLUSTER, config=QuorumConfig(append_linger_ms=0))
+                           cluster_id=CLUSTER, config=config or QuorumConfig(append_linger_ms=0))
     listener = RecordingListener()
     raft.register(listener)
     if initialize:

@@ -117,7 +117,30 @@ def test_vote_from_an_older_epoch_is_fenced():
     assert (Errors.for_code(response.partition_error_code), response.leader_id, response.leader_epoch) == \
         (Errors.FENCED_LEADER_EPOCH, 3, 5)
     assert Errors.for_code(request(raft, vote(1, 6, 6, 0)).partition_error_code) is Errors.INVALID_REQUEST
-    assert Errors.for_code(request(raft, vote(7, 6, 0, 0)).partition_error_code) is Errors.INCONSISTENT_VOTER_SET
+
+
+def test_vote_from_a_non_voter_by_version():
+    """KafkaRaftClient#validateVoterOnlyRequest: up to Kafka 3.7 a Vote from a replica outside the voter set is
+    INCONSISTENT_VOTER_SET and changes nothing; Kafka 3.8 dropped the check (the request is judged like a voter's)."""
+    from kafka_ref.common.config import KafkaConfig
+    from kafka_ref.raft.quorum_state import QuorumConfig
+
+    def stored():
+        store = QuorumStateStore()
+        store.write_election_state(ElectionState.with_elected_leader(5, 3, VOTERS))
+        return store
+
+    old_config = QuorumConfig.from_kafka_config(KafkaConfig({"kafka_ref.broker.version": "3.7", "inter.broker.protocol.version": "3.7"}), VOTERS)
+    assert old_config.inconsistent_voter_set_check is True
+    raft, _time, _channel, _listener = client(local_id=2, store=stored(), config=old_config)
+    refused = request(raft, vote(7, 6, 0, 0))
+    assert (Errors.for_code(refused.partition_error_code), refused.vote_granted, raft.epoch) == (
+        Errors.INCONSISTENT_VOTER_SET, False, 5)
+    new_config = QuorumConfig.from_kafka_config(KafkaConfig({}), VOTERS)
+    assert new_config.inconsistent_voter_set_check is False
+    raft, _time, _channel, _listener = client(local_id=2, store=stored(), config=new_config)
+    judged = request(raft, vote(7, 6, 0, 0))
+    assert (Errors.for_code(judged.partition_error_code), judged.vote_granted, raft.epoch) == (Errors.NONE, True, 6)
 
 
 def test_leader_high_watermark_needs_a_majority_past_the_epoch_start():

@@ -26,10 +26,6 @@ Not ported:
 - #testAppendFailedWithBufferAllocationException, #testAppendFailedWithRecordBatchTooLargeException:
   kafka_ref's BatchAccumulator holds record objects, with no memory pool and no batch byte limit.
 - #testMetrics: Raft metrics are not modelled.
-- #testHandleInvalidVoteRequestAsObserver and #testLeaderAcceptVoteFromNonVoter: Kafka 3.8 dropped
-  the voter-set check of validateVoterOnlyRequest in preparation for KIP-853 dynamic voters;
-  kafka_ref keeps 3.7's INCONSISTENT_VOTER_SET answer for a request from (or to) a non-voter,
-  which tests/test_kafka_raft_client.py pins.
 - The ``""`` cluster id halves of the *ClusterIdValidation tests: kafka_ref's requests use ``""``
   for "no cluster id" (Kafka's null, which is accepted); the matching and mismatching ids are ported.
 """
@@ -389,6 +385,29 @@ def test_handle_invalid_vote_request_with_older_epoch():
     context = Context(0, {0, 1}, unknown=2)
     assert vote_answer(context.deliver(Context.vote_request(1, 1, 0, 1))) == (Errors.FENCED_LEADER_EPOCH, 2, -1, False)
     context.assert_unknown_leader(2)
+
+
+def test_handle_invalid_vote_request_as_observer():
+    """Mirrors KafkaRaftClientTest#testHandleInvalidVoteRequestAsObserver (Kafka 3.8: no voter-set check, so an
+    observer with an id judges the vote like a voter and, granting it, is Voted in the new epoch)."""
+    context = Context(0, {1, 2}, unknown=2)
+    response = context.deliver(Context.vote_request(3, 1, 2, 1))
+    assert (Errors.for_code(response.partition_error_code), response.leader_epoch, response.leader_id,
+            response.vote_granted) == (Errors.NONE, 3, -1, True)
+    context.assert_voted_candidate(3, 1)
+
+
+def test_leader_accept_vote_from_non_voter():
+    """Mirrors KafkaRaftClientTest#testLeaderAcceptVoteFromNonVoter: a leader answers a non-voter's Vote as any
+    other (older epoch FENCED_LEADER_EPOCH; same epoch NONE, not granted) and stays leader."""
+    context = Context.initialize_as_leader(0, {0, 1}, 5)
+    fenced = context.deliver(Context.vote_request(4, 2, 0, 0))
+    assert (Errors.for_code(fenced.partition_error_code), fenced.leader_epoch, fenced.leader_id,
+            fenced.vote_granted) == (Errors.FENCED_LEADER_EPOCH, 5, 0, False)
+    same = context.deliver(Context.vote_request(5, 2, 0, 0))
+    assert (Errors.for_code(same.partition_error_code), same.leader_epoch, same.leader_id,
+            same.vote_granted) == (Errors.NONE, 5, 0, False)
+    context.assert_elected_leader(5, 0)
 
 
 def test_leader_ignore_vote_request_on_same_epoch():

@@ -222,12 +222,20 @@ class KafkaRaftClientHandlers:
         self._wake()
 
     def _validate_voter_only_request(self, remote_id: int, request_epoch: int) -> Errors | None:
-        """Mirrors KafkaRaftClient#validateVoterOnlyRequest."""
+        """Mirrors KafkaRaftClient#validateVoterOnlyRequest.
+
+        1. an older epoch is FENCED_LEADER_EPOCH; 2. a negative id INVALID_REQUEST; 3. up to Kafka
+        3.7 only (``QuorumConfig.inconsistent_voter_set_check``), a request to an observer or from
+        a non-voter is INCONSISTENT_VOTER_SET: Kafka 3.8 accepts it.
+        """
+        # 1. The epoch.
         if request_epoch < self.epoch:
             return Errors.FENCED_LEADER_EPOCH
+        # 2. The sender's id.
         if remote_id < 0:
             return Errors.INVALID_REQUEST
-        if self.quorum.is_observer() or not self.quorum.is_voter(remote_id):
+        # 3. The voter set (3.7 and earlier).
+        if self.config.inconsistent_voter_set_check and (self.quorum.is_observer() or not self.quorum.is_voter(remote_id)):
             return Errors.INCONSISTENT_VOTER_SET
         return None
 

@@ -88,6 +88,10 @@ class QuorumConfig:
     voters: tuple[int, ...] = field(default_factory=tuple)
     # quorum.append.linger.ms: how long the leader's appends wait to be batched (BatchAccumulator).
     append_linger_ms: int = 25
+    # Kafka 3.7 and earlier (kafka_ref.broker.version below 3.8) answer Vote, BeginQuorumEpoch and
+    # EndQuorumEpoch from or to a non-voter with INCONSISTENT_VOTER_SET; Kafka 3.8 dropped that
+    # check of validateVoterOnlyRequest while preparing dynamic voters (KIP-853).
+    inconsistent_voter_set_check: bool = False
 
     @classmethod
     def from_kafka_config(cls, config: Any, voters: Iterable[int]) -> "QuorumConfig":
@@ -100,6 +104,7 @@ class QuorumConfig:
             retry_backoff_ms=config.get("controller.quorum.retry.backoff.ms"),
             voters=tuple(voters),
             append_linger_ms=config.get("controller.quorum.append.linger.ms"),
+            inconsistent_voter_set_check=not config.get("kafka_ref.broker.version").is_at_least("3.8"),
         )
 
 
