@@ -215,6 +215,9 @@ class Metadata:
     without jitter (ExponentialBackoff with max = initial, Kafka before 3.7).
     """
 
+    # Whether a full update drops the topics retain_topic refuses (a class's property: ConsumerMetadata does).
+    filters_response = False
+
     def __init__(
         self,
         refresh_backoff_ms: int = 100,
@@ -255,8 +258,6 @@ class Metadata:
         self.last_seen_leader_epochs: dict[TopicPartition, int] = {}
         self.invalid_topics: set[str] = set()
         self.unauthorized_topics: set[str] = set()
-        # Whether a full update drops the topics retain_topic refuses (ConsumerMetadata does).
-        self.filters_response = False
         # ClusterResourceListeners: called with the cluster id after every update.
         self.cluster_resource_listeners: list[Callable[[str | None], None]] = []
         self._log = client_logger()
@@ -649,12 +650,13 @@ class ConsumerMetadata(Metadata):
     internal topic only with ``include_internal_topics`` (exclude.internal.topics=false).
     """
 
+    filters_response = True
+
     def __init__(self, refresh_backoff_ms: int = 100, metadata_expire_ms: int = 300000, *,
                  subscriptions: Any, include_internal_topics: bool = False, **kwargs: Any) -> None:
         super().__init__(refresh_backoff_ms, metadata_expire_ms, **kwargs)
         self.subscriptions = subscriptions
         self.include_internal_topics = include_internal_topics
-        self.filters_response = True
 
     def new_metadata_request_and_version(self, now_ms: int = 0) -> MetadataRequestAndVersion:
         """Mirrors ConsumerMetadata#newMetadataRequestBuilder: all topics for a pattern subscription,
